@@ -5,16 +5,17 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/watcher.h"
-#include "mercury/address.h"
+#include "mercury/mercury.h"
 #include "server/load.h"
 #include "server/server.h"
+
+#include <event2/event.h>
+#include <sys/types.h>
 
 #include <stdbool.h>
 #include <stdint.h>
 
 struct event;
-struct mc_entity_defs;
-typedef struct mc_nub mc_nub;
 
 typedef enum {
     REG_NONE,        /* the manager itself, or not started */
@@ -46,7 +47,7 @@ struct mc_server {
     struct event *sigint_ev;
     struct event *tick_ev;       /* heartbeat / registration / load timer */
     struct event *shutdown_ev;   /* drives the graceful shutdown */
-    struct mc_entity_defs *defs;
+    void *defs; /* mc_entity_defs */
     char digest[65];
     char name[32];
     pid_t pid;
@@ -55,7 +56,10 @@ struct mc_server {
     double load_value;
     char hostname[64];
 
-    /* Interfaces. */
+    /* Interfaces, and the channels in use on the internal one (for the shutdown flush). */
+    mc_channel **channels;
+    size_t nchannels;
+    size_t channels_cap;
     mc_nub *internal;
     mc_nub *external;
     char internal_addr[MC_ADDRESS_STRLEN];

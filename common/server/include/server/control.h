@@ -15,6 +15,8 @@
 #ifndef MC_SERVER_CONTROL_H
 #define MC_SERVER_CONTROL_H
 
+#include "mercury/interface.h"
+
 enum {
     MC_CTL_REGISTER = 1,
     MC_CTL_HEARTBEAT = 2,
@@ -24,6 +26,11 @@ enum {
     MC_CTL_WATCHER = 6,
     MC_CTL_UNKNOWN_PROCESS = 7,
 };
+
+/* The interface table (every message variable-length with a 4-byte length field). A
+ * sender may use it to look up defs; the handlers belong to mc_server and expect an
+ * mc_server as the nub's handler context. */
+const mc_interface *mc_control_interface(void);
 
 /* "REGISTER", ... or "?" */
 const char *mc_control_name(unsigned id);

@@ -56,6 +56,9 @@ typedef struct {
     void (*on_channel_dead)(mc_server *s, void *ctx, const char *peer_addr);
     /* Graceful shutdown has begun (before deregistering). */
     void (*on_shutdown)(mc_server *s, void *ctx);
+    /* The server is being freed: release the role's events (the event_base is still
+     * valid). */
+    void (*on_free)(mc_server *s, void *ctx);
 } mc_server_desc;
 
 /* Build the process from its command line. Returns NULL when it should not run, with
