@@ -1,6 +1,7 @@
 /* The manager: registry bookkeeping, notifications and queries over the control plane. */
 #include "manager.h"
 #include "common/log.h"
+#include "mercury/status.h"
 #include "server/control.h"
 #include "server/pb.h"
 

@@ -226,7 +226,7 @@ static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *i
     free(p);
 }
 
-int mc_server_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
+int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
                       void (*cb)(mc_server *s, int status, const uint8_t *data, size_t len,
                                  void *arg),
                       void *arg, mc_time_us timeout_us)

@@ -105,7 +105,7 @@ static void send_register(mc_server *s, mc_time_us now)
     req.external_addr = s->external_addr;
     req.def_digest = s->digest;
     req.build_version = (char *)MC_VERSION;
-    int rc = mc_server_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply, NULL,
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply, NULL,
                                REGISTER_REPLY_TIMEOUT_US);
     if (rc != MC_OK) {
         MC_WARNING("cannot send the registration to %s: %s", s->manager_addr, mc_status_name(rc));
@@ -232,7 +232,7 @@ void mc_server_deregister(mc_server *s)
     d.id = s->id;
     d.reason = s->shutdown_reason;
     uint64_t timeout_ms = mc_config_get_uint(s->cfg, "shutdownTimeoutMs");
-    int rc = mc_server_request(s, &s->manager, MC_CTL_DEREGISTER, &d, on_deregister_reply, NULL,
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_DEREGISTER, &d, on_deregister_reply, NULL,
                                (timeout_ms ? timeout_ms : 1) * MC_US_PER_MS / 2 + 1);
     if (rc != MC_OK) {
         MC_WARNING("cannot send the deregistration: %s", mc_status_name(rc));

@@ -111,7 +111,7 @@ void mc_server_peer_watch(mc_server *s, const server_peer *p);
 /* The control interface (control.c). */
 int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen);
 void mc_server_close_interfaces(mc_server *s);
-int mc_server_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
+int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
                       void (*on_reply)(mc_server *s, int status, const uint8_t *data,
                                        size_t len, void *arg),
                       void *arg, mc_time_us timeout_us);
