@@ -74,6 +74,7 @@ static void on_death(void *ctx, mc_reg_entry *e)
 {
     mc_manager *m = ctx;
     m->deaths++;
+    mc_server_forget_peer(m->server, e->internal_addr);
     MC_WARNING("%s (pid %u at %s) is dead: %s", e->name, e->pid, e->internal_addr, e->reason);
     broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
 }
@@ -240,6 +241,9 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
         snprintf(why, sizeof why, "malformed registration");
     else
         st = mc_registry_add(m->registry, req, now, on_death, m, &e, why, sizeof why);
+    bool repeated = st == MC_REG_REPEATED;
+    if (repeated)
+        st = MC_REG_OK;
     if (st != MC_REG_OK) {
         m->refusals++;
         reply.status = st == MC_REG_DIGEST_MISMATCH
@@ -253,10 +257,13 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
         return;
     }
     mc_pb_free(req);
-    m->registrations++;
-    publish_entry(m, e);
-    MC_INFO("registered %s: pid %u, internal %s%s%s, host %s", e->name, e->pid, e->internal_addr,
-            e->external_addr[0] ? ", external " : "", e->external_addr, e->host);
+    if (!repeated) {
+        m->registrations++;
+        publish_entry(m, e);
+    }
+    MC_INFO("%s %s: pid %u, internal %s%s%s, host %s", repeated ? "registered again" : "registered",
+            e->name, e->pid, e->internal_addr, e->external_addr[0] ? ", external " : "",
+            e->external_addr, e->host);
 
     reply.status = MC__CONTROL__REGISTER_STATUS__REGISTER_OK;
     reply.heartbeat_interval_ms = (uint32_t)m->heartbeat_ms;
@@ -284,7 +291,8 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     for (size_t i = 0; i < reply.n_peers; i++)
         mc_pb_free(reply.peers[i]);
     free(reply.peers);
-    broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
+    if (!repeated)
+        broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
 }
 
 static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data, size_t len)
@@ -322,6 +330,7 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
         if (mc_registry_mark(m->registry, e->id, MC__CONTROL__PROCESS_STATE__STATE_STOPPED, reason,
                              mc_clock_now_us())) {
             reply.ok = true;
+            mc_server_forget_peer(m->server, e->internal_addr);
             MC_INFO("%s deregistered: %s", e->name, reason);
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
         }

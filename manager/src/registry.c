@@ -95,6 +95,12 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
                 r->digest);
         return MC_REG_DIGEST_MISMATCH;
     }
+    mc_reg_entry *same = mc_registry_find_alive_addr(r, req->internal_addr);
+    if (same && same->pid == req->pid && same->role == req->role) {
+        same->last_heartbeat = now;
+        *out = same;
+        return MC_REG_REPEATED;
+    }
     if (r->count == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         mc_reg_entry **e = realloc(r->entries, cap * sizeof *e);

@@ -44,6 +44,7 @@ typedef enum {
     MC_REG_DIGEST_MISMATCH = 1,
     MC_REG_BAD_REQUEST = 2,
     MC_REG_NO_MEMORY = 3,
+    MC_REG_REPEATED = 4,
 } mc_reg_status;
 
 typedef struct mc_registry mc_registry;
@@ -60,9 +61,11 @@ void mc_registry_set_dead_after(mc_registry *r, mc_time_us dead_after_us);
 /* Called for each entry that becomes dead (or stopped) as a side effect. */
 typedef void (*mc_reg_death_fn)(void *ctx, mc_reg_entry *e);
 
-/* Register a process. On MC_REG_OK *out is the new entry. If an alive entry has the same
- * internal address it is first marked dead (reported through on_death). On refusal a
- * one-line reason is in why. */
+/* Register a process. On MC_REG_OK *out is the new entry. A repeated registration (same
+ * internal address and pid as an alive entry: a retry whose first reply was lost) returns
+ * that entry again with MC_REG_REPEATED. Otherwise an alive entry with the same internal
+ * address is first marked dead (reported through on_death). On refusal a one-line reason
+ * is in why. */
 mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest *req,
                               mc_time_us now, mc_reg_death_fn on_death, void *ctx,
                               mc_reg_entry **out, char *why, size_t whylen);

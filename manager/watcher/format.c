@@ -264,9 +264,20 @@ void wt_print_status(FILE *out, bool json, const Mc__Control__QueryReply *reply)
             if (strlen(cells[i][c]) > width[c])
                 width[c] = strlen(cells[i][c]);
     for (size_t i = 0; i <= n; i++) {
-        for (int c = 0; c < NCOL - 1; c++)
-            fprintf(out, "%-*s  ", (int)width[c], cells[i][c]);
-        fprintf(out, "%s\n", cells[i][NCOL - 1]);
+        char line[NCOL * 100];
+        size_t used = 0;
+        for (int c = 0; c < NCOL && used < sizeof line; c++) {
+            int w = snprintf(line + used, sizeof line - used, "%-*s  ", (int)width[c],
+                             cells[i][c]);
+            if (w > 0)
+                used += (size_t)w;
+        }
+        if (used >= sizeof line)
+            used = sizeof line - 1;
+        while (used > 0 && line[used - 1] == ' ')
+            used--;
+        line[used] = '\0';
+        fprintf(out, "%s\n", line);
     }
     free(cells);
 }

@@ -55,9 +55,15 @@ START_TEST(registry_names_and_refuses)
     q = req_for(MC_ROLE_BASEAPP, "", DIGEST_A);
     ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why),
                      MC_REG_BAD_REQUEST);
-    /* Same address again: the old one is dead, the new one gets a new name. */
+    /* The same process again (a retry): the same entry. */
+    mc_reg_entry *first = mc_registry_find_name(r, "baseapp01");
+    q = req_for(MC_ROLE_BASEAPP, "127.0.0.1:1000", DIGEST_A);
+    ck_assert_int_eq(mc_registry_add(r, &q, 1, NULL, NULL, &e, why, sizeof why), MC_REG_REPEATED);
+    ck_assert_ptr_eq(e, first);
+    /* Same address, another pid: the old one is dead, the new one gets a new name. */
     deaths = 0;
     q = req_for(MC_ROLE_BASEAPP, "127.0.0.1:1000", DIGEST_A);
+    q.pid = 43;
     ck_assert_int_eq(mc_registry_add(r, &q, 5, count_death, &deaths, &e, why, sizeof why),
                      MC_REG_OK);
     ck_assert_str_eq(e->name, "baseapp02");

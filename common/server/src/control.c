@@ -153,6 +153,19 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
         s->desc.on_channel_dead(s, s->desc.ctx, addr);
 }
 
+void mc_server_forget_peer(mc_server *s, const char *addr)
+{
+    mc_address a;
+    if (mc_address_parse(addr, &a) != MC_OK)
+        return;
+    mc_channel *ch = mc_nub_find_channel(s->internal, &a);
+    for (size_t i = 0; ch && i < s->nchannels; i++)
+        if (s->channels[i] == ch) {
+            s->channels[i] = s->channels[--s->nchannels];
+            break;
+        }
+}
+
 bool mc_server_channels_idle(mc_server *s)
 {
     for (size_t i = 0; i < s->nchannels; i++)

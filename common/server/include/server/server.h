@@ -94,6 +94,8 @@ double mc_server_load(const mc_server *s);
 /* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
  * to that address (one-way). Returns 0 or a negative mercury status. */
 int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg);
+/* Stop waiting for the channel to addr when flushing at shutdown (its process is gone). */
+void mc_server_forget_peer(mc_server *s, const char *addr);
 /* Answer a request passed to on_control. Returns 0 or a negative mercury status. */
 int mc_server_reply(mc_server *s, mc_server_request *request, const void *msg);
 
