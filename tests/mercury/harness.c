@@ -92,7 +92,6 @@ static void on_var(void *ctx, const mc_message_info *info, mc_istream *is)
         if (!pattern_check(d, n, 0))
             r->bad_content++;
         r->received++;
-        r->next++;
         return;
     }
     uint32_t counter = mc_load_u32(d);
