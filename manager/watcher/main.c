@@ -9,6 +9,7 @@
 #include "format.h"
 #include "server/control.h"
 #include "server/pb.h"
+#include "server/watcher_service.h"
 
 #include <stdio.h>
 #include <stdlib.h>
