@@ -245,9 +245,11 @@ bool mc_registry_to_info(const mc_reg_entry *e, mc_time_us now, Mc__Control__Pro
     out->pid = e->pid;
     out->state = e->state;
     out->load = e->load;
-    out->uptime_ms = now > e->registered_at ? (now - e->registered_at) / MC_US_PER_MS : 0;
+    /* A dead or stopped process's clock stops when it died. */
+    mc_time_us end = e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE ? now : e->died_at;
+    out->uptime_ms = end > e->registered_at ? (end - e->registered_at) / MC_US_PER_MS : 0;
     out->heartbeat_age_ms =
-        now > e->last_heartbeat ? (now - e->last_heartbeat) / MC_US_PER_MS : 0;
+        end > e->last_heartbeat ? (end - e->last_heartbeat) / MC_US_PER_MS : 0;
     char **fields[] = {&out->name, &out->host, &out->internal_addr, &out->external_addr,
                        &out->def_digest, &out->build_version, &out->death_reason};
     const char *values[] = {e->name, e->host, e->internal_addr, e->external_addr,

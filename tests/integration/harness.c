@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +69,12 @@ const char *h_source_dir(void)
 const char *h_tmpdir(void)
 {
     if (!tmpdir[0]) {
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/mc-it-XXXXXX");
+        /* Under the build dir (MC_BIN_DIR/../test-runs) so logs stay with the build. */
+        const char *bin = getenv("MC_BIN_DIR");
+        char parent[200];
+        snprintf(parent, sizeof parent, "%s/../test-runs", bin ? bin : "/tmp");
+        mkdir(parent, 0755);
+        snprintf(tmpdir, sizeof tmpdir, "%s/it-XXXXXX", parent);
         if (!mkdtemp(tmpdir))
             snprintf(tmpdir, sizeof tmpdir, "/tmp");
     }

@@ -17,7 +17,7 @@ int h_free_port(bool tcp);
 /* build/bin/<name> (from MC_BIN_DIR) and the repository root (MC_SOURCE_DIR). */
 const char *h_bin(const char *name, char *buf, size_t buflen);
 const char *h_source_dir(void);
-/* A fresh temporary directory for this test (logs, run dirs). */
+/* A fresh directory for this test's logs and run dirs: <build>/test-runs/it-XXXXXX. */
 const char *h_tmpdir(void);
 
 /* Start argv[0] (a path) with stdout and stderr appended to log_path; returns the pid
