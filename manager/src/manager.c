@@ -367,7 +367,7 @@ static void handle_query(mc_manager *m, const uint8_t *data, size_t len,
     Mc__Control__QueryRequest *q = mc__control__query_request__unpack(NULL, len, data);
     size_t cap = mc_registry_count(m->registry) + 1;
     reply->processes = calloc(cap, sizeof *reply->processes);
-    char why[160] = "";
+    char why[320] = "";
     if (!q || !reply->processes) {
         reply->status = MC__CONTROL__QUERY_STATUS__QUERY_BAD_REQUEST;
         snprintf(why, sizeof why, "malformed query");
@@ -404,7 +404,7 @@ static void handle_query(mc_manager *m, const uint8_t *data, size_t len,
         } else {
             mc_reg_entry *e = mc_registry_find_name(m->registry, name);
             if (!e)
-                snprintf(why, sizeof why, "no process called '%s'", name);
+                snprintf(why, sizeof why, "no process called '%.100s'", name);
             else if (q->kind == MC__CONTROL__QUERY_KIND__QUERY_TARGET &&
                      e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
                 snprintf(why, sizeof why, "%s is %s (%s)", e->name, mc_state_name(e->state),

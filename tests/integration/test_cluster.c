@@ -250,7 +250,7 @@ START_TEST(different_def_digest_is_refused)
     cluster c;
     cluster_start(&c);
     /* A copy of the defs with two entity types swapped: a different digest. */
-    char other[600], cmd[2048];
+    char other[600], cmd[4096];
     snprintf(other, sizeof other, "%s/otherdefs", c.logdir);
     snprintf(cmd, sizeof cmd,
              "rm -rf '%s' && cp -r '%s' '%s' && sed -i -e 's|<Account/>|<TMP/>|' -e "

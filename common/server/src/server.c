@@ -136,7 +136,7 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
     }
     mc_entity_defs *defs = mc_defs_load(s->res_dir, err, sizeof err);
     if (!defs) {
-        char msg[700];
+        char msg[sizeof s->res_dir + sizeof err + 64];
         snprintf(msg, sizeof msg, "cannot load the defs in %s: %s", s->res_dir, err);
         fail(exit_code, program, msg);
         goto bad;
