@@ -116,6 +116,8 @@ const mc_interface *mc_control_interface(void) { return &control_iface; }
 
 /* --- channel bookkeeping -------------------------------------------------------------- */
 
+static mc_channel *channel_to(mc_server *s, const mc_address *to);
+
 static void track_channel(mc_server *s, mc_channel *ch)
 {
     for (size_t i = 0; i < s->nchannels; i++)
@@ -153,17 +155,42 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
         s->desc.on_channel_dead(s, s->desc.ctx, addr);
 }
 
+static void untrack(mc_server *s, mc_channel *ch)
+{
+    for (size_t i = 0; ch && i < s->nchannels; i++)
+        if (s->channels[i] == ch) {
+            s->channels[i] = s->channels[--s->nchannels];
+            return;
+        }
+}
+
 void mc_server_forget_peer(mc_server *s, const char *addr)
 {
     mc_address a;
     if (mc_address_parse(addr, &a) != MC_OK)
         return;
-    mc_channel *ch = mc_nub_find_channel(s->internal, &a);
-    for (size_t i = 0; ch && i < s->nchannels; i++)
-        if (s->channels[i] == ch) {
-            s->channels[i] = s->channels[--s->nchannels];
-            break;
-        }
+    untrack(s, mc_nub_find_channel(s->internal, &a));
+}
+
+void mc_server_renew_channel(mc_server *s, const mc_address *addr)
+{
+    mc_channel *ch = mc_nub_find_channel(s->internal, addr);
+    if (!ch)
+        return;
+    char a[MC_ADDRESS_STRLEN];
+    MC_DEBUG("renewing the channel to %s", mc_address_format(addr, a, sizeof a));
+    untrack(s, ch);
+    mc_channel_condemn(ch);
+    /* mc_nub_channel retires the condemned channel at once and opens a fresh one, so
+     * packets from the peer's new incarnation (sequence 0) are accepted. */
+    channel_to(s, addr);
+}
+
+void mc_server_set_channel_timeout(mc_server *s, const mc_address *addr, mc_time_us timeout_us)
+{
+    mc_channel *ch = channel_to(s, addr);
+    if (ch)
+        mc_channel_set_inactivity_timeout(ch, timeout_us);
 }
 
 bool mc_server_channels_idle(mc_server *s)
@@ -240,13 +267,13 @@ static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *i
 }
 
 int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
-                      void (*cb)(mc_server *s, int status, const uint8_t *data, size_t len,
-                                 void *arg),
-                      void *arg, mc_time_us timeout_us)
+                           void (*cb)(mc_server *s, int status, const uint8_t *data, size_t len,
+                                      void *arg),
+                           void *arg, mc_time_us timeout_us, bool off_channel)
 {
     const mc_message_def *def = mc_interface_find(&control_iface, msg_id);
-    mc_channel *ch = channel_to(s, to);
-    if (!def || !ch)
+    mc_channel *ch = off_channel ? NULL : channel_to(s, to);
+    if (!def || (!off_channel && !ch))
         return def ? MC_ERR_NO_MEMORY : MC_ERR_INVALID;
     pending_request *p = malloc(sizeof *p);
     size_t n = 0;
@@ -258,10 +285,28 @@ int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, c
     p->s = s;
     p->on_reply = cb;
     p->arg = arg;
-    int rc = mc_channel_request(ch, def, buf, n, on_reply, p, timeout_us);
+    int rc;
+    if (!off_channel) {
+        rc = mc_channel_request(ch, def, buf, n, on_reply, p, timeout_us);
+        if (rc != MC_OK)
+            free(p);
+    } else {
+        mc_bundle *b = mc_bundle_new(s->internal);
+        rc = b ? mc_bundle_start_request(b, def, on_reply, p, timeout_us) : MC_ERR_NO_MEMORY;
+        if (rc != MC_OK) {
+            free(p);
+        } else {
+            /* From here the nub calls on_reply exactly once (it frees p). */
+            mc_bundle_write(b, buf, n);
+            rc = mc_bundle_end_message(b);
+            if (rc == MC_OK)
+                rc = mc_nub_send_bundle(s->internal, to, b, MC_SEND_RELIABLE_ONCE);
+            if (rc != MC_OK)
+                rc = MC_OK; /* not sent: the request times out and on_reply reports it */
+        }
+        mc_bundle_free(b);
+    }
     free(buf);
-    if (rc != MC_OK)
-        free(p);
     return rc;
 }
 

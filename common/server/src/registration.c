@@ -4,6 +4,7 @@
 #include "server/control.h"
 #include "server/pb.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,8 @@ server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo 
 static void on_register_reply(mc_server *s, int status, const uint8_t *data, size_t len,
                               void *arg)
 {
-    if (s->reg != REG_WAITING)
-        return;
+    if (s->reg != REG_WAITING || (uint64_t)(uintptr_t)arg != s->reg_attempt)
+        return; /* the answer to an attempt we gave up on */
     mc_time_us now = mc_clock_now_us();
     if (status != MC_REPLY_OK) {
         MC_WARNING("no answer from the manager at %s (%s); retrying", s->manager_addr,
@@ -84,6 +85,11 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         mc_server_peer_upsert(s, r->peers[i]);
     s->reg = REG_REGISTERED;
     s->registrations++;
+    /* The manager's channel keeps itself alive (keepalives every second): if it goes
+     * silent for twice the dead-after time the manager is gone (or restarted), and we
+     * register again on a fresh channel. */
+    uint64_t silent_ms = s->dead_after_ms * 2 > 5000 ? s->dead_after_ms * 2 : 5000;
+    mc_server_set_channel_timeout(s, &s->manager, silent_ms * MC_US_PER_MS);
     s->last_heartbeat_sent = 0;
     MC_INFO("registered as %s (id %u) with the manager at %s; %zu other processes; heartbeat "
             "every %llu ms",
@@ -105,8 +111,13 @@ static void send_register(mc_server *s, mc_time_us now)
     req.external_addr = s->external_addr;
     req.def_digest = s->digest;
     req.build_version = (char *)MC_VERSION;
-    int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply, NULL,
-                               REGISTER_REPLY_TIMEOUT_US);
+    /* Registration goes off-channel, and the channel to the manager starts afresh: a
+     * restarted manager (or an old channel of ours) must not swallow it. */
+    mc_server_renew_channel(s, &s->manager);
+    s->reg_attempt++;
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply,
+                                    (void *)(uintptr_t)s->reg_attempt,
+                                    REGISTER_REPLY_TIMEOUT_US, true);
     if (rc != MC_OK) {
         MC_WARNING("cannot send the registration to %s: %s", s->manager_addr, mc_status_name(rc));
         s->reg = REG_BACKOFF;
@@ -232,8 +243,9 @@ void mc_server_deregister(mc_server *s)
     d.id = s->id;
     d.reason = s->shutdown_reason;
     uint64_t timeout_ms = mc_config_get_uint(s->cfg, "shutdownTimeoutMs");
-    int rc = mc_server_send_request(s, &s->manager, MC_CTL_DEREGISTER, &d, on_deregister_reply, NULL,
-                               (timeout_ms ? timeout_ms : 1) * MC_US_PER_MS / 2 + 1);
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_DEREGISTER, &d, on_deregister_reply,
+                                    NULL, (timeout_ms ? timeout_ms : 1) * MC_US_PER_MS / 2 + 1,
+                                    false);
     if (rc != MC_OK) {
         MC_WARNING("cannot send the deregistration: %s", mc_status_name(rc));
         s->deregistered = true;

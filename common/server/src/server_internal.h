@@ -78,6 +78,7 @@ struct mc_server {
     uint64_t heartbeats_sent;
     uint64_t registrations;
     uint64_t reg_refusals;
+    uint64_t reg_attempt;        /* numbers registration requests; stale replies are ignored */
     bool ever_registered;
     char refusal[256];
 
@@ -111,10 +112,14 @@ void mc_server_peer_watch(mc_server *s, const server_peer *p);
 /* The control interface (control.c). */
 int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen);
 void mc_server_close_interfaces(mc_server *s);
+/* A request to `to`: on the channel to it, or off-channel (reliable once-off) when
+ * off_channel, which works whatever state an old channel to that address is in. */
 int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
-                      void (*on_reply)(mc_server *s, int status, const uint8_t *data,
-                                       size_t len, void *arg),
-                      void *arg, mc_time_us timeout_us);
+                           void (*on_reply)(mc_server *s, int status, const uint8_t *data,
+                                            size_t len, void *arg),
+                           void *arg, mc_time_us timeout_us, bool off_channel);
+/* The channel to addr (created if needed) dies after timeout_us without traffic. */
+void mc_server_set_channel_timeout(mc_server *s, const mc_address *addr, mc_time_us timeout_us);
 /* Unacked reliable data left on any channel (for the shutdown flush). */
 bool mc_server_channels_idle(mc_server *s);
 
