@@ -16,17 +16,38 @@ typedef struct {
     char log_mgr[600], log_login[600], log_base[2][600], log_cell[2][600];
 } cluster;
 
-static pid_t start_process(cluster *c, const char *role, const char *log, const char *res,
-                           bool external)
+static pid_t start_process_at(cluster *c, const char *role, const char *log, const char *res,
+                              bool external, const char *addr)
 {
     char bin[512], internal[64], external_opt[64], mopt[64], ropt[600];
-    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
+    if (addr)
+        snprintf(internal, sizeof internal, "--internal=%s", addr);
+    else
+        snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
     snprintf(external_opt, sizeof external_opt, "--external=127.0.0.1:%d", h_free_port(false));
     snprintf(mopt, sizeof mopt, "--manager=%s", c->manager);
     snprintf(ropt, sizeof ropt, "--res=%s", res ? res : c->res);
     char *argv[] = {(char *)h_bin(role, bin, sizeof bin), internal, mopt, ropt,
                     external ? external_opt : NULL, NULL};
     return h_spawn(argv, log);
+}
+
+static pid_t start_process(cluster *c, const char *role, const char *log, const char *res,
+                           bool external)
+{
+    return start_process_at(c, role, log, res, external, NULL);
+}
+
+/* The value of a single watcher (last word of `watcher get`), into out. */
+static bool get_value(cluster *c, const char *target, const char *path, char *out, size_t n)
+{
+    char buf[4096];
+    if (h_watcher(buf, sizeof buf, c->manager, "get", target, path, NULL) != 0)
+        return false;
+    buf[strcspn(buf, "\n")] = '\0';
+    const char *v = strrchr(buf, ' ');
+    snprintf(out, n, "%s", v ? v + 1 : "");
+    return v != NULL;
 }
 
 /* Start a process and wait until the manager has seen `registrations` registrations. */
@@ -272,6 +293,52 @@ START_TEST(different_def_digest_is_refused)
 }
 END_TEST
 
+START_TEST(restart_on_the_same_address)
+{
+    cluster c;
+    cluster_start(&c);
+    char addr[64];
+    ck_assert(get_value(&c, "baseapp01", "interfaces/internal", addr, sizeof addr));
+    h_kill(c.base[0], SIGKILL);
+    ck_assert_int_eq(h_wait_exit(c.base[0], 5000), 128 + SIGKILL);
+    ck_assert(h_wait_watch(c.manager, "manager", "processes/baseapp01/state", "dead", 6000));
+    char log[600];
+    snprintf(log, sizeof log, "%s/baseapp-same-address.log", c.logdir);
+    pid_t again = start_process_at(&c, "baseapp", log, NULL, true, addr);
+    ck_assert(again > 0);
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp03/state", "alive", 10000),
+                  "the restarted baseapp did not register at %s (log %s)", addr, log);
+    /* Its heartbeats get through on the renewed channel: still alive well past 3 s. */
+    h_sleep_ms(4000);
+    char state[32];
+    ck_assert(get_value(&c, "manager", "processes/baseapp03/state", state, sizeof state));
+    ck_assert_str_eq(state, "alive");
+    ck_assert(h_wait_watch(c.manager, "cellapp01", "peers/baseapp03", "alive", 5000));
+    cluster_stop(&c);
+}
+END_TEST
+
+START_TEST(processes_register_again_with_a_restarted_manager)
+{
+    cluster c;
+    cluster_start(&c);
+    h_kill(c.mgr, SIGKILL);
+    ck_assert_int_eq(h_wait_exit(c.mgr, 5000), 128 + SIGKILL);
+    char bin[512], internal[64], ropt[600], log[600];
+    snprintf(internal, sizeof internal, "--internal=%s", c.manager);
+    snprintf(ropt, sizeof ropt, "--res=%s", c.res);
+    snprintf(log, sizeof log, "%s/manager-restarted.log", c.logdir);
+    char *argv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
+    c.mgr = h_spawn(argv, log);
+    ck_assert(c.mgr > 0);
+    /* Each process notices the silent channel (6 s) and registers again. */
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "counts/alive", "counts/alive  5", 20000),
+                  "not every process registered with the new manager (log %s)", log);
+    ck_assert(h_file_contains(c.log_base[0], "lost the manager"));
+    cluster_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cluster");
@@ -283,6 +350,8 @@ static Suite *suite(void)
     tcase_add_test(tc, shutdown_command_and_sigterm);
     tcase_add_test(tc, killed_baseapp_is_reported_dead_and_a_restart_gets_a_new_name);
     tcase_add_test(tc, different_def_digest_is_refused);
+    tcase_add_test(tc, restart_on_the_same_address);
+    tcase_add_test(tc, processes_register_again_with_a_restarted_manager);
     suite_add_tcase(s, tc);
     return s;
 }
