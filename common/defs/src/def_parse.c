@@ -31,8 +31,10 @@ static bool name_ok(loader *L, xmlNodePtr n, const char *file, const char *what)
                         "%s name is reserved in generated C code", what);
             return false;
         }
-    if (nm[0] == '_' ) {
-        mc_errs_add(&L->errs, file, xml_line(n), nm, "%s name may not start with '_'", what);
+    if (nm[0] == '_' || !strncmp(nm, "defc_", 5)) {
+        mc_errs_add(&L->errs, file, xml_line(n), nm,
+                    "%s name may not start with '_' or 'defc_' (reserved for generated code)",
+                    what);
         return false;
     }
     return true;

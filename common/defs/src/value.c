@@ -105,6 +105,10 @@ int mc_value_init_default(mc_value *v, const mc_def_type *t)
         return 0;
     }
     if (t->kind == MC_TYPE_FIXED_DICT) {
+        if (t->allow_none) {
+            v->as.list.none = true;
+            return 0;
+        }
         if (list_alloc(v, t->kind, (uint32_t)t->nfields) != 0)
             return -1;
         for (size_t i = 0; i < t->nfields; i++)

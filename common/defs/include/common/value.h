@@ -51,7 +51,7 @@ typedef struct {
 } mc_value_limits;
 
 /* The type's default: zero, empty, fixed-size containers filled with element defaults,
- * FIXED_DICT fields defaulted. Returns 0, or -1 on allocation failure. */
+ * FIXED_DICT fields defaulted (None when it has AllowNone). Returns 0, or -1 on allocation failure. */
 int mc_value_init_default(mc_value *v, const mc_def_type *t);
 /* Release what a value owns (safe on a zeroed value); leaves it zeroed. */
 void mc_value_free(mc_value *v);
