@@ -67,7 +67,7 @@ static const char *field_ctype(mc_type_kind k)
     if (is_str(k))
         return "char *";
     if (is_generic(k))
-        return "mc_value ";
+        return "mc_value";
     return scalar_ctype(k);
 }
 
@@ -269,7 +269,11 @@ static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
             fprintf(f, ";\n");
         }
     }
-    fprintf(f, "    return 0;\nfail:\n    free_%s_%s(props);\n    return -1;\n}\n\n", t->name, pt);
+    if (t->nparts_props[part])
+        fprintf(f, "    return 0;\nfail:\n    free_%s_%s(props);\n    return -1;\n}\n\n", t->name,
+                pt);
+    else
+        fprintf(f, "    (void)defs;\n    return 0;\n}\n\n");
     fprintf(f, "void free_%s_%s(%s_%s *props)\n{\n", t->name, pt, t->name, pt);
     for (size_t i = 0; i < t->nprops; i++) {
         const mc_def_property *p = &t->props[i];

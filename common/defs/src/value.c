@@ -140,6 +140,20 @@ int mc_value_copy(mc_value *dst, const mc_value *src)
     return 0;
 }
 
+int mc_value_append(mc_value *list, const mc_value *item)
+{
+    if (list->as.list.count >= MC_DEFS_MAX_ELEMENTS)
+        return -1;
+    mc_value *items = realloc(list->as.list.items, (list->as.list.count + 1u) * sizeof(mc_value));
+    if (!items)
+        return -1;
+    list->as.list.items = items;
+    if (mc_value_copy(&items[list->as.list.count], item) != 0)
+        return -1;
+    list->as.list.count++;
+    return 0;
+}
+
 bool mc_value_equal(const mc_value *a, const mc_value *b)
 {
     if (a->kind != b->kind)
