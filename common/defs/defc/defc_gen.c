@@ -213,8 +213,9 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
             fprintf(f, ";\n");
         }
     fprintf(f, "\n/* Handlers the game writes for the base and cell parts (return 0, or non-zero\n"
-               " * to report a failure). String arguments are valid during the call; string\n"
-               " * return values must be malloc()ed. */\n");
+               " * to report a failure). Arguments are valid during the call only. Return values\n"
+               " * (out_*) arrive zeroed, strings NULL (set a malloc()ed string) and mc_value ones\n"
+               " * holding the type's default (change in place, or mc_value_free then set). */\n");
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
         for (size_t i = 0; i < t->nmethods[part]; i++) {
             emit_handler_proto(f, t, &t->methods[part][i]);
@@ -452,8 +453,7 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
                "    .types = defc_types,\n};\n\n",
             module, nt);
     fprintf(f, "__attribute__((visibility(\"default\"))) const mc_game_module *"
-               "mc_game_module_get(void);\n");
-    fprintf(f, "const mc_game_module *mc_game_module_get(void)\n{\n    return &defc_module;\n}\n");
+               "mc_game_module_get(void)\n{\n    return &defc_module;\n}\n");
     return 0;
 }
 

@@ -97,6 +97,8 @@ typedef struct {
 } mc_game_module;
 
 typedef const mc_game_module *(*mc_game_module_get_fn)(void);
+/* The one symbol a game module exports (generated game_module.c defines it). */
+const mc_game_module *mc_game_module_get(void);
 
 /* Engine side. */
 typedef struct mc_game mc_game;
