@@ -265,6 +265,7 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
         rc = -1;
     }
     if (rc != 0 || L.errs.count) {
+        MC_ERROR("defs: %s refused with %u error(s)", res_dir, L.errs.count ? L.errs.count : 1);
         if (L.errs.count == 0)
             mc_errs_add(&L.errs, res_dir, 0, NULL, "loading failed");
         mc_errs_copy(&L.errs, err, errlen);
@@ -273,5 +274,7 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
         return NULL;
     }
     mc_errs_free(&L.errs);
+    MC_INFO("defs: loaded %zu entity types and %zu aliases from %s, digest %s", d->ntypes,
+            d->naliases, res_dir, d->digest_hex);
     return d;
 }
