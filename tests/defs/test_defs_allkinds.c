@@ -122,6 +122,48 @@ START_TEST(every_kind_through_sender_and_dispatch)
     ck_assert(mc_value_equal(&props.arr, &arr));
     ck_assert(mc_value_equal(&props.tup, &tup));
     ck_assert(mc_value_equal(&props.dict, &dict));
+
+    /* The cell's properties stream out and back into a fresh struct unchanged. */
+    mc_ostream ps;
+    mc_ostream_init(&ps);
+    ck_assert_msg(encode_Probe_cell(defs, &props, false, &ps, err, sizeof(err)) == MC_CALL_OK,
+                  "%s", err);
+    Probe_cell copy;
+    ck_assert_int_eq(init_Probe_cell(defs, &copy), 0);
+    mc_istream_init(&is, ps.data, ps.size);
+    ck_assert_msg(decode_Probe_cell(defs, &copy, false, &is, err, sizeof(err)) == MC_CALL_OK,
+                  "%s", err);
+    ck_assert(mc_istream_done(&is));
+    ck_assert_int_eq(copy.i32, -32);
+    ck_assert_str_eq(copy.us, "\xe2\x82\xac");
+    ck_assert(mc_value_equal(&copy.tup, &tup));
+    ck_assert(copy.v4.x == 6.0f);
+    mc_ostream ps2;
+    mc_ostream_init(&ps2);
+    ck_assert_int_eq(encode_Probe_cell(defs, &copy, false, &ps2, err, sizeof(err)), MC_CALL_OK);
+    ck_assert_uint_eq(ps2.size, ps.size);
+    ck_assert_mem_eq(ps2.data, ps.data, ps.size);
+    /* a truncated stream fails and leaves the struct as it was */
+    mc_istream_init(&is, ps.data, ps.size - 1);
+    ck_assert_int_eq(decode_Probe_cell(defs, &copy, false, &is, err, sizeof(err)),
+                     MC_CALL_ERR_ARGS);
+    ck_assert_str_eq(copy.s, "str");
+    ck_assert(mc_value_equal(&copy.dict, &dict));
+    /* nothing here is persistent: a persistent-only stream is empty */
+    mc_ostream_reset(&ps2);
+    ck_assert_int_eq(encode_Probe_cell(defs, &copy, true, &ps2, err, sizeof(err)), MC_CALL_OK);
+    ck_assert_uint_eq(ps2.size, 0);
+    /* a value that breaks its type is refused with the property's name */
+    copy.dict.as.list.count = 1;
+    mc_ostream_reset(&ps2);
+    ck_assert_int_eq(encode_Probe_cell(defs, &copy, false, &ps2, err, sizeof(err)),
+                     MC_CALL_ERR_ARGS);
+    ck_assert_ptr_nonnull(strstr(err, "property dict"));
+    ck_assert_uint_eq(ps2.size, 0);
+    copy.dict.as.list.count = 2;
+    mc_ostream_free(&ps);
+    mc_ostream_free(&ps2);
+    free_Probe_cell(&copy);
     free_Probe_cell(&props);
 
     /* The client sender encodes the same bytes for the same arguments. */

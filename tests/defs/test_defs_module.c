@@ -263,6 +263,34 @@ START_TEST(mailbox_arguments)
                           why, sizeof(why));
     ck_assert_int_eq(rc, MC_CALL_ERR_ARGS);
     ck_assert_ptr_nonnull(strstr(why, "not a defined type"));
+    /* Persistent base properties through the table: name, gold, xp, inventory, portrait,
+     * createdAt are persistent; account (a MAILBOX) is not. */
+    mc_ostream ps;
+    mc_ostream_init(&ps);
+    rc = f.m->types[AVATAR].props_encode(f.defs, MC_PART_BASE, base, true, &ps, why, sizeof(why));
+    ck_assert_msg(rc == MC_CALL_OK, "%s", why);
+    mc_ostream all;
+    mc_ostream_init(&all);
+    rc = f.m->types[AVATAR].props_encode(f.defs, MC_PART_BASE, base, false, &all, why,
+                                         sizeof(why));
+    ck_assert_int_eq(rc, MC_CALL_OK);
+    ck_assert_uint_eq(all.size, ps.size + MC_MAILBOX_WIRE_SIZE);
+    void *restored = new_props(&f, AVATAR, MC_PART_BASE);
+    mc_istream pis;
+    mc_istream_init(&pis, all.data, all.size);
+    rc = f.m->types[AVATAR].props_decode(f.defs, MC_PART_BASE, restored, false, &pis, why,
+                                         sizeof(why));
+    ck_assert_msg(rc == MC_CALL_OK, "%s", why);
+    mc_ostream again;
+    mc_ostream_init(&again);
+    f.m->types[AVATAR].props_encode(f.defs, MC_PART_BASE, restored, false, &again, why,
+                                    sizeof(why));
+    ck_assert_uint_eq(again.size, all.size);
+    ck_assert_mem_eq(again.data, all.data, all.size);
+    mc_ostream_free(&again);
+    mc_ostream_free(&all);
+    mc_ostream_free(&ps);
+    free_props(&f, AVATAR, MC_PART_BASE, restored);
     free_props(&f, AVATAR, MC_PART_BASE, base);
 
     void *space = new_props(&f, SPACE, MC_PART_CELL);

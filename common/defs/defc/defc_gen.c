@@ -169,7 +169,7 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
             t->file, t->name, (unsigned)t->id,
             t->client_server ? "client-server" : "server only");
     fprintf(f, "#ifndef MC_GEN_%s_H\n#define MC_GEN_%s_H\n\n", t->name, t->name);
-    fprintf(f, "#include <stdint.h>\n\n#include \"common/game_module.h\"\n\n");
+    fprintf(f, "#include <stdbool.h>\n#include <stdint.h>\n\n#include \"common/game_module.h\"\n\n");
     fprintf(f, "#define %s_TYPE_ID %uu\n\n", t->name, (unsigned)t->id);
     for (int part = 0; part < MC_PART_COUNT; part++) {
         for (size_t i = 0; i < t->nmethods[part]; i++)
@@ -201,8 +201,14 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
         fprintf(f, "} %s_%s;\n", t->name, part_tags[part]);
         fprintf(f, "int init_%s_%s(const mc_entity_defs *defs, %s_%s *props);\n", t->name,
                 part_tags[part], t->name, part_tags[part]);
-        fprintf(f, "void free_%s_%s(%s_%s *props);\n\n", t->name, part_tags[part], t->name,
+        fprintf(f, "void free_%s_%s(%s_%s *props);\n", t->name, part_tags[part], t->name,
                 part_tags[part]);
+        fprintf(f, "int encode_%s_%s(const mc_entity_defs *defs, const %s_%s *props, "
+                   "bool persistent_only,\n    mc_ostream *os, char *why, size_t whylen);\n",
+                t->name, part_tags[part], t->name, part_tags[part]);
+        fprintf(f, "int decode_%s_%s(const mc_entity_defs *defs, %s_%s *props, "
+                   "bool persistent_only,\n    mc_istream *is, char *why, size_t whylen);\n\n",
+                t->name, part_tags[part], t->name, part_tags[part]);
     }
     fprintf(f, "/* Senders: encode the arguments (checked against the def) and hand them to the\n"
                " * sink. The mailbox must be of this type and reach the method's part. Return an\n"
@@ -231,6 +237,12 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
     }
     fprintf(f, "\n/* Registration pieces (game_module.c). */\n");
     fprintf(f, "int mc_gen_%s_props_init(const mc_entity_defs *defs, mc_part part, void *props);\n",
+            t->name);
+    fprintf(f, "int mc_gen_%s_props_encode(const mc_entity_defs *defs, mc_part part, const void "
+               "*props,\n    bool persistent_only, mc_ostream *os, char *why, size_t whylen);\n",
+            t->name);
+    fprintf(f, "int mc_gen_%s_props_decode(const mc_entity_defs *defs, mc_part part, void *props,\n"
+               "    bool persistent_only, mc_istream *is, char *why, size_t whylen);\n",
             t->name);
     fprintf(f, "void mc_gen_%s_props_free(mc_part part, void *props);\n", t->name);
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
@@ -286,6 +298,101 @@ static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
             fprintf(f, "    mc_value_free(&props->%s);\n", p->name);
     }
     fprintf(f, "    memset(props, 0, sizeof(*props));\n}\n\n");
+}
+
+static const char *part_enum(int part)
+{
+    return part == MC_PART_BASE ? "BASE" : part == MC_PART_CELL ? "CELL" : "CLIENT";
+}
+
+/* encode_T_part / decode_T_part: a part's properties as a stream. */
+static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
+{
+    const char *pt = part_tags[part];
+    size_t n = t->nparts_props[part];
+    fprintf(f, "int encode_%s_%s(const mc_entity_defs *defs, const %s_%s *props, "
+               "bool persistent_only,\n    mc_ostream *os, char *why, size_t whylen)\n{\n",
+            t->name, pt, t->name, pt);
+    if (!n) {
+        fprintf(f, "    (void)defs;\n    (void)props;\n    (void)persistent_only;\n    (void)os;\n"
+                   "    (void)why;\n    (void)whylen;\n    return MC_CALL_OK;\n}\n\n");
+    } else {
+        fprintf(f, "    const mc_def_property *p;\n    mc_value v;\n    size_t start = os->size;\n");
+        for (size_t i = 0; i < t->nprops; i++) {
+            const mc_def_property *p = &t->props[i];
+            if (p->part_index[part] < 0)
+                continue;
+            char e[96];
+            snprintf(e, sizeof(e), "props->%s", p->name);
+            fprintf(f, "    p = mc_gen_property(defs, %s_TYPE_ID, %u, \"%s\");\n", t->name,
+                    (unsigned)i, p->name);
+            fprintf(f, "    if (!p)\n        goto defs;\n");
+            fprintf(f, "    if (!persistent_only || p->persistent) {\n        v = ");
+            emit_view(f, p->type->kind, e, false);
+            fprintf(f, ";\n        if (mc_gen_encode_prop(defs, p, &v, os, why, whylen) != 0)\n"
+                       "            goto fail;\n    }\n");
+        }
+        fprintf(f, "    return MC_CALL_OK;\ndefs:\n    snprintf(why, whylen, \"definitions do not "
+                   "match generated %s\");\n    if (mc_ostream_ok(os))\n        os->size = start;\n"
+                   "    return MC_CALL_ERR_DEFS;\nfail:\n    if (mc_ostream_ok(os))\n"
+                   "        os->size = start;\n    return MC_CALL_ERR_ARGS;\n}\n\n",
+                t->name);
+    }
+    fprintf(f, "int decode_%s_%s(const mc_entity_defs *defs, %s_%s *props, bool persistent_only,\n"
+               "    mc_istream *is, char *why, size_t whylen)\n{\n",
+            t->name, pt, t->name, pt);
+    if (!n) {
+        fprintf(f, "    (void)defs;\n    (void)props;\n    (void)persistent_only;\n    (void)is;\n"
+                   "    (void)why;\n    (void)whylen;\n    return MC_CALL_OK;\n}\n\n");
+        return;
+    }
+    fprintf(f, "    const mc_def_property *p[%zu];\n    bool in[%zu];\n    mc_value v[%zu];\n"
+               "    memset(v, 0, sizeof(v));\n    int rc = MC_CALL_OK;\n",
+            n, n, n);
+    size_t k = 0;
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        fprintf(f, "    p[%zu] = mc_gen_property(defs, %s_TYPE_ID, %u, \"%s\");\n", k, t->name,
+                (unsigned)i, p->name);
+        fprintf(f, "    if (!p[%zu]) {\n        snprintf(why, whylen, \"definitions do not match "
+                   "generated %s\");\n        rc = MC_CALL_ERR_DEFS;\n        goto out;\n    }\n",
+                k, t->name);
+        fprintf(f, "    in[%zu] = !persistent_only || p[%zu]->persistent;\n", k, k);
+        fprintf(f, "    if (in[%zu] && (rc = mc_gen_decode_prop(defs, p[%zu], is, &v[%zu], why, "
+                   "whylen)) != 0)\n        goto out;\n",
+                k, k, k);
+        k++;
+    }
+    k = 0;
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        mc_type_kind kind = p->type->kind;
+        fprintf(f, "    if (in[%zu]) {\n", k);
+        if (is_str(kind))
+            fprintf(f, "        free(props->%s);\n        props->%s = v[%zu].as.bytes.data;\n"
+                       "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
+                    p->name, p->name, k, k, k);
+        else if (is_generic(kind))
+            fprintf(f, "        mc_value_free(&props->%s);\n        props->%s = v[%zu];\n"
+                       "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
+                    p->name, p->name, k, k, k);
+        else {
+            char vb[32];
+            snprintf(vb, sizeof(vb), "v[%zu]", k);
+            fprintf(f, "        props->%s = ", p->name);
+            emit_from_value(f, kind, vb);
+            fprintf(f, ";\n");
+        }
+        fprintf(f, "    }\n");
+        k++;
+    }
+    fprintf(f, "out:\n    for (size_t i = 0; i < %zu; i++)\n        mc_value_free(&v[i]);\n"
+               "    return rc;\n}\n\n",
+            n);
 }
 
 static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
@@ -388,8 +495,10 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
     fprintf(f, "/* Generated by defc from %s: do not edit. */\n", t->file);
     fprintf(f, "#include \"%s.h\"\n\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
             t->name);
-    for (int part = 0; part < MC_PART_COUNT; part++)
+    for (int part = 0; part < MC_PART_COUNT; part++) {
         emit_props_funcs(f, t, part);
+        emit_props_stream(f, t, part);
+    }
     fprintf(f, "int mc_gen_%s_props_init(const mc_entity_defs *defs, mc_part part, void *props)\n{\n"
                "    switch (part) {\n",
             t->name);
@@ -397,6 +506,24 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
         fprintf(f, "    case MC_PART_%s: return init_%s_%s(defs, props);\n",
                 part == 0 ? "BASE" : part == 1 ? "CELL" : "CLIENT", t->name, part_tags[part]);
     fprintf(f, "    }\n    return -1;\n}\n\n");
+    fprintf(f, "int mc_gen_%s_props_encode(const mc_entity_defs *defs, mc_part part, const void "
+               "*props,\n    bool persistent_only, mc_ostream *os, char *why, size_t whylen)\n{\n"
+               "    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return encode_%s_%s(defs, props, persistent_only, os, why, "
+                   "whylen);\n",
+                part_enum(part), t->name, part_tags[part]);
+    fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
+    fprintf(f, "int mc_gen_%s_props_decode(const mc_entity_defs *defs, mc_part part, void *props,\n"
+               "    bool persistent_only, mc_istream *is, char *why, size_t whylen)\n{\n"
+               "    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return decode_%s_%s(defs, props, persistent_only, is, why, "
+                   "whylen);\n",
+                part_enum(part), t->name, part_tags[part]);
+    fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
     fprintf(f, "void mc_gen_%s_props_free(mc_part part, void *props)\n{\n    switch (part) {\n",
             t->name);
     for (int part = 0; part < MC_PART_COUNT; part++)
@@ -440,6 +567,9 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
                 t->name, t->name, t->name);
         fprintf(f, "        .props_init = mc_gen_%s_props_init,\n        .props_free = "
                    "mc_gen_%s_props_free,\n",
+                t->name, t->name);
+        fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
+                   "mc_gen_%s_props_decode,\n",
                 t->name, t->name);
         fprintf(f, "        .nmethods = {%zu, %zu, 0},\n", t->nmethods[0], t->nmethods[1]);
         fprintf(f, "        .methods = {%s%s%s, %s%s%s, NULL},\n    },\n",

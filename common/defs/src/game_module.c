@@ -182,6 +182,39 @@ int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t typ
     return rc == 0 ? MC_CALL_OK : MC_CALL_ERR_SEND;
 }
 
+const mc_def_property *mc_gen_property(const mc_entity_defs *defs, uint16_t type_id,
+                                       uint16_t prop_index, const char *name)
+{
+    const mc_entity_type_def *t = defs ? mc_defs_type(defs, type_id) : NULL;
+    if (!t || prop_index >= t->nprops || strcmp(t->props[prop_index].name, name))
+        return NULL;
+    return &t->props[prop_index];
+}
+
+int mc_gen_encode_prop(const mc_entity_defs *defs, const mc_def_property *p, const mc_value *v,
+                       mc_ostream *os, char *why, size_t whylen)
+{
+    mc_value_limits lim = mc_defs_property_limits(defs, p);
+    char r[200];
+    if (mc_value_encode(p->type, v, &lim, os, r, sizeof(r)) != 0) {
+        snprintf(why, whylen, "property %s: %s", p->name, r);
+        return MC_CALL_ERR_ARGS;
+    }
+    return MC_CALL_OK;
+}
+
+int mc_gen_decode_prop(const mc_entity_defs *defs, const mc_def_property *p, mc_istream *is,
+                       mc_value *v, char *why, size_t whylen)
+{
+    mc_value_limits lim = mc_defs_property_limits(defs, p);
+    char r[200];
+    if (mc_value_decode(p->type, is, &lim, v, r, sizeof(r)) != 0) {
+        snprintf(why, whylen, "property %s: %s", p->name, r);
+        return MC_CALL_ERR_ARGS;
+    }
+    return MC_CALL_OK;
+}
+
 mc_value mc_gen_int(mc_type_kind k, int64_t v)
 {
     mc_value x;

@@ -84,6 +84,14 @@ typedef struct {
     /* Fill a part's property struct with defaults from defs (0, or -1 out of memory). */
     int (*props_init)(const mc_entity_defs *defs, mc_part part, void *props);
     void (*props_free)(mc_part part, void *props);
+    /* Stream a part's properties in index order (only the Persistent ones when
+     * persistent_only), each checked and encoded as its def type with the property's
+     * limits. decode replaces the struct's fields only when every value decoded. Return an
+     * mc_call_status, the reason in why. */
+    int (*props_encode)(const mc_entity_defs *defs, mc_part part, const void *props,
+                        bool persistent_only, mc_ostream *os, char *why, size_t whylen);
+    int (*props_decode)(const mc_entity_defs *defs, mc_part part, void *props,
+                        bool persistent_only, mc_istream *is, char *why, size_t whylen);
     size_t nmethods[MC_PART_COUNT];            /* base and cell; client is 0 */
     const mc_game_method *methods[MC_PART_COUNT];
 } mc_game_type;
@@ -122,6 +130,15 @@ int mc_game_dispatch_exposed(const mc_game_module *m, const mc_call_ctx *call, u
                              const uint8_t *args, size_t len, char *why, size_t whylen);
 
 /* Helpers generated code uses. */
+/* The property prop_index of type type_id if the defs match the generated code (same name),
+ * else NULL. */
+const mc_def_property *mc_gen_property(const mc_entity_defs *defs, uint16_t type_id,
+                                       uint16_t prop_index, const char *name);
+/* Encode / decode one property value with its limits; 0 or an mc_call_status. */
+int mc_gen_encode_prop(const mc_entity_defs *defs, const mc_def_property *p, const mc_value *v,
+                       mc_ostream *os, char *why, size_t whylen);
+int mc_gen_decode_prop(const mc_entity_defs *defs, const mc_def_property *p, mc_istream *is,
+                       mc_value *v, char *why, size_t whylen);
 int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
                 mc_part part, uint16_t index, const char *name, const mc_value *args,
                 size_t nargs);
