@@ -271,6 +271,33 @@ START_TEST(kbengine_style)
 }
 END_TEST
 
+START_TEST(watchers)
+{
+    mc_entity_defs *d = load_example();
+    mc_watchers *w = mc_watchers_new();
+    ck_assert_int_eq(mc_defs_add_watchers(d, w, "defs"), MC_WATCH_OK);
+    char err[256];
+    mc_watch_value v;
+    ck_assert_int_eq(mc_watch_get(w, "defs/digest", &v, err, sizeof(err)), MC_WATCH_OK);
+    ck_assert_str_eq(v.as.s, mc_defs_digest_hex(d));
+    mc_watch_value_clear(&v);
+    ck_assert_int_eq(mc_watch_get(w, "defs/typeCount", &v, err, sizeof(err)), MC_WATCH_OK);
+    ck_assert_uint_eq(v.as.u, 3);
+    ck_assert_int_eq(mc_watch_get(w, "defs/types/Avatar/exposedCell", &v, err, sizeof(err)),
+                     MC_WATCH_OK);
+    ck_assert_uint_eq(v.as.u, 2);
+    ck_assert_int_eq(mc_watch_get(w, "defs/types/Space/clientServer", &v, err, sizeof(err)),
+                     MC_WATCH_OK);
+    ck_assert(!v.as.b);
+    ck_assert_int_eq(mc_watch_set(w, "defs/typeCount", "4", err, sizeof(err)),
+                     MC_WATCH_ERR_READ_ONLY);
+    /* adding twice collides */
+    ck_assert_int_eq(mc_defs_add_watchers(d, w, "defs"), MC_WATCH_ERR_EXISTS);
+    mc_watchers_free(w);
+    mc_defs_free(d);
+}
+END_TEST
+
 START_TEST(error_buffer_truncates)
 {
     char err[24];
@@ -292,6 +319,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, digest_changes, 0, (int)(sizeof(digest_edits) / sizeof(digest_edits[0])));
     tcase_add_test(tc, bigworld_style);
     tcase_add_test(tc, kbengine_style);
+    tcase_add_test(tc, watchers);
     tcase_add_test(tc, error_buffer_truncates);
     suite_add_tcase(s, tc);
     return s;
