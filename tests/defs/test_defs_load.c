@@ -306,6 +306,9 @@ START_TEST(error_buffer_truncates)
     ck_assert_ptr_null(d);
     ck_assert_uint_lt(strlen(err), sizeof(err));
     ck_assert(strstr(err, "/nonexistent") != NULL);
+    char err2[64];
+    ck_assert_ptr_null(mc_defs_load(NULL, err2, sizeof(err2)));
+    ck_assert_str_eq(err2, "no resource folder given");
 }
 END_TEST
 

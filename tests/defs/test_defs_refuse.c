@@ -236,6 +236,8 @@ static const bad_case cases[] = {
      {"entities.xml:1: <root>: ", "lists no entity types"}},
     {"sections mixed with flat list", "<root>\n<ClientServerEntities> <E/> </ClientServerEntities>\n<F/>\n</root>\n",
      "<root/>\n", NULL, NULL, "entity_defs/F.def", "<root/>\n", {"entities.xml:1: <root>: ", "mixes"}},
+    {"reserved type name", "<root>\n<game/>\n</root>\n", NULL, NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <game>: ", "entity type name is reserved"}},
     {"unknown entities attribute", "<root>\n<E volatile=\"true\"/>\n</root>\n", "<root/>\n", NULL,
      NULL, NULL, NULL, {"entities.xml:2: <E>: ", "unsupported attribute volatile"}},
     {"hasClient contradicts section", "<root>\n<ServerOnlyEntities>\n<E hasClient=\"true\"/>\n</ServerOnlyEntities>\n</root>\n",

@@ -75,6 +75,12 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
         mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type name is not a valid identifier");
         return -1;
     }
+    if (!strcmp(nm, "game") || !strcmp(nm, "game_module") || !strcmp(nm, "game_types") ||
+        !strncmp(nm, "defc_", 5) || !strncmp(nm, "mc_", 3)) {
+        mc_errs_add(&L->errs, file, xml_line(c), nm,
+                    "entity type name is reserved (generated files and symbols use it)");
+        return -1;
+    }
     if (xml_count_children(c)) {
         mc_errs_add(&L->errs, file, xml_line(c), nm,
                     "an entity type entry is an empty element");
@@ -229,6 +235,11 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
+    if (!res_dir || !*res_dir) {
+        if (err && errlen)
+            snprintf(err, errlen, "no resource folder given");
+        return NULL;
+    }
     mc_entity_defs *d = calloc(1, sizeof(*d));
     if (!d) {
         if (err && errlen)
