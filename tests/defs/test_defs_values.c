@@ -359,6 +359,10 @@ START_TEST(encode_refuses_bad_values)
     v = mc_gen_int(MC_TYPE_INT32, 1);
     ck_assert_int_eq(mc_value_encode(&u32, &v, NULL, &os, why, sizeof(why)), -1);
     ck_assert_ptr_nonnull(strstr(why, "where UINT32 is expected"));
+    mc_def_type f32 = scalar(MC_TYPE_FLOAT32, 4);
+    v = mc_gen_float(MC_TYPE_FLOAT32, 1e39);
+    ck_assert_int_eq(mc_value_encode(&f32, &v, NULL, &os, why, sizeof(why)), -1);
+    ck_assert_ptr_nonnull(strstr(why, "out of range for FLOAT32"));
     v = mc_gen_str(MC_TYPE_STRING, "toolong");
     mc_value_limits lim = {.max_bytes = 3, .entity_types = 0};
     ck_assert_int_eq(mc_value_encode(&str, &v, &lim, &os, why, sizeof(why)), -1);

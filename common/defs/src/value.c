@@ -282,6 +282,11 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
     case MC_TYPE_UINT64:
         return check_int(t, v, why, whylen);
     case MC_TYPE_FLOAT32:
+        if (isfinite(v->as.f) && fabs(v->as.f) > 3.4028234663852886e38) {
+            why_set(why, whylen, "%g is out of range for FLOAT32", v->as.f);
+            return false;
+        }
+        return true;
     case MC_TYPE_FLOAT64:
     case MC_TYPE_VECTOR2:
     case MC_TYPE_VECTOR3:
