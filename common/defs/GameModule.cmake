@@ -25,5 +25,7 @@ function(mc_add_game_module name)
   target_include_directories(${name} PRIVATE ${gen})
   target_link_libraries(${name} PRIVATE mc_defs)
   set_target_properties(${name} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
+  # Only mc_game_module_get is visible: the static libraries linked in stay private.
+  target_link_options(${name} PRIVATE -Wl,--exclude-libs,ALL)
   set(${name}_GENERATED_DIR ${gen} PARENT_SCOPE)
 endfunction()
