@@ -64,6 +64,10 @@ START_TEST(example_types)
             if (av->props[i].part_index[part] >= 0)
                 ck_assert_int_eq(av->props[i].part_index[part], next++);
         ck_assert_uint_eq((size_t)next, av->nparts_props[part]);
+        for (uint16_t k = 0; k < av->nparts_props[part]; k++)
+            ck_assert_int_eq(mc_defs_part_property(av, (mc_part)part, k)->part_index[part], k);
+        ck_assert_ptr_null(mc_defs_part_property(av, (mc_part)part,
+                                                 (uint16_t)av->nparts_props[part]));
     }
     mc_defs_free(d);
 }

@@ -113,6 +113,7 @@ typedef struct {
     size_t nexposed[MC_PART_COUNT];
     const uint16_t *exposed[MC_PART_COUNT]; /* exposed index -> method index */
     size_t nparts_props[MC_PART_COUNT];     /* properties each part holds */
+    const uint16_t *part_props[MC_PART_COUNT]; /* part index -> property index */
     const char *file;
 } mc_entity_type_def;
 
@@ -142,6 +143,9 @@ const mc_def_method *mc_defs_method_by_name(const mc_entity_type_def *t, mc_part
 const mc_def_method *mc_defs_exposed_method(const mc_entity_type_def *t, mc_part part,
                                             uint16_t exposed_index);
 const mc_def_property *mc_defs_property_by_name(const mc_entity_type_def *t, const char *name);
+/* The property a part holds at part_index (its index in that part's stream), or NULL. */
+const mc_def_property *mc_defs_part_property(const mc_entity_type_def *t, mc_part part,
+                                             uint16_t part_index);
 
 /* Publish read-only watchers under dir (e.g. "defs"): digest, typeCount, aliasCount and per
  * type types/<Name>/{id,clientServer,properties,baseMethods,cellMethods,clientMethods,
