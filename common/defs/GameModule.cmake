@@ -15,7 +15,7 @@ function(mc_add_game_module name)
   file(GLOB_RECURSE def_files CONFIGURE_DEPENDS
     ${res}/entities.xml ${res}/entity_defs/*.def ${res}/entity_defs/*.xml)
   add_custom_command(
-    OUTPUT ${gen}/game_module.c ${gen}/game_types.c ${gen}/game.h
+    OUTPUT ${gen}/game_module.c ${gen}/game_types.c ${gen}/game_client.c ${gen}/game.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
     COMMAND $<TARGET_FILE:defc> --res ${res} --out ${gen} --module ${name}
     DEPENDS defc ${def_files}

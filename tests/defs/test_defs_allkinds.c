@@ -32,6 +32,23 @@ static int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint1
     return 0;
 }
 
+/* The client part's handler (what a C client writes): counts calls and keeps the string. */
+int Probe_client_every(const mc_call_ctx *call, Probe_client *self, int8_t i8, int16_t i16,
+                       int32_t i32, int64_t i64, uint8_t u8, uint16_t u16, uint32_t u32,
+                       uint64_t u64, float f32, double f64, const char *s, const char *us,
+                       const mc_value *b, mc_vector2 v2, mc_vector3 v3, mc_vector4 v4,
+                       mc_mailbox_ref mb, const mc_value *arr, const mc_value *tup,
+                       const mc_value *dict)
+{
+    (void)self;
+    (void)i8; (void)i16; (void)i64; (void)u8; (void)u16; (void)u32; (void)u64; (void)f32;
+    (void)f64; (void)s; (void)b; (void)v2; (void)v3; (void)v4; (void)mb; (void)arr; (void)tup;
+    (void)dict;
+    int *seen = call->engine;
+    *seen = i32;
+    return strcmp(us, "\xe2\x82\xac") ? -1 : 0;
+}
+
 static mc_entity_defs *load_probe(void)
 {
     char res[4096], err[8192];
@@ -177,6 +194,26 @@ START_TEST(every_kind_through_sender_and_dispatch)
     ck_assert_int_eq(cap2.part, MC_PART_CLIENT);
     ck_assert_uint_eq(cap2.len, cap.len);
     ck_assert_mem_eq(cap2.bytes, cap.bytes, cap.len);
+    /* ... and a C client dispatches them through the client table */
+    const mc_game_module *cm = mc_game_client_get();
+    ck_assert_msg(mc_game_check(cm, defs, err, sizeof(err)) == 0, "%s", err);
+    ck_assert(cm->client_side);
+    int seen = 0;
+    mc_call_ctx ccall = {.defs = defs, .engine = &seen, .self = client};
+    Probe_client cprops;
+    ck_assert_int_eq(init_Probe_client(defs, &cprops), 0);
+    rc = mc_game_dispatch(cm, &ccall, Probe_TYPE_ID, MC_PART_CLIENT, Probe_client_every_INDEX,
+                          &cprops, cap2.bytes, cap2.len, NULL, err, sizeof(err));
+    ck_assert_msg(rc == MC_CALL_OK, "%s", err);
+    ck_assert_int_eq(seen, -32);
+    free_Probe_client(&cprops);
+    /* the server table has no client dispatchers and the client table none for the server */
+    rc = mc_game_dispatch(mc_game_module_get(), &ccall, Probe_TYPE_ID, MC_PART_CLIENT, 0,
+                          &cprops, cap2.bytes, cap2.len, NULL, err, sizeof(err));
+    ck_assert_int_eq(rc, MC_CALL_ERR_NO_METHOD);
+    rc = mc_game_dispatch(cm, &ccall, Probe_TYPE_ID, MC_PART_CELL, 0, &cprops, cap2.bytes,
+                          cap2.len, NULL, err, sizeof(err));
+    ck_assert_int_eq(rc, MC_CALL_ERR_NO_METHOD);
 
     /* A NULL container argument or a cell mailbox for a client method is refused. */
     rc = send_Probe_client_every(&sink2, &client, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", "", NULL,

@@ -53,12 +53,14 @@ int mc_game_check(const mc_game_module *m, const mc_entity_defs *defs, char *err
                      t->name);
             return -1;
         }
-        for (int p = MC_PART_BASE; p <= MC_PART_CELL; p++)
-            if (gt->nmethods[p] != t->nmethods[p]) {
+        for (int p = 0; p < MC_PART_COUNT; p++) {
+            size_t want = (p == MC_PART_CLIENT) == m->client_side ? t->nmethods[p] : 0;
+            if (gt->nmethods[p] != want) {
                 snprintf(err, errlen, "game module type %s has %zu %s methods, definitions %zu",
-                         t->name, gt->nmethods[p], mc_part_name((mc_part)p), t->nmethods[p]);
+                         t->name, gt->nmethods[p], mc_part_name((mc_part)p), want);
                 return -1;
             }
+        }
     }
     return 0;
 }

@@ -92,7 +92,7 @@ typedef struct {
                         bool persistent_only, mc_ostream *os, char *why, size_t whylen);
     int (*props_decode)(const mc_entity_defs *defs, mc_part part, void *props,
                         bool persistent_only, mc_istream *is, char *why, size_t whylen);
-    size_t nmethods[MC_PART_COUNT];            /* base and cell; client is 0 */
+    size_t nmethods[MC_PART_COUNT];            /* base and cell (client in a client table) */
     const mc_game_method *methods[MC_PART_COUNT];
 } mc_game_type;
 
@@ -100,6 +100,7 @@ typedef struct {
     uint32_t abi;
     const char *name;
     const char *digest_hex;
+    bool client_side;  /* a client table (game_client.c): client methods only */
     size_t ntypes;
     const mc_game_type *types;
 } mc_game_module;
@@ -107,6 +108,9 @@ typedef struct {
 typedef const mc_game_module *(*mc_game_module_get_fn)(void);
 /* The one symbol a game module exports (generated game_module.c defines it). */
 const mc_game_module *mc_game_module_get(void);
+/* The client-side table (generated game_client.c, for a C client that implements the
+ * T_client_* handlers). */
+const mc_game_module *mc_game_client_get(void);
 
 /* Engine side. */
 typedef struct mc_game mc_game;
