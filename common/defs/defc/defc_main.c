@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "defc.h"
 
 static void usage(FILE *out)
@@ -30,6 +31,9 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     const char *res = NULL, *out = NULL, *module = "game";
+    /* defc prints its own results; the library's log lines would repeat them */
+    mc_log_set_process_name("defc");
+    mc_log_set_level(MC_LOG_CRITICAL);
     int check = 0, c;
     while ((c = getopt_long(argc, argv, "cr:o:m:h", opts, NULL)) != -1) {
         switch (c) {

@@ -89,6 +89,14 @@ const mc_def_property *mc_defs_property_by_name(const mc_entity_type_def *t, con
     return NULL;
 }
 
+const mc_def_property *mc_defs_part_property(const mc_entity_type_def *t, mc_part part,
+                                             uint16_t part_index)
+{
+    if ((unsigned)part >= MC_PART_COUNT || part_index >= t->nparts_props[part])
+        return NULL;
+    return &t->props[t->part_props[part][part_index]];
+}
+
 const char *mc_part_name(mc_part part)
 {
     switch (part) {

@@ -165,8 +165,16 @@ static int parse_value_node(loader *L, const mc_def_type *t, xmlNodePtr n, const
             out->as.list.none = true;
             return 0;
         }
-        if (mc_value_init_default(out, t) != 0)
+        out->kind = t->kind;
+        out->as.list.items = calloc(t->nfields, sizeof(mc_value));
+        if (!out->as.list.items)
             return -1;
+        out->as.list.count = (uint32_t)t->nfields;
+        for (size_t k = 0; k < t->nfields; k++)
+            if (mc_value_init_default(&out->as.list.items[k], t->fields[k].type) != 0) {
+                mc_value_free(out);
+                return -1;
+            }
         for (xmlNodePtr c = n->children; c; c = c->next) {
             if (!xml_is_elem(c))
                 continue;

@@ -77,9 +77,9 @@ int compute_digest(mc_entity_defs *d)
             const mc_def_property *p = &et->props[k];
             add(&t, " prop %u %s ", (unsigned)p->index, p->name);
             add_type(&t, p->type);
-            add(&t, " %s persistent=%d identifier=%d indexed=%d editable=%d dblen=%u default=",
+            add(&t, " %s persistent=%d identifier=%d indexed=%d dblen=%u default=",
                 mc_prop_flags_name(p->flags), p->persistent, p->identifier, p->indexed,
-                p->editable, p->db_length);
+                p->db_length);
             mc_ostream os;
             mc_ostream_init(&os);
             char why[160];

@@ -221,6 +221,15 @@ int flatten_type(loader *L, mc_entity_type_def *t, raw_def *rd)
     }
     t->props = to_arena(L, &F.props);
     t->nprops = nprops;
+    for (int part = 0; part < MC_PART_COUNT; part++) {
+        size_t n = t->nparts_props[part];
+        uint16_t *map = mc_arena_calloc(L->arena, n ? n : 1, sizeof(uint16_t));
+        if (map && t->props)
+            for (size_t i = 0; i < nprops; i++)
+                if (t->props[i].part_index[part] >= 0)
+                    map[t->props[i].part_index[part]] = (uint16_t)i;
+        t->part_props[part] = map;
+    }
     t->temp_props = to_arena(L, &F.temp);
     t->ntemp = F.temp.n;
 

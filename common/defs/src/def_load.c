@@ -75,6 +75,12 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
         mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type name is not a valid identifier");
         return -1;
     }
+    if (!strcmp(nm, "game") || !strcmp(nm, "game_module") || !strcmp(nm, "game_types") ||
+        !strncmp(nm, "defc_", 5) || !strncmp(nm, "mc_", 3)) {
+        mc_errs_add(&L->errs, file, xml_line(c), nm,
+                    "entity type name is reserved (generated files and symbols use it)");
+        return -1;
+    }
     if (xml_count_children(c)) {
         mc_errs_add(&L->errs, file, xml_line(c), nm,
                     "an entity type entry is an empty element");
@@ -229,6 +235,11 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
+    if (!res_dir || !*res_dir) {
+        if (err && errlen)
+            snprintf(err, errlen, "no resource folder given");
+        return NULL;
+    }
     mc_entity_defs *d = calloc(1, sizeof(*d));
     if (!d) {
         if (err && errlen)
@@ -265,6 +276,7 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
         rc = -1;
     }
     if (rc != 0 || L.errs.count) {
+        MC_ERROR("defs: %s refused with %u error(s)", res_dir, L.errs.count ? L.errs.count : 1);
         if (L.errs.count == 0)
             mc_errs_add(&L.errs, res_dir, 0, NULL, "loading failed");
         mc_errs_copy(&L.errs, err, errlen);
@@ -273,5 +285,7 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
         return NULL;
     }
     mc_errs_free(&L.errs);
+    MC_INFO("defs: loaded %zu entity types and %zu aliases from %s, digest %s", d->ntypes,
+            d->naliases, res_dir, d->digest_hex);
     return d;
 }

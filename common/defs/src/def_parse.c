@@ -31,8 +31,10 @@ static bool name_ok(loader *L, xmlNodePtr n, const char *file, const char *what)
                         "%s name is reserved in generated C code", what);
             return false;
         }
-    if (nm[0] == '_' ) {
-        mc_errs_add(&L->errs, file, xml_line(n), nm, "%s name may not start with '_'", what);
+    if (nm[0] == '_' || !strncmp(nm, "defc_", 5)) {
+        mc_errs_add(&L->errs, file, xml_line(n), nm,
+                    "%s name may not start with '_' or 'defc_' (reserved for generated code)",
+                    what);
         return false;
     }
     return true;
@@ -627,8 +629,12 @@ raw_def *get_raw_def(loader *L, const char *name, bool is_interface, const char 
     bool missing = false;
     xmlDocPtr doc = xml_read(L, rd->file, false, &missing);
     if (missing) {
-        mc_errs_add(&L->errs, from_file, from_line, NULL, "%s %s: no file %s",
-                    is_interface ? "interface" : "entity type", name, rd->file);
+        size_t fl = strlen(from_file);
+        bool from_list = fl >= 12 && !strcmp(from_file + fl - 12, "entities.xml");
+        mc_errs_add(&L->errs, from_file, from_line,
+                    is_interface ? "Interface" : from_list ? name : "Parent",
+                    "%s %s: no file %s", is_interface ? "interface" : "entity type", name,
+                    rd->file);
         return NULL;
     }
     if (!doc)

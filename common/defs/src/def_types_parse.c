@@ -38,6 +38,7 @@ static const struct {
     {"UDO_REF", "(user data object references) is not supported"},
     {"PATROL_PATH", "is not supported"},
     {"ENTITYCALL", "is KBEngine's name: write MAILBOX"},
+    {"UNICODE", "is KBEngine's name: write UNICODE_STRING"},
     {"ENTITY_COMPONENT", "is not supported"},
     {"BOOL", "is not a BigWorld type: use UINT8 or INT8"},
 };

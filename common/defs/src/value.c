@@ -105,6 +105,10 @@ int mc_value_init_default(mc_value *v, const mc_def_type *t)
         return 0;
     }
     if (t->kind == MC_TYPE_FIXED_DICT) {
+        if (t->allow_none) {
+            v->as.list.none = true;
+            return 0;
+        }
         if (list_alloc(v, t->kind, (uint32_t)t->nfields) != 0)
             return -1;
         for (size_t i = 0; i < t->nfields; i++)
@@ -133,6 +137,20 @@ int mc_value_copy(mc_value *dst, const mc_value *src)
         return 0;
     }
     *dst = *src;
+    return 0;
+}
+
+int mc_value_append(mc_value *list, const mc_value *item)
+{
+    if (list->as.list.count >= MC_DEFS_MAX_ELEMENTS)
+        return -1;
+    mc_value *items = realloc(list->as.list.items, (list->as.list.count + 1u) * sizeof(mc_value));
+    if (!items)
+        return -1;
+    list->as.list.items = items;
+    if (mc_value_copy(&items[list->as.list.count], item) != 0)
+        return -1;
+    list->as.list.count++;
     return 0;
 }
 
@@ -264,6 +282,11 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
     case MC_TYPE_UINT64:
         return check_int(t, v, why, whylen);
     case MC_TYPE_FLOAT32:
+        if (isfinite(v->as.f) && fabs(v->as.f) > 3.4028234663852886e38) {
+            why_set(why, whylen, "%g is out of range for FLOAT32", v->as.f);
+            return false;
+        }
+        return true;
     case MC_TYPE_FLOAT64:
     case MC_TYPE_VECTOR2:
     case MC_TYPE_VECTOR3:

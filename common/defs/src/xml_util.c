@@ -104,6 +104,27 @@ bool ident_ok(const char *s)
     return true;
 }
 
+/* Keeps the first parse error (the last one is usually "premature end of data"). */
+typedef struct {
+    bool have;
+    int line;
+    char msg[200];
+} first_error;
+
+static void keep_first_error(void *data, xmlErrorPtr e)
+{
+    xmlParserCtxtPtr ctxt = data;
+    first_error *fe = ctxt ? ctxt->_private : NULL;
+    if (!fe || fe->have || !e || e->level < XML_ERR_ERROR)
+        return;
+    fe->have = true;
+    fe->line = e->line;
+    snprintf(fe->msg, sizeof(fe->msg), "%s", e->message ? e->message : "error");
+    size_t k = strlen(fe->msg);
+    while (k && (fe->msg[k - 1] == '\n' || fe->msg[k - 1] == ' '))
+        fe->msg[--k] = '\0';
+}
+
 xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
 {
     struct stat st;
@@ -130,9 +151,16 @@ xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
         mc_errs_add(&L->errs, path, 0, NULL, "out of memory");
         return NULL;
     }
+    first_error fe = {0};
+    ctxt->_private = &fe;
+    if (ctxt->sax) {
+        ctxt->sax->serror = keep_first_error;
+    }
     xmlDocPtr doc = xmlCtxtReadFile(ctxt, path, NULL,
                                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
+    if (!doc && fe.have) {
+        mc_errs_add(&L->errs, path, fe.line, NULL, "malformed XML: %s", fe.msg);
+    } else if (!doc) {
         const xmlError *e = xmlCtxtGetLastError(ctxt);
         char msg[256] = "malformed XML";
         int line = 0;

@@ -21,6 +21,7 @@
 #include "common/def_type.h"
 #include "common/mailbox_ref.h"
 #include "common/value.h"
+#include "common/watcher.h"
 
 typedef struct mc_entity_defs mc_entity_defs;
 
@@ -112,6 +113,7 @@ typedef struct {
     size_t nexposed[MC_PART_COUNT];
     const uint16_t *exposed[MC_PART_COUNT]; /* exposed index -> method index */
     size_t nparts_props[MC_PART_COUNT];     /* properties each part holds */
+    const uint16_t *part_props[MC_PART_COUNT]; /* part index -> property index */
     const char *file;
 } mc_entity_type_def;
 
@@ -141,6 +143,16 @@ const mc_def_method *mc_defs_method_by_name(const mc_entity_type_def *t, mc_part
 const mc_def_method *mc_defs_exposed_method(const mc_entity_type_def *t, mc_part part,
                                             uint16_t exposed_index);
 const mc_def_property *mc_defs_property_by_name(const mc_entity_type_def *t, const char *name);
+/* The property a part holds at part_index (its index in that part's stream), or NULL. */
+const mc_def_property *mc_defs_part_property(const mc_entity_type_def *t, mc_part part,
+                                             uint16_t part_index);
+
+/* Publish read-only watchers under dir (e.g. "defs"): digest, typeCount, aliasCount and per
+ * type types/<Name>/{id,clientServer,properties,baseMethods,cellMethods,clientMethods,
+ * exposedBase,exposedCell}. The defs must outlive the watchers. Returns MC_WATCH_OK or the
+ * first failure. */
+mc_watch_status mc_defs_add_watchers(const mc_entity_defs *defs, mc_watchers *w,
+                                     const char *dir);
 
 const char *mc_part_name(mc_part part);
 const char *mc_prop_flags_name(mc_prop_flags flags);

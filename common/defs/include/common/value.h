@@ -51,13 +51,16 @@ typedef struct {
 } mc_value_limits;
 
 /* The type's default: zero, empty, fixed-size containers filled with element defaults,
- * FIXED_DICT fields defaulted. Returns 0, or -1 on allocation failure. */
+ * FIXED_DICT fields defaulted (None when it has AllowNone). Returns 0, or -1 on allocation failure. */
 int mc_value_init_default(mc_value *v, const mc_def_type *t);
 /* Release what a value owns (safe on a zeroed value); leaves it zeroed. */
 void mc_value_free(mc_value *v);
 /* Deep copy. Returns 0 or -1. */
 int mc_value_copy(mc_value *dst, const mc_value *src);
 bool mc_value_equal(const mc_value *a, const mc_value *b);
+
+/* Append a deep copy of item to an ARRAY value (no type check: encode checks). 0 or -1. */
+int mc_value_append(mc_value *list, const mc_value *item);
 
 /* Set a STRING/UNICODE_STRING/BLOB value from bytes (copied). Returns 0 or -1. */
 int mc_value_set_bytes(mc_value *v, mc_type_kind kind, const void *data, size_t len);
