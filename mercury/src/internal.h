@@ -141,6 +141,9 @@ typedef struct {
 } mc_unacked;
 
 #define MC_NIL 0xFFFFFFFFu
+/* A packet counts as lost once a packet transmitted this many transmissions after it has
+ * been acknowledged (tolerates a little reordering without spurious resends). */
+#define MC_REORDER_TOLERANCE 3u
 
 struct mc_channel {
     mc_nub *nub;
@@ -176,7 +179,9 @@ struct mc_channel {
     uint32_t tx_head, tx_tail;
     uint64_t tx_counter;
     uint64_t highest_acked_tx;
-    mc_time_us rtt;
+    mc_time_us rtt;     /* smoothed round-trip time */
+    mc_time_us rtt_var; /* smoothed deviation */
+    mc_time_us last_ack_progress; /* last time an ack released a packet */
     mc_packet *overflow_head, *overflow_tail;
     uint32_t overflow;
     uint32_t overflow_warn_at;
@@ -191,6 +196,8 @@ struct mc_channel {
     bool need_ack;
     bool in_ack_list;
     struct mc_channel *ack_next;
+    bool in_progress_list;
+    struct mc_channel *progress_next;
     /* reassembly of an in-order fragment group */
     bool asm_active;
     uint32_t asm_first, asm_last;
@@ -260,6 +267,9 @@ void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src);
 /* Mark a channel as needing an ack-only packet at the end of this batch. */
 void mc_nub_want_ack(mc_nub *nub, mc_channel *ch);
 void mc_nub_send_pending_acks(mc_nub *nub);
+/* Mark a channel whose acks moved: resends/overflow are checked at the end of the batch. */
+void mc_nub_want_progress(mc_nub *nub, mc_channel *ch);
+void mc_channel_after_acks(mc_channel *ch, mc_time_us now);
 
 /* ---- finalising packets ---- */
 typedef struct {
@@ -357,6 +367,7 @@ struct mc_nub {
     mc_map by_addr;  /* address key -> channel */
     mc_map by_index; /* channel id -> channel */
     mc_channel *ack_list;
+    mc_channel *progress_list;
 
     /* packet pool */
     mc_packet *pool;

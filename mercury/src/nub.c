@@ -52,8 +52,27 @@ void mc_nub_want_ack(mc_nub *nub, mc_channel *ch)
     nub->ack_list = ch;
 }
 
+void mc_nub_want_progress(mc_nub *nub, mc_channel *ch)
+{
+    if (ch->in_progress_list)
+        return;
+    ch->in_progress_list = true;
+    ch->progress_next = nub->progress_list;
+    nub->progress_list = ch;
+}
+
 void mc_nub_send_pending_acks(mc_nub *nub)
 {
+    if (nub->progress_list) {
+        mc_time_us now = mc_clock_now_us();
+        while (nub->progress_list) {
+            mc_channel *ch = nub->progress_list;
+            nub->progress_list = ch->progress_next;
+            ch->in_progress_list = false;
+            ch->progress_next = NULL;
+            mc_channel_after_acks(ch, now);
+        }
+    }
     while (nub->ack_list) {
         mc_channel *ch = nub->ack_list;
         nub->ack_list = ch->ack_next;
@@ -100,10 +119,16 @@ void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
     } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
         mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
     }
-    /* drop it from the ack list */
+    /* drop it from the ack and progress lists */
     for (mc_channel **pp = &nub->ack_list; *pp; pp = &(*pp)->ack_next) {
         if (*pp == ch) {
             *pp = ch->ack_next;
+            break;
+        }
+    }
+    for (mc_channel **pp = &nub->progress_list; *pp; pp = &(*pp)->progress_next) {
+        if (*pp == ch) {
+            *pp = ch->progress_next;
             break;
         }
     }

@@ -133,13 +133,14 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     if (flags & MC_PF_HAS_REQUESTS)
         put16(pkt, pkt->first_request);
     if (nacks) {
-        for (uint32_t i = 0; i < nacks; i++) {
-            uint32_t s;
-            if (oacks)
-                s = oacks[i];
-            else
-                s = ch->ack_pending[--ch->ack_count]; /* newest first */
-            put32(pkt, s & MC_SEQ_MASK);
+        /* oldest first, so the sender learns of its packets in the order it sent them */
+        const uint32_t *src = oacks ? oacks : ch->ack_pending;
+        for (uint32_t i = 0; i < nacks; i++)
+            put32(pkt, src[i] & MC_SEQ_MASK);
+        if (!oacks) {
+            memmove(ch->ack_pending, ch->ack_pending + nacks,
+                    (ch->ack_count - nacks) * sizeof(uint32_t));
+            ch->ack_count -= nacks;
         }
         pkt->data[pkt->len++] = (uint8_t)nacks;
     }
