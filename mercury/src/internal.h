@@ -246,6 +246,8 @@ void mc_channel_send_acks(mc_channel *ch);
 void mc_channel_note_ack(mc_channel *ch, uint32_t seq);
 void mc_channel_reset_state(mc_channel *ch, uint32_t version);
 void mc_channel_register_watchers(mc_channel *ch);
+/* Tests only: move an idle channel's sequence numbers (to exercise wrap-around). */
+void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq);
 void mc_channel_unregister_watchers(mc_channel *ch);
 
 /* ---- receive path ---- */
