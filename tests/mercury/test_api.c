@@ -308,6 +308,40 @@ START_TEST(condemned_channel_finishes_sending)
 }
 END_TEST
 
+START_TEST(peer_restart_replaces_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.b, on_dead, &d);
+    send_stream(p.ab, 0, 500, 40);
+    ck_assert(wait_received(&p, &p.rb, 500, 10));
+    pump_for(p.base, 0.05);
+    /* a restarts on the same port and opens a fresh channel (sequence numbers from 0) */
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.a), bind, sizeof bind);
+    mc_nub_free(p.a);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    cfg.rehearsal_seed = 1234; /* same seed as before: the nonce must still differ */
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    p.ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    p.rb.next = 0;
+    p.rb.received = 0;
+    send_stream(p.ab, 0, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 300, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_int_eq(d.deaths, 1);
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* the old channel's late CREATE resends do not disturb the new one */
+    ck_assert(pump_until(p.base, (bool (*)(void *))mc_channel_idle, p.ab, 5));
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- watchers ---- */
 START_TEST(watchers_publish_and_rehearse)
 {
@@ -538,6 +572,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, off_channel_unreliable_and_once_off);
     tcase_add_test(tc, channel_dies_of_inactivity);
     tcase_add_test(tc, condemned_channel_finishes_sending);
+    tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);
