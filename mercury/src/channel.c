@@ -49,6 +49,7 @@ mc_channel *mc_channel_create(mc_nub *nub, const mc_address *addr, mc_channel_tr
     ch->inactivity_timeout = nub->cfg.inactivity_timeout_us;
     mc_time_us now = mc_clock_now_us();
     ch->last_received = ch->last_sent = ch->created = now;
+    ch->last_ack_progress = now;
     ch->overflow_warn_at = 1024;
     mc_ostream_init(&ch->asm_buf);
     mc_bundle_init(&ch->bundle, nub, ch);
@@ -152,6 +153,8 @@ static bool window_has_room(const mc_channel *ch)
 static mc_time_us resend_delay(const mc_channel *ch)
 {
     mc_time_us d = 2 * ch->rtt;
+    if (ch->rtt + 4 * ch->rtt_var > d)
+        d = ch->rtt + 4 * ch->rtt_var;
     if (d < ch->nub->cfg.min_resend_delay_us)
         d = ch->nub->cfg.min_resend_delay_us;
     return d;
@@ -161,8 +164,10 @@ static void base_opts(mc_channel *ch, mc_finalise_opts *o, uint16_t flags)
 {
     memset(o, 0, sizeof(*o));
     o->flags = (uint16_t)(flags | MC_PF_ON_CHANNEL);
-    if (!ch->peer_acked && ch->send_create)
+    if (!ch->peer_acked && ch->send_create) {
         o->flags |= MC_PF_CREATE_CHANNEL;
+        o->nonce = ch->nonce;
+    }
     o->ack_channel = ch;
     o->indexed = ch->indexed;
     o->chan_id = ch->id;
@@ -200,7 +205,7 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
     uint32_t piggy_seq = MC_NIL;
     if (ch->traits == MC_CHANNEL_EXTERNAL && ch->tx_head != MC_NIL) {
         mc_unacked *h = slot(ch, ch->tx_head);
-        bool due = h->tx_order < ch->highest_acked_tx || now - h->last_sent >= resend_delay(ch);
+        bool due = h->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx || now - h->last_sent >= resend_delay(ch);
         size_t need = mc_footer_size(o.flags | MC_PF_HAS_CUMULATIVE_ACK |
                                          (o.indexed ? MC_PF_INDEXED : 0),
                                      p->first_request != 0, ch->nub->cfg.checksums);
@@ -319,10 +324,14 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
     if (limit == 0)
         limit = 1;
     mc_time_us delay = resend_delay(ch);
+    /* The age rule only applies while acknowledgements have stopped making progress: while
+     * they flow, the newer-acked rule finds losses without guessing at queueing delay. */
+    bool stalled = now - ch->last_ack_progress >= delay;
     for (uint32_t n = 0; n < limit && ch->tx_head != MC_NIL; n++) {
         mc_unacked *e = slot(ch, ch->tx_head);
-        bool lost = e->tx_order < ch->highest_acked_tx;
-        bool old = now - e->last_sent >= delay;
+        bool lost = e->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx;
+        uint32_t backoff = e->resends < 5 ? e->resends : 5;
+        bool old = stalled && now - e->last_sent >= (delay << backoff);
         if (!lost && !old)
             break;
         resend(ch, ch->tx_head, now);
@@ -349,10 +358,18 @@ static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)
         return;
     if (e->resends == 0) {
         mc_time_us sample = now - e->first_sent;
-        ch->rtt = ch->rtt ? (ch->rtt * 7 + sample) / 8 : (sample ? sample : 1);
+        if (!ch->rtt) {
+            ch->rtt = sample ? sample : 1;
+            ch->rtt_var = ch->rtt / 2;
+        } else {
+            mc_time_us dev = sample > ch->rtt ? sample - ch->rtt : ch->rtt - sample;
+            ch->rtt_var = (ch->rtt_var * 3 + dev) / 4;
+            ch->rtt = (ch->rtt * 7 + sample) / 8;
+        }
     }
     if (e->tx_order > ch->highest_acked_tx)
         ch->highest_acked_tx = e->tx_order;
+    ch->last_ack_progress = now;
     tx_unlink(ch, seq);
     if (e->pkt->critical)
         ch->critical_unacked--;
@@ -382,6 +399,15 @@ void mc_channel_apply_acks(mc_channel *ch, const mc_footers *f, mc_time_us now)
     }
     while (ch->oldest_unacked != ch->next_seq && !slot(ch, ch->oldest_unacked)->pkt)
         ch->oldest_unacked = mc_seq_add(ch->oldest_unacked, 1);
+    /* resends and the overflow queue are handled once per receive batch, after every ack in
+     * the batch has been seen (acks of one flight arrive spread over several packets) */
+    mc_nub_want_progress(ch->nub, ch);
+}
+
+void mc_channel_after_acks(mc_channel *ch, mc_time_us now)
+{
+    if (ch->dead)
+        return;
     mc_channel_check_resends(ch, now, false);
     pump_overflow(ch, now);
 }
@@ -610,4 +636,13 @@ void mc_channel_get_stats(const mc_channel *ch, mc_channel_stats *out)
     out->out_of_window = ch->out_of_window;
     out->next_send_seq = ch->next_seq;
     out->next_recv_seq = ch->in_seq_at;
+}
+
+void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq)
+{
+    if (!ch || ch->unacked || ch->overflow || ch->recv_buffered)
+        return;
+    send_seq &= MC_SEQ_MASK;
+    ch->next_seq = ch->oldest_unacked = send_seq;
+    ch->in_seq_at = recv_seq & MC_SEQ_MASK;
 }

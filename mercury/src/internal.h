@@ -34,9 +34,10 @@ enum {
 #define MC_HEADER_SIZE 2u
 #define MC_MAX_ACKS 255u
 /* Footer room always kept free while filling a packet with messages:
- * request offset (2) + sequence (4) + fragment (8) + cumulative ack (4). Indexed channels
+ * request offset (2) + sequence (4) + fragment (8) + cumulative ack (4) + channel nonce (4,
+ * CREATE_CHANNEL packets only). Indexed channels
  * add 8, checksums 4. Selective acks and piggybacks use whatever room is left. */
-#define MC_FOOTER_BASE 18u
+#define MC_FOOTER_BASE 22u
 #define MC_FOOTER_INDEXED 8u
 #define MC_FOOTER_CHECKSUM 4u
 
@@ -141,6 +142,9 @@ typedef struct {
 } mc_unacked;
 
 #define MC_NIL 0xFFFFFFFFu
+/* A packet counts as lost once a packet transmitted this many transmissions after it has
+ * been acknowledged (tolerates a little reordering without spurious resends). */
+#define MC_REORDER_TOLERANCE 3u
 
 struct mc_channel {
     mc_nub *nub;
@@ -155,6 +159,8 @@ struct mc_channel {
     mc_channel_death death_reason;
     bool peer_acked; /* the peer acknowledged something: stop sending CREATE_CHANNEL */
     bool send_create; /* we opened the channel (mc_nub_channel): announce it */
+    uint32_t nonce;      /* our incarnation id, sent with CREATE_CHANNEL */
+    uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
     size_t index;    /* in nub->channels */
     void *user_data;
     mc_channel_dead_handler dead_fn;
@@ -176,7 +182,9 @@ struct mc_channel {
     uint32_t tx_head, tx_tail;
     uint64_t tx_counter;
     uint64_t highest_acked_tx;
-    mc_time_us rtt;
+    mc_time_us rtt;     /* smoothed round-trip time */
+    mc_time_us rtt_var; /* smoothed deviation */
+    mc_time_us last_ack_progress; /* last time an ack released a packet */
     mc_packet *overflow_head, *overflow_tail;
     uint32_t overflow;
     uint32_t overflow_warn_at;
@@ -191,6 +199,8 @@ struct mc_channel {
     bool need_ack;
     bool in_ack_list;
     struct mc_channel *ack_next;
+    bool in_progress_list;
+    struct mc_channel *progress_next;
     /* reassembly of an in-order fragment group */
     bool asm_active;
     uint32_t asm_first, asm_last;
@@ -224,6 +234,7 @@ typedef struct {
     uint32_t ack_count;
     uint16_t first_request;
     uint32_t chan_id, chan_version;
+    uint32_t nonce;    /* CREATE_CHANNEL packets */
     uint16_t body_end; /* end of messages */
     const uint8_t *piggy[4];
     uint16_t piggy_len[4];
@@ -239,6 +250,8 @@ void mc_channel_send_acks(mc_channel *ch);
 void mc_channel_note_ack(mc_channel *ch, uint32_t seq);
 void mc_channel_reset_state(mc_channel *ch, uint32_t version);
 void mc_channel_register_watchers(mc_channel *ch);
+/* Tests only: move an idle channel's sequence numbers (to exercise wrap-around). */
+void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq);
 void mc_channel_unregister_watchers(mc_channel *ch);
 
 /* ---- receive path ---- */
@@ -260,6 +273,9 @@ void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src);
 /* Mark a channel as needing an ack-only packet at the end of this batch. */
 void mc_nub_want_ack(mc_nub *nub, mc_channel *ch);
 void mc_nub_send_pending_acks(mc_nub *nub);
+/* Mark a channel whose acks moved: resends/overflow are checked at the end of the batch. */
+void mc_nub_want_progress(mc_nub *nub, mc_channel *ch);
+void mc_channel_after_acks(mc_channel *ch, mc_time_us now);
 
 /* ---- finalising packets ---- */
 typedef struct {
@@ -271,6 +287,7 @@ typedef struct {
     mc_channel *ack_channel;       /* take cumulative/selective acks from here */
     const uint32_t *offchannel_acks; /* off-channel acks (once-off) */
     uint32_t offchannel_ack_count;
+    uint32_t nonce;       /* with CREATE_CHANNEL */
     const uint8_t *piggy; /* a resent packet riding along (external channels) */
     uint16_t piggy_len;
 } mc_finalise_opts;
@@ -294,7 +311,7 @@ void mc_request_forget(mc_nub *nub, uint32_t reply_id);
 void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
                         mc_istream *data);
 void mc_request_check_timeouts(mc_nub *nub, mc_time_us now);
-void mc_request_fail_channel(mc_nub *nub, mc_channel *ch);
+void mc_request_fail_channel(mc_nub *nub, mc_channel *ch, mc_reply_status status);
 void mc_request_cancel_all(mc_nub *nub);
 
 /* ---- off-channel ---- */
@@ -357,6 +374,7 @@ struct mc_nub {
     mc_map by_addr;  /* address key -> channel */
     mc_map by_index; /* channel id -> channel */
     mc_channel *ack_list;
+    mc_channel *progress_list;
 
     /* packet pool */
     mc_packet *pool;
@@ -400,6 +418,8 @@ struct mc_nub {
 };
 
 void mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
+/* Remove, report (unless condemned) and free a channel now. */
+void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch);
 uint64_t mc_address_key(const mc_address *a);
 

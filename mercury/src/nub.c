@@ -52,8 +52,27 @@ void mc_nub_want_ack(mc_nub *nub, mc_channel *ch)
     nub->ack_list = ch;
 }
 
+void mc_nub_want_progress(mc_nub *nub, mc_channel *ch)
+{
+    if (ch->in_progress_list)
+        return;
+    ch->in_progress_list = true;
+    ch->progress_next = nub->progress_list;
+    nub->progress_list = ch;
+}
+
 void mc_nub_send_pending_acks(mc_nub *nub)
 {
+    if (nub->progress_list) {
+        mc_time_us now = mc_clock_now_us();
+        while (nub->progress_list) {
+            mc_channel *ch = nub->progress_list;
+            nub->progress_list = ch->progress_next;
+            ch->in_progress_list = false;
+            ch->progress_next = NULL;
+            mc_channel_after_acks(ch, now);
+        }
+    }
     while (nub->ack_list) {
         mc_channel *ch = nub->ack_list;
         nub->ack_list = ch->ack_next;
@@ -100,10 +119,16 @@ void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
     } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
         mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
     }
-    /* drop it from the ack list */
+    /* drop it from the ack and progress lists */
     for (mc_channel **pp = &nub->ack_list; *pp; pp = &(*pp)->ack_next) {
         if (*pp == ch) {
             *pp = ch->ack_next;
+            break;
+        }
+    }
+    for (mc_channel **pp = &nub->progress_list; *pp; pp = &(*pp)->progress_next) {
+        if (*pp == ch) {
+            *pp = ch->progress_next;
             break;
         }
     }
@@ -114,7 +139,9 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
 {
     mc_nub_remove_channel(nub, ch);
     nub->stats.channels_dead++;
-    mc_request_fail_channel(nub, ch);
+    mc_request_fail_channel(nub, ch, reason == MC_CHANNEL_DEATH_NUB_FREED
+                                         ? MC_REPLY_CANCELLED
+                                         : MC_REPLY_CHANNEL_DEAD);
     if (report) {
         mc_channel_dead_handler fn = ch->dead_fn ? ch->dead_fn : nub->dead_fn;
         void *ctx = ch->dead_fn ? ch->dead_ctx : nub->dead_ctx;
@@ -122,6 +149,17 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
             fn(ctx, ch, reason);
     }
     mc_channel_destroy(ch);
+}
+
+void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
+{
+    kill_channel(nub, ch, reason, !ch->condemned);
+}
+
+static uint32_t new_nonce(mc_nub *nub)
+{
+    uint32_t n = (uint32_t)(mc_rand_next(nub) ^ mc_clock_now_us() ^ ((uint64_t)nub->addr.port << 7));
+    return n ? n : 1;
 }
 
 /* ---- receiving ---- */
@@ -430,6 +468,7 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
     if (!ch)
         return NULL;
     ch->send_create = true;
+    ch->nonce = new_nonce(nub);
     mc_nub_add_channel(nub, ch);
     return ch;
 }
@@ -450,6 +489,7 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
     if (!ch)
         return NULL;
     ch->send_create = true;
+    ch->nonce = new_nonce(nub);
     mc_nub_add_channel(nub, ch);
     return ch;
 }

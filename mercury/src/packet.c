@@ -95,6 +95,8 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
         tail += 8;
     if (flags & MC_PF_HAS_SEQ)
         tail += 4;
+    if (flags & MC_PF_CREATE_CHANNEL)
+        tail += 4;
     if (flags & MC_PF_INDEXED)
         tail += 8;
     if (flags & MC_PF_HAS_CHECKSUM)
@@ -133,13 +135,14 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     if (flags & MC_PF_HAS_REQUESTS)
         put16(pkt, pkt->first_request);
     if (nacks) {
-        for (uint32_t i = 0; i < nacks; i++) {
-            uint32_t s;
-            if (oacks)
-                s = oacks[i];
-            else
-                s = ch->ack_pending[--ch->ack_count]; /* newest first */
-            put32(pkt, s & MC_SEQ_MASK);
+        /* oldest first, so the sender learns of its packets in the order it sent them */
+        const uint32_t *src = oacks ? oacks : ch->ack_pending;
+        for (uint32_t i = 0; i < nacks; i++)
+            put32(pkt, src[i] & MC_SEQ_MASK);
+        if (!oacks) {
+            memmove(ch->ack_pending, ch->ack_pending + nacks,
+                    (ch->ack_count - nacks) * sizeof(uint32_t));
+            ch->ack_count -= nacks;
         }
         pkt->data[pkt->len++] = (uint8_t)nacks;
     }
@@ -151,6 +154,8 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     }
     if (flags & MC_PF_HAS_SEQ)
         put32(pkt, o->seq);
+    if (flags & MC_PF_CREATE_CHANNEL)
+        put32(pkt, o->nonce);
     if (flags & MC_PF_INDEXED) {
         put32(pkt, o->chan_id);
         put32(pkt, o->chan_version);
@@ -178,6 +183,8 @@ size_t mc_footer_size(uint16_t flags, bool has_requests, bool checksums)
     if (flags & MC_PF_IS_FRAGMENT)
         n += 8;
     if (flags & MC_PF_HAS_SEQ)
+        n += 4;
+    if (flags & MC_PF_CREATE_CHANNEL)
         n += 4;
     if (flags & MC_PF_INDEXED)
         n += 8;

@@ -308,6 +308,40 @@ START_TEST(condemned_channel_finishes_sending)
 }
 END_TEST
 
+START_TEST(peer_restart_replaces_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.b, on_dead, &d);
+    send_stream(p.ab, 0, 500, 40);
+    ck_assert(wait_received(&p, &p.rb, 500, 10));
+    pump_for(p.base, 0.05);
+    /* a restarts on the same port and opens a fresh channel (sequence numbers from 0) */
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.a), bind, sizeof bind);
+    mc_nub_free(p.a);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    cfg.rehearsal_seed = 1234; /* same seed as before: the nonce must still differ */
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    p.ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    p.rb.next = 0;
+    p.rb.received = 0;
+    send_stream(p.ab, 0, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 300, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_int_eq(d.deaths, 1);
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* the old channel's late CREATE resends do not disturb the new one */
+    ck_assert(pump_until(p.base, (bool (*)(void *))mc_channel_idle, p.ab, 5));
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- watchers ---- */
 START_TEST(watchers_publish_and_rehearse)
 {
@@ -452,6 +486,79 @@ START_TEST(hostile_traffic_over_socket)
 }
 END_TEST
 
+/* ---- external channels: lost packets ride as piggybacks ---- */
+static void external_accept(mc_nub_config *cfg, int which)
+{
+    (void)which;
+    cfg->accept_traits = MC_CHANNEL_EXTERNAL;
+    cfg->min_resend_delay_us = 10 * MC_US_PER_MS;
+}
+
+START_TEST(external_channel_piggybacks)
+{
+    pair p;
+    pair_open(&p, external_accept);
+    mc_channel *ext = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_EXTERNAL);
+    ck_assert_ptr_eq(ext, p.ab); /* already open: same channel */
+    mc_nub_free(p.a);
+    /* reopen a as a nub whose first channel to b is external */
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.rehearsal_seed = 99;
+    cfg.min_resend_delay_us = 10 * MC_US_PER_MS;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    ext = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_EXTERNAL);
+    ck_assert_uint_eq(mc_channel_get_traits(ext), MC_CHANNEL_EXTERNAL);
+    mc_rehearsal r = {0};
+    r.loss = 0.3;
+    mc_nub_set_rehearsal(p.a, &r);
+    /* small bundles sent over time, like a client tick */
+    for (uint32_t i = 0; i < 400; i++) {
+        send_stream(ext, i, 1, 40);
+        pump_for(p.base, 0.004);
+    }
+    ck_assert(wait_received(&p, &p.rb, 400, 30));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_gt(st.piggybacks, 0);
+    mc_channel_stats cs;
+    mc_channel_get_stats(ext, &cs);
+    ck_assert_uint_eq(cs.window, MC_WINDOW_EXTERNAL);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(unreliable_messages_on_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_bundle *b = mc_channel_bundle(p.ab);
+    uint8_t note[2] = {4, 2};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_NO, note, 2), MC_OK);
+        ck_assert_int_eq(mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_PASSENGER, note, 2),
+                         MC_OK);
+        ck_assert_int_eq(mc_channel_send(p.ab), MC_OK);
+    }
+    /* the unreliable packets opened the channel at b (CREATE_CHANNEL) and arrived */
+    pump_for(p.base, 0.1);
+    ck_assert_uint_eq(p.rb.notes, 10);
+    ck_assert_uint_eq(mc_channel_unacked(p.ab), 0);
+    mc_channel_stats cs;
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.next_send_seq, 0); /* no sequence numbers used */
+    /* a regular channel checks resends on send */
+    mc_channel_set_irregular(p.ab, false);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 5));
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("mercury_api");
@@ -465,9 +572,12 @@ static Suite *api_suite(void)
     tcase_add_test(tc, off_channel_unreliable_and_once_off);
     tcase_add_test(tc, channel_dies_of_inactivity);
     tcase_add_test(tc, condemned_channel_finishes_sending);
+    tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);
+    tcase_add_test(tc, external_channel_piggybacks);
+    tcase_add_test(tc, unreliable_messages_on_channel);
     suite_add_tcase(s, tc);
     return s;
 }
