@@ -119,6 +119,16 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         goto bad;
     }
     mc_log_set_level(level);
+    const char *binds[] = {"internal", desc->has_external ? "external" : NULL};
+    for (size_t i = 0; i < 2; i++) {
+        mc_address a;
+        const char *v = binds[i] ? mc_config_get_string(s->cfg, binds[i]) : NULL;
+        if (v && mc_address_parse(v, &a) != MC_OK) {
+            snprintf(err, sizeof err, "--%s: '%s' is not IP:PORT", binds[i], v);
+            fail(exit_code, program, err);
+            goto bad;
+        }
+    }
     if (desc->role != MC_ROLE_MANAGER) {
         const char *m = mc_config_get_string(s->cfg, "manager");
         if (mc_address_parse(m, &s->manager) != MC_OK || s->manager.port == 0) {

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/watcher.h"
+#include "common/defs.h"
 #include "mercury/mercury.h"
 #include "server/load.h"
 #include "server/server.h"
@@ -47,7 +48,7 @@ struct mc_server {
     struct event *sigint_ev;
     struct event *tick_ev;       /* heartbeat / registration / load timer */
     struct event *shutdown_ev;   /* drives the graceful shutdown */
-    void *defs; /* mc_entity_defs */
+    mc_entity_defs *defs;
     char digest[65];
     char name[32];
     pid_t pid;

@@ -1,5 +1,6 @@
 /* The standard watchers every process publishes. */
 #include "server_internal.h"
+#include "common/defs.h"
 #include "common/log.h"
 
 #include <stdio.h>
@@ -86,7 +87,7 @@ int mc_server_add_std_watchers(mc_server *s)
     bad |= mc_watch_add(w, "load", MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_load, NULL, s);
     bad |= mc_watch_add_const_string(w, "version", MC_VERSION);
     bad |= mc_watch_add_const_string(w, "host", s->hostname);
-    bad |= mc_watch_add_const_string(w, "defs/digest", s->digest);
+    bad |= mc_defs_add_watchers(s->defs, w, "defs");
     bad |= mc_watch_add_const_string(w, "defs/res", s->res_dir);
     bad |= mc_watch_add_const_string(w, "interfaces/internal", s->internal_addr);
     if (s->desc.has_external)
