@@ -235,6 +235,68 @@ START_TEST(tool_arguments)
 }
 END_TEST
 
+START_TEST(tool_output_text_and_json)
+{
+    Mc__Control__WatcherEntry e1 = MC__CONTROL__WATCHER_ENTRY__INIT, e2 = e1, e3 = e1;
+    e1.path = "load";
+    e1.type = MC__CONTROL__WATCHER_TYPE__WT_FLOAT;
+    e1.mode = MC__CONTROL__WATCHER_MODE__WM_READ_ONLY;
+    e1.has_value = true;
+    e1.value = "0.25";
+    e2.path = "config/logLevel";
+    e2.type = MC__CONTROL__WATCHER_TYPE__WT_STRING;
+    e2.mode = MC__CONTROL__WATCHER_MODE__WM_READ_WRITE;
+    e2.has_value = true;
+    e2.value = "say \"hi\"\n";
+    e3.path = "registered";
+    e3.type = MC__CONTROL__WATCHER_TYPE__WT_BOOL;
+    e3.has_value = true;
+    e3.value = "true";
+    Mc__Control__WatcherEntry *entries[] = {&e1, &e2, &e3};
+    Mc__Control__WatcherReply reply = MC__CONTROL__WATCHER_REPLY__INIT;
+    reply.n_entries = 3;
+    reply.entries = entries;
+    wt_result results[2] = {{.process = "baseapp01", .reply = &reply},
+                            {.process = "baseapp02", .exit_code = WT_EXIT_TIMEOUT}};
+    snprintf(results[1].error, sizeof results[1].error, "no answer in time");
+    wt_args a;
+    char err[256];
+    ck_assert_int_eq(parse(&a, err, sizeof err, 3, "get", "baseapps"), 0);
+
+    char *text = NULL, *errs = NULL;
+    size_t tn = 0, en = 0;
+    FILE *out = open_memstream(&text, &tn), *eout = open_memstream(&errs, &en);
+    ck_assert_int_eq(wt_print_results(out, eout, &a, results, 2), WT_EXIT_TIMEOUT);
+    fclose(out);
+    fclose(eout);
+    ck_assert_str_eq(text, "baseapp01  load             0.25\n"
+                           "baseapp01  config/logLevel  say \"hi\"\n\n"
+                           "baseapp01  registered       true\n");
+    ck_assert_str_eq(errs, "watcher: baseapp02: no answer in time\n");
+    free(text);
+    free(errs);
+
+    a.json = true;
+    out = open_memstream(&text, &tn);
+    eout = open_memstream(&errs, &en);
+    ck_assert_int_eq(wt_print_results(out, eout, &a, results, 2), WT_EXIT_TIMEOUT);
+    fclose(out);
+    fclose(eout);
+    ck_assert_str_eq(
+        text, "{\"command\":\"get\",\"target\":\"baseapps\",\"path\":\"\",\"exit\":7,"
+              "\"processes\":[{\"name\":\"baseapp01\",\"ok\":true,\"entries\":["
+              "{\"path\":\"load\",\"type\":\"float\",\"mode\":\"ro\",\"value\":0.25},"
+              "{\"path\":\"config/logLevel\",\"type\":\"string\",\"mode\":\"rw\","
+              "\"value\":\"say \\\"hi\\\"\\n\"},"
+              "{\"path\":\"registered\",\"type\":\"bool\",\"mode\":\"-\",\"value\":true}]},"
+              "{\"name\":\"baseapp02\",\"ok\":false,\"exit\":7,\"error\":\"no answer in "
+              "time\"}]}\n");
+    ck_assert_str_eq(errs, "");
+    free(text);
+    free(errs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cluster_units");
@@ -243,6 +305,7 @@ static Suite *suite(void)
     tcase_add_test(tc, registry_adopts_first_digest_and_expires);
     tcase_add_test(tc, watcher_service_operations);
     tcase_add_test(tc, tool_arguments);
+    tcase_add_test(tc, tool_output_text_and_json);
     suite_add_tcase(s, tc);
     return s;
 }
