@@ -3,6 +3,7 @@
 #include "common/defs.h"
 #include "common/log.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     mc_server *s = ctx;
     mc_time_us now = mc_clock_now_us();
-    s->load_value = mc_load_sample(&s->load);
+    /* Three decimals are all the precision a load has (and watchers read nicer). */
+    s->load_value = floor(mc_load_sample(&s->load) * 1000.0 + 0.5) / 1000.0;
     mc_server_reg_tick(s, now);
 }
 
