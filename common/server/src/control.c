@@ -261,8 +261,9 @@ static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *i
         len = mc_istream_remaining(data);
         bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
     }
-    if (status != MC_REPLY_CANCELLED)
-        p->on_reply(p->s, (int)status, bytes, len, p->arg);
+    /* Called for every outcome, MC_REPLY_CANCELLED (server being freed) included, so the
+     * handler can release what it holds. */
+    p->on_reply(p->s, (int)status, bytes, len, p->arg);
     free(p);
 }
 

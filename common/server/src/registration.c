@@ -49,7 +49,8 @@ server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo 
 static void on_register_reply(mc_server *s, int status, const uint8_t *data, size_t len,
                               void *arg)
 {
-    if (s->reg != REG_WAITING || (uint64_t)(uintptr_t)arg != s->reg_attempt)
+    if (status == MC_REPLY_CANCELLED || s->reg != REG_WAITING ||
+        (uint64_t)(uintptr_t)arg != s->reg_attempt)
         return; /* the answer to an attempt we gave up on */
     mc_time_us now = mc_clock_now_us();
     if (status != MC_REPLY_OK) {
@@ -225,6 +226,8 @@ void mc_server_reg_on_manager_dead(mc_server *s)
 static void on_deregister_reply(mc_server *s, int status, const uint8_t *data, size_t len,
                                 void *arg)
 {
+    if (status == MC_REPLY_CANCELLED)
+        return;
     if (status == MC_REPLY_OK)
         MC_INFO("deregistered from the manager");
     else
@@ -251,4 +254,44 @@ void mc_server_deregister(mc_server *s)
         s->deregistered = true;
     }
     s->reg = REG_NONE;
+}
+
+/* --- queries -------------------------------------------------------------------------- */
+
+typedef struct {
+    mc_server_query_fn fn;
+    void *ctx;
+} query_wait;
+
+static void on_query_reply(mc_server *s, int status, const uint8_t *data, size_t len, void *arg)
+{
+    query_wait *q = arg;
+    Mc__Control__QueryReply *r =
+        status == MC_REPLY_OK ? mc__control__query_reply__unpack(NULL, len, data) : NULL;
+    if (status == MC_REPLY_OK && !r)
+        MC_WARNING("malformed query reply from the manager");
+    q->fn(s, q->ctx, r);
+    mc_pb_free(r);
+    free(q);
+}
+
+int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, const char *name,
+                    mc_server_query_fn fn, void *ctx)
+{
+    if (s->desc.role == MC_ROLE_MANAGER || !fn)
+        return MC_ERR_INVALID;
+    query_wait *q = malloc(sizeof *q);
+    if (!q)
+        return MC_ERR_NO_MEMORY;
+    q->fn = fn;
+    q->ctx = ctx;
+    Mc__Control__QueryRequest req = MC__CONTROL__QUERY_REQUEST__INIT;
+    req.kind = kind;
+    req.role = role;
+    req.name = (char *)(name ? name : "");
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_QUERY, &req, on_query_reply, q,
+                                    REGISTER_REPLY_TIMEOUT_US, false);
+    if (rc != MC_OK)
+        free(q);
+    return rc;
 }

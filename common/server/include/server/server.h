@@ -95,6 +95,17 @@ double mc_server_load(const mc_server *s);
 /* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
  * to that address (one-way). Returns 0 or a negative mercury status. */
 int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg);
+/* Ask the manager (on the channel to it): every process (QUERY_ALL), the live processes
+ * of a role (QUERY_BY_ROLE), one by name (QUERY_BY_NAME), the least-loaded live process of
+ * a role (QUERY_LEAST_LOADED). fn is called exactly once: with the reply (status QUERY_OK,
+ * or QUERY_NO_MATCH with a reason), or with reply NULL when the manager did not answer in
+ * time (or the server is being freed). The reply is valid during the call only. Returns 0
+ * or a negative mercury status (then fn is not called). */
+typedef void (*mc_server_query_fn)(mc_server *s, void *ctx,
+                                   const Mc__Control__QueryReply *reply);
+int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, const char *name,
+                    mc_server_query_fn fn, void *ctx);
+
 /* Stop waiting for the channel to addr when flushing at shutdown (its process is gone). */
 void mc_server_forget_peer(mc_server *s, const char *addr);
 /* Replace the channel to addr by a fresh one (the peer at that address is a new
