@@ -14,8 +14,13 @@
 server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info)
 {
     server_peer *p = NULL;
+    /* Keyed by name: a restarted manager numbers processes anew, and peers/<name> should
+     * describe whoever holds that name now. */
+    const char *name = info->name ? info->name : "";
+    if (!*name)
+        return NULL;
     for (size_t i = 0; i < s->npeers; i++)
-        if (s->peers[i]->id == info->id) {
+        if (strcmp(s->peers[i]->name, name) == 0) {
             p = s->peers[i];
             break;
         }
@@ -32,8 +37,8 @@ server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo 
         if (!p)
             return NULL;
         s->peers[s->npeers++] = p;
-        p->id = info->id;
     }
+    p->id = info->id;
     snprintf(p->name, sizeof p->name, "%s", info->name ? info->name : "");
     p->role = info->role;
     snprintf(p->internal_addr, sizeof p->internal_addr, "%s",
