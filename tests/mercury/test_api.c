@@ -102,6 +102,41 @@ START_TEST(request_off_channel_once_off)
 }
 END_TEST
 
+START_TEST(requests_spanning_packets)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_bundle *b = mc_channel_bundle(p.ab);
+    uint8_t note[100] = {0};
+    for (int i = 0; i < 10; i++)
+        mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_DRIVER, note, sizeof note);
+    reply_rec big = {0}, small = {0};
+    /* a big request written in pieces, after other messages: moved, then spanning */
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &big, 0), MC_OK);
+    ck_assert_int_eq(mc_bundle_write_u8(b, 1), MC_OK);
+    for (int i = 0; i < 50; i++)
+        ck_assert_int_eq(mc_bundle_write(b, note, 100), MC_OK);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_uint_gt(mc_bundle_packet_count(b), 1);
+    uint8_t msg[] = {1, 'o', 'k'};
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &small, 0), MC_OK);
+    mc_bundle_write(b, msg + 1, 0);
+    mc_bundle_write(b, msg, sizeof msg);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_int_eq(mc_channel_send(p.ab), MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &small, 10));
+    ck_assert(pump_until(p.base, reply_done, &big, 10));
+    ck_assert_int_eq(big.status, MC_REPLY_OK);
+    ck_assert_uint_eq(big.len, 5000);
+    ck_assert_int_eq(small.status, MC_REPLY_OK);
+    ck_assert_uint_eq(small.len, 2);
+    ck_assert(memcmp(small.data, "ok", 2) == 0);
+    ck_assert_uint_eq(p.rb.notes, 10);
+    ck_assert_uint_eq(p.rb.requests, 2);
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- lengths ---- */
 static void send_len(pair *p, uint8_t id, size_t n, uint32_t counter, bool streamed)
 {
@@ -567,6 +602,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, request_reply_on_channel);
     tcase_add_test(tc, request_timeout);
     tcase_add_test(tc, request_off_channel_once_off);
+    tcase_add_test(tc, requests_spanning_packets);
     tcase_add_test(tc, lengths_each_field_size);
     tcase_add_test(tc, bundle_errors_roll_back);
     tcase_add_test(tc, off_channel_unreliable_and_once_off);
