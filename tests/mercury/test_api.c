@@ -489,6 +489,50 @@ START_TEST(bad_packets_dropped_by_reason)
 }
 END_TEST
 
+typedef struct {
+    mc_time_us offset;
+} fake_clock;
+
+static mc_time_us real_plus(void *ctx)
+{
+    fake_clock *fc = ctx;
+    mc_clock_set_source(NULL, NULL);
+    mc_time_us now = mc_clock_now_us();
+    mc_clock_set_source(real_plus, fc);
+    return now + fc->offset;
+}
+
+START_TEST(off_channel_fragment_expires)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address from = {0x7F000001u, 40001};
+    uint8_t pk[64];
+    size_t n = 0;
+    mc_store_u16(pk, 0x0040 | 0x0020); /* HAS_SEQUENCE_NUMBER | IS_FRAGMENT */
+    n = 2;
+    pk[n++] = T_NOTE;
+    mc_store_u16(pk + n, 10);
+    n += 2;
+    memset(pk + n, 7, 5);
+    n += 5;
+    mc_store_u32(pk + n, 100); /* first */
+    mc_store_u32(pk + n + 4, 101); /* last */
+    mc_store_u32(pk + n + 8, 100); /* this one */
+    n += 12;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, n), MC_OK);
+    pump_for(p.base, 0.05);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 0);
+    fake_clock fc = {11 * MC_US_PER_S};
+    mc_clock_set_source(real_plus, &fc);
+    pump_for(p.base, 0.05);
+    mc_clock_set_source(NULL, NULL);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
+    ck_assert_uint_eq(p.rb.notes, 0);
+    pair_close(&p);
+}
+END_TEST
+
 START_TEST(hostile_traffic_over_socket)
 {
     pair p;
@@ -622,6 +666,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);
+    tcase_add_test(tc, off_channel_fragment_expires);
     tcase_add_test(tc, external_channel_piggybacks);
     tcase_add_test(tc, unreliable_messages_on_channel);
     suite_add_tcase(s, tc);
