@@ -151,9 +151,21 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
     mc_channel_destroy(ch);
 }
 
-void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
+void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
 {
-    kill_channel(nub, ch, reason, !ch->condemned);
+    /* Detach it from lookups now; the timer reports and frees it (it may be in use further
+     * up the stack, e.g. by the receive path that called a handler). */
+    mc_channel_unregister_watchers(ch);
+    if (ch->indexed) {
+        if (mc_map_get(&nub->by_index, ch->id, 0) == ch)
+            mc_map_remove(&nub->by_index, ch->id, 0);
+    } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
+        mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
+    }
+    if (!ch->dead) {
+        ch->dead = true;
+        ch->death_reason = reason;
+    }
 }
 
 static uint32_t new_nonce(mc_nub *nub)
@@ -460,10 +472,8 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
     mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
     if (ch && !ch->dead && !ch->condemned)
         return ch;
-    if (ch) {
-        /* a condemned or dying channel still owns the address: retire it now */
-        kill_channel(nub, ch, ch->death_reason, false);
-    }
+    if (ch) /* a condemned or dying channel still owns the address: retire it */
+        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason : MC_CHANNEL_DEATH_INACTIVITY);
     ch = mc_channel_create(nub, addr, traits, false, 0);
     if (!ch)
         return NULL;
@@ -484,7 +494,7 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
         return ch;
     }
     if (ch)
-        kill_channel(nub, ch, ch->death_reason, false);
+        mc_nub_retire_channel(nub, ch, ch->death_reason);
     ch = mc_channel_create(nub, addr, traits, true, id);
     if (!ch)
         return NULL;

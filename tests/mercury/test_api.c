@@ -369,6 +369,7 @@ START_TEST(peer_restart_replaces_channel)
     send_stream(p.ab, 0, 300, 40);
     ck_assert(wait_received(&p, &p.rb, 300, 10));
     ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert(pump_until(p.base, died, &d, 5));
     ck_assert_int_eq(d.deaths, 1);
     ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
     /* the old channel's late CREATE resends do not disturb the new one */
