@@ -378,6 +378,42 @@ START_TEST(peer_restart_replaces_channel)
 }
 END_TEST
 
+
+START_TEST(accepting_peer_restart_replaces_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 10));
+    /* b answers on the channel it accepted (no CREATE_CHANNEL from b) */
+    mc_channel *ba = mc_nub_find_channel(p.b, mc_nub_address(p.a));
+    ck_assert_ptr_nonnull(ba);
+    send_stream(ba, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.ra, 100, 10));
+    /* b restarts on the same port and opens a channel to a itself */
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.b), bind, sizeof bind);
+    mc_nub_free(p.b);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.b), MC_OK);
+    ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    p.ra.next = 0;
+    p.ra.received = 0;
+    send_stream(ba, 0, 200, 40);
+    ck_assert(wait_received(&p, &p.ra, 200, 10));
+    ck_assert_uint_eq(p.ra.out_of_order, 0);
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- watchers ---- */
 START_TEST(watchers_publish_and_rehearse)
 {
@@ -664,6 +700,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, channel_dies_of_inactivity);
     tcase_add_test(tc, condemned_channel_finishes_sending);
     tcase_add_test(tc, peer_restart_replaces_channel);
+    tcase_add_test(tc, accepting_peer_restart_replaces_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);
