@@ -151,6 +151,11 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
     mc_channel_destroy(ch);
 }
 
+void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
+{
+    kill_channel(nub, ch, reason, !ch->condemned);
+}
+
 void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
 {
     /* Detach it from lookups now; the timer reports and frees it (it may be in use further

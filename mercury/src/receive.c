@@ -458,7 +458,8 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
             char a[MC_ADDRESS_STRLEN];
             MC_INFO("channel %s: peer opened a new channel (restarted); replacing the old one",
                     mc_address_format(src, a, sizeof a));
-            mc_nub_retire_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
+            /* reported before anything from the new incarnation is dispatched */
+            mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
             ch = NULL;
         }
     }

@@ -146,7 +146,8 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
 int mc_nub_flush(mc_nub *nub);
 
 /* Process one datagram as if it had just been read from the socket from `from` (the receive
- * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. */
+ * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. Not to be
+ * called from inside a handler. */
 int mc_nub_process_datagram(mc_nub *nub, const mc_address *from, const void *data, size_t len);
 
 /* Rehearsal settings at run time. */
