@@ -20,7 +20,7 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->bind = "127.0.0.1:0";
     cfg->accept_channels = true;
     cfg->accept_traits = MC_CHANNEL_INTERNAL;
-    cfg->socket_buffer_bytes = 4u * 1024u * 1024u;
+    cfg->socket_buffer_bytes = 16u * 1024u * 1024u;
     cfg->tick_us = 5 * MC_US_PER_MS;
     cfg->min_resend_delay_us = 20 * MC_US_PER_MS;
     cfg->request_timeout_us = 5 * MC_US_PER_S;
@@ -354,8 +354,12 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     }
     int sz = (int)nub->cfg.socket_buffer_bytes;
     if (sz > 0) {
-        setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-        setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+        /* the FORCE variants pass the system maximum when we are allowed to; otherwise the
+         * kernel caps the plain request at net.core.[rw]mem_max */
+        if (setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+        if (setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
     }
     struct sockaddr_in sa;
     mc_address_to_sockaddr(&addr, &sa);

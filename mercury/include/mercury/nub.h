@@ -53,7 +53,8 @@ typedef struct {
     bool checksums;               /* add a checksum footer and require it on receipt */
     bool accept_channels;         /* create channels for peers that open one (default true) */
     mc_channel_traits accept_traits; /* traits of such channels (default internal) */
-    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 4 MiB) */
+    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 16 MiB; capped
+                                     by the system unless privileged) */
     mc_time_us tick_us;           /* timer period (default 5 ms) */
     mc_time_us min_resend_delay_us;    /* default 20 ms */
     mc_time_us request_timeout_us;     /* default 5 s */
