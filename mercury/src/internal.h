@@ -418,8 +418,12 @@ struct mc_nub {
 };
 
 void mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
-/* Remove, report (unless condemned) and free a channel now. */
+/* Remove, report (unless condemned) and free a channel now (receive path only: never
+ * while the channel may be in use further up the stack). */
 void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);
+/* Detach a channel from lookups and schedule its death (reported, unless condemned, and
+ * freed on the next timer tick). */
+void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch);
 uint64_t mc_address_key(const mc_address *a);
 

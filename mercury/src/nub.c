@@ -20,7 +20,7 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->bind = "127.0.0.1:0";
     cfg->accept_channels = true;
     cfg->accept_traits = MC_CHANNEL_INTERNAL;
-    cfg->socket_buffer_bytes = 4u * 1024u * 1024u;
+    cfg->socket_buffer_bytes = 16u * 1024u * 1024u;
     cfg->tick_us = 5 * MC_US_PER_MS;
     cfg->min_resend_delay_us = 20 * MC_US_PER_MS;
     cfg->request_timeout_us = 5 * MC_US_PER_S;
@@ -154,6 +154,23 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
 void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
 {
     kill_channel(nub, ch, reason, !ch->condemned);
+}
+
+void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
+{
+    /* Detach it from lookups now; the timer reports and frees it (it may be in use further
+     * up the stack, e.g. by the receive path that called a handler). */
+    mc_channel_unregister_watchers(ch);
+    if (ch->indexed) {
+        if (mc_map_get(&nub->by_index, ch->id, 0) == ch)
+            mc_map_remove(&nub->by_index, ch->id, 0);
+    } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
+        mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
+    }
+    if (!ch->dead) {
+        ch->dead = true;
+        ch->death_reason = reason;
+    }
 }
 
 static uint32_t new_nonce(mc_nub *nub)
@@ -337,8 +354,12 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     }
     int sz = (int)nub->cfg.socket_buffer_bytes;
     if (sz > 0) {
-        setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-        setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+        /* the FORCE variants pass the system maximum when we are allowed to; otherwise the
+         * kernel caps the plain request at net.core.[rw]mem_max */
+        if (setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+        if (setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
     }
     struct sockaddr_in sa;
     mc_address_to_sockaddr(&addr, &sa);
@@ -460,10 +481,8 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
     mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
     if (ch && !ch->dead && !ch->condemned)
         return ch;
-    if (ch) {
-        /* a condemned or dying channel still owns the address: retire it now */
-        kill_channel(nub, ch, ch->death_reason, false);
-    }
+    if (ch) /* a condemned or dying channel still owns the address: retire it */
+        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason : MC_CHANNEL_DEATH_INACTIVITY);
     ch = mc_channel_create(nub, addr, traits, false, 0);
     if (!ch)
         return NULL;
@@ -484,7 +503,7 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
         return ch;
     }
     if (ch)
-        kill_channel(nub, ch, ch->death_reason, false);
+        mc_nub_retire_channel(nub, ch, ch->death_reason);
     ch = mc_channel_create(nub, addr, traits, true, id);
     if (!ch)
         return NULL;

@@ -448,13 +448,17 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
     }
     ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
     if (ch && (f->flags & MC_PF_CREATE_CHANNEL)) {
-        if (!ch->peer_nonce) {
+        /* A first CREATE_CHANNEL from a peer we have heard nothing from announces its side
+         * of a simultaneous open; a new nonce, or a CREATE_CHANNEL from a peer that has been
+         * talking without one (it accepted our channel), means it restarted. */
+        if (!ch->peer_nonce && ch->packets_received == 0) {
             ch->peer_nonce = f->nonce;
         } else if (ch->peer_nonce != f->nonce) {
             /* the peer restarted and opened a new channel from the same address */
             char a[MC_ADDRESS_STRLEN];
             MC_INFO("channel %s: peer opened a new channel (restarted); replacing the old one",
                     mc_address_format(src, a, sizeof a));
+            /* reported before anything from the new incarnation is dispatched */
             mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
             ch = NULL;
         }

@@ -53,7 +53,8 @@ typedef struct {
     bool checksums;               /* add a checksum footer and require it on receipt */
     bool accept_channels;         /* create channels for peers that open one (default true) */
     mc_channel_traits accept_traits; /* traits of such channels (default internal) */
-    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 4 MiB) */
+    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 16 MiB; capped
+                                     by the system unless privileged) */
     mc_time_us tick_us;           /* timer period (default 5 ms) */
     mc_time_us min_resend_delay_us;    /* default 20 ms */
     mc_time_us request_timeout_us;     /* default 5 s */
@@ -146,7 +147,8 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
 int mc_nub_flush(mc_nub *nub);
 
 /* Process one datagram as if it had just been read from the socket from `from` (the receive
- * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. */
+ * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. Not to be
+ * called from inside a handler. */
 int mc_nub_process_datagram(mc_nub *nub, const mc_address *from, const void *data, size_t len);
 
 /* Rehearsal settings at run time. */
