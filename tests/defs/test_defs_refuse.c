@@ -15,6 +15,16 @@
     "<root>\n<Properties>\n<p>\n<Type> " type " </Type>\n<Flags> " flags " </Flags>\n" extra \
     "</p>\n</Properties>\n</root>\n"
 
+/* Eight FIXED_DICT fields of one type, and an alias of them: each level multiplies by 8. */
+#define F8(t)                                                                                \
+    "<a><Type>" t "</Type></a><b><Type>" t "</Type></b><c><Type>" t "</Type></c>"            \
+    "<d><Type>" t "</Type></d><e><Type>" t "</Type></e><f><Type>" t "</Type></f>"            \
+    "<g><Type>" t "</Type></g><h><Type>" t "</Type></h>"
+#define DICT8(name, t) "<" name "> FIXED_DICT <Properties>" F8(t) "</Properties> </" name ">\n"
+#define BIG_TUPLE "TUPLE <of> INT8 </of> <size> 65535 </size>"
+#define ITEMS4 "<item/><item/><item/><item/>"
+#define BIG_PROP(n) "<p" n "><Type> B </Type><Flags> BASE </Flags></p" n ">\n"
+
 typedef struct {
     const char *name;
     const char *entities;  /* NULL: ENT_CS; "" : no file */
@@ -246,6 +256,25 @@ static const bad_case cases[] = {
      {"entities.xml:3: <E>: ", "entity type E: no file", "entity_defs/E.def"}},
     {"malformed xml", NULL, "<root>\n<Properties>\n<p>\n</Properties>\n</root>\n", NULL, NULL, NULL,
      NULL, {"E.def:4: ", "malformed XML: Opening and ending tag mismatch"}},
+    /* 4 KiB of aliases that would expand to 8^5 fields: refused before anything expands */
+    {"alias expansion bomb", NULL, PROP("A4", "BASE", ""),
+     "<root>\n" DICT8("A0", "INT8") DICT8("A1", "A0") DICT8("A2", "A1") DICT8("A3", "A2")
+     DICT8("A4", "A3") "</root>\n",
+     NULL, NULL, NULL, {"alias.xml:5: <A3>: ", "more than 4096 parts with aliases expanded"}},
+    {"fixed size default bomb", NULL,
+     PROP("TUPLE <of> " BIG_TUPLE " </of> <size> 65535 </size>", "BASE", ""), NULL, NULL, NULL,
+     NULL, {"E.def:4: <Type>: ", "default value would hold more than 1048576 values"}},
+    {"default items over budget", NULL,
+     PROP("ARRAY <of> " BIG_TUPLE " </of>", "BASE",
+          "<Default>\n" ITEMS4 ITEMS4 ITEMS4 ITEMS4 "\n<item/>\n</Default>\n"),
+     NULL, NULL, NULL, NULL, {"E.def:7: <item>: ", "all properties together"}},
+    {"property defaults over budget", NULL,
+     "<root>\n<Properties>\n" BIG_PROP("0") BIG_PROP("1") BIG_PROP("2") BIG_PROP("3")
+     BIG_PROP("4") BIG_PROP("5") BIG_PROP("6") BIG_PROP("7") BIG_PROP("8") BIG_PROP("9")
+     BIG_PROP("a") BIG_PROP("b") BIG_PROP("c") BIG_PROP("d") BIG_PROP("e") BIG_PROP("f")
+     BIG_PROP("g") "</Properties>\n</root>\n",
+     "<root>\n<B> " BIG_TUPLE " </B>\n</root>\n", NULL, NULL, NULL,
+     {"E.def:19: <pg>: ", "all properties together"}},
     {"malformed alias xml", NULL, "<root/>\n", "<root>\n<A> INT8 </B>\n</root>\n", NULL, NULL, NULL,
      {"alias.xml:2: ", "malformed XML"}},
 };
