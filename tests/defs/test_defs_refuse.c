@@ -348,12 +348,52 @@ START_TEST(all_errors_listed)
 }
 END_TEST
 
+/* A Parent chain E -> P1 -> ... -> Pn: 32 levels load, 33 are refused at the link that
+ * goes too deep, naming its file, line and element. */
+static mc_entity_defs *load_chain(int n, char *err, size_t errlen, char **dir_out)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_CS), 0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root>\n<Parent> P1 </Parent>\n</root>\n"), 0);
+    for (int k = 1; k <= n; k++) {
+        char rel[64], text[128];
+        snprintf(rel, sizeof(rel), "entity_defs/P%d.def", k);
+        if (k < n)
+            snprintf(text, sizeof(text), "<root>\n<Parent> P%d </Parent>\n</root>\n", k + 1);
+        else
+            snprintf(text, sizeof(text), "<root/>\n");
+        ck_assert_int_eq(tu_write(dir, rel, text), 0);
+    }
+    *dir_out = dir;
+    return mc_defs_load(dir, err, errlen);
+}
+
+START_TEST(parent_chain_depth)
+{
+    char err[4096];
+    char *dir;
+    mc_entity_defs *d = load_chain(31, err, sizeof(err), &dir);
+    ck_assert_msg(d != NULL, "32 levels refused: %s", err);
+    mc_defs_free(d);
+    tu_rmtree(dir);
+    free(dir);
+    d = load_chain(32, err, sizeof(err), &dir);
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "P31.def:2: <Parent>: Parent/Implements nest more than 32 deep"),
+                  "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_refuse");
     TCase *tc = tcase_create("refuse");
     tcase_add_loop_test(tc, refused, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, all_errors_listed);
+    tcase_add_test(tc, parent_chain_depth);
     suite_add_tcase(s, tc);
     return s;
 }
