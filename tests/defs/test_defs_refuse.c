@@ -275,6 +275,24 @@ static const bad_case cases[] = {
      BIG_PROP("g") "</Properties>\n</root>\n",
      "<root>\n<B> " BIG_TUPLE " </B>\n</root>\n", NULL, NULL, NULL,
      {"E.def:19: <pg>: ", "all properties together"}},
+    /* what libxml2 parses but a def file cannot mean: refused, not skipped */
+    {"attribute in def", NULL,
+     "<root>\n<Properties>\n<p kind=\"x\">\n<Type> INT8 </Type>\n<Flags> BASE </Flags>\n</p>\n"
+     "</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "attribute kind is not supported"}},
+    {"entity reference", NULL,
+     "<!DOCTYPE root [ <!ENTITY e \"8\"> ]>\n<root>\n<Properties>\n<p>\n<Type> INT&e; </Type>\n"
+     "<Flags> BASE </Flags>\n</p>\n</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:5: <Type>: ", "entity reference &e; is not supported"}},
+    {"processing instruction", NULL, NULL, "<root>\n<?x y?>\n</root>\n", NULL, NULL, NULL,
+     {"alias.xml:2: <root>: ", "processing instruction <?x?> is not supported"}},
+    {"attribute on entities root", "<root x=\"1\">\n<E/>\n</root>\n", "<root/>\n", NULL, NULL,
+     NULL, NULL, {"entities.xml:1: <root>: ", "attribute x is not supported"}},
+    {"attribute on section", "<root>\n<ClientServerEntities a=\"b\">\n<E/>\n</ClientServerEntities>\n</root>\n",
+     "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <ClientServerEntities>: ", "attribute a is not supported"}},
+    {"text in entry", "<root>\n<E> yes </E>\n</root>\n", "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <E>: ", "unexpected text 'yes'"}},
     {"malformed alias xml", NULL, "<root/>\n", "<root>\n<A> INT8 </B>\n</root>\n", NULL, NULL, NULL,
      {"alias.xml:2: ", "malformed XML"}},
 };
@@ -387,6 +405,25 @@ START_TEST(parent_chain_depth)
 }
 END_TEST
 
+/* Entries in BigWorld's sections may carry KBEngine's attributes when they agree. */
+START_TEST(section_entry_attributes)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml",
+                              "<root>\n<ServerOnlyEntities>\n<E hasClient=\"false\" "
+                              "hasCell=\"true\"/>\n</ServerOnlyEntities>\n</root>\n"),
+                     0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root/>\n"), 0);
+    char err[4096];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_msg(d != NULL, "%s", err);
+    mc_defs_free(d);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_refuse");
@@ -394,6 +431,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, refused, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, all_errors_listed);
     tcase_add_test(tc, parent_chain_depth);
+    tcase_add_test(tc, section_entry_attributes);
     suite_add_tcase(s, tc);
     return s;
 }

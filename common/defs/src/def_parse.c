@@ -641,7 +641,9 @@ raw_def *get_raw_def(loader *L, const char *name, bool is_interface, const char 
     }
     if (!doc)
         return NULL;
-    int rc = parse_root(L, rd, xmlDocGetRootElement(doc));
+    int rc = xml_plain(L, doc, rd->file, NULL) ? 0 : -1;
+    if (parse_root(L, rd, xmlDocGetRootElement(doc)) != 0)
+        rc = -1;
     xmlFreeDoc(doc);
     if (rc != 0)
         return NULL;

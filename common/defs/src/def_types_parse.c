@@ -478,6 +478,7 @@ int load_aliases(loader *L)
     L->alias_doc = doc;
     L->alias_file = path;
     xmlNodePtr root = xmlDocGetRootElement(doc);
+    bool plain = xml_plain(L, doc, path, NULL);
     if (!xml_no_text(L, root, path))
         return -1;
     size_t n = xml_count_children(root);
@@ -509,6 +510,8 @@ int load_aliases(loader *L)
         a->file = path;
         a->node = c;
     }
+    if (!plain)
+        rc = -1;
     for (size_t i = 0; i < L->defs->naliases; i++) {
         alias_entry *a = &L->defs->aliases[i];
         if (a->state == 0 && !resolve_alias(L, a))

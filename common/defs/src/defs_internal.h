@@ -76,6 +76,9 @@ size_t xml_count_children(xmlNodePtr n);
 xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing);
 /* Refuse stray text inside a container element; returns false when some was found. */
 bool xml_no_text(loader *L, xmlNodePtr n, const char *file);
+/* Refuse what a def file cannot mean and the loader would otherwise skip: attributes (unless
+ * attrs_ok says the element takes them), entity references, processing instructions. */
+bool xml_plain(loader *L, xmlDocPtr doc, const char *path, bool (*attrs_ok)(xmlNodePtr));
 /* Parse a boolean element ("true"/"false", empty = true). */
 bool xml_bool(loader *L, xmlNodePtr n, const char *file, bool *out);
 bool ident_ok(const char *s);
