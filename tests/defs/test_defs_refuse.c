@@ -15,6 +15,16 @@
     "<root>\n<Properties>\n<p>\n<Type> " type " </Type>\n<Flags> " flags " </Flags>\n" extra \
     "</p>\n</Properties>\n</root>\n"
 
+/* Eight FIXED_DICT fields of one type, and an alias of them: each level multiplies by 8. */
+#define F8(t)                                                                                \
+    "<a><Type>" t "</Type></a><b><Type>" t "</Type></b><c><Type>" t "</Type></c>"            \
+    "<d><Type>" t "</Type></d><e><Type>" t "</Type></e><f><Type>" t "</Type></f>"            \
+    "<g><Type>" t "</Type></g><h><Type>" t "</Type></h>"
+#define DICT8(name, t) "<" name "> FIXED_DICT <Properties>" F8(t) "</Properties> </" name ">\n"
+#define BIG_TUPLE "TUPLE <of> INT8 </of> <size> 65535 </size>"
+#define ITEMS4 "<item/><item/><item/><item/>"
+#define BIG_PROP(n) "<p" n "><Type> B </Type><Flags> BASE </Flags></p" n ">\n"
+
 typedef struct {
     const char *name;
     const char *entities;  /* NULL: ENT_CS; "" : no file */
@@ -246,6 +256,43 @@ static const bad_case cases[] = {
      {"entities.xml:3: <E>: ", "entity type E: no file", "entity_defs/E.def"}},
     {"malformed xml", NULL, "<root>\n<Properties>\n<p>\n</Properties>\n</root>\n", NULL, NULL, NULL,
      NULL, {"E.def:4: ", "malformed XML: Opening and ending tag mismatch"}},
+    /* 4 KiB of aliases that would expand to 8^5 fields: refused before anything expands */
+    {"alias expansion bomb", NULL, PROP("A4", "BASE", ""),
+     "<root>\n" DICT8("A0", "INT8") DICT8("A1", "A0") DICT8("A2", "A1") DICT8("A3", "A2")
+     DICT8("A4", "A3") "</root>\n",
+     NULL, NULL, NULL, {"alias.xml:5: <A3>: ", "more than 4096 parts with aliases expanded"}},
+    {"fixed size default bomb", NULL,
+     PROP("TUPLE <of> " BIG_TUPLE " </of> <size> 65535 </size>", "BASE", ""), NULL, NULL, NULL,
+     NULL, {"E.def:4: <Type>: ", "default value would hold more than 1048576 values"}},
+    {"default items over budget", NULL,
+     PROP("ARRAY <of> " BIG_TUPLE " </of>", "BASE",
+          "<Default>\n" ITEMS4 ITEMS4 ITEMS4 ITEMS4 "\n<item/>\n</Default>\n"),
+     NULL, NULL, NULL, NULL, {"E.def:7: <item>: ", "all properties together"}},
+    {"property defaults over budget", NULL,
+     "<root>\n<Properties>\n" BIG_PROP("0") BIG_PROP("1") BIG_PROP("2") BIG_PROP("3")
+     BIG_PROP("4") BIG_PROP("5") BIG_PROP("6") BIG_PROP("7") BIG_PROP("8") BIG_PROP("9")
+     BIG_PROP("a") BIG_PROP("b") BIG_PROP("c") BIG_PROP("d") BIG_PROP("e") BIG_PROP("f")
+     BIG_PROP("g") "</Properties>\n</root>\n",
+     "<root>\n<B> " BIG_TUPLE " </B>\n</root>\n", NULL, NULL, NULL,
+     {"E.def:19: <pg>: ", "all properties together"}},
+    /* what libxml2 parses but a def file cannot mean: refused, not skipped */
+    {"attribute in def", NULL,
+     "<root>\n<Properties>\n<p kind=\"x\">\n<Type> INT8 </Type>\n<Flags> BASE </Flags>\n</p>\n"
+     "</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "attribute kind is not supported"}},
+    {"entity reference", NULL,
+     "<!DOCTYPE root [ <!ENTITY e \"8\"> ]>\n<root>\n<Properties>\n<p>\n<Type> INT&e; </Type>\n"
+     "<Flags> BASE </Flags>\n</p>\n</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:5: <Type>: ", "entity reference &e; is not supported"}},
+    {"processing instruction", NULL, NULL, "<root>\n<?x y?>\n</root>\n", NULL, NULL, NULL,
+     {"alias.xml:2: <root>: ", "processing instruction <?x?> is not supported"}},
+    {"attribute on entities root", "<root x=\"1\">\n<E/>\n</root>\n", "<root/>\n", NULL, NULL,
+     NULL, NULL, {"entities.xml:1: <root>: ", "attribute x is not supported"}},
+    {"attribute on section", "<root>\n<ClientServerEntities a=\"b\">\n<E/>\n</ClientServerEntities>\n</root>\n",
+     "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <ClientServerEntities>: ", "attribute a is not supported"}},
+    {"text in entry", "<root>\n<E> yes </E>\n</root>\n", "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <E>: ", "unexpected text 'yes'"}},
     {"malformed alias xml", NULL, "<root/>\n", "<root>\n<A> INT8 </B>\n</root>\n", NULL, NULL, NULL,
      {"alias.xml:2: ", "malformed XML"}},
 };
@@ -319,12 +366,72 @@ START_TEST(all_errors_listed)
 }
 END_TEST
 
+/* A Parent chain E -> P1 -> ... -> Pn: 32 levels load, 33 are refused at the link that
+ * goes too deep, naming its file, line and element. */
+static mc_entity_defs *load_chain(int n, char *err, size_t errlen, char **dir_out)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_CS), 0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root>\n<Parent> P1 </Parent>\n</root>\n"), 0);
+    for (int k = 1; k <= n; k++) {
+        char rel[64], text[128];
+        snprintf(rel, sizeof(rel), "entity_defs/P%d.def", k);
+        if (k < n)
+            snprintf(text, sizeof(text), "<root>\n<Parent> P%d </Parent>\n</root>\n", k + 1);
+        else
+            snprintf(text, sizeof(text), "<root/>\n");
+        ck_assert_int_eq(tu_write(dir, rel, text), 0);
+    }
+    *dir_out = dir;
+    return mc_defs_load(dir, err, errlen);
+}
+
+START_TEST(parent_chain_depth)
+{
+    char err[4096];
+    char *dir;
+    mc_entity_defs *d = load_chain(31, err, sizeof(err), &dir);
+    ck_assert_msg(d != NULL, "32 levels refused: %s", err);
+    mc_defs_free(d);
+    tu_rmtree(dir);
+    free(dir);
+    d = load_chain(32, err, sizeof(err), &dir);
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "P31.def:2: <Parent>: Parent/Implements nest more than 32 deep"),
+                  "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Entries in BigWorld's sections may carry KBEngine's attributes when they agree. */
+START_TEST(section_entry_attributes)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml",
+                              "<root>\n<ServerOnlyEntities>\n<E hasClient=\"false\" "
+                              "hasCell=\"true\"/>\n</ServerOnlyEntities>\n</root>\n"),
+                     0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root/>\n"), 0);
+    char err[4096];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_msg(d != NULL, "%s", err);
+    mc_defs_free(d);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_refuse");
     TCase *tc = tcase_create("refuse");
     tcase_add_loop_test(tc, refused, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, all_errors_listed);
+    tcase_add_test(tc, parent_chain_depth);
+    tcase_add_test(tc, section_entry_attributes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -114,10 +114,28 @@ static int parse_text_value(loader *L, const mc_def_type *t, xmlNodePtr n, const
     return 0;
 }
 
+int default_charge(loader *L, size_t cells, xmlNodePtr n, const char *file)
+{
+    if (cells > MC_DEFS_MAX_CELLS - L->default_cells) {
+        mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
+                    "default values of all properties together would hold more than %u values",
+                    MC_DEFS_MAX_CELLS);
+        return -1;
+    }
+    L->default_cells += cells;
+    return 0;
+}
+
 static int parse_value_node(loader *L, const mc_def_type *t, xmlNodePtr n, const char *file,
                             uint32_t max_len, mc_value *out)
 {
     memset(out, 0, sizeof(*out));
+    /* A FIXED_DICT is built whole before its given fields replace defaults; an empty
+     * sequence takes its type default. Everything else is one value per element. */
+    bool whole = t->kind == MC_TYPE_FIXED_DICT ||
+                 ((t->kind == MC_TYPE_ARRAY || t->kind == MC_TYPE_TUPLE) && !xml_count_children(n));
+    if (default_charge(L, whole ? t->cells : 1, n, file) != 0)
+        return -1;
     if (t->kind == MC_TYPE_MAILBOX) {
         mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
                     "a MAILBOX cannot have a default (it is always None at first)");

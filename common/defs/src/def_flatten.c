@@ -46,15 +46,21 @@ static bool on_stack(flat *F, const raw_def *rd)
     return false;
 }
 
+/* Whether rd, reached from the Parent or Interface element at line of the file on top of
+ * the stack, may be flattened one level deeper; reports why not. */
+static bool can_descend(flat *F, const raw_def *from, int line, const char *elem)
+{
+    if (F->depth < sizeof(F->stack) / sizeof(F->stack[0]))
+        return true;
+    mc_errs_add(&F->L->errs, from->file, line, elem, "Parent/Implements nest more than %zu deep",
+                sizeof(F->stack) / sizeof(F->stack[0]));
+    F->rc = -1;
+    return false;
+}
+
 static void add_raw(flat *F, const raw_def *rd)
 {
     loader *L = F->L;
-    if (F->depth >= sizeof(F->stack) / sizeof(F->stack[0])) {
-        mc_errs_add(&L->errs, rd->file, 0, NULL, "Parent/Implements nest more than %zu deep",
-                    sizeof(F->stack) / sizeof(F->stack[0]));
-        F->rc = -1;
-        return;
-    }
     F->stack[F->depth++] = rd;
     if (rd->parent) {
         raw_def *p = get_raw_def(L, rd->parent, false, rd->file, rd->parent_line);
@@ -64,7 +70,7 @@ static void add_raw(flat *F, const raw_def *rd)
             mc_errs_add(&L->errs, rd->file, rd->parent_line, "Parent",
                         "%s is its own ancestor (a Parent cycle)", rd->parent);
             F->rc = -1;
-        } else {
+        } else if (can_descend(F, rd, rd->parent_line, "Parent")) {
             add_raw(F, p);
         }
     }
@@ -92,7 +98,8 @@ static void add_raw(flat *F, const raw_def *rd)
             continue;
         }
         *slot = ir;
-        add_raw(F, ir);
+        if (can_descend(F, rd, rd->impl_line[i], "Interface"))
+            add_raw(F, ir);
     }
     for (size_t i = 0; i < rd->nprops; i++) {
         const mc_def_property *p = &rd->props[i];

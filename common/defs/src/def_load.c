@@ -86,6 +86,8 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
                     "an entity type entry is an empty element");
         return -1;
     }
+    if (!xml_no_text(L, c, file))
+        return -1;
     for (size_t i = 0; i < *n; i++)
         if (!strcmp((*list)[i].name, nm)) {
             mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type listed twice (line %d)",
@@ -107,6 +109,25 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
     return 0;
 }
 
+static bool is_section(xmlNodePtr n)
+{
+    return !strcmp(xml_name(n), "ClientServerEntities") ||
+           !strcmp(xml_name(n), "ServerOnlyEntities");
+}
+
+/* Attributes (hasClient, ...) belong to type entries: the root's children other than the
+ * sections, and the sections' children. */
+static bool is_entry(xmlNodePtr n)
+{
+    xmlNodePtr p = n->parent;
+    if (!xml_is_elem(p))
+        return false;
+    if (p->parent && p->parent->type == XML_DOCUMENT_NODE)
+        return !is_section(n);
+    return is_section(p) && p->parent && xml_is_elem(p->parent) &&
+           p->parent->parent && p->parent->parent->type == XML_DOCUMENT_NODE;
+}
+
 static int load_entities(loader *L)
 {
     const char *file = mc_arena_printf(L->arena, "%s/entities.xml", L->res);
@@ -118,7 +139,9 @@ static int load_entities(loader *L)
     xmlNodePtr root = xmlDocGetRootElement(doc);
     listed_type *list = NULL;
     size_t n = 0, cap = 0;
-    int rc = xml_no_text(L, root, file) ? 0 : -1;
+    int rc = xml_plain(L, doc, file, is_entry) ? 0 : -1;
+    if (!xml_no_text(L, root, file))
+        rc = -1;
     bool sectioned = false, flat = false;
     /* flat entries without hasClient, decided after loading */
     bool *decide = NULL;

@@ -193,6 +193,8 @@ static int parse_property(loader *L, raw_def *rd, xmlNodePtr n, mc_def_property 
             mc_value_free(&p->default_value);
             return -1;
         }
+    } else if (default_charge(L, p->type->cells, n, file) != 0) {
+        return -1;
     } else if (mc_value_init_default(&p->default_value, p->type) != 0) {
         mc_errs_add(&L->errs, file, xml_line(n), p->name, "out of memory");
         return -1;
@@ -639,7 +641,9 @@ raw_def *get_raw_def(loader *L, const char *name, bool is_interface, const char 
     }
     if (!doc)
         return NULL;
-    int rc = parse_root(L, rd, xmlDocGetRootElement(doc));
+    int rc = xml_plain(L, doc, rd->file, NULL) ? 0 : -1;
+    if (parse_root(L, rd, xmlDocGetRootElement(doc)) != 0)
+        rc = -1;
     xmlFreeDoc(doc);
     if (rc != 0)
         return NULL;
