@@ -161,6 +161,7 @@ struct mc_channel {
     bool send_create; /* we opened the channel (mc_nub_channel): announce it */
     uint32_t nonce;      /* our incarnation id, sent with CREATE_CHANNEL */
     uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
+    uint64_t plain_reliable_received; /* reliable packets from the peer without CREATE */
     size_t index;    /* in nub->channels */
     void *user_data;
     mc_channel_dead_handler dead_fn;

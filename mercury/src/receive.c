@@ -448,12 +448,20 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
     }
     ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
     if (ch && (f->flags & MC_PF_CREATE_CHANNEL)) {
-        /* A first CREATE_CHANNEL from a peer we have heard nothing from announces its side
-         * of a simultaneous open; a new nonce, or a CREATE_CHANNEL from a peer that has been
-         * talking without one (it accepted our channel), means it restarted. */
-        if (!ch->peer_nonce && ch->packets_received == 0) {
+        /* A CREATE_CHANNEL with a nonce other than the one we know means the peer restarted.
+         * With no nonce known yet it is the peer's side of a simultaneous open, unless the
+         * peer had been sending reliable packets without one (it had accepted our channel)
+         * or its cumulative ack forgets what it acknowledged before: then it restarted. */
+        bool restarted = false;
+        if (ch->peer_nonce)
+            restarted = ch->peer_nonce != f->nonce;
+        else
+            restarted = ch->plain_reliable_received > 0 ||
+                        ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) &&
+                         mc_seq_diff(f->cum_ack, ch->oldest_unacked) < 0);
+        if (!restarted) {
             ch->peer_nonce = f->nonce;
-        } else if (ch->peer_nonce != f->nonce) {
+        } else {
             /* the peer restarted and opened a new channel from the same address */
             char a[MC_ADDRESS_STRLEN];
             MC_INFO("channel %s: peer opened a new channel (restarted); replacing the old one",
@@ -543,8 +551,11 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
         }
         ch->last_received = now;
         mc_channel_apply_acks(ch, &f, now);
-        if (f.flags & MC_PF_IS_RELIABLE)
+        if (f.flags & MC_PF_IS_RELIABLE) {
+            if (!(f.flags & MC_PF_CREATE_CHANNEL))
+                ch->plain_reliable_received++;
             return mc_channel_receive_reliable(ch, pkt, &f);
+        }
         ch->packets_received++;
         mc_dispatch_unit(nub, src, ch, pkt->data + MC_HEADER_SIZE, f.body_end - MC_HEADER_SIZE,
                          req, (uint32_t)nreq);

@@ -414,6 +414,30 @@ START_TEST(accepting_peer_restart_replaces_channel)
 }
 END_TEST
 
+START_TEST(simultaneous_open_is_not_a_restart)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec da = {0}, db = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &da);
+    mc_nub_set_channel_dead_handler(p.b, on_dead, &db);
+    /* b opens its own channel to a before anything arrives, but sends only later */
+    mc_channel *ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    send_stream(p.ab, 0, 50, 40);
+    ck_assert(wait_received(&p, &p.rb, 50, 10));
+    pump_for(p.base, 0.05); /* b has acknowledged a's packets */
+    send_stream(ba, 0, 50, 40);
+    ck_assert(wait_received(&p, &p.ra, 50, 10));
+    send_stream(p.ab, 50, 50, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 10));
+    pump_for(p.base, 0.1);
+    ck_assert_int_eq(da.deaths, 0);
+    ck_assert_int_eq(db.deaths, 0);
+    ck_assert_uint_eq(p.ra.out_of_order + p.rb.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- watchers ---- */
 START_TEST(watchers_publish_and_rehearse)
 {
@@ -701,6 +725,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, condemned_channel_finishes_sending);
     tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, accepting_peer_restart_replaces_channel);
+    tcase_add_test(tc, simultaneous_open_is_not_a_restart);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);

@@ -160,12 +160,13 @@ void mc_nub_rehearse_drop_next(mc_nub *nub, uint32_t n);
 void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
 
 /* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
- * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, acksSent,
- * acksReceived, onceOffResends, sendRetries, sendErrors, requestsTimedOut, channels,
- * overflowPackets, pendingRequests, drops/<reason>, droppedTotal, address, and read-write
- * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs}; and per channel
- * channels/<ip>:<port>[#id]/{rtt,window,unacked,overflow,sent,resent,received}. Only one
- * registration per nub; mc_nub_free (or mc_nub_unregister_watchers) removes them. */
+ * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, onceOffResends,
+ * acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut, channelsCreated,
+ * channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
+ * drops/<reason> (mc_drop_reason_name), channels/count, read-write
+ * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs,reorderMs}; and per channel
+ * channels/<ip>:<port>[#id]/{rttUs,window,unacked,overflow,sent,resent,received,buffered}.
+ * Only one registration per nub; mc_nub_free (or mc_nub_unregister_watchers) removes them. */
 int mc_nub_register_watchers(mc_nub *nub, mc_watchers *w, const char *prefix);
 void mc_nub_unregister_watchers(mc_nub *nub);
 
