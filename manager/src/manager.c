@@ -260,11 +260,6 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     if (!repeated) {
         m->registrations++;
         publish_entry(m, e);
-        /* A new incarnation at this address: our old channel's sequence state would make
-         * us drop everything it sends. */
-        mc_address a;
-        if (mc_address_parse(e->internal_addr, &a) == 0)
-            mc_server_renew_channel(m->server, &a);
     }
     MC_INFO("%s %s: pid %u, internal %s%s%s, host %s", repeated ? "registered again" : "registered",
             e->name, e->pid, e->internal_addr, e->external_addr[0] ? ", external " : "",

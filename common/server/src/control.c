@@ -149,9 +149,12 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
     char addr[MC_ADDRESS_STRLEN];
     mc_address_format(mc_channel_address(ch), addr, sizeof addr);
     MC_INFO("channel to %s died (%s)", addr, mc_channel_death_name(reason));
+    bool restarted = reason == MC_CHANNEL_DEATH_PEER_RESTARTED;
     if (s->desc.role != MC_ROLE_MANAGER && strcmp(addr, s->manager_addr) == 0)
-        mc_server_reg_on_manager_dead(s);
-    if (s->desc.on_channel_dead)
+        mc_server_reg_on_manager_dead(s, restarted);
+    /* A restarted peer is a new incarnation at the same address: it registers itself, and
+     * the registry retires the old one then; that is not the death of a live process. */
+    if (!restarted && s->desc.on_channel_dead)
         s->desc.on_channel_dead(s, s->desc.ctx, addr);
 }
 
@@ -170,20 +173,6 @@ void mc_server_forget_peer(mc_server *s, const char *addr)
     if (mc_address_parse(addr, &a) != MC_OK)
         return;
     untrack(s, mc_nub_find_channel(s->internal, &a));
-}
-
-void mc_server_renew_channel(mc_server *s, const mc_address *addr)
-{
-    mc_channel *ch = mc_nub_find_channel(s->internal, addr);
-    if (!ch)
-        return;
-    char a[MC_ADDRESS_STRLEN];
-    MC_DEBUG("renewing the channel to %s", mc_address_format(addr, a, sizeof a));
-    untrack(s, ch);
-    mc_channel_condemn(ch);
-    /* mc_nub_channel retires the condemned channel at once and opens a fresh one, so
-     * packets from the peer's new incarnation (sequence 0) are accepted. */
-    channel_to(s, addr);
 }
 
 void mc_server_set_channel_timeout(mc_server *s, const mc_address *addr, mc_time_us timeout_us)

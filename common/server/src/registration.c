@@ -117,9 +117,8 @@ static void send_register(mc_server *s, mc_time_us now)
     req.external_addr = s->external_addr;
     req.def_digest = s->digest;
     req.build_version = (char *)MC_VERSION;
-    /* Registration goes off-channel, and the channel to the manager starts afresh: a
-     * restarted manager (or an old channel of ours) must not swallow it. */
-    mc_server_renew_channel(s, &s->manager);
+    /* Registration goes off-channel: whatever state a channel to the manager is in (a
+     * manager that restarted and does not know it yet), the request gets through. */
     s->reg_attempt++;
     int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply,
                                     (void *)(uintptr_t)s->reg_attempt,
@@ -219,12 +218,13 @@ void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len)
     mc_pb_free(u);
 }
 
-void mc_server_reg_on_manager_dead(mc_server *s)
+void mc_server_reg_on_manager_dead(mc_server *s, bool restarted)
 {
     if (s->reg == REG_REGISTERED) {
-        MC_WARNING("lost the manager at %s; registering again when it answers", s->manager_addr);
+        MC_WARNING("lost the manager at %s (%s); registering again when it answers",
+                   s->manager_addr, restarted ? "it restarted" : "silent");
         s->reg = REG_BACKOFF;
-        s->next_attempt = mc_clock_now_us() + RETRY_US;
+        s->next_attempt = restarted ? 0 : mc_clock_now_us() + RETRY_US;
     }
 }
 

@@ -128,7 +128,8 @@ bool mc_server_channels_idle(mc_server *s);
 void mc_server_reg_tick(mc_server *s, mc_time_us now);
 void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len);
 void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len);
-void mc_server_reg_on_manager_dead(mc_server *s);
+/* The channel to the manager died; restarted: the manager opened a new one (it restarted). */
+void mc_server_reg_on_manager_dead(mc_server *s, bool restarted);
 void mc_server_deregister(mc_server *s);
 server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info);
 

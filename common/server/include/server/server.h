@@ -21,7 +21,6 @@
 #include "common/config.h"
 #include "common/watcher.h"
 #include "proto/control.pb-c.h"
-#include "mercury/address.h"
 #include "server/role.h"
 
 #include <stdbool.h>
@@ -108,10 +107,6 @@ int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, con
 
 /* Stop waiting for the channel to addr when flushing at shutdown (its process is gone). */
 void mc_server_forget_peer(mc_server *s, const char *addr);
-/* Replace the channel to addr by a fresh one (the peer at that address is a new
- * incarnation: a restarted process or manager). Mercury routes packets by address, and an
- * old channel's sequence state would make it drop everything the new peer sends. */
-void mc_server_renew_channel(mc_server *s, const mc_address *addr);
 /* Answer a request passed to on_control. Returns 0 or a negative mercury status. */
 int mc_server_reply(mc_server *s, mc_server_request *request, const void *msg);
 
