@@ -122,6 +122,24 @@ typedef struct {
     const char *col[4];
 } row;
 
+/* A value on one line: control characters are shown as \n, \t, \r or \xNN. */
+static void print_text_value(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p == '\t')
+            fputs("\\t", out);
+        else if (*p == '\r')
+            fputs("\\r", out);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('\n', out);
+}
+
 static void print_rows(FILE *out, const row *rows, size_t n)
 {
     size_t width[4] = {0};
@@ -136,7 +154,7 @@ static void print_rows(FILE *out, const row *rows, size_t n)
         for (int c = 0; c <= last; c++) {
             const char *s = rows[i].col[c] ? rows[i].col[c] : "";
             if (c == last)
-                fprintf(out, "%s\n", s);
+                print_text_value(out, s);
             else
                 fprintf(out, "%-*s  ", (int)width[c], s);
         }

@@ -270,7 +270,7 @@ START_TEST(tool_output_text_and_json)
     fclose(out);
     fclose(eout);
     ck_assert_str_eq(text, "baseapp01  load             0.25\n"
-                           "baseapp01  config/logLevel  say \"hi\"\n\n"
+                           "baseapp01  config/logLevel  say \"hi\"\\n\n"
                            "baseapp01  registered       true\n");
     ck_assert_str_eq(errs, "watcher: baseapp02: no answer in time\n");
     free(text);
