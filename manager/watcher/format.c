@@ -219,6 +219,15 @@ int wt_print_results(FILE *out, FILE *err, const wt_args *a, const wt_result *re
     print_rows(out, rows, nr);
     free(rows);
     free(names);
+    /* Every process failing the same way is one failure: one line. */
+    bool same = n > 1;
+    for (size_t i = 0; same && i < n; i++)
+        same = results[i].exit_code != WT_EXIT_OK && results[i].exit_code == results[0].exit_code;
+    if (same) {
+        fprintf(err, "watcher: %s: %s (and the same on the other %zu processes)\n",
+                results[0].process, results[0].error, n - 1);
+        return code;
+    }
     for (size_t i = 0; i < n; i++)
         if (results[i].exit_code != WT_EXIT_OK)
             fprintf(err, "watcher: %s: %s\n", results[i].process, results[i].error);

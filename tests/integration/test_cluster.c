@@ -183,6 +183,8 @@ START_TEST(errors_have_their_exit_codes)
     ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "get", "baseapp01", "no/such", NULL), 4);
     ck_assert_msg(strstr(out, "baseapp01"), "%s", out);
     ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "get", "all", "bad//path", NULL), 4);
+    ck_assert_msg(strchr(out, '\n') && strchr(out, '\n')[1] == '\0', "not one line: %s", out);
+    ck_assert_msg(strstr(out, "the other 5 processes"), "%s", out);
     ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "baseapp01", "pid", "7", NULL), 5);
     ck_assert_int_eq(
         h_watcher(out, sizeof out, c.manager, "set", "manager", "registry/deadAfterMs", "soon", NULL),
