@@ -341,6 +341,44 @@ START_TEST(processes_register_again_with_a_restarted_manager)
 }
 END_TEST
 
+START_TEST(a_silent_channel_is_a_death)
+{
+    /* Heartbeat detection off (60 s); the manager's channels die after 2 s of silence. */
+    char manager[32], bin[512], internal[64], ropt[600], log[600];
+    snprintf(manager, sizeof manager, "127.0.0.1:%d", h_free_port(false));
+    snprintf(internal, sizeof internal, "--internal=%s", manager);
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    snprintf(log, sizeof log, "%s/manager-channel.log", h_tmpdir());
+    char *margv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt,
+                     "--deadAfterMs=60000", "--channelTimeoutMs=2000", NULL};
+    ck_assert_int_gt(h_spawn(margv, log), 0);
+    ck_assert(h_wait_watch(manager, "manager", "role", "manager", 15000));
+    char mopt[64];
+    snprintf(mopt, sizeof mopt, "--manager=%s", manager);
+    const char *roles[] = {"baseapp", "cellapp"};
+    for (int i = 0; i < 2; i++) {
+        char b[512], l[600];
+        snprintf(l, sizeof l, "%s/%s-channel.log", h_tmpdir(), roles[i]);
+        char *argv[] = {(char *)h_bin(roles[i], b, sizeof b), mopt, ropt, NULL};
+        ck_assert_int_gt(h_spawn(argv, l), 0);
+        char want[32];
+        snprintf(want, sizeof want, "counts/alive  %d", i + 1);
+        ck_assert(h_wait_watch(manager, "manager", "counts/alive", want, 15000));
+    }
+    /* The baseapp loses every datagram it sends (mercury's rehearsal watcher); its reply
+     * to this very set is lost too, so the tool's exit code says nothing. */
+    char out[4096];
+    h_watcher(out, sizeof out, manager, "--timeout", "1000", "set", "baseapp01",
+              "nub/rehearsal/loss", "1", NULL);
+    ck_assert_msg(h_wait_watch(manager, "manager", "processes/baseapp01/reason",
+                               "its channel died", 10000),
+                  "the manager did not notice the silent channel (log %s)", log);
+    ck_assert(h_wait_watch(manager, "manager", "processes/baseapp01/state", "dead", 1000));
+    ck_assert(h_wait_watch(manager, "cellapp01", "peers/baseapp01", "dead", 5000));
+    h_kill_all();
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cluster");
@@ -354,6 +392,7 @@ static Suite *suite(void)
     tcase_add_test(tc, different_def_digest_is_refused);
     tcase_add_test(tc, restart_on_the_same_address);
     tcase_add_test(tc, processes_register_again_with_a_restarted_manager);
+    tcase_add_test(tc, a_silent_channel_is_a_death);
     suite_add_tcase(s, tc);
     return s;
 }

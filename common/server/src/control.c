@@ -309,6 +309,13 @@ int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen)
     cfg.bind = mc_config_get_string(s->cfg, "internal");
     cfg.iface = &control_iface;
     cfg.handler_ctx = s;
+    uint64_t timeout_ms = mc_config_get_uint(s->cfg, "channelTimeoutMs");
+    if (timeout_ms < 100 || timeout_ms > 3600000) {
+        snprintf(err, errlen, "--channelTimeoutMs: %llu is outside 100..3600000",
+                 (unsigned long long)timeout_ms);
+        return -1;
+    }
+    cfg.inactivity_timeout_us = timeout_ms * MC_US_PER_MS;
     int rc = mc_nub_new(s->base, &cfg, &s->internal);
     if (rc != MC_OK) {
         snprintf(err, errlen, "cannot open the internal interface on %s: %s", cfg.bind,

@@ -15,6 +15,8 @@ static const mc_option common_options[] = {
     {"internal", MC_OPT_STRING, "127.0.0.1:0",
      "IP:PORT of the internal (cluster) interface; port 0 picks a free one"},
     {"logLevel", MC_OPT_STRING, "info", "trace, debug, info, warning, error or critical"},
+    {"channelTimeoutMs", MC_OPT_UINT, "60000",
+     "a channel on the internal interface that receives nothing this long is dead"},
     {"shutdownTimeoutMs", MC_OPT_UINT, "2000",
      "how long a graceful shutdown waits for the manager and for channels to flush"},
 };
