@@ -358,6 +358,7 @@ struct mc_nub {
     struct event_base *base;
     struct event *read_ev;
     struct event *timer_ev;
+    struct event *write_ev; /* armed while the socket refuses datagrams (EAGAIN/ENOBUFS) */
     int fd;
     mc_address addr;
     mc_nub_config cfg;

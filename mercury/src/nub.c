@@ -269,6 +269,13 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     mc_nub_flush(nub);
 }
 
+static void on_writable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mc_nub_flush(arg);
+}
+
 /* ---- the timer ---- */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -382,11 +389,14 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     nub->next_reply_id = (uint32_t)mc_rand_next(nub);
     nub->read_ev = event_new(base, nub->fd, EV_READ | EV_PERSIST, on_readable, nub);
     nub->timer_ev = event_new(base, -1, EV_PERSIST, on_tick, nub);
-    if (!nub->read_ev || !nub->timer_ev) {
+    nub->write_ev = event_new(base, nub->fd, EV_WRITE, on_writable, nub);
+    if (!nub->read_ev || !nub->timer_ev || !nub->write_ev) {
         if (nub->read_ev)
             event_free(nub->read_ev);
         if (nub->timer_ev)
             event_free(nub->timer_ev);
+        if (nub->write_ev)
+            event_free(nub->write_ev);
         close(nub->fd);
         free(nub);
         return MC_ERR_NO_MEMORY;
@@ -414,6 +424,7 @@ void mc_nub_free(mc_nub *nub)
     mc_offchannel_free_all(nub);
     event_free(nub->read_ev);
     event_free(nub->timer_ev);
+    event_free(nub->write_ev);
     close(nub->fd);
     for (int i = 0; i < MC_RECV_BATCH; i++)
         free(nub->recv_pkts[i]);

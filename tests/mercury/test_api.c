@@ -438,6 +438,36 @@ START_TEST(simultaneous_open_is_not_a_restart)
 }
 END_TEST
 
+static void tiny_overflow(mc_nub_config *cfg, int which)
+{
+    (void)which;
+    cfg->max_overflow_packets = 10;
+}
+
+START_TEST(overflow_bound_kills_channel)
+{
+    pair p;
+    pair_open(&p, tiny_overflow);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    ck_assert_int_eq(mc_channel_set_window(p.ab, 4), MC_OK);
+    uint8_t buf[1400];
+    memset(buf, 1, sizeof buf);
+    int refused = 0;
+    for (int i = 0; i < 100; i++) {
+        int rc = mc_channel_send_message(p.ab, tdef(T_VAR2), buf, sizeof buf);
+        if (rc != MC_OK) {
+            ck_assert(rc == MC_ERR_DEAD || rc == MC_ERR_OVERFLOW);
+            refused++;
+        }
+    }
+    ck_assert_int_gt(refused, 0);
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_OVERFLOW);
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- watchers ---- */
 START_TEST(watchers_publish_and_rehearse)
 {
@@ -726,6 +756,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, accepting_peer_restart_replaces_channel);
     tcase_add_test(tc, simultaneous_open_is_not_a_restart);
+    tcase_add_test(tc, overflow_bound_kills_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);
