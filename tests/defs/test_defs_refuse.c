@@ -293,6 +293,10 @@ static const bad_case cases[] = {
      {"entities.xml:2: <ClientServerEntities>: ", "attribute a is not supported"}},
     {"text in entry", "<root>\n<E> yes </E>\n</root>\n", "<root/>\n", NULL, NULL, NULL, NULL,
      {"entities.xml:2: <E>: ", "unexpected text 'yes'"}},
+    {"dict default field twice", NULL,
+     PROP("D", "BASE", "<Default>\n<a> 1 </a>\n<a> 2 </a>\n</Default>\n"),
+     "<root>\n<D> FIXED_DICT <Properties> <a> <Type> INT8 </Type> </a> </Properties> </D>\n</root>\n",
+     NULL, NULL, NULL, {"E.def:8: <a>: ", "field given twice in the default (first at line 7)"}},
     {"malformed alias xml", NULL, "<root/>\n", "<root>\n<A> INT8 </B>\n</root>\n", NULL, NULL, NULL,
      {"alias.xml:2: ", "malformed XML"}},
 };
@@ -424,6 +428,58 @@ START_TEST(section_entry_attributes)
 }
 END_TEST
 
+/* n properties p0 .. p(n-1) in E.def (line k + 3 declares pk), then pdup_of again if >= 0. */
+static char *many_props(int n, int dup_of)
+{
+    size_t cap = (size_t)n * 64 + 256;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)snprintf(text, cap, "<root>\n<Properties>\n");
+    for (int k = 0; k < n + (dup_of >= 0); k++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "<p%d><Type>INT8</Type><Flags>BASE</Flags></p%d>\n",
+                                k < n ? k : dup_of, k < n ? k : dup_of);
+    snprintf(text + len, cap - len, "</Properties>\n</root>\n");
+    return text;
+}
+
+/* Duplicate checks are hashed: 65535 properties load quickly (this ran for minutes when
+ * each name was compared with every earlier one), a late duplicate is still found, and
+ * more than 65535 are refused at <Properties> before any is parsed. */
+START_TEST(many_properties)
+{
+    static const struct {
+        int n, dup_of;
+        const char *expect;
+    } runs[] = {
+        {65535, -1, NULL},
+        {65534, 7, "E.def:65537: <p7>: property declared twice (first at line 10)"},
+        {65536, -1, "E.def:2: <Properties>: 65536 properties, at most 65535 per entity type"},
+    };
+    for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+        char *dir = tu_mkdtemp();
+        ck_assert_ptr_nonnull(dir);
+        char *text = many_props(runs[r].n, runs[r].dup_of);
+        ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_SO), 0);
+        ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", text), 0);
+        free(text);
+        char err[4096];
+        mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+        if (!runs[r].expect) {
+            ck_assert_msg(d != NULL, "%s", err);
+            ck_assert_uint_eq(mc_defs_type(d, 0)->nprops, 65535);
+            mc_defs_free(d);
+        } else {
+            ck_assert_ptr_null(d);
+            ck_assert_msg(strstr(err, runs[r].expect) != NULL, "expected '%s' in: %s",
+                          runs[r].expect, err);
+        }
+        tu_rmtree(dir);
+        free(dir);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_refuse");
@@ -432,6 +488,7 @@ static Suite *suite(void)
     tcase_add_test(tc, all_errors_listed);
     tcase_add_test(tc, parent_chain_depth);
     tcase_add_test(tc, section_entry_attributes);
+    tcase_add_test(tc, many_properties);
     suite_add_tcase(s, tc);
     return s;
 }
