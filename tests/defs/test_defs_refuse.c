@@ -342,6 +342,10 @@ static const bad_case cases[] = {
      NULL, NULL, NULL, {"E.def:6: <Default>: ", "bad default: 300 is out of range for INT8"}},
     {"scalar default with elements", NULL, PROP("INT8", "BASE", "<Default> <x/> </Default>\n"),
      NULL, NULL, NULL, NULL, {"E.def:6: <Default>: ", "a INT8 default is plain text"}},
+    {"return named like an argument's out_ name", NULL,
+     "<root>\n<BaseMethods>\n<m>\n<Args> <out_x> INT8 </out_x> </Args>\n"
+     "<ReturnValues> <x> INT8 </x> </ReturnValues>\n</m>\n</BaseMethods>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:5: <x>: ", "return value x clashes with argument out_x"}},
     {"malformed alias xml", NULL, "<root/>\n", "<root>\n<A> INT8 </B>\n</root>\n", NULL, NULL, NULL,
      {"alias.xml:2: ", "malformed XML"}},
 };

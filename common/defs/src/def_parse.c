@@ -346,6 +346,22 @@ static int parse_method(loader *L, raw_def *rd, xmlNodePtr n, mc_part part, mc_d
             m->returns = rets;
         }
     }
+    /* Handlers take return values as out_<name> pointers after the arguments (both lists
+     * hold at most 255 names, checked below, so this stays small). */
+    for (size_t r = 0; r < m->nreturns && m->nreturns <= 255 && m->nargs <= 255; r++)
+        for (size_t a = 0; a < m->nargs; a++)
+            if (m->args[a].name && m->returns[r].name && !strncmp(m->args[a].name, "out_", 4) &&
+                !strcmp(m->args[a].name + 4, m->returns[r].name)) {
+                mc_errs_add(&L->errs, file, xml_line(ret_n), m->returns[r].name,
+                            "return value %s clashes with argument %s (handlers receive it as "
+                            "out_%s)",
+                            m->returns[r].name, m->args[a].name, m->returns[r].name);
+                ok = false;
+            }
+    if (m->nreturns > 255) {
+        mc_errs_add(&L->errs, file, xml_line(ret_n), "ReturnValues", "more than 255 values");
+        ok = false;
+    }
     if (m->nargs > 255) {
         mc_errs_add(&L->errs, file, xml_line(n), m->name, "more than 255 arguments");
         ok = false;
