@@ -550,6 +550,21 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
     return 0;
 }
 
+/* The start of a type's entry in a registration table (server or client): name, id and
+ * the property functions; the caller adds the methods and closes it. */
+static void emit_type_entry_start(FILE *f, const mc_entity_type_def *t)
+{
+    fprintf(f, "    {\n        .name = \"%s\",\n        .id = %u,\n", t->name, (unsigned)t->id);
+    fprintf(f, "        .props_size = {sizeof(%s_base), sizeof(%s_cell), sizeof(%s_client)},\n",
+            t->name, t->name, t->name);
+    fprintf(f, "        .props_init = mc_gen_%s_props_init,\n        .props_free = "
+               "mc_gen_%s_props_free,\n",
+            t->name, t->name);
+    fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
+               "mc_gen_%s_props_decode,\n",
+            t->name, t->name);
+}
+
 static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char *module)
 {
     size_t nt = mc_defs_type_count(defs);
@@ -564,15 +579,7 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
     fprintf(f, "static const mc_game_type defc_types[%zu] = {\n", nt);
     for (size_t i = 0; i < nt; i++) {
         const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
-        fprintf(f, "    {\n        .name = \"%s\",\n        .id = %u,\n", t->name, (unsigned)i);
-        fprintf(f, "        .props_size = {sizeof(%s_base), sizeof(%s_cell), sizeof(%s_client)},\n",
-                t->name, t->name, t->name);
-        fprintf(f, "        .props_init = mc_gen_%s_props_init,\n        .props_free = "
-                   "mc_gen_%s_props_free,\n",
-                t->name, t->name);
-        fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
-                   "mc_gen_%s_props_decode,\n",
-                t->name, t->name);
+        emit_type_entry_start(f, t);
         fprintf(f, "        .nmethods = {%zu, %zu, 0},\n", t->nmethods[0], t->nmethods[1]);
         fprintf(f, "        .methods = {%s%s%s, %s%s%s, NULL},\n    },\n",
                 t->nmethods[0] ? "mc_gen_" : "NULL", t->nmethods[0] ? t->name : "",
@@ -615,15 +622,7 @@ static void emit_client(FILE *f, const mc_entity_defs *defs, const char *module)
     fprintf(f, "static const mc_game_type defc_client_types[%zu] = {\n", nt);
     for (size_t i = 0; i < nt; i++) {
         const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
-        fprintf(f, "    {\n        .name = \"%s\",\n        .id = %u,\n", t->name, (unsigned)i);
-        fprintf(f, "        .props_size = {sizeof(%s_base), sizeof(%s_cell), sizeof(%s_client)},\n",
-                t->name, t->name, t->name);
-        fprintf(f, "        .props_init = mc_gen_%s_props_init,\n        .props_free = "
-                   "mc_gen_%s_props_free,\n",
-                t->name, t->name);
-        fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
-                   "mc_gen_%s_props_decode,\n",
-                t->name, t->name);
+        emit_type_entry_start(f, t);
         fprintf(f, "        .nmethods = {0, 0, %zu},\n", t->nmethods[MC_PART_CLIENT]);
         if (t->nmethods[MC_PART_CLIENT])
             fprintf(f, "        .methods = {NULL, NULL, defc_%s_client_methods},\n    },\n",

@@ -193,26 +193,39 @@ static int parse_value_node(loader *L, const mc_def_type *t, xmlNodePtr n, const
                 mc_value_free(out);
                 return -1;
             }
-        for (xmlNodePtr c = n->children; c; c = c->next) {
+        /* Field positions by name (their cost is in t->cells, charged above); a field given
+         * twice is refused rather than the last one silently winning. */
+        name_index fields = {0};
+        int rc = 0;
+        for (size_t k = 0; k < t->nfields && rc == 0; k++)
+            if (name_index_put(&fields, t->fields[k].name, k, NULL) < 0) {
+                L->arena->failed = 1; /* reported as out of memory */
+                rc = -1;
+            }
+        name_index given = {0};
+        for (xmlNodePtr c = n->children; c && rc == 0; c = c->next) {
             if (!xml_is_elem(c))
                 continue;
-            size_t k = 0;
-            while (k < t->nfields && strcmp(t->fields[k].name, xml_name(c)))
-                k++;
-            if (k == t->nfields) {
+            size_t k, first;
+            if (name_index_get(&fields, xml_name(c), &k) != 0) {
                 mc_errs_add(&L->errs, file, xml_line(c), xml_name(c),
                             "no such field in the FIXED_DICT");
-                mc_value_free(out);
-                return -1;
-            }
-            mc_value_free(&out->as.list.items[k]);
-            if (parse_value_node(L, t->fields[k].type, c, file, t->fields[k].max_len,
-                                 &out->as.list.items[k]) != 0) {
-                mc_value_free(out);
-                return -1;
+                rc = -1;
+            } else if (name_dup(L, &given, t->fields[k].name, (size_t)xml_line(c), &first)) {
+                mc_errs_add(&L->errs, file, xml_line(c), xml_name(c),
+                            "field given twice in the default (first at line %zu)", first);
+                rc = -1;
+            } else {
+                mc_value_free(&out->as.list.items[k]);
+                rc = parse_value_node(L, t->fields[k].type, c, file, t->fields[k].max_len,
+                                      &out->as.list.items[k]);
             }
         }
-        return 0;
+        name_index_free(&fields);
+        name_index_free(&given);
+        if (rc != 0)
+            mc_value_free(out);
+        return rc;
     }
     if (xml_count_children(n)) {
         mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),

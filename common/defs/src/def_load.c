@@ -67,8 +67,8 @@ static bool raw_wants_client(loader *L, raw_def *rd, int depth)
     return false;
 }
 
-static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xmlNodePtr c,
-                      const char *file, bool client_server)
+static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap,
+                      name_index *seen, xmlNodePtr c, const char *file, bool client_server)
 {
     const char *nm = xml_name(c);
     if (!ident_ok(nm)) {
@@ -88,12 +88,15 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
     }
     if (!xml_no_text(L, c, file))
         return -1;
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*list)[i].name, nm)) {
-            mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type listed twice (line %d)",
-                        (*list)[i].line);
-            return -1;
-        }
+    const char *copy = mc_arena_strdup(L->arena, nm);
+    size_t i;
+    if (!copy)
+        return -1;
+    if (name_dup(L, seen, copy, *n, &i)) {
+        mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type listed twice (line %d)",
+                    (*list)[i].line);
+        return -1;
+    }
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
         listed_type *p = realloc(*list, nc * sizeof(*p));
@@ -102,7 +105,7 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
         *list = p;
         *cap = nc;
     }
-    (*list)[*n].name = mc_arena_strdup(L->arena, nm);
+    (*list)[*n].name = copy;
     (*list)[*n].client_server = client_server;
     (*list)[*n].line = xml_line(c);
     (*n)++;
@@ -139,6 +142,7 @@ static int load_entities(loader *L)
     xmlNodePtr root = xmlDocGetRootElement(doc);
     listed_type *list = NULL;
     size_t n = 0, cap = 0;
+    name_index seen = {0}; /* names in list */
     int rc = xml_plain(L, doc, file, is_entry) ? 0 : -1;
     if (!xml_no_text(L, root, file))
         rc = -1;
@@ -159,7 +163,7 @@ static int load_entities(loader *L)
                 if (xml_is_elem(e)) {
                     bool hc = false, given = false;
                     if (read_has_client(L, e, file, &hc, &given) != 0 ||
-                        add_listed(L, &list, &n, &cap, e, file, cs) != 0) {
+                        add_listed(L, &list, &n, &cap, &seen, e, file, cs) != 0) {
                         rc = -1;
                         continue;
                     }
@@ -173,7 +177,7 @@ static int load_entities(loader *L)
             flat = true;
             bool hc = false, given = false;
             if (read_has_client(L, c, file, &hc, &given) != 0 ||
-                add_listed(L, &list, &n, &cap, c, file, hc) != 0) {
+                add_listed(L, &list, &n, &cap, &seen, c, file, hc) != 0) {
                 rc = -1;
                 continue;
             }
@@ -204,6 +208,7 @@ static int load_entities(loader *L)
         rc = -1;
     }
     xmlFreeDoc(doc);
+    name_index_free(&seen);
     if (rc != 0) {
         free(list);
         free(decide);
@@ -290,6 +295,9 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
         d->aliases[i].node = NULL;
     if (load_entities(&L) != 0)
         rc = -1;
+    name_index_free(&L.alias_names);
+    name_index_free(&L.raw_names[0]);
+    name_index_free(&L.raw_names[1]);
     if (L.arena->failed) {
         mc_errs_add(&L.errs, res_dir, 0, NULL, "out of memory while loading");
         rc = -1;

@@ -102,12 +102,10 @@ static size_t sat_mul(size_t a, size_t b)
 
 static const mc_def_type *resolve_alias(loader *L, alias_entry *a);
 
-static alias_entry *find_alias(mc_entity_defs *d, const char *name)
+static alias_entry *find_alias(loader *L, const char *name)
 {
-    for (size_t i = 0; i < d->naliases; i++)
-        if (!strcmp(d->aliases[i].name, name))
-            return &d->aliases[i];
-    return NULL;
+    size_t i;
+    return name_index_get(&L->alias_names, name, &i) == 0 ? &L->defs->aliases[i] : NULL;
 }
 
 static bool parse_count(loader *L, xmlNodePtr n, const char *file, uint32_t *out)
@@ -241,6 +239,7 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
     if (!fields)
         return NULL;
     size_t i = 0;
+    name_index seen = {0};
     for (xmlNodePtr f = props->children; f; f = f->next) {
         if (!xml_is_elem(f))
             continue;
@@ -251,11 +250,10 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
                         "field name is not a valid identifier");
             ok = false;
         }
-        for (size_t j = 0; j + 1 < i; j++)
-            if (fields[j].name && !strcmp(fields[j].name, fd->name)) {
-                mc_errs_add(&L->errs, file, xml_line(f), xml_name(f), "field declared twice");
-                ok = false;
-            }
+        if (name_dup(L, &seen, fd->name, i - 1, NULL)) {
+            mc_errs_add(&L->errs, file, xml_line(f), xml_name(f), "field declared twice");
+            ok = false;
+        }
         xmlNodePtr type_node = NULL;
         if (!xml_no_text(L, f, file))
             ok = false;
@@ -311,6 +309,7 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
             ok = false;
         }
     }
+    name_index_free(&seen);
     if (!ok)
         return NULL;
     mc_def_type *t = mc_arena_alloc(L->arena, sizeof(*t));
@@ -408,7 +407,7 @@ static const mc_def_type *parse_type_inner(loader *L, xmlNodePtr n, const char *
             }
         return L->builtin[k];
     }
-    alias_entry *a = find_alias(L->defs, text);
+    alias_entry *a = find_alias(L, text);
     if (a) {
         for (xmlNodePtr c = n->children; c; c = c->next)
             if (xml_is_elem(c)) {
@@ -495,10 +494,16 @@ int load_aliases(loader *L)
             rc = -1;
             continue;
         }
-        bool clash = find_alias(L->defs, nm) != NULL;
+        bool clash = false;
         for (size_t i = 0; i < sizeof(builtin_names) / sizeof(builtin_names[0]); i++)
             if (!strcmp(nm, builtin_names[i].name))
                 clash = true;
+        /* the key is the arena copy: the alias document is freed after loading aliases */
+        const char *copy = clash ? NULL : mc_arena_strdup(L->arena, nm);
+        if (!clash && !copy)
+            return -1;
+        if (!clash)
+            clash = name_dup(L, &L->alias_names, copy, L->defs->naliases, NULL);
         if (clash) {
             mc_errs_add(&L->errs, path, xml_line(c), nm,
                         "alias declared twice or named like a built-in type");
@@ -506,7 +511,7 @@ int load_aliases(loader *L)
             continue;
         }
         alias_entry *a = &L->defs->aliases[L->defs->naliases++];
-        a->name = mc_arena_strdup(L->arena, nm);
+        a->name = copy;
         a->file = path;
         a->node = c;
     }

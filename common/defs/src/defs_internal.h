@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "common/defs.h"
 #include "errs.h"
+#include "name_index.h"
 
 /* One parsed .def file (entity or interface) before flattening. */
 typedef struct raw_def raw_def;
@@ -64,6 +65,8 @@ typedef struct {
     mc_def_type *builtin[MC_TYPE_MAILBOX + 1];
     unsigned depth; /* parse_type recursion */
     size_t default_cells; /* mc_values built for defaults so far, limit MC_DEFS_MAX_CELLS */
+    name_index alias_names; /* positions in defs->aliases */
+    name_index raw_names[2]; /* entity types [0] and interfaces [1] read so far (raw_def *) */
 } loader;
 
 /* xml helpers (xml_util.c) */
@@ -82,6 +85,10 @@ bool xml_plain(loader *L, xmlDocPtr doc, const char *path, bool (*attrs_ok)(xmlN
 /* Parse a boolean element ("true"/"false", empty = true). */
 bool xml_bool(loader *L, xmlNodePtr n, const char *file, bool *out);
 bool ident_ok(const char *s);
+/* Record name at pos in ni; true when it was there already (its position in *prev). Out of
+ * memory marks the arena failed (mc_defs_load reports it) and returns false. NULL names
+ * (a failed copy) are skipped. */
+bool name_dup(loader *L, name_index *ni, const char *name, size_t pos, size_t *prev);
 
 /* types (def_types_parse.c) */
 void types_init_builtins(loader *L);

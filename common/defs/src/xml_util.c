@@ -104,6 +104,16 @@ bool ident_ok(const char *s)
     return true;
 }
 
+bool name_dup(loader *L, name_index *ni, const char *name, size_t pos, size_t *prev)
+{
+    if (!name)
+        return false;
+    int r = name_index_put(ni, name, pos, prev);
+    if (r < 0)
+        L->arena->failed = 1;
+    return r > 0;
+}
+
 /* Keeps the first parse error (the last one is usually "premature end of data"). */
 typedef struct {
     bool have;
