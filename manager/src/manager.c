@@ -1,5 +1,5 @@
 /* The manager: registry bookkeeping, notifications and queries over the control plane. */
-#include "manager.h"
+#include "manager_internal.h"
 #include "common/log.h"
 #include "mercury/status.h"
 #include "server/control.h"
@@ -11,22 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+/* How often silent processes are looked for. */
 #define EXPIRE_CHECK_MS 100
-
-struct mc_manager {
-    mc_server *server;
-    mc_registry *registry;
-    struct event *expire_ev;
-    uint64_t dead_after_ms;
-    uint64_t heartbeat_ms;
-    uint64_t registrations;
-    uint64_t refusals;
-    uint64_t heartbeats;
-    uint64_t unknown_heartbeats;
-    uint64_t queries;
-    uint64_t deaths;
-    uint64_t counts[4]; /* refreshed on read */
-};
 
 static const mc_option manager_options[] = {
     {"deadAfterMs", MC_OPT_UINT, "3000",
@@ -86,147 +72,7 @@ static void on_expire_tick(evutil_socket_t fd, short what, void *ctx)
     mc_registry_expire(m->registry, mc_clock_now_us(), on_death, m);
 }
 
-/* --- watchers ------------------------------------------------------------------------- */
-
-static void get_state(void *ctx, mc_watch_value *out)
-{
-    out->as.s = strdup(mc_state_name(((mc_reg_entry *)ctx)->state));
-}
-static void get_load(void *ctx, mc_watch_value *out) { out->as.f = ((mc_reg_entry *)ctx)->load; }
-static void get_role(void *ctx, mc_watch_value *out)
-{
-    out->as.s = strdup(mc_role_name(((mc_reg_entry *)ctx)->role));
-}
-static void get_pid(void *ctx, mc_watch_value *out) { out->as.u = ((mc_reg_entry *)ctx)->pid; }
-static void get_hb_age(void *ctx, mc_watch_value *out)
-{
-    mc_reg_entry *e = ctx;
-    mc_time_us now = mc_clock_now_us();
-    out->as.u = now > e->last_heartbeat ? (now - e->last_heartbeat) / MC_US_PER_MS : 0;
-}
-
-static void publish_entry(mc_manager *m, mc_reg_entry *e)
-{
-    mc_watchers *w = mc_server_watchers(m->server);
-    char p[MC_WATCH_MAX_PATH];
-#define P(leaf) (snprintf(p, sizeof p, "processes/%s/%s", e->name, leaf), p)
-    mc_watch_add(w, P("state"), MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_state, NULL, e);
-    mc_watch_add(w, P("load"), MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_load, NULL, e);
-    mc_watch_add(w, P("role"), MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_role, NULL, e);
-    mc_watch_add(w, P("pid"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_pid, NULL, e);
-    mc_watch_add(w, P("heartbeatAgeMs"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_hb_age, NULL, e);
-    mc_watch_add_const_string(w, P("internal"), e->internal_addr);
-    mc_watch_add_const_string(w, P("external"), e->external_addr);
-    mc_watch_add_const_string(w, P("host"), e->host);
-    mc_watch_add_const_string(w, P("reason"), e->reason);
-#undef P
-}
-
-static void get_count(mc_manager *m, Mc__Control__ProcessState st, mc_watch_value *out)
-{
-    out->as.u = mc_registry_count_state(m->registry, st);
-}
-static void get_alive(void *ctx, mc_watch_value *out)
-{
-    get_count(ctx, MC__CONTROL__PROCESS_STATE__STATE_ALIVE, out);
-}
-static void get_dead(void *ctx, mc_watch_value *out)
-{
-    get_count(ctx, MC__CONTROL__PROCESS_STATE__STATE_DEAD, out);
-}
-static void get_stopped(void *ctx, mc_watch_value *out)
-{
-    get_count(ctx, MC__CONTROL__PROCESS_STATE__STATE_STOPPED, out);
-}
-static void get_least(mc_manager *m, mc_role role, mc_watch_value *out)
-{
-    mc_reg_entry *e = mc_registry_least_loaded(m->registry, role);
-    out->as.s = strdup(e ? e->name : "");
-}
-static void get_least_base(void *ctx, mc_watch_value *out) { get_least(ctx, MC_ROLE_BASEAPP, out); }
-static void get_least_cell(void *ctx, mc_watch_value *out) { get_least(ctx, MC_ROLE_CELLAPP, out); }
-static void get_digest(void *ctx, mc_watch_value *out)
-{
-    out->as.s = strdup(mc_registry_digest(((mc_manager *)ctx)->registry));
-}
-static bool set_dead_after(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
-{
-    mc_manager *m = ctx;
-    if (v->as.u < 100 || v->as.u > 3600000) {
-        snprintf(why, whylen, "deadAfterMs must be between 100 and 3600000");
-        return false;
-    }
-    m->dead_after_ms = v->as.u;
-    MC_INFO("deadAfterMs set to %llu", (unsigned long long)m->dead_after_ms);
-    return true;
-}
-static void get_dead_after(void *ctx, mc_watch_value *out)
-{
-    out->as.u = ((mc_manager *)ctx)->dead_after_ms;
-}
-
-static void publish_manager(mc_manager *m)
-{
-    mc_watchers *w = mc_server_watchers(m->server);
-    mc_watch_add(w, "counts/alive", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_alive, NULL, m);
-    mc_watch_add(w, "counts/dead", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_dead, NULL, m);
-    mc_watch_add(w, "counts/stopped", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_stopped, NULL, m);
-    mc_watch_add_uint(w, "counts/registrations", &m->registrations, MC_WATCH_READ_ONLY);
-    mc_watch_add_uint(w, "counts/refusals", &m->refusals, MC_WATCH_READ_ONLY);
-    mc_watch_add_uint(w, "counts/heartbeats", &m->heartbeats, MC_WATCH_READ_ONLY);
-    mc_watch_add_uint(w, "counts/unknownHeartbeats", &m->unknown_heartbeats, MC_WATCH_READ_ONLY);
-    mc_watch_add_uint(w, "counts/queries", &m->queries, MC_WATCH_READ_ONLY);
-    mc_watch_add_uint(w, "counts/deaths", &m->deaths, MC_WATCH_READ_ONLY);
-    mc_watch_add(w, "leastLoaded/baseapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_base,
-                 NULL, m);
-    mc_watch_add(w, "leastLoaded/cellapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_cell,
-                 NULL, m);
-    mc_watch_add(w, "registry/digest", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_digest, NULL, m);
-    mc_watch_add(w, "registry/deadAfterMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_dead_after,
-                 set_dead_after, m);
-    mc_watch_add_uint(w, "registry/heartbeatMs", &m->heartbeat_ms, MC_WATCH_READ_ONLY);
-    mc_watch_add_directory(w, "processes");
-}
-
 /* --- control messages ----------------------------------------------------------------- */
-
-static Mc__Control__ProcessInfo *heap_info(const mc_reg_entry *e, mc_time_us now)
-{
-    Mc__Control__ProcessInfo *p = malloc(sizeof *p);
-    if (p && !mc_registry_to_info(e, now, p)) {
-        mc_pb_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-/* The manager as a ProcessInfo (it is not in its own registry). */
-static Mc__Control__ProcessInfo *self_info(mc_manager *m, mc_time_us now)
-{
-    mc_reg_entry self;
-    memset(&self, 0, sizeof self);
-    snprintf(self.name, sizeof self.name, "manager");
-    self.role = MC_ROLE_MANAGER;
-    self.pid = (uint32_t)getpid();
-    self.state = MC__CONTROL__PROCESS_STATE__STATE_ALIVE;
-    self.load = mc_server_load(m->server);
-    snprintf(self.internal_addr, sizeof self.internal_addr, "%s",
-             mc_server_internal_addr(m->server));
-    snprintf(self.digest, sizeof self.digest, "%s", mc_server_digest(m->server));
-    snprintf(self.version, sizeof self.version, "%s", MC_VERSION);
-    gethostname(self.host, sizeof self.host - 1);
-    self.registered_at = now; /* uptime filled below */
-    self.last_heartbeat = now;
-    Mc__Control__ProcessInfo *p = heap_info(&self, now);
-    if (p) {
-        mc_watch_value v;
-        char err[64];
-        if (mc_watch_get(mc_server_watchers(m->server), "uptime", &v, err, sizeof err) ==
-            MC_WATCH_OK)
-            p->uptime_ms = (uint64_t)(v.as.f * 1000.0);
-    }
-    return p;
-}
 
 static void handle_register(mc_manager *m, const char *src, const uint8_t *data, size_t len,
                             mc_server_request *request)
@@ -259,7 +105,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     mc_pb_free(req);
     if (!repeated) {
         m->registrations++;
-        publish_entry(m, e);
+        mc_manager_publish_entry(m, e);
     }
     MC_INFO("%s %s: pid %u, internal %s%s%s, host %s", repeated ? "registered again" : "registered",
             e->name, e->pid, e->internal_addr, e->external_addr[0] ? ", external " : "",
@@ -268,18 +114,18 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     reply.status = MC__CONTROL__REGISTER_STATUS__REGISTER_OK;
     reply.heartbeat_interval_ms = (uint32_t)m->heartbeat_ms;
     reply.dead_after_ms = (uint32_t)m->dead_after_ms;
-    reply.self = heap_info(e, now);
+    reply.self = mc_manager_info(e, now);
     size_t n = mc_registry_count(m->registry) + 1;
     reply.peers = calloc(n, sizeof *reply.peers);
     if (reply.peers) {
-        reply.peers[reply.n_peers] = self_info(m, now);
+        reply.peers[reply.n_peers] = mc_manager_self_info(m, now);
         if (reply.peers[reply.n_peers])
             reply.n_peers++;
         for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
             mc_reg_entry *o = mc_registry_at(m->registry, i);
             if (o == e || o->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
                 continue;
-            Mc__Control__ProcessInfo *p = heap_info(o, now);
+            Mc__Control__ProcessInfo *p = mc_manager_info(o, now);
             if (p)
                 reply.peers[reply.n_peers++] = p;
         }
@@ -343,104 +189,6 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
 }
 
 /* Does entry e match a watcher TARGET? */
-static bool add_match(Mc__Control__QueryReply *r, size_t cap, Mc__Control__ProcessInfo *p)
-{
-    if (!p)
-        return false;
-    if (r->n_processes >= cap) {
-        mc_pb_free(p);
-        return false;
-    }
-    r->processes[r->n_processes++] = p;
-    return true;
-}
-
-static void handle_query(mc_manager *m, const uint8_t *data, size_t len,
-                         mc_server_request *request)
-{
-    m->queries++;
-    mc_time_us now = mc_clock_now_us();
-    Mc__Control__QueryReply *reply = malloc(sizeof *reply);
-    if (!reply)
-        return;
-    mc__control__query_reply__init(reply);
-    Mc__Control__QueryRequest *q = mc__control__query_request__unpack(NULL, len, data);
-    size_t cap = mc_registry_count(m->registry) + 1;
-    reply->processes = calloc(cap, sizeof *reply->processes);
-    char why[320] = "";
-    if (!q || !reply->processes) {
-        reply->status = MC__CONTROL__QUERY_STATUS__QUERY_BAD_REQUEST;
-        snprintf(why, sizeof why, "malformed query");
-        goto done;
-    }
-    const char *name = q->name ? q->name : "";
-    mc_role role = q->role;
-    bool all = false, self = false, dead_too = false;
-    switch (q->kind) {
-    case MC__CONTROL__QUERY_KIND__QUERY_ALL:
-        all = self = dead_too = true;
-        break;
-    case MC__CONTROL__QUERY_KIND__QUERY_BY_ROLE:
-        self = role == MC_ROLE_MANAGER;
-        break;
-    case MC__CONTROL__QUERY_KIND__QUERY_LEAST_LOADED: {
-        mc_reg_entry *e = mc_registry_least_loaded(m->registry, role);
-        if (e)
-            add_match(reply, cap, heap_info(e, now));
-        else
-            snprintf(why, sizeof why, "no live %s", mc_role_plural(role));
-        goto done;
-    }
-    case MC__CONTROL__QUERY_KIND__QUERY_BY_NAME:
-    case MC__CONTROL__QUERY_KIND__QUERY_TARGET:
-        if (q->kind == MC__CONTROL__QUERY_KIND__QUERY_TARGET && strcmp(name, "all") == 0) {
-            all = self = true;
-        } else if (strcmp(name, "manager") == 0 || strcmp(name, "managers") == 0) {
-            self = true;
-            role = MC_ROLE_UNKNOWN;
-        } else if (q->kind == MC__CONTROL__QUERY_KIND__QUERY_TARGET &&
-                   mc_role_parse_plural(name, &role)) {
-            break;
-        } else {
-            mc_reg_entry *e = mc_registry_find_name(m->registry, name);
-            if (!e)
-                snprintf(why, sizeof why, "no process called '%.100s'", name);
-            else if (q->kind == MC__CONTROL__QUERY_KIND__QUERY_TARGET &&
-                     e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
-                snprintf(why, sizeof why, "%s is %s (%s)", e->name, mc_state_name(e->state),
-                         e->reason);
-            else
-                add_match(reply, cap, heap_info(e, now));
-            goto done;
-        }
-        break;
-    default:
-        reply->status = MC__CONTROL__QUERY_STATUS__QUERY_BAD_REQUEST;
-        snprintf(why, sizeof why, "unknown query kind %d", (int)q->kind);
-        goto done;
-    }
-    if (self)
-        add_match(reply, cap, self_info(m, now));
-    for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
-        mc_reg_entry *e = mc_registry_at(m->registry, i);
-        if (!dead_too && e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
-            continue;
-        if (all || (role != MC_ROLE_UNKNOWN && e->role == role))
-            add_match(reply, cap, heap_info(e, now));
-    }
-    if (reply->n_processes == 0)
-        snprintf(why, sizeof why, "no live %s", role != MC_ROLE_UNKNOWN ? mc_role_plural(role) : "processes");
-done:
-    if (reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK && reply->n_processes == 0)
-        reply->status = MC__CONTROL__QUERY_STATUS__QUERY_NO_MATCH;
-    if (why[0] && reply->status != MC__CONTROL__QUERY_STATUS__QUERY_OK)
-        reply->reason = mc_pb_strdup(why);
-    mc_pb_free(q);
-    if (request)
-        mc_server_reply(m->server, request, reply);
-    mc_pb_free(reply);
-}
-
 static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
                        const uint8_t *data, size_t len, mc_server_request *request)
 {
@@ -460,7 +208,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
         handle_deregister(m, src, data, len, request);
         return;
     case MC_CTL_QUERY:
-        handle_query(m, data, len, request);
+        mc_manager_handle_query(m, data, len, request);
         return;
     default:
         MC_WARNING("%s from %s: not a manager message", mc_control_name(msg_id), src);
@@ -492,7 +240,7 @@ static void on_ready(mc_server *s, void *ctx)
     }
     struct timeval tv = {0, EXPIRE_CHECK_MS * 1000};
     event_add(m->expire_ev, &tv);
-    publish_manager(m);
+    mc_manager_publish(m);
     MC_INFO("manager ready at %s: dead after %llu ms of silence, heartbeats every %llu ms",
             mc_server_internal_addr(s), (unsigned long long)m->dead_after_ms,
             (unsigned long long)m->heartbeat_ms);
