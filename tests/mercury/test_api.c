@@ -7,6 +7,66 @@
 #include "common/watcher.h"
 #include "harness.h"
 
+/* ---- configuration errors ---- */
+static void on_nothing(void *ctx, const mc_message_info *info, mc_istream *is)
+{
+    (void)ctx;
+    (void)info;
+    (void)is;
+}
+
+START_TEST(bad_interfaces_and_addresses_refused)
+{
+    char err[128];
+    static const mc_message_def dup_defs[] = {{1, "A", MC_MSG_FIXED, 4, on_nothing},
+                                              {1, "B", MC_MSG_FIXED, 4, on_nothing}};
+    static const mc_interface dup = MC_INTERFACE("dup", dup_defs);
+    ck_assert_int_eq(mc_interface_validate(&dup, err, sizeof err), MC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err, "reuses id 1"));
+    static const mc_message_def reserved_defs[] = {{0xFF, "R", MC_MSG_FIXED, 4, on_nothing}};
+    static const mc_interface reserved = MC_INTERFACE("reserved", reserved_defs);
+    ck_assert_int_eq(mc_interface_validate(&reserved, err, sizeof err), MC_ERR_INVALID);
+    static const mc_message_def field_defs[] = {{2, "F", MC_MSG_VARIABLE, 3, on_nothing}};
+    static const mc_interface field = MC_INTERFACE("field", field_defs);
+    ck_assert_int_eq(mc_interface_validate(&field, err, sizeof err), MC_ERR_INVALID);
+    ck_assert_int_eq(mc_interface_validate(&test_iface, err, sizeof err), MC_OK);
+    ck_assert_ptr_eq(mc_interface_find_name(&test_iface, "T_VAR2_"), tdef(T_VAR2));
+
+    struct event_base *base = event_base_new();
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    mc_nub *nub = NULL;
+    cfg.iface = &dup;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_ERR_INVALID);
+    ck_assert_ptr_null(nub);
+    cfg.iface = NULL;
+    cfg.bind = "127.0.0.1";
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_ERR_ADDRESS);
+    cfg.bind = "10.0.0.300:5";
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_ERR_ADDRESS);
+    cfg.bind = "127.0.0.1:0";
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_OK);
+    ck_assert_uint_ne(mc_nub_address(nub)->port, 0);
+    /* a second nub on the same port is refused */
+    char used[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(nub), used, sizeof used);
+    mc_nub *other = NULL;
+    cfg.bind = used;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &other), MC_ERR_SOCKET);
+    ck_assert_ptr_null(mc_nub_channel(nub, mc_nub_address(nub), MC_CHANNEL_INTERNAL));
+    mc_nub_free(nub);
+    event_base_free(base);
+
+    mc_address a;
+    ck_assert_int_eq(mc_address_parse("127.0.0.1:65536", &a), MC_ERR_ADDRESS);
+    ck_assert_int_eq(mc_address_parse(":80", &a), MC_ERR_ADDRESS);
+    ck_assert_int_eq(mc_address_parse("127.0.0.1:8x", &a), MC_ERR_ADDRESS);
+    ck_assert_int_eq(mc_address_parse("127.0.0.1:8080", &a), MC_OK);
+    ck_assert_uint_eq(a.ip, 0x7F000001u);
+    ck_assert_uint_eq(a.port, 8080);
+}
+END_TEST
+
 /* ---- requests ---- */
 typedef struct {
     int calls;
@@ -744,6 +804,7 @@ static Suite *api_suite(void)
     Suite *s = suite_create("mercury_api");
     TCase *tc = tcase_create("api");
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, bad_interfaces_and_addresses_refused);
     tcase_add_test(tc, request_reply_on_channel);
     tcase_add_test(tc, request_timeout);
     tcase_add_test(tc, request_off_channel_once_off);
