@@ -574,6 +574,31 @@ START_TEST(file_too_large)
 }
 END_TEST
 
+/* Entity type ids travel in 13 bits of a mailbox: one type more is refused at the list. */
+START_TEST(too_many_entity_types)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    size_t cap = (MC_ENTITY_TYPE_MAX + 1u) * 16 + 64;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)snprintf(text, cap, "<root>\n");
+    for (unsigned k = 0; k <= MC_ENTITY_TYPE_MAX; k++)
+        len += (size_t)snprintf(text + len, cap - len, "<T%u/>\n", k);
+    snprintf(text + len, cap - len, "</root>\n");
+    ck_assert_int_eq(tu_write(dir, "entities.xml", text), 0);
+    free(text);
+    char err[4096];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "entities.xml:1: <root>: 8192 entity types, at most 8191 fit a "
+                              "mailbox"),
+                  "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_refuse");
@@ -585,6 +610,7 @@ static Suite *suite(void)
     tcase_add_test(tc, many_properties);
     tcase_add_test(tc, alias_chain_too_long);
     tcase_add_test(tc, file_too_large);
+    tcase_add_test(tc, too_many_entity_types);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 typedef struct {
     const char *name;
     bool client_server;
+    bool decide; /* flat entry without hasClient: decided from the type after loading */
     int line;
 } listed_type;
 
@@ -107,6 +108,7 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap,
     }
     (*list)[*n].name = copy;
     (*list)[*n].client_server = client_server;
+    (*list)[*n].decide = false;
     (*list)[*n].line = xml_line(c);
     (*n)++;
     return 0;
@@ -147,9 +149,6 @@ static int load_entities(loader *L)
     if (!xml_no_text(L, root, file))
         rc = -1;
     bool sectioned = false, flat = false;
-    /* flat entries without hasClient, decided after loading */
-    bool *decide = NULL;
-    size_t ndecide = 0;
     for (xmlNodePtr c = root->children; c; c = c->next) {
         if (!xml_is_elem(c))
             continue;
@@ -181,16 +180,7 @@ static int load_entities(loader *L)
                 rc = -1;
                 continue;
             }
-            bool *d = realloc(decide, n * sizeof(bool));
-            if (!d) {
-                rc = -1;
-                continue;
-            }
-            decide = d;
-            for (size_t k = ndecide; k < n; k++)
-                decide[k] = false;
-            ndecide = n;
-            decide[n - 1] = !given;
+            list[n - 1].decide = !given;
         }
     }
     if (sectioned && flat) {
@@ -211,14 +201,12 @@ static int load_entities(loader *L)
     name_index_free(&seen);
     if (rc != 0) {
         free(list);
-        free(decide);
         return -1;
     }
     mc_entity_defs *d = L->defs;
     d->types = mc_arena_calloc(L->arena, n, sizeof(mc_entity_type_def));
     if (!d->types) {
         free(list);
-        free(decide);
         return -1;
     }
     d->ntypes = n;
@@ -232,13 +220,12 @@ static int load_entities(loader *L)
             continue;
         }
         t->client_server = list[i].client_server;
-        if (decide && i < ndecide && decide[i])
+        if (list[i].decide)
             t->client_server = raw_wants_client(L, rd, 0);
         if (flatten_type(L, t, rd) != 0)
             rc = -1;
     }
     free(list);
-    free(decide);
     return rc;
 }
 

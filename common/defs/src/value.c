@@ -530,6 +530,16 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
                 return 0;
             }
         }
+        /* As for arrays: the fields must fit in what remains before they are allocated. */
+        size_t need = 0;
+        for (size_t i = 0; i < t->nfields; i++)
+            need += t->fields[i].type->min_wire_size;
+        if (need > mc_istream_remaining(is)) {
+            why_set(why, whylen,
+                    "FIXED_DICT at offset %zu needs at least %zu bytes, only %zu remain", is->pos,
+                    need, mc_istream_remaining(is));
+            goto fail;
+        }
         if (list_alloc(v, t->kind, (uint32_t)t->nfields) != 0) {
             why_set(why, whylen, "out of memory");
             goto fail;
