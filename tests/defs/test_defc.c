@@ -65,6 +65,32 @@ START_TEST(check_bad_defs)
 }
 END_TEST
 
+/* Bytes that are not XML at all: one error line of ours, nothing printed by libxml2 itself
+ * (reading the file through libxml2 printed "I/O error : <stale errno>" on stderr). */
+START_TEST(check_garbage_bytes)
+{
+    char *dir = tu_mkdtemp();
+    tu_write(dir, "entities.xml", "<root>\n<E/>\n</root>\n");
+    char garbage[48];
+    garbage[0] = '@';
+    memset(garbage + 1, 0xff, sizeof(garbage) - 2);
+    garbage[sizeof(garbage) - 1] = '\0';
+    tu_write(dir, "entity_defs/E.def", garbage);
+    char cmd[8192];
+    char out[1 << 14];
+    snprintf(cmd, sizeof(cmd), "%s/defc --check --res %s", bin(), dir);
+    ck_assert_int_eq(run(cmd, out, sizeof(out)), 2);
+    ck_assert_msg(strstr(out, "E.def:1: malformed XML: ") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "I/O error") == NULL, "libxml2 printed on its own:\n%s", out);
+    int lines = 0;
+    for (const char *p = out; *p; p++)
+        lines += *p == '\n';
+    ck_assert_msg(lines == 2, "expected the error and the summary line:\n%s", out);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(generate_and_usage)
 {
     char res[4096], cmd[8192], path[8192];
@@ -116,6 +142,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("defc");
     tcase_add_test(tc, check_example);
     tcase_add_test(tc, check_bad_defs);
+    tcase_add_test(tc, check_garbage_bytes);
     tcase_add_test(tc, generate_and_usage);
     suite_add_tcase(s, tc);
     return s;

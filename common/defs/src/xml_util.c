@@ -3,7 +3,10 @@
 #include <strings.h>
 #include <libxml/parser.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "defs_internal.h"
 
@@ -135,29 +138,67 @@ static void keep_first_error(void *data, xmlErrorPtr e)
         fe->msg[--k] = '\0';
 }
 
-xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
+/* The whole file (at most 16 MiB) in a heap buffer, or NULL with the error reported or
+ * *missing set. Opened without blocking (a FIFO in place of a def file must not hang the
+ * loader) and checked on the open descriptor. */
+static char *read_whole(loader *L, const char *path, bool must_exist, bool *missing,
+                        size_t *size_out)
 {
-    struct stat st;
-    if (missing)
-        *missing = false;
-    if (stat(path, &st) != 0) {
-        if (missing)
-            *missing = true;
-        if (must_exist)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if ((errno == ENOENT || errno == ENOTDIR) && !must_exist) {
+            if (missing)
+                *missing = true;
+        } else {
             mc_errs_add(&L->errs, path, 0, NULL, "cannot open: %s", strerror(errno));
+        }
         return NULL;
     }
-    if (!S_ISREG(st.st_mode)) {
+    struct stat st;
+    char *text = NULL;
+    if (fstat(fd, &st) != 0) {
+        mc_errs_add(&L->errs, path, 0, NULL, "cannot stat: %s", strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
         mc_errs_add(&L->errs, path, 0, NULL, "not a regular file");
-        return NULL;
-    }
-    if (st.st_size > 16 * 1024 * 1024) {
+    } else if (st.st_size > 16 * 1024 * 1024) {
         mc_errs_add(&L->errs, path, 0, NULL, "file too large (%lld bytes, limit 16 MiB)",
                     (long long)st.st_size);
-        return NULL;
+    } else if (!(text = malloc((size_t)st.st_size + 1))) {
+        mc_errs_add(&L->errs, path, 0, NULL, "out of memory");
+    } else {
+        size_t got = 0, size = (size_t)st.st_size;
+        while (got < size) {
+            ssize_t n = read(fd, text + got, size - got);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                mc_errs_add(&L->errs, path, 0, NULL, "cannot read: %s",
+                            n < 0 ? strerror(errno) : "file shrank while reading");
+                free(text);
+                text = NULL;
+                break;
+            }
+            got += (size_t)n;
+        }
+        *size_out = size;
     }
+    close(fd);
+    return text;
+}
+
+xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
+{
+    if (missing)
+        *missing = false;
+    /* Parsed from memory: libxml2's own file reading prints some errors (bad bytes, I/O)
+     * straight to stderr instead of reporting them. */
+    size_t size = 0;
+    char *text = read_whole(L, path, must_exist, missing, &size);
+    if (!text)
+        return NULL;
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (!ctxt) {
+        free(text);
         mc_errs_add(&L->errs, path, 0, NULL, "out of memory");
         return NULL;
     }
@@ -166,9 +207,10 @@ xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
     if (ctxt->sax) {
         ctxt->sax->serror = keep_first_error;
     }
-    xmlDocPtr doc = xmlCtxtReadFile(ctxt, path, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                        XML_PARSE_BIG_LINES);
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)size, path, NULL,
+                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                          XML_PARSE_BIG_LINES);
+    free(text);
     if (!doc && fe.have) {
         mc_errs_add(&L->errs, path, fe.line, NULL, "malformed XML: %s", fe.msg);
     } else if (!doc) {
