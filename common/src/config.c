@@ -1,5 +1,6 @@
 /* Options from defaults, a config file and the command line. */
 #include "common/config.h"
+#include "common/error.h"
 #include "common/log.h"
 
 #include <ctype.h>
@@ -30,19 +31,6 @@ struct mc_config {
     size_t positional_count;
     FILE *help_out;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 bool mc_parse_int(const char *text, int64_t *out)
 {
@@ -133,7 +121,7 @@ static bool assign(option_value *ov, const char *text, char *err, size_t errlen)
     case MC_OPT_INT: {
         int64_t v;
         if (!mc_parse_int(text, &v)) {
-            set_err(err, errlen, "option --%s expects an integer, got '%s'", ov->opt->name, text);
+            mc_set_error(err, errlen, "option --%s expects an integer, got '%s'", ov->opt->name, text);
             return false;
         }
         ov->v.i = v;
@@ -144,7 +132,7 @@ static bool assign(option_value *ov, const char *text, char *err, size_t errlen)
     case MC_OPT_UINT: {
         uint64_t v;
         if (!mc_parse_uint(text, &v)) {
-            set_err(err, errlen, "option --%s expects an unsigned integer, got '%s'",
+            mc_set_error(err, errlen, "option --%s expects an unsigned integer, got '%s'",
                     ov->opt->name, text);
             return false;
         }
@@ -156,7 +144,7 @@ static bool assign(option_value *ov, const char *text, char *err, size_t errlen)
     case MC_OPT_FLOAT: {
         double v;
         if (!mc_parse_float(text, &v)) {
-            set_err(err, errlen, "option --%s expects a number, got '%s'", ov->opt->name, text);
+            mc_set_error(err, errlen, "option --%s expects a number, got '%s'", ov->opt->name, text);
             return false;
         }
         ov->v.f = v;
@@ -167,7 +155,7 @@ static bool assign(option_value *ov, const char *text, char *err, size_t errlen)
     case MC_OPT_BOOL: {
         bool v;
         if (!mc_parse_bool(text, &v)) {
-            set_err(err, errlen, "option --%s expects true or false, got '%s'", ov->opt->name,
+            mc_set_error(err, errlen, "option --%s expects true or false, got '%s'", ov->opt->name,
                     text);
             return false;
         }
@@ -178,7 +166,7 @@ static bool assign(option_value *ov, const char *text, char *err, size_t errlen)
     }
     char *copy = strdup(stored);
     if (!copy) {
-        set_err(err, errlen, "out of memory setting --%s", ov->opt->name);
+        mc_set_error(err, errlen, "out of memory setting --%s", ov->opt->name);
         return false;
     }
     free(ov->text);
@@ -251,11 +239,11 @@ mc_config_status mc_config_set(mc_config *cfg, const char *name, const char *val
 {
     option_value *ov = find(cfg, name);
     if (!ov) {
-        set_err(err, errlen, "unknown option --%s (see --help)", name);
+        mc_set_error(err, errlen, "unknown option --%s (see --help)", name);
         return MC_CONFIG_ERROR;
     }
     if (!value) {
-        set_err(err, errlen, "option --%s needs a value", name);
+        mc_set_error(err, errlen, "option --%s needs a value", name);
         return MC_CONFIG_ERROR;
     }
     return assign(ov, value, err, errlen) ? MC_CONFIG_OK : MC_CONFIG_ERROR;
@@ -275,7 +263,7 @@ mc_config_status mc_config_load_file(mc_config *cfg, const char *path, char *err
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        set_err(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
+        mc_set_error(err, errlen, "cannot open config file %s: %s", path, strerror(errno));
         return MC_CONFIG_ERROR;
     }
     char line[4096];
@@ -285,7 +273,7 @@ mc_config_status mc_config_load_file(mc_config *cfg, const char *path, char *err
         lineno++;
         size_t len = strlen(line);
         if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
-            set_err(err, errlen, "%s:%d: line too long", path, lineno);
+            mc_set_error(err, errlen, "%s:%d: line too long", path, lineno);
             st = MC_CONFIG_ERROR;
             break;
         }
@@ -294,7 +282,7 @@ mc_config_status mc_config_load_file(mc_config *cfg, const char *path, char *err
             continue;
         char *eq = strchr(s, '=');
         if (!eq) {
-            set_err(err, errlen, "%s:%d: expected 'name = value', got '%s'", path, lineno, s);
+            mc_set_error(err, errlen, "%s:%d: expected 'name = value', got '%s'", path, lineno, s);
             st = MC_CONFIG_ERROR;
             break;
         }
@@ -303,7 +291,7 @@ mc_config_status mc_config_load_file(mc_config *cfg, const char *path, char *err
         char *value = trim(eq + 1);
         char why[512];
         if (mc_config_set(cfg, name, value, why, sizeof why) != MC_CONFIG_OK) {
-            set_err(err, errlen, "%s:%d: %s", path, lineno, why);
+            mc_set_error(err, errlen, "%s:%d: %s", path, lineno, why);
             st = MC_CONFIG_ERROR;
             break;
         }
@@ -343,7 +331,7 @@ mc_config_status mc_config_parse_args(mc_config *cfg, int argc, char **argv, cha
         const char *path = NULL;
         if (strcmp(argv[i], "--config") == 0) {
             if (i + 1 >= argc) {
-                set_err(err, errlen, "option --config needs a file name");
+                mc_set_error(err, errlen, "option --config needs a file name");
                 return MC_CONFIG_ERROR;
             }
             path = argv[i + 1];
@@ -362,11 +350,11 @@ mc_config_status mc_config_parse_args(mc_config *cfg, int argc, char **argv, cha
                 continue;
             }
             if (!options_done && arg[0] == '-' && arg[1] != '\0' && !isdigit((unsigned char)arg[1])) {
-                set_err(err, errlen, "unknown option %s (options start with --; see --help)", arg);
+                mc_set_error(err, errlen, "unknown option %s (options start with --; see --help)", arg);
                 return MC_CONFIG_ERROR;
             }
             if (!add_positional(cfg, arg)) {
-                set_err(err, errlen, "out of memory");
+                mc_set_error(err, errlen, "out of memory");
                 return MC_CONFIG_ERROR;
             }
             continue;
@@ -384,7 +372,7 @@ mc_config_status mc_config_parse_args(mc_config *cfg, int argc, char **argv, cha
         if (eq) {
             size_t n = (size_t)(eq - name);
             if (n >= sizeof namebuf) {
-                set_err(err, errlen, "option name too long: %.40s...", name);
+                mc_set_error(err, errlen, "option name too long: %.40s...", name);
                 return MC_CONFIG_ERROR;
             }
             memcpy(namebuf, name, n);
@@ -402,7 +390,7 @@ mc_config_status mc_config_parse_args(mc_config *cfg, int argc, char **argv, cha
             }
         }
         if (!ov) {
-            set_err(err, errlen, "unknown option --%s (see --help)", name);
+            mc_set_error(err, errlen, "unknown option --%s (see --help)", name);
             return MC_CONFIG_ERROR;
         }
         if (!value) {
@@ -410,7 +398,7 @@ mc_config_status mc_config_parse_args(mc_config *cfg, int argc, char **argv, cha
                 value = "true";
             } else {
                 if (i + 1 >= argc) {
-                    set_err(err, errlen, "option --%s needs a value", name);
+                    mc_set_error(err, errlen, "option --%s needs a value", name);
                     return MC_CONFIG_ERROR;
                 }
                 value = argv[++i];

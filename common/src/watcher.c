@@ -1,5 +1,6 @@
 /* The watcher registry: a tree of directories and typed leaves. */
 #include "common/watcher.h"
+#include "common/error.h"
 #include "common/config.h"
 
 #include <inttypes.h>
@@ -28,19 +29,6 @@ struct node {
 struct mc_watchers {
     node root;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 const char *mc_watch_status_name(mc_watch_status s)
 {
@@ -259,20 +247,20 @@ static node *resolve(const mc_watchers *w, const char *path, mc_watch_status *st
     int n = split_path(path, comps);
     if (n < 0) {
         *st = MC_WATCH_ERR_BAD_PATH;
-        set_err(err, errlen, "bad watcher path '%.*s'", 200, path);
+        mc_set_error(err, errlen, "bad watcher path '%.*s'", 200, path);
         return NULL;
     }
     const node *cur = &w->root;
     for (int i = 0; i < n; i++) {
         if (!cur->is_dir) {
             *st = MC_WATCH_ERR_NOT_DIRECTORY;
-            set_err(err, errlen, "'%s' in '%s' is a value, not a directory", comps[i - 1], path);
+            mc_set_error(err, errlen, "'%s' in '%s' is a value, not a directory", comps[i - 1], path);
             return NULL;
         }
         const node *next = child(cur, comps[i]);
         if (!next) {
             *st = MC_WATCH_ERR_NOT_FOUND;
-            set_err(err, errlen, "no watcher '%s'", path);
+            mc_set_error(err, errlen, "no watcher '%s'", path);
             return NULL;
         }
         cur = next;
@@ -458,7 +446,7 @@ mc_watch_status mc_watch_list(const mc_watchers *w, const char *path, mc_watch_l
     if (!n)
         return st;
     if (!n->is_dir) {
-        set_err(err, errlen, "'%s' is a value, not a directory", path);
+        mc_set_error(err, errlen, "'%s' is a value, not a directory", path);
         return MC_WATCH_ERR_NOT_DIRECTORY;
     }
     for (size_t i = 0; i < n->nchildren; i++) {
@@ -535,11 +523,11 @@ mc_watch_status mc_watch_get(const mc_watchers *w, const char *path, mc_watch_va
     if (!n)
         return st;
     if (n->is_dir) {
-        set_err(err, errlen, "'%s' is a directory", path);
+        mc_set_error(err, errlen, "'%s' is a directory", path);
         return MC_WATCH_ERR_IS_DIRECTORY;
     }
     if (n->mode == MC_WATCH_CALLABLE) {
-        set_err(err, errlen, "'%s' is callable; use call", path);
+        mc_set_error(err, errlen, "'%s' is callable; use call", path);
         return MC_WATCH_ERR_NOT_CALLABLE;
     }
     read_leaf(n, out);
@@ -554,18 +542,18 @@ mc_watch_status mc_watch_set(mc_watchers *w, const char *path, const char *text,
     if (!n)
         return st;
     if (n->is_dir) {
-        set_err(err, errlen, "'%s' is a directory", path);
+        mc_set_error(err, errlen, "'%s' is a directory", path);
         return MC_WATCH_ERR_IS_DIRECTORY;
     }
     if (n->mode != MC_WATCH_READ_WRITE) {
-        set_err(err, errlen, "'%s' is %s", path,
+        mc_set_error(err, errlen, "'%s' is %s", path,
                 n->mode == MC_WATCH_CALLABLE ? "callable, not settable" : "read-only");
         return MC_WATCH_ERR_READ_ONLY;
     }
     mc_watch_value v;
     memset(&v, 0, sizeof v);
     if (!text || !mc_watch_value_parse(n->type, text, &v)) {
-        set_err(err, errlen, "'%.*s' is not a valid %s for '%s'", 100, text ? text : "(null)",
+        mc_set_error(err, errlen, "'%.*s' is not a valid %s for '%s'", 100, text ? text : "(null)",
                 mc_watch_type_name(n->type), path);
         mc_watch_value_clear(&v);
         return MC_WATCH_ERR_BAD_VALUE;
@@ -574,7 +562,7 @@ mc_watch_status mc_watch_set(mc_watchers *w, const char *path, const char *text,
     bool ok = n->set(n->ctx, &v, why, sizeof why);
     mc_watch_value_clear(&v);
     if (!ok) {
-        set_err(err, errlen, "'%s' refused: %s", path, why[0] ? why : "value not accepted");
+        mc_set_error(err, errlen, "'%s' refused: %s", path, why[0] ? why : "value not accepted");
         return MC_WATCH_ERR_REFUSED;
     }
     return MC_WATCH_OK;
@@ -589,14 +577,14 @@ mc_watch_status mc_watch_call(mc_watchers *w, const char *path, int argc,
     if (!n)
         return st;
     if (n->is_dir || n->mode != MC_WATCH_CALLABLE) {
-        set_err(err, errlen, "'%s' is not callable", path);
+        mc_set_error(err, errlen, "'%s' is not callable", path);
         return MC_WATCH_ERR_NOT_CALLABLE;
     }
     char why[256] = "";
     if (!n->call(n->ctx, argc, argv, result, why, sizeof why)) {
         free(*result);
         *result = NULL;
-        set_err(err, errlen, "'%s' refused: %s", path, why[0] ? why : "call failed");
+        mc_set_error(err, errlen, "'%s' refused: %s", path, why[0] ? why : "call failed");
         return MC_WATCH_ERR_REFUSED;
     }
     return MC_WATCH_OK;

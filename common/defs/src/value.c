@@ -1,5 +1,6 @@
 /* Values of def types: defaults, copies, checks, encoding and decoding. */
 #include "common/value.h"
+#include "common/error.h"
 
 #include "strbuf.h"
 
@@ -8,18 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void why_set(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void why_set(char *why, size_t whylen, const char *fmt, ...)
-{
-    if (!why || !whylen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
 
 static bool is_bytes(mc_type_kind k)
 {
@@ -253,12 +242,12 @@ static bool check_int(const mc_def_type *t, const mc_value *v, char *why, size_t
     }
     if (t->kind <= MC_TYPE_INT64) {
         if (v->as.i < lo || v->as.i > hi) {
-            why_set(why, whylen, "%lld is out of range for %s", (long long)v->as.i,
+            mc_set_error(why, whylen, "%lld is out of range for %s", (long long)v->as.i,
                     mc_type_kind_name(t->kind));
             return false;
         }
     } else if (v->as.u > uhi) {
-        why_set(why, whylen, "%llu is out of range for %s", (unsigned long long)v->as.u,
+        mc_set_error(why, whylen, "%llu is out of range for %s", (unsigned long long)v->as.u,
                 mc_type_kind_name(t->kind));
         return false;
     }
@@ -269,7 +258,7 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
                       size_t entity_types, char *why, size_t whylen)
 {
     if (v->kind != t->kind) {
-        why_set(why, whylen, "value of kind %s where %s is expected", mc_type_kind_name(v->kind),
+        mc_set_error(why, whylen, "value of kind %s where %s is expected", mc_type_kind_name(v->kind),
                 mc_type_kind_name(t->kind));
         return false;
     }
@@ -285,7 +274,7 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
         return check_int(t, v, why, whylen);
     case MC_TYPE_FLOAT32:
         if (isfinite(v->as.f) && fabs(v->as.f) > 3.4028234663852886e38) {
-            why_set(why, whylen, "%g is out of range for FLOAT32", v->as.f);
+            mc_set_error(why, whylen, "%g is out of range for FLOAT32", v->as.f);
             return false;
         }
         return true;
@@ -299,22 +288,22 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
     case MC_TYPE_BLOB: {
         uint32_t limit = max_bytes ? max_bytes : MC_DEFS_MAX_BYTES;
         if (v->as.bytes.len > limit) {
-            why_set(why, whylen, "%s of %u bytes exceeds the limit of %u",
+            mc_set_error(why, whylen, "%s of %u bytes exceeds the limit of %u",
                     mc_type_kind_name(t->kind), v->as.bytes.len, limit);
             return false;
         }
         if (v->as.bytes.len && !v->as.bytes.data) {
-            why_set(why, whylen, "%s without data", mc_type_kind_name(t->kind));
+            mc_set_error(why, whylen, "%s without data", mc_type_kind_name(t->kind));
             return false;
         }
         if (t->kind != MC_TYPE_BLOB && v->as.bytes.len &&
             memchr(v->as.bytes.data, '\0', v->as.bytes.len)) {
-            why_set(why, whylen, "%s holds a NUL byte", mc_type_kind_name(t->kind));
+            mc_set_error(why, whylen, "%s holds a NUL byte", mc_type_kind_name(t->kind));
             return false;
         }
         if (t->kind == MC_TYPE_UNICODE_STRING &&
             !mc_utf8_valid((const uint8_t *)v->as.bytes.data, v->as.bytes.len)) {
-            why_set(why, whylen, "UNICODE_STRING is not valid UTF-8");
+            mc_set_error(why, whylen, "UNICODE_STRING is not valid UTF-8");
             return false;
         }
         return true;
@@ -324,12 +313,12 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
     case MC_TYPE_ARRAY:
     case MC_TYPE_TUPLE:
         if (v->as.list.none) {
-            why_set(why, whylen, "%s cannot be None", mc_type_kind_name(t->kind));
+            mc_set_error(why, whylen, "%s cannot be None", mc_type_kind_name(t->kind));
             return false;
         }
         if (v->as.list.count > MC_DEFS_MAX_ELEMENTS ||
             (t->size && v->as.list.count != t->size)) {
-            why_set(why, whylen, "%s has %u elements, %s %u", mc_type_kind_name(t->kind),
+            mc_set_error(why, whylen, "%s has %u elements, %s %u", mc_type_kind_name(t->kind),
                     v->as.list.count, t->size ? "needs exactly" : "limit",
                     t->size ? t->size : MC_DEFS_MAX_ELEMENTS);
             return false;
@@ -341,13 +330,13 @@ static bool check_rec(const mc_def_type *t, const mc_value *v, uint32_t max_byte
     default:
         if (v->as.list.none) {
             if (!t->allow_none) {
-                why_set(why, whylen, "FIXED_DICT without AllowNone cannot be None");
+                mc_set_error(why, whylen, "FIXED_DICT without AllowNone cannot be None");
                 return false;
             }
             return true;
         }
         if (v->as.list.count != t->nfields) {
-            why_set(why, whylen, "FIXED_DICT has %u fields, needs %zu", v->as.list.count,
+            mc_set_error(why, whylen, "FIXED_DICT has %u fields, needs %zu", v->as.list.count,
                     t->nfields);
             return false;
         }
@@ -415,7 +404,7 @@ int mc_value_encode(const mc_def_type *t, const mc_value *v, const mc_value_limi
         return -1;
     encode_rec(t, v, os);
     if (!mc_ostream_ok(os)) {
-        why_set(why, whylen, "output stream failed (out of memory or too large)");
+        mc_set_error(why, whylen, "output stream failed (out of memory or too large)");
         return -1;
     }
     return 0;
@@ -453,21 +442,21 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
         size_t at = is->pos;
         const uint8_t *p = mc_read_blob(is, &len, limit);
         if (!p) {
-            why_set(why, whylen, "%s at offset %zu: length over the limit of %u or past the end",
+            mc_set_error(why, whylen, "%s at offset %zu: length over the limit of %u or past the end",
                     mc_type_kind_name(t->kind), at, limit);
             goto fail;
         }
         if (mc_value_set_bytes(v, t->kind, p, len) != 0) {
-            why_set(why, whylen, "out of memory");
+            mc_set_error(why, whylen, "out of memory");
             goto fail;
         }
         if (t->kind != MC_TYPE_BLOB && len && memchr(p, '\0', len)) {
-            why_set(why, whylen, "%s at offset %zu holds a NUL byte",
+            mc_set_error(why, whylen, "%s at offset %zu holds a NUL byte",
                     mc_type_kind_name(t->kind), at);
             goto fail;
         }
         if (t->kind == MC_TYPE_UNICODE_STRING && !mc_utf8_valid(p, len)) {
-            why_set(why, whylen, "UNICODE_STRING at offset %zu is not valid UTF-8", at);
+            mc_set_error(why, whylen, "UNICODE_STRING at offset %zu is not valid UTF-8", at);
             goto fail;
         }
         return 0;
@@ -481,7 +470,7 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
         if (mc_istream_ok(is)) {
             char r[160];
             if (!mc_mailbox_ref_valid(&v->as.mailbox, entity_types, r, sizeof(r))) {
-                why_set(why, whylen, "MAILBOX at offset %zu: %s", at, r);
+                mc_set_error(why, whylen, "MAILBOX at offset %zu: %s", at, r);
                 goto fail;
             }
         }
@@ -492,24 +481,24 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
         size_t at = is->pos;
         uint32_t count = mc_read_packed_length(is, MC_DEFS_MAX_ELEMENTS);
         if (!mc_istream_ok(is)) {
-            why_set(why, whylen, "%s at offset %zu: bad element count",
+            mc_set_error(why, whylen, "%s at offset %zu: bad element count",
                     mc_type_kind_name(t->kind), at);
             goto fail;
         }
         if (t->size && count != t->size) {
-            why_set(why, whylen, "%s at offset %zu has %u elements, needs exactly %u",
+            mc_set_error(why, whylen, "%s at offset %zu has %u elements, needs exactly %u",
                     mc_type_kind_name(t->kind), at, count, t->size);
             goto fail;
         }
         /* Every element takes at least min_wire_size bytes: refuse counts the input cannot
          * hold before allocating. */
         if ((uint64_t)count * t->of->min_wire_size > mc_istream_remaining(is)) {
-            why_set(why, whylen, "%s at offset %zu claims %u elements, only %zu bytes remain",
+            mc_set_error(why, whylen, "%s at offset %zu claims %u elements, only %zu bytes remain",
                     mc_type_kind_name(t->kind), at, count, mc_istream_remaining(is));
             goto fail;
         }
         if (list_alloc(v, t->kind, count) != 0) {
-            why_set(why, whylen, "out of memory");
+            mc_set_error(why, whylen, "out of memory");
             goto fail;
         }
         for (uint32_t i = 0; i < count; i++)
@@ -522,7 +511,7 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
             size_t at = is->pos;
             bool present = mc_read_bool(is);
             if (!mc_istream_ok(is)) {
-                why_set(why, whylen, "FIXED_DICT at offset %zu: bad None flag", at);
+                mc_set_error(why, whylen, "FIXED_DICT at offset %zu: bad None flag", at);
                 goto fail;
             }
             if (!present) {
@@ -535,13 +524,13 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
         for (size_t i = 0; i < t->nfields; i++)
             need += t->fields[i].type->min_wire_size;
         if (need > mc_istream_remaining(is)) {
-            why_set(why, whylen,
+            mc_set_error(why, whylen,
                     "FIXED_DICT at offset %zu needs at least %zu bytes, only %zu remain", is->pos,
                     need, mc_istream_remaining(is));
             goto fail;
         }
         if (list_alloc(v, t->kind, (uint32_t)t->nfields) != 0) {
-            why_set(why, whylen, "out of memory");
+            mc_set_error(why, whylen, "out of memory");
             goto fail;
         }
         for (size_t i = 0; i < t->nfields; i++)
@@ -552,7 +541,7 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
     }
     }
     if (!mc_istream_ok(is)) {
-        why_set(why, whylen, "%s: truncated input", mc_type_kind_name(t->kind));
+        mc_set_error(why, whylen, "%s: truncated input", mc_type_kind_name(t->kind));
         goto fail;
     }
     return 0;
@@ -567,7 +556,7 @@ int mc_value_decode(const mc_def_type *t, mc_istream *is, const mc_value_limits 
 {
     if (!mc_istream_ok(is)) {
         memset(v, 0, sizeof(*v));
-        why_set(why, whylen, "stream already failed");
+        mc_set_error(why, whylen, "stream already failed");
         return -1;
     }
     return decode_rec(t, is, lim ? lim->max_bytes : 0, lim ? lim->entity_types : 0, v, why,
