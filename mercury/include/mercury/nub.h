@@ -1,0 +1,166 @@
+/* The nub: one UDP socket bound to an address, driven by a libevent event_base.
+ *
+ * It reads every datagram ready on the socket per wake-up (recvmmsg), parses and checks
+ * each packet, routes it to its channel (or handles it off-channel), dispatches messages to
+ * the handlers of its interface, and sends queued datagrams in batches (sendmmsg), retrying
+ * on EAGAIN/ENOBUFS from its timer without ever blocking the loop. A periodic timer (tick)
+ * runs resend checks, once-off resends, request timeouts, keepalives, inactivity checks,
+ * expiry of stale off-channel fragments and rehearsal delays.
+ *
+ * Everything is per nub: two nubs on one event_base in one process are independent.
+ */
+#ifndef MC_MERCURY_NUB_H
+#define MC_MERCURY_NUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/clock.h"
+#include "common/watcher.h"
+#include "mercury/address.h"
+#include "mercury/bundle.h"
+#include "mercury/channel.h"
+#include "mercury/interface.h"
+#include "mercury/request.h"
+#include "mercury/status.h"
+
+struct event_base;
+
+/* Rehearsing bad networks: applied to every datagram this nub sends. Probabilities are
+ * 0..1; latency delays every datagram by latency_ms plus a uniform 0..jitter_ms;
+ * reorder delays the chosen datagrams by an extra 1..reorder_ms (default 20) so later ones
+ * overtake them; corrupt flips 1..4 random bytes. Random choices use the nub's own PRNG
+ * (seeded by rehearsal_seed), never global state. */
+typedef struct {
+    double loss;
+    double duplicate;
+    double reorder;
+    double corrupt;
+    uint32_t latency_ms;
+    uint32_t jitter_ms;
+    uint32_t reorder_ms;
+} mc_rehearsal;
+
+typedef struct {
+    const char *bind;             /* "ip:port" (port 0 = ephemeral); default "127.0.0.1:0" */
+    const mc_interface *iface;    /* messages this nub handles; NULL = none */
+    void *handler_ctx;            /* passed to every message handler */
+    bool checksums;               /* add a checksum footer and require it on receipt */
+    bool accept_channels;         /* create channels for peers that open one (default true) */
+    mc_channel_traits accept_traits; /* traits of such channels (default internal) */
+    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 4 MiB) */
+    mc_time_us tick_us;           /* timer period (default 5 ms) */
+    mc_time_us min_resend_delay_us;    /* default 20 ms */
+    mc_time_us request_timeout_us;     /* default 5 s */
+    mc_time_us inactivity_timeout_us;  /* default 60 s */
+    mc_time_us keepalive_interval_us;  /* idle channels send a keepalive; default 1 s */
+    uint32_t max_overflow_packets;     /* per-channel overflow bound (default 262144) */
+    mc_rehearsal rehearsal;
+    uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
+} mc_nub_config;
+
+/* Counters of a nub (all monotonic except where noted). */
+typedef enum {
+    MC_DROP_TOO_SHORT = 0,   /* fewer than 2 bytes */
+    MC_DROP_TOO_LONG,        /* larger than MC_PACKET_MAX_SIZE */
+    MC_DROP_BAD_FLAGS,       /* unknown flag bits or impossible combination */
+    MC_DROP_BAD_FOOTER,      /* footers larger than the packet, bad values */
+    MC_DROP_BAD_CHECKSUM,    /* checksum mismatch, or missing while required */
+    MC_DROP_BAD_ACKS,        /* impossible ack count or acked sequence */
+    MC_DROP_BAD_MESSAGE,     /* length past the end, bad request chain, bad oversize */
+    MC_DROP_UNKNOWN_MESSAGE, /* message id not in the interface */
+    MC_DROP_NO_CHANNEL,      /* on-channel packet from a peer without a channel */
+    MC_DROP_DUPLICATE,       /* already received */
+    MC_DROP_OUT_OF_WINDOW,   /* sequence beyond the receive window */
+    MC_DROP_STALE_VERSION,   /* indexed channel packet of an older version */
+    MC_DROP_FRAGMENT,        /* bad or expired fragment group */
+    MC_DROP_LATE_REPLY,      /* reply with no waiting request */
+    MC_DROP_REASON_COUNT
+} mc_drop_reason;
+
+const char *mc_drop_reason_name(mc_drop_reason reason);
+
+typedef struct {
+    uint64_t packets_sent;      /* datagrams handed to the socket (resends included) */
+    uint64_t bytes_sent;
+    uint64_t packets_received;  /* datagrams read from the socket or processed */
+    uint64_t bytes_received;
+    uint64_t messages_received; /* messages dispatched to handlers */
+    uint64_t resends;           /* channel retransmissions (incl. piggybacks) */
+    uint64_t piggybacks;        /* lost packets resent as piggybacks */
+    uint64_t once_off_resends;
+    uint64_t acks_sent;         /* ack-only packets sent */
+    uint64_t acks_received;     /* sequence numbers acknowledged to us */
+    uint64_t send_retries;      /* EAGAIN/ENOBUFS retries */
+    uint64_t send_errors;
+    uint64_t requests_timed_out;
+    uint64_t channels_created;
+    uint64_t channels_dead;
+    uint64_t rehearsal_dropped;  /* datagrams dropped by rehearsal */
+    uint64_t drops[MC_DROP_REASON_COUNT];
+    uint64_t dropped_total;
+    uint64_t overflow_packets;   /* current: sum over channels (gauge) */
+    uint64_t channels;           /* current: live channels (gauge) */
+    uint64_t pending_requests;   /* current (gauge) */
+} mc_nub_stats;
+
+/* Fill *cfg with the defaults above. */
+void mc_nub_config_init(mc_nub_config *cfg);
+
+/* Create a nub: binds the socket and registers its events on base. On failure returns an
+ * mc_status and logs why. */
+int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out);
+/* Free everything: channels (dead handlers called with MC_CHANNEL_DEATH_NUB_FREED), pending
+ * requests (MC_REPLY_CANCELLED), queued datagrams (delayed rehearsal ones are dropped),
+ * watchers registered by mc_nub_register_watchers. */
+void mc_nub_free(mc_nub *nub);
+
+/* The bound address (with the real port when bound to port 0). */
+const mc_address *mc_nub_address(const mc_nub *nub);
+struct event_base *mc_nub_event_base(const mc_nub *nub);
+int mc_nub_fd(const mc_nub *nub);
+const mc_nub_config *mc_nub_get_config(const mc_nub *nub);
+
+/* Default dead handler for every channel of this nub (a channel's own handler wins). */
+void mc_nub_set_channel_dead_handler(mc_nub *nub, mc_channel_dead_handler fn, void *ctx);
+/* Called with each channel the nub creates because a peer opened it. */
+typedef void (*mc_channel_created_handler)(void *ctx, mc_channel *ch);
+void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler fn, void *ctx);
+
+/* Off-channel sending of a bundle made with mc_bundle_new. The bundle is emptied (ready for
+ * reuse) whether or not the call succeeds. */
+typedef enum {
+    MC_SEND_UNRELIABLE = 0,    /* one shot; may be lost */
+    MC_SEND_RELIABLE_ONCE = 1, /* each packet resent every 200 ms up to 50 times until
+                                  acked; the receiver drops duplicates */
+} mc_send_mode;
+int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_send_mode mode);
+
+/* Push every queued datagram to the socket now (the nub does this itself at the end of each
+ * callback and each mc_channel_send). */
+int mc_nub_flush(mc_nub *nub);
+
+/* Process one datagram as if it had just been read from the socket from `from` (the receive
+ * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. */
+int mc_nub_process_datagram(mc_nub *nub, const mc_address *from, const void *data, size_t len);
+
+/* Rehearsal settings at run time. */
+void mc_nub_set_rehearsal(mc_nub *nub, const mc_rehearsal *r);
+void mc_nub_get_rehearsal(const mc_nub *nub, mc_rehearsal *out);
+/* Drop exactly the next n datagrams this nub sends (deterministic loss for tests). */
+void mc_nub_rehearse_drop_next(mc_nub *nub, uint32_t n);
+
+void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
+
+/* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
+ * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, acksSent,
+ * acksReceived, onceOffResends, sendRetries, sendErrors, requestsTimedOut, channels,
+ * overflowPackets, pendingRequests, drops/<reason>, droppedTotal, address, and read-write
+ * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs}; and per channel
+ * channels/<ip>:<port>[#id]/{rtt,window,unacked,overflow,sent,resent,received}. Only one
+ * registration per nub; mc_nub_free (or mc_nub_unregister_watchers) removes them. */
+int mc_nub_register_watchers(mc_nub *nub, mc_watchers *w, const char *prefix);
+void mc_nub_unregister_watchers(mc_nub *nub);
+
+#endif

@@ -1,0 +1,66 @@
+/* Names of status codes and enums for logs and watchers. */
+#include "mercury/channel.h"
+#include "mercury/nub.h"
+#include "mercury/request.h"
+#include "mercury/status.h"
+
+const char *mc_status_name(int status)
+{
+    switch (status) {
+    case MC_OK: return "ok";
+    case MC_ERR_INVALID: return "invalid";
+    case MC_ERR_NO_MEMORY: return "no-memory";
+    case MC_ERR_SOCKET: return "socket";
+    case MC_ERR_STATE: return "state";
+    case MC_ERR_TOO_LARGE: return "too-large";
+    case MC_ERR_OVERFLOW: return "overflow";
+    case MC_ERR_DEAD: return "dead";
+    case MC_ERR_ADDRESS: return "address";
+    case MC_ERR_DROPPED: return "dropped";
+    default: return "unknown";
+    }
+}
+
+const char *mc_reply_status_name(mc_reply_status status)
+{
+    switch (status) {
+    case MC_REPLY_OK: return "ok";
+    case MC_REPLY_TIMEOUT: return "timeout";
+    case MC_REPLY_CHANNEL_DEAD: return "channel-dead";
+    case MC_REPLY_CANCELLED: return "cancelled";
+    }
+    return "unknown";
+}
+
+const char *mc_channel_death_name(mc_channel_death reason)
+{
+    switch (reason) {
+    case MC_CHANNEL_DEATH_INACTIVITY: return "inactivity";
+    case MC_CHANNEL_DEATH_OVERFLOW: return "overflow";
+    case MC_CHANNEL_DEATH_NUB_FREED: return "nub-freed";
+    }
+    return "unknown";
+}
+
+const char *mc_drop_reason_name(mc_drop_reason reason)
+{
+    static const char *const names[MC_DROP_REASON_COUNT] = {
+        [MC_DROP_TOO_SHORT] = "tooShort",
+        [MC_DROP_TOO_LONG] = "tooLong",
+        [MC_DROP_BAD_FLAGS] = "badFlags",
+        [MC_DROP_BAD_FOOTER] = "badFooter",
+        [MC_DROP_BAD_CHECKSUM] = "badChecksum",
+        [MC_DROP_BAD_ACKS] = "badAcks",
+        [MC_DROP_BAD_MESSAGE] = "badMessage",
+        [MC_DROP_UNKNOWN_MESSAGE] = "unknownMessage",
+        [MC_DROP_NO_CHANNEL] = "noChannel",
+        [MC_DROP_DUPLICATE] = "duplicate",
+        [MC_DROP_OUT_OF_WINDOW] = "outOfWindow",
+        [MC_DROP_STALE_VERSION] = "staleVersion",
+        [MC_DROP_FRAGMENT] = "fragment",
+        [MC_DROP_LATE_REPLY] = "lateReply",
+    };
+    if ((unsigned)reason >= MC_DROP_REASON_COUNT)
+        return "unknown";
+    return names[reason];
+}
