@@ -265,6 +265,7 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
 
 const bench_transport bench_transport_enet = {
     .name = "enet",
+    .queue_unit = "messages",
     .receive = enet_receive,
     .send = enet_send,
 };

@@ -75,9 +75,9 @@ bench_figures bench_print_side(FILE *out, const bench_options *o, const bench_si
     if (sc) {
         role_usage(out, "sender", sc);
         if (sr)
-            fprintf(out, "           sent %llu, acknowledged %llu, peak unacknowledged %llu\n",
+            fprintf(out, "           sent %llu, acknowledged %llu, peak unacknowledged %llu %s\n",
                     (unsigned long long)sr->count, (unsigned long long)sr->acked,
-                    (unsigned long long)sr->peak_queued);
+                    (unsigned long long)sr->peak_queued, side->transport->queue_unit);
         else
             fprintf(out, "           no result from the sender\n");
     }

@@ -40,6 +40,7 @@ void bench_sink_done(bench_sink *s);
 
 typedef struct {
     const char *name;
+    const char *queue_unit; /* unit of the sender's peak_queued ("messages", "packets") */
     /* Both return 0 on success (the report tells what happened) or -1 on a setup error
      * (reason in the report). */
     int (*receive)(const bench_workload *w, const struct sockaddr_in *bind_addr, bench_sink *sink);
