@@ -101,8 +101,7 @@ static int enet_receive(const bench_workload *w, const struct sockaddr_in *bind_
                 break;
             case ENET_EVENT_TYPE_RECEIVE:
                 if (!sink->done_sent) {
-                    bench_checker_feed(&ck, ev.packet->data, ev.packet->dataLength,
-                                       mc_clock_now_us(), r);
+                    bench_checker_feed(&ck, ev.packet->data, ev.packet->dataLength, r);
                     if (bench_checker_complete(&ck, r) ||
                         r->duplicates + r->misordered + r->corrupt > 0) {
                         r->finished = bench_checker_complete(&ck, r);
