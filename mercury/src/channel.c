@@ -1,0 +1,646 @@
+/* Channels: creation, the send window, acks, resends, overflow, keepalive, death. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t c = 16;
+    while (c < n)
+        c <<= 1;
+    return c;
+}
+
+static uint32_t default_window(mc_channel_traits traits, bool indexed)
+{
+    if (indexed)
+        return MC_WINDOW_INDEXED;
+    return traits == MC_CHANNEL_EXTERNAL ? MC_WINDOW_EXTERNAL : MC_WINDOW_INTERNAL;
+}
+
+mc_channel *mc_channel_create(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
+                              bool indexed, uint32_t id)
+{
+    mc_channel *ch = calloc(1, sizeof(*ch));
+    if (!ch)
+        return NULL;
+    ch->nub = nub;
+    ch->addr = *addr;
+    ch->traits = traits;
+    ch->indexed = indexed;
+    ch->id = id;
+    ch->irregular = true;
+    ch->window = default_window(traits, indexed);
+    ch->cap = pow2_at_least(ch->window);
+    ch->ring = calloc(ch->cap, sizeof(*ch->ring));
+    ch->recv_ring = calloc(ch->cap, sizeof(*ch->recv_ring));
+    ch->ack_cap = 256;
+    ch->ack_pending = malloc(ch->ack_cap * sizeof(uint32_t));
+    if (!ch->ring || !ch->recv_ring || !ch->ack_pending) {
+        free(ch->ring);
+        free(ch->recv_ring);
+        free(ch->ack_pending);
+        free(ch);
+        return NULL;
+    }
+    ch->tx_head = ch->tx_tail = MC_NIL;
+    ch->inactivity_timeout = nub->cfg.inactivity_timeout_us;
+    mc_time_us now = mc_clock_now_us();
+    ch->last_received = ch->last_sent = ch->created = now;
+    ch->last_ack_progress = now;
+    ch->overflow_warn_at = 1024;
+    mc_ostream_init(&ch->asm_buf);
+    mc_bundle_init(&ch->bundle, nub, ch);
+    return ch;
+}
+
+static void clear_send_state(mc_channel *ch)
+{
+    mc_nub *nub = ch->nub;
+    for (uint32_t i = 0; i < ch->cap; i++) {
+        if (ch->ring[i].pkt) {
+            mc_packet_release(nub, ch->ring[i].pkt);
+            ch->ring[i].pkt = NULL;
+        }
+    }
+    mc_packet_free_list(nub, ch->overflow_head);
+    ch->overflow_head = ch->overflow_tail = NULL;
+    nub->stats.overflow_packets -= ch->overflow;
+    ch->overflow = 0;
+    ch->unacked = 0;
+    ch->critical_unacked = 0;
+    ch->tx_head = ch->tx_tail = MC_NIL;
+    ch->next_seq = 0;
+    ch->oldest_unacked = 0;
+    ch->highest_acked_tx = 0;
+    mc_bundle_release_all(&ch->bundle);
+}
+
+static void clear_recv_state(mc_channel *ch)
+{
+    for (uint32_t i = 0; i < ch->cap; i++) {
+        if (ch->recv_ring[i]) {
+            mc_packet_release(ch->nub, ch->recv_ring[i]);
+            ch->recv_ring[i] = NULL;
+        }
+    }
+    ch->recv_buffered = 0;
+    ch->in_seq_at = 0;
+    ch->ack_count = 0;
+    ch->asm_active = false;
+    mc_ostream_free(&ch->asm_buf);
+    ch->asm_req_count = 0;
+}
+
+void mc_channel_reset_state(mc_channel *ch, uint32_t version)
+{
+    clear_send_state(ch);
+    clear_recv_state(ch);
+    ch->version = version;
+    ch->epoch++;
+    ch->peer_acked = false;
+    ch->rtt = 0;
+}
+
+void mc_channel_destroy(mc_channel *ch)
+{
+    clear_send_state(ch);
+    clear_recv_state(ch);
+    free(ch->ring);
+    free(ch->recv_ring);
+    free(ch->ack_pending);
+    free(ch->asm_req);
+    free(ch);
+}
+
+/* ---- tx-order list ---- */
+static mc_unacked *slot(mc_channel *ch, uint32_t seq) { return &ch->ring[seq & (ch->cap - 1)]; }
+
+static void tx_unlink(mc_channel *ch, uint32_t seq)
+{
+    mc_unacked *e = slot(ch, seq);
+    if (e->prev != MC_NIL)
+        slot(ch, e->prev)->next = e->next;
+    else
+        ch->tx_head = e->next;
+    if (e->next != MC_NIL)
+        slot(ch, e->next)->prev = e->prev;
+    else
+        ch->tx_tail = e->prev;
+    e->prev = e->next = MC_NIL;
+}
+
+static void tx_append(mc_channel *ch, uint32_t seq)
+{
+    mc_unacked *e = slot(ch, seq);
+    e->prev = ch->tx_tail;
+    e->next = MC_NIL;
+    if (ch->tx_tail != MC_NIL)
+        slot(ch, ch->tx_tail)->next = seq;
+    else
+        ch->tx_head = seq;
+    ch->tx_tail = seq;
+    e->tx_order = ++ch->tx_counter;
+}
+
+static bool window_has_room(const mc_channel *ch)
+{
+    return (uint32_t)mc_seq_diff(ch->next_seq, ch->oldest_unacked) < ch->window;
+}
+
+static mc_time_us resend_delay(const mc_channel *ch)
+{
+    mc_time_us d = 2 * ch->rtt;
+    if (ch->rtt + 4 * ch->rtt_var > d)
+        d = ch->rtt + 4 * ch->rtt_var;
+    if (d < ch->nub->cfg.min_resend_delay_us)
+        d = ch->nub->cfg.min_resend_delay_us;
+    return d;
+}
+
+static void base_opts(mc_channel *ch, mc_finalise_opts *o, uint16_t flags)
+{
+    memset(o, 0, sizeof(*o));
+    o->flags = (uint16_t)(flags | MC_PF_ON_CHANNEL);
+    if (!ch->peer_acked && ch->send_create)
+        o->flags |= MC_PF_CREATE_CHANNEL;
+    o->ack_channel = ch;
+    o->indexed = ch->indexed;
+    o->chan_id = ch->id;
+    o->chan_version = ch->version;
+}
+
+static void resend(mc_channel *ch, uint32_t seq, mc_time_us now)
+{
+    mc_unacked *e = slot(ch, seq);
+    mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
+    e->resends++;
+    e->last_sent = now;
+    tx_unlink(ch, seq);
+    tx_append(ch, seq);
+    ch->packets_resent++;
+    ch->nub->stats.resends++;
+    ch->last_sent = now;
+}
+
+static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
+{
+    uint32_t seq = ch->next_seq;
+    ch->next_seq = mc_seq_add(seq, 1);
+    mc_finalise_opts o;
+    uint16_t flags = MC_PF_HAS_SEQ | MC_PF_IS_RELIABLE;
+    if (p->group_count)
+        flags |= MC_PF_IS_FRAGMENT;
+    base_opts(ch, &o, flags);
+    o.seq = seq;
+    if (p->group_count) {
+        o.frag_first = (seq - p->group_index) & MC_SEQ_MASK;
+        o.frag_last = mc_seq_add(o.frag_first, p->group_count - 1);
+    }
+    /* external channels: a packet due for resend may ride along as a piggyback */
+    uint32_t piggy_seq = MC_NIL;
+    if (ch->traits == MC_CHANNEL_EXTERNAL && ch->tx_head != MC_NIL) {
+        mc_unacked *h = slot(ch, ch->tx_head);
+        bool due = h->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx || now - h->last_sent >= resend_delay(ch);
+        size_t need = mc_footer_size(o.flags | MC_PF_HAS_CUMULATIVE_ACK |
+                                         (o.indexed ? MC_PF_INDEXED : 0),
+                                     p->first_request != 0, ch->nub->cfg.checksums);
+        if (due && !(mc_load_u16(h->pkt->data) & MC_PF_HAS_PIGGYBACKS) &&
+            (size_t)p->len + need + h->pkt->len + 3 <= MC_PACKET_MAX_SIZE) {
+            piggy_seq = ch->tx_head;
+            o.piggy = h->pkt->data;
+            o.piggy_len = h->pkt->len;
+        }
+    }
+    mc_packet_finalise(ch->nub, p, &o);
+    mc_unacked *e = slot(ch, seq);
+    e->pkt = p;
+    e->first_sent = e->last_sent = now;
+    e->resends = 0;
+    tx_append(ch, seq);
+    ch->unacked++;
+    if (p->critical)
+        ch->critical_unacked++;
+    mc_nub_queue_datagram(ch->nub, &ch->addr, p->data, p->len);
+    ch->packets_sent++;
+    ch->last_sent = now;
+    if (piggy_seq != MC_NIL) {
+        mc_unacked *h = slot(ch, piggy_seq);
+        h->resends++;
+        h->last_sent = now;
+        tx_unlink(ch, piggy_seq);
+        tx_append(ch, piggy_seq);
+        ch->packets_resent++;
+        ch->nub->stats.resends++;
+        ch->nub->stats.piggybacks++;
+    }
+}
+
+static void transmit_unreliable(mc_channel *ch, mc_packet *p, mc_time_us now)
+{
+    mc_finalise_opts o;
+    base_opts(ch, &o, 0);
+    mc_packet_finalise(ch->nub, p, &o);
+    mc_nub_queue_datagram(ch->nub, &ch->addr, p->data, p->len);
+    mc_packet_release(ch->nub, p);
+    ch->packets_sent++;
+    ch->last_sent = now;
+}
+
+static void pump_overflow(mc_channel *ch, mc_time_us now)
+{
+    while (ch->overflow_head && window_has_room(ch)) {
+        mc_packet *p = ch->overflow_head;
+        ch->overflow_head = p->next;
+        if (!ch->overflow_head)
+            ch->overflow_tail = NULL;
+        p->next = NULL;
+        ch->overflow--;
+        ch->nub->stats.overflow_packets--;
+        transmit_new(ch, p, now);
+    }
+    if (ch->overflow < ch->overflow_warn_at / 4 && ch->overflow_warn_at > 1024)
+        ch->overflow_warn_at /= 2;
+}
+
+int mc_channel_enqueue(mc_channel *ch, mc_packet *chain)
+{
+    int rc = MC_OK;
+    mc_time_us now = mc_clock_now_us();
+    while (chain) {
+        mc_packet *p = chain;
+        chain = p->next;
+        p->next = NULL;
+        if (ch->dead) {
+            mc_packet_release(ch->nub, p);
+            rc = MC_ERR_DEAD;
+            continue;
+        }
+        bool rel = p->reliable || p->critical || p->group_count;
+        if (!rel) {
+            transmit_unreliable(ch, p, now);
+            continue;
+        }
+        if (!ch->overflow_head && window_has_room(ch)) {
+            transmit_new(ch, p, now);
+            continue;
+        }
+        if (ch->overflow >= ch->nub->cfg.max_overflow_packets) {
+            char a[MC_ADDRESS_STRLEN];
+            MC_ERROR("channel %s: overflow queue full (%u packets); channel dies",
+                     mc_address_format(&ch->addr, a, sizeof a), ch->overflow);
+            mc_packet_release(ch->nub, p);
+            ch->overflow_failed = true;
+            ch->dead = true;
+            ch->death_reason = MC_CHANNEL_DEATH_OVERFLOW;
+            rc = MC_ERR_OVERFLOW;
+            continue;
+        }
+        if (ch->overflow_tail)
+            ch->overflow_tail->next = p;
+        else
+            ch->overflow_head = p;
+        ch->overflow_tail = p;
+        ch->overflow++;
+        ch->nub->stats.overflow_packets++;
+        if (ch->overflow >= ch->overflow_warn_at) {
+            char a[MC_ADDRESS_STRLEN];
+            MC_WARNING("channel %s: %u packets waiting in the overflow queue (window %u full)",
+                       mc_address_format(&ch->addr, a, sizeof a), ch->overflow, ch->window);
+            ch->overflow_warn_at *= 2;
+        }
+    }
+    return rc;
+}
+
+void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
+{
+    (void)timer;
+    uint32_t limit = ch->window / 8;
+    if (limit == 0)
+        limit = 1;
+    mc_time_us delay = resend_delay(ch);
+    /* The age rule only applies while acknowledgements have stopped making progress: while
+     * they flow, the newer-acked rule finds losses without guessing at queueing delay. */
+    bool stalled = now - ch->last_ack_progress >= delay;
+    for (uint32_t n = 0; n < limit && ch->tx_head != MC_NIL; n++) {
+        mc_unacked *e = slot(ch, ch->tx_head);
+        bool lost = e->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx;
+        uint32_t backoff = e->resends < 5 ? e->resends : 5;
+        bool old = stalled && now - e->last_sent >= (delay << backoff);
+        if (!lost && !old)
+            break;
+        resend(ch, ch->tx_head, now);
+    }
+}
+
+/* ---- acks received ---- */
+bool mc_channel_acks_valid(const mc_channel *ch, const mc_footers *f)
+{
+    if ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) && mc_seq_diff(f->cum_ack, ch->next_seq) > 0)
+        return false;
+    for (uint32_t i = 0; i < f->ack_count; i++) {
+        uint32_t s = mc_load_u32(f->acks + 4 * i);
+        if (mc_seq_diff(s, ch->next_seq) >= 0)
+            return false;
+    }
+    return true;
+}
+
+static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)
+{
+    mc_unacked *e = slot(ch, seq);
+    if (!e->pkt)
+        return;
+    if (e->resends == 0) {
+        mc_time_us sample = now - e->first_sent;
+        if (!ch->rtt) {
+            ch->rtt = sample ? sample : 1;
+            ch->rtt_var = ch->rtt / 2;
+        } else {
+            mc_time_us dev = sample > ch->rtt ? sample - ch->rtt : ch->rtt - sample;
+            ch->rtt_var = (ch->rtt_var * 3 + dev) / 4;
+            ch->rtt = (ch->rtt * 7 + sample) / 8;
+        }
+    }
+    if (e->tx_order > ch->highest_acked_tx)
+        ch->highest_acked_tx = e->tx_order;
+    ch->last_ack_progress = now;
+    tx_unlink(ch, seq);
+    if (e->pkt->critical)
+        ch->critical_unacked--;
+    mc_packet_release(ch->nub, e->pkt);
+    e->pkt = NULL;
+    ch->unacked--;
+    ch->nub->stats.acks_received++;
+    ch->peer_acked = true;
+}
+
+void mc_channel_apply_acks(mc_channel *ch, const mc_footers *f, mc_time_us now)
+{
+    if (!(f->flags & (MC_PF_HAS_CUMULATIVE_ACK | MC_PF_HAS_ACKS)))
+        return;
+    if (f->flags & MC_PF_HAS_CUMULATIVE_ACK) {
+        uint32_t c = f->cum_ack;
+        if (mc_seq_diff(c, ch->oldest_unacked) > 0) {
+            for (uint32_t s = ch->oldest_unacked; s != c; s = mc_seq_add(s, 1))
+                ack_one(ch, s, now);
+            ch->oldest_unacked = c;
+        }
+    }
+    for (uint32_t i = 0; i < f->ack_count; i++) {
+        uint32_t s = mc_load_u32(f->acks + 4 * i);
+        if (mc_seq_diff(s, ch->oldest_unacked) >= 0)
+            ack_one(ch, s, now);
+    }
+    while (ch->oldest_unacked != ch->next_seq && !slot(ch, ch->oldest_unacked)->pkt)
+        ch->oldest_unacked = mc_seq_add(ch->oldest_unacked, 1);
+    /* resends and the overflow queue are handled once per receive batch, after every ack in
+     * the batch has been seen (acks of one flight arrive spread over several packets) */
+    mc_nub_want_progress(ch->nub, ch);
+}
+
+void mc_channel_after_acks(mc_channel *ch, mc_time_us now)
+{
+    if (ch->dead)
+        return;
+    mc_channel_check_resends(ch, now, false);
+    pump_overflow(ch, now);
+}
+
+/* ---- acks to send ---- */
+void mc_channel_note_ack(mc_channel *ch, uint32_t seq)
+{
+    if (ch->ack_count == ch->ack_cap && ch->ack_cap < 8192) {
+        uint32_t *n = realloc(ch->ack_pending, 2 * ch->ack_cap * sizeof(uint32_t));
+        if (n) {
+            ch->ack_pending = n;
+            ch->ack_cap *= 2;
+        }
+    }
+    if (ch->ack_count < ch->ack_cap)
+        ch->ack_pending[ch->ack_count++] = seq;
+    mc_nub_want_ack(ch->nub, ch);
+}
+
+void mc_channel_send_acks(mc_channel *ch)
+{
+    for (int guard = 0; ch->need_ack && guard < 64; guard++) {
+        mc_packet *p = mc_packet_alloc(ch->nub);
+        if (!p)
+            return;
+        mc_finalise_opts o;
+        base_opts(ch, &o, 0);
+        o.flags &= (uint16_t)~MC_PF_CREATE_CHANNEL;
+        mc_packet_finalise(ch->nub, p, &o);
+        mc_nub_queue_datagram(ch->nub, &ch->addr, p->data, p->len);
+        mc_packet_release(ch->nub, p);
+        ch->nub->stats.acks_sent++;
+        ch->last_sent = mc_clock_now_us();
+    }
+    ch->need_ack = false;
+}
+
+/* ---- timer work ---- */
+void mc_channel_tick(mc_channel *ch, mc_time_us now)
+{
+    if (ch->dead)
+        return;
+    if (!ch->bundle.in_msg && ch->bundle.cur && ch->bundle.cur->len > MC_HEADER_SIZE)
+        mc_bundle_close(&ch->bundle);
+    if (ch->tx_head != MC_NIL)
+        mc_channel_check_resends(ch, now, true);
+    pump_overflow(ch, now);
+    if (now - ch->last_received >= ch->inactivity_timeout) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_WARNING("channel %s: nothing received for %.1f s; channel is dead",
+                   mc_address_format(&ch->addr, a, sizeof a),
+                   (double)(now - ch->last_received) / 1e6);
+        ch->dead = true;
+        ch->death_reason = MC_CHANNEL_DEATH_INACTIVITY;
+        return;
+    }
+    if (ch->condemned && ch->unacked == 0 && ch->overflow == 0 && !ch->bundle.head) {
+        ch->dead = true;
+        ch->death_reason = MC_CHANNEL_DEATH_INACTIVITY; /* not reported: condemned */
+        return;
+    }
+    if (now - ch->last_sent >= ch->nub->cfg.keepalive_interval_us) {
+        mc_packet *p = mc_packet_alloc(ch->nub);
+        if (p)
+            transmit_unreliable(ch, p, now);
+    }
+}
+
+/* ---- public API ---- */
+mc_bundle *mc_channel_bundle(mc_channel *ch) { return ch ? &ch->bundle : NULL; }
+
+int mc_channel_send(mc_channel *ch)
+{
+    if (!ch)
+        return MC_ERR_INVALID;
+    if (ch->dead)
+        return MC_ERR_DEAD;
+    int r = mc_bundle_close(&ch->bundle);
+    if (!ch->irregular)
+        mc_channel_check_resends(ch, mc_clock_now_us(), false);
+    if (ch->need_ack)
+        mc_channel_send_acks(ch);
+    mc_nub_flush(ch->nub);
+    return r;
+}
+
+int mc_channel_send_message(mc_channel *ch, const mc_message_def *def, const void *data,
+                            size_t n)
+{
+    if (!ch)
+        return MC_ERR_INVALID;
+    if (ch->dead)
+        return MC_ERR_DEAD;
+    return mc_bundle_add_message(&ch->bundle, def, MC_RELIABLE_DRIVER, data, n);
+}
+
+int mc_channel_request(mc_channel *ch, const mc_message_def *def, const void *data, size_t n,
+                       mc_reply_handler handler, void *ctx, mc_time_us timeout_us)
+{
+    if (!ch)
+        return MC_ERR_INVALID;
+    if (ch->dead)
+        return MC_ERR_DEAD;
+    int r = mc_bundle_start_request(&ch->bundle, def, handler, ctx, timeout_us);
+    if (r != MC_OK)
+        return r;
+    mc_bundle_write(&ch->bundle, data, n);
+    r = mc_bundle_end_message(&ch->bundle);
+    if (r != MC_OK)
+        return r;
+    return mc_channel_send(ch);
+}
+
+void mc_channel_condemn(mc_channel *ch)
+{
+    if (!ch || ch->condemned)
+        return;
+    if (ch->bundle.in_msg)
+        mc_bundle_end_message(&ch->bundle);
+    mc_channel_send(ch);
+    ch->condemned = true;
+}
+
+int mc_channel_reset(mc_channel *ch)
+{
+    if (!ch || !ch->indexed)
+        return MC_ERR_INVALID;
+    mc_channel_reset_state(ch, ch->version + 1);
+    return MC_OK;
+}
+
+void mc_channel_set_dead_handler(mc_channel *ch, mc_channel_dead_handler fn, void *ctx)
+{
+    if (!ch)
+        return;
+    ch->dead_fn = fn;
+    ch->dead_ctx = ctx;
+}
+
+void mc_channel_set_irregular(mc_channel *ch, bool irregular)
+{
+    if (ch)
+        ch->irregular = irregular;
+}
+
+int mc_channel_set_window(mc_channel *ch, uint32_t packets)
+{
+    if (!ch || packets == 0 || packets > MC_WINDOW_MAX)
+        return MC_ERR_INVALID;
+    uint32_t ncap = pow2_at_least(packets);
+    if (ncap > ch->cap) {
+        mc_unacked *nr = calloc(ncap, sizeof(*nr));
+        mc_packet **nrr = calloc(ncap, sizeof(*nrr));
+        if (!nr || !nrr) {
+            free(nr);
+            free(nrr);
+            return MC_ERR_NO_MEMORY;
+        }
+        /* re-home unacked entries and buffered packets */
+        for (uint32_t s = ch->oldest_unacked; s != ch->next_seq; s = mc_seq_add(s, 1)) {
+            mc_unacked *e = slot(ch, s);
+            nr[s & (ncap - 1)] = *e;
+        }
+        for (uint32_t i = 0; i < ch->cap; i++) {
+            mc_packet *p = ch->recv_ring[i];
+            if (!p)
+                continue;
+            /* recover its sequence number from the position relative to in_seq_at */
+            uint32_t off = (i - (ch->in_seq_at & (ch->cap - 1))) & (ch->cap - 1);
+            uint32_t s = mc_seq_add(ch->in_seq_at, off);
+            nrr[s & (ncap - 1)] = p;
+        }
+        free(ch->ring);
+        free(ch->recv_ring);
+        ch->ring = nr;
+        ch->recv_ring = nrr;
+        ch->cap = ncap;
+    }
+    ch->window = packets;
+    return MC_OK;
+}
+
+void mc_channel_set_inactivity_timeout(mc_channel *ch, mc_time_us timeout_us)
+{
+    if (ch && timeout_us)
+        ch->inactivity_timeout = timeout_us;
+}
+
+void mc_channel_set_user_data(mc_channel *ch, void *data)
+{
+    if (ch)
+        ch->user_data = data;
+}
+
+void *mc_channel_user_data(const mc_channel *ch) { return ch ? ch->user_data : NULL; }
+const mc_address *mc_channel_address(const mc_channel *ch) { return &ch->addr; }
+mc_channel_traits mc_channel_get_traits(const mc_channel *ch) { return ch->traits; }
+mc_nub *mc_channel_nub(const mc_channel *ch) { return ch->nub; }
+bool mc_channel_is_indexed(const mc_channel *ch) { return ch->indexed; }
+uint32_t mc_channel_id(const mc_channel *ch) { return ch->id; }
+uint32_t mc_channel_version(const mc_channel *ch) { return ch->version; }
+uint32_t mc_channel_unacked(const mc_channel *ch) { return ch ? ch->unacked : 0; }
+uint32_t mc_channel_overflow(const mc_channel *ch) { return ch ? ch->overflow : 0; }
+
+bool mc_channel_idle(const mc_channel *ch)
+{
+    return ch && ch->unacked == 0 && ch->overflow == 0 && mc_bundle_packet_count(&ch->bundle) == 0;
+}
+
+void mc_channel_get_stats(const mc_channel *ch, mc_channel_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!ch)
+        return;
+    out->window = ch->window;
+    out->unacked = ch->unacked;
+    out->overflow = ch->overflow;
+    out->bundle_packets = (uint32_t)mc_bundle_packet_count(&ch->bundle);
+    out->recv_buffered = ch->recv_buffered;
+    out->rtt_us = ch->rtt;
+    out->packets_sent = ch->packets_sent;
+    out->packets_resent = ch->packets_resent;
+    out->packets_received = ch->packets_received;
+    out->messages_received = ch->messages_received;
+    out->duplicates = ch->duplicates;
+    out->out_of_window = ch->out_of_window;
+    out->next_send_seq = ch->next_seq;
+    out->next_recv_seq = ch->in_seq_at;
+}
+
+void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq)
+{
+    if (!ch || ch->unacked || ch->overflow || ch->recv_buffered)
+        return;
+    send_seq &= MC_SEQ_MASK;
+    ch->next_seq = ch->oldest_unacked = send_seq;
+    ch->in_seq_at = recv_seq & MC_SEQ_MASK;
+}

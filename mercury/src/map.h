@@ -1,0 +1,30 @@
+/* A small open-addressing hash map from a 128-bit key (two u64) to a pointer. */
+#ifndef MC_MERCURY_MAP_H
+#define MC_MERCURY_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t k0, k1;
+    void *value; /* NULL = empty slot */
+} mc_map_slot;
+
+typedef struct {
+    mc_map_slot *slots;
+    size_t cap; /* power of two or 0 */
+    size_t count;
+} mc_map;
+
+void mc_map_init(mc_map *m);
+void mc_map_free(mc_map *m);
+void *mc_map_get(const mc_map *m, uint64_t k0, uint64_t k1);
+/* Insert or replace (value must not be NULL). Returns false on allocation failure. */
+bool mc_map_put(mc_map *m, uint64_t k0, uint64_t k1, void *value);
+/* Remove; returns the old value or NULL. */
+void *mc_map_remove(mc_map *m, uint64_t k0, uint64_t k1);
+/* Iterate: call with *pos = 0 first; returns the next value or NULL at the end. */
+void *mc_map_next(const mc_map *m, size_t *pos);
+
+#endif

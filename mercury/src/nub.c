@@ -1,0 +1,486 @@
+/* The nub: socket, libevent events, the receive loop, the timer, channel bookkeeping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MC_MAX_DATAGRAMS_PER_WAKE 8192
+
+uint64_t mc_address_key(const mc_address *a) { return ((uint64_t)a->ip << 16) | a->port; }
+
+void mc_nub_config_init(mc_nub_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->bind = "127.0.0.1:0";
+    cfg->accept_channels = true;
+    cfg->accept_traits = MC_CHANNEL_INTERNAL;
+    cfg->socket_buffer_bytes = 4u * 1024u * 1024u;
+    cfg->tick_us = 5 * MC_US_PER_MS;
+    cfg->min_resend_delay_us = 20 * MC_US_PER_MS;
+    cfg->request_timeout_us = 5 * MC_US_PER_S;
+    cfg->inactivity_timeout_us = 60 * MC_US_PER_S;
+    cfg->keepalive_interval_us = 1 * MC_US_PER_S;
+    cfg->max_overflow_packets = 262144;
+}
+
+void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
+{
+    if ((unsigned)why >= MC_DROP_REASON_COUNT)
+        why = MC_DROP_BAD_FOOTER;
+    nub->stats.drops[why]++;
+    nub->stats.dropped_total++;
+    if (why != MC_DROP_DUPLICATE && why != MC_DROP_OUT_OF_WINDOW && mc_log_enabled(MC_LOG_DEBUG)) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_DEBUG("dropped packet from %s: %s", mc_address_format(src, a, sizeof a),
+                 mc_drop_reason_name(why));
+    }
+}
+
+void mc_nub_want_ack(mc_nub *nub, mc_channel *ch)
+{
+    ch->need_ack = true;
+    if (ch->in_ack_list)
+        return;
+    ch->in_ack_list = true;
+    ch->ack_next = nub->ack_list;
+    nub->ack_list = ch;
+}
+
+void mc_nub_want_progress(mc_nub *nub, mc_channel *ch)
+{
+    if (ch->in_progress_list)
+        return;
+    ch->in_progress_list = true;
+    ch->progress_next = nub->progress_list;
+    nub->progress_list = ch;
+}
+
+void mc_nub_send_pending_acks(mc_nub *nub)
+{
+    if (nub->progress_list) {
+        mc_time_us now = mc_clock_now_us();
+        while (nub->progress_list) {
+            mc_channel *ch = nub->progress_list;
+            nub->progress_list = ch->progress_next;
+            ch->in_progress_list = false;
+            ch->progress_next = NULL;
+            mc_channel_after_acks(ch, now);
+        }
+    }
+    while (nub->ack_list) {
+        mc_channel *ch = nub->ack_list;
+        nub->ack_list = ch->ack_next;
+        ch->in_ack_list = false;
+        ch->ack_next = NULL;
+        if (ch->need_ack && !ch->dead)
+            mc_channel_send_acks(ch);
+    }
+}
+
+void mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
+{
+    if (nub->nchannels == nub->channels_cap) {
+        size_t ncap = nub->channels_cap ? nub->channels_cap * 2 : 16;
+        mc_channel **n = realloc(nub->channels, ncap * sizeof(*n));
+        if (!n)
+            return;
+        nub->channels = n;
+        nub->channels_cap = ncap;
+    }
+    ch->index = nub->nchannels;
+    nub->channels[nub->nchannels++] = ch;
+    if (ch->indexed)
+        mc_map_put(&nub->by_index, ch->id, 0, ch);
+    else
+        mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
+    nub->stats.channels_created++;
+    nub->stats.channels = nub->nchannels;
+    if (nub->watchers)
+        mc_channel_register_watchers(ch);
+}
+
+void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
+{
+    mc_channel_unregister_watchers(ch);
+    size_t i = ch->index;
+    if (i < nub->nchannels && nub->channels[i] == ch) {
+        nub->channels[i] = nub->channels[--nub->nchannels];
+        nub->channels[i]->index = i;
+    }
+    if (ch->indexed) {
+        if (mc_map_get(&nub->by_index, ch->id, 0) == ch)
+            mc_map_remove(&nub->by_index, ch->id, 0);
+    } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
+        mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
+    }
+    /* drop it from the ack and progress lists */
+    for (mc_channel **pp = &nub->ack_list; *pp; pp = &(*pp)->ack_next) {
+        if (*pp == ch) {
+            *pp = ch->ack_next;
+            break;
+        }
+    }
+    for (mc_channel **pp = &nub->progress_list; *pp; pp = &(*pp)->progress_next) {
+        if (*pp == ch) {
+            *pp = ch->progress_next;
+            break;
+        }
+    }
+    nub->stats.channels = nub->nchannels;
+}
+
+static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, bool report)
+{
+    mc_nub_remove_channel(nub, ch);
+    nub->stats.channels_dead++;
+    mc_request_fail_channel(nub, ch);
+    if (report) {
+        mc_channel_dead_handler fn = ch->dead_fn ? ch->dead_fn : nub->dead_fn;
+        void *ctx = ch->dead_fn ? ch->dead_ctx : nub->dead_ctx;
+        if (fn)
+            fn(ctx, ch, reason);
+    }
+    mc_channel_destroy(ch);
+}
+
+/* ---- receiving ---- */
+static bool process(mc_nub *nub, const mc_address *src, mc_packet *pkt)
+{
+    nub->stats.packets_received++;
+    nub->stats.bytes_received += pkt->len;
+    int st;
+    return mc_receive_packet(nub, src, pkt, 0, &st);
+}
+
+int mc_nub_process_datagram(mc_nub *nub, const mc_address *from, const void *data, size_t len)
+{
+    if (!nub || !from || (!data && len))
+        return MC_ERR_INVALID;
+    if (len > MC_PACKET_MAX_SIZE) {
+        nub->stats.packets_received++;
+        mc_nub_count_drop(nub, MC_DROP_TOO_LONG, from);
+        return MC_ERR_DROPPED;
+    }
+    mc_packet *p = mc_packet_alloc(nub);
+    if (!p)
+        return MC_ERR_NO_MEMORY;
+    if (len)
+        memcpy(p->data, data, len);
+    p->len = (uint16_t)len;
+    nub->stats.packets_received++;
+    nub->stats.bytes_received += len;
+    int st;
+    if (!mc_receive_packet(nub, from, p, 0, &st))
+        mc_packet_release(nub, p);
+    mc_nub_send_pending_acks(nub);
+    mc_nub_flush(nub);
+    return st == MC_OK ? MC_OK : MC_ERR_DROPPED;
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mc_nub *nub = arg;
+    struct mmsghdr msgs[MC_RECV_BATCH];
+    struct iovec iov[MC_RECV_BATCH];
+    struct sockaddr_in sa[MC_RECV_BATCH];
+    int total = 0;
+    while (total < MC_MAX_DATAGRAMS_PER_WAKE) {
+        for (int i = 0; i < MC_RECV_BATCH; i++) {
+            if (!nub->recv_pkts[i]) {
+                nub->recv_pkts[i] = mc_packet_alloc(nub);
+                if (!nub->recv_pkts[i])
+                    return;
+            }
+            iov[i].iov_base = nub->recv_pkts[i]->data;
+            iov[i].iov_len = MC_PACKET_MAX_SIZE;
+            memset(&msgs[i], 0, sizeof(msgs[i]));
+            msgs[i].msg_hdr.msg_name = &sa[i];
+            msgs[i].msg_hdr.msg_namelen = sizeof(sa[i]);
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        int n = recvmmsg(nub->fd, msgs, MC_RECV_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                MC_WARNING("recvmmsg failed: %s", strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        for (int i = 0; i < n; i++) {
+            mc_address src;
+            mc_address_from_sockaddr(&sa[i], &src);
+            mc_packet *p = nub->recv_pkts[i];
+            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                nub->stats.packets_received++;
+                mc_nub_count_drop(nub, MC_DROP_TOO_LONG, &src);
+                continue;
+            }
+            p->next = NULL;
+            p->len = (uint16_t)msgs[i].msg_len;
+            if (process(nub, &src, p))
+                nub->recv_pkts[i] = NULL; /* kept by a receive window or fragment group */
+        }
+        total += n;
+        if (n < MC_RECV_BATCH)
+            break;
+    }
+    mc_nub_send_pending_acks(nub);
+    mc_nub_flush(nub);
+}
+
+/* ---- the timer ---- */
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mc_nub *nub = arg;
+    mc_time_us now = mc_clock_now_us();
+    mc_rehearsal_release_due(nub, now);
+    for (size_t i = 0; i < nub->nchannels; i++)
+        mc_channel_tick(nub->channels[i], now);
+    /* deaths (handlers may create or condemn channels: re-scan from the start) */
+    for (size_t i = 0; i < nub->nchannels;) {
+        mc_channel *ch = nub->channels[i];
+        if (ch->dead) {
+            kill_channel(nub, ch, ch->death_reason, !ch->condemned);
+            i = 0;
+            continue;
+        }
+        i++;
+    }
+    mc_request_check_timeouts(nub, now);
+    mc_offchannel_tick(nub, now);
+    mc_nub_send_pending_acks(nub);
+    mc_nub_flush(nub);
+}
+
+int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
+{
+    if (!base || !out)
+        return MC_ERR_INVALID;
+    *out = NULL;
+    mc_nub_config defaults;
+    if (!cfg) {
+        mc_nub_config_init(&defaults);
+        cfg = &defaults;
+    }
+    if (cfg->iface) {
+        char err[256];
+        if (mc_interface_validate(cfg->iface, err, sizeof err) != MC_OK) {
+            MC_ERROR("nub: bad interface: %s", err);
+            return MC_ERR_INVALID;
+        }
+    }
+    mc_address addr;
+    const char *bind_text = cfg->bind ? cfg->bind : "127.0.0.1:0";
+    if (mc_address_parse(bind_text, &addr) != MC_OK) {
+        MC_ERROR("nub: cannot parse bind address '%s' (want ip:port)", bind_text);
+        return MC_ERR_ADDRESS;
+    }
+    mc_nub *nub = calloc(1, sizeof(*nub));
+    if (!nub)
+        return MC_ERR_NO_MEMORY;
+    nub->base = base;
+    nub->cfg = *cfg;
+    nub->cfg.bind = nub->bind_text;
+    snprintf(nub->bind_text, sizeof nub->bind_text, "%s", bind_text);
+    if (!nub->cfg.tick_us)
+        nub->cfg.tick_us = 5 * MC_US_PER_MS;
+    if (!nub->cfg.request_timeout_us)
+        nub->cfg.request_timeout_us = 5 * MC_US_PER_S;
+    if (!nub->cfg.inactivity_timeout_us)
+        nub->cfg.inactivity_timeout_us = 60 * MC_US_PER_S;
+    if (!nub->cfg.keepalive_interval_us)
+        nub->cfg.keepalive_interval_us = MC_US_PER_S;
+    if (!nub->cfg.max_overflow_packets)
+        nub->cfg.max_overflow_packets = 262144;
+    if (cfg->iface)
+        for (size_t i = 0; i < cfg->iface->count; i++)
+            if (cfg->iface->defs[i].handler)
+                nub->defs[cfg->iface->defs[i].id] = &cfg->iface->defs[i];
+    mc_map_init(&nub->by_addr);
+    mc_map_init(&nub->by_index);
+    mc_map_init(&nub->requests);
+    mc_map_init(&nub->once_off_map);
+    mc_map_init(&nub->frag_map);
+    mc_map_init(&nub->dedup_map);
+    nub->reh = cfg->rehearsal;
+    nub->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (nub->fd < 0) {
+        MC_ERROR("nub: socket: %s", strerror(errno));
+        free(nub);
+        return MC_ERR_SOCKET;
+    }
+    int sz = (int)nub->cfg.socket_buffer_bytes;
+    if (sz > 0) {
+        setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+        setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    }
+    struct sockaddr_in sa;
+    mc_address_to_sockaddr(&addr, &sa);
+    if (bind(nub->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        MC_ERROR("nub: bind %s: %s", bind_text, strerror(errno));
+        close(nub->fd);
+        free(nub);
+        return MC_ERR_SOCKET;
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(nub->fd, (struct sockaddr *)&sa, &sl);
+    mc_address_from_sockaddr(&sa, &nub->addr);
+    uint64_t seed = cfg->rehearsal_seed;
+    if (!seed)
+        seed = mc_clock_now_us() ^ ((uint64_t)nub->addr.port << 32) ^ 0x9E3779B97F4A7C15ull;
+    nub->rng = seed ? seed : 1;
+    for (int i = 0; i < 4; i++)
+        mc_rand_next(nub);
+    nub->offchannel_seq = (uint32_t)(mc_rand_next(nub) ^ mc_clock_now_us()) & MC_SEQ_MASK;
+    nub->next_reply_id = (uint32_t)mc_rand_next(nub);
+    nub->read_ev = event_new(base, nub->fd, EV_READ | EV_PERSIST, on_readable, nub);
+    nub->timer_ev = event_new(base, -1, EV_PERSIST, on_tick, nub);
+    if (!nub->read_ev || !nub->timer_ev) {
+        if (nub->read_ev)
+            event_free(nub->read_ev);
+        if (nub->timer_ev)
+            event_free(nub->timer_ev);
+        close(nub->fd);
+        free(nub);
+        return MC_ERR_NO_MEMORY;
+    }
+    struct timeval tv = {(time_t)(nub->cfg.tick_us / MC_US_PER_S),
+                         (suseconds_t)(nub->cfg.tick_us % MC_US_PER_S)};
+    event_add(nub->read_ev, NULL);
+    event_add(nub->timer_ev, &tv);
+    *out = nub;
+    return MC_OK;
+}
+
+void mc_nub_free(mc_nub *nub)
+{
+    if (!nub)
+        return;
+    mc_nub_flush(nub);
+    mc_nub_unregister_watchers(nub);
+    while (nub->nchannels) {
+        mc_channel *ch = nub->channels[nub->nchannels - 1];
+        kill_channel(nub, ch, MC_CHANNEL_DEATH_NUB_FREED, !ch->condemned);
+    }
+    mc_request_cancel_all(nub);
+    nub->freeing = true;
+    mc_offchannel_free_all(nub);
+    event_free(nub->read_ev);
+    event_free(nub->timer_ev);
+    close(nub->fd);
+    for (int i = 0; i < MC_RECV_BATCH; i++)
+        free(nub->recv_pkts[i]);
+    while (nub->pool) {
+        mc_packet *p = nub->pool;
+        nub->pool = p->next;
+        free(p);
+    }
+    for (size_t i = 0; i < nub->ndelayed; i++)
+        free(nub->delayed[i].dg);
+    free(nub->delayed);
+    free(nub->sendq);
+    free(nub->channels);
+    mc_map_free(&nub->by_addr);
+    mc_map_free(&nub->by_index);
+    mc_map_free(&nub->requests);
+    free(nub);
+}
+
+const mc_address *mc_nub_address(const mc_nub *nub) { return &nub->addr; }
+struct event_base *mc_nub_event_base(const mc_nub *nub) { return nub->base; }
+int mc_nub_fd(const mc_nub *nub) { return nub->fd; }
+const mc_nub_config *mc_nub_get_config(const mc_nub *nub) { return &nub->cfg; }
+
+void mc_nub_set_channel_dead_handler(mc_nub *nub, mc_channel_dead_handler fn, void *ctx)
+{
+    nub->dead_fn = fn;
+    nub->dead_ctx = ctx;
+}
+
+void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler fn, void *ctx)
+{
+    nub->created_fn = fn;
+    nub->created_ctx = ctx;
+}
+
+void mc_nub_set_rehearsal(mc_nub *nub, const mc_rehearsal *r)
+{
+    if (nub && r)
+        nub->reh = *r;
+}
+
+void mc_nub_get_rehearsal(const mc_nub *nub, mc_rehearsal *out) { *out = nub->reh; }
+void mc_nub_rehearse_drop_next(mc_nub *nub, uint32_t n) { nub->drop_next = n; }
+
+void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out)
+{
+    *out = nub->stats;
+    out->channels = nub->nchannels;
+    out->pending_requests = nub->requests.count;
+}
+
+mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
+{
+    if (!nub || !addr)
+        return NULL;
+    mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
+    return ch && !ch->dead && !ch->condemned ? ch : NULL;
+}
+
+mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits)
+{
+    if (!nub || !addr || mc_address_equal(addr, &nub->addr))
+        return NULL;
+    mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
+    if (ch && !ch->dead && !ch->condemned)
+        return ch;
+    if (ch) {
+        /* a condemned or dying channel still owns the address: retire it now */
+        kill_channel(nub, ch, ch->death_reason, false);
+    }
+    ch = mc_channel_create(nub, addr, traits, false, 0);
+    if (!ch)
+        return NULL;
+    ch->send_create = true;
+    mc_nub_add_channel(nub, ch);
+    return ch;
+}
+
+mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t id,
+                                   mc_channel_traits traits)
+{
+    if (!nub || !addr)
+        return NULL;
+    mc_channel *ch = mc_map_get(&nub->by_index, id, 0);
+    if (ch && !ch->dead) {
+        ch->addr = *addr;
+        return ch;
+    }
+    if (ch)
+        kill_channel(nub, ch, ch->death_reason, false);
+    ch = mc_channel_create(nub, addr, traits, true, id);
+    if (!ch)
+        return NULL;
+    ch->send_create = true;
+    mc_nub_add_channel(nub, ch);
+    return ch;
+}
+
+mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id)
+{
+    mc_channel *ch = nub ? mc_map_get(&nub->by_index, id, 0) : NULL;
+    return ch && !ch->dead ? ch : NULL;
+}

@@ -1,0 +1,548 @@
+/* The receive path: checking a datagram, stripping footers, routing it to a channel or
+ * handling it off-channel, validating and dispatching messages. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const mc_message_def *mc_reply_def(void);
+
+#define MC_MAX_REQUESTS_PER_PACKET 256u
+
+static int drop(mc_drop_reason why) { return (int)why + 1; }
+
+int mc_parse_footers(mc_nub *nub, const mc_packet *pkt, mc_footers *f)
+{
+    memset(f, 0, sizeof(*f));
+    const uint8_t *d = pkt->data;
+    size_t end = pkt->len;
+    if (end < MC_HEADER_SIZE)
+        return drop(MC_DROP_TOO_SHORT);
+    uint16_t flags = mc_load_u16(d);
+    f->flags = flags;
+    if (flags & ~MC_PF_KNOWN)
+        return drop(MC_DROP_BAD_FLAGS);
+    bool on = flags & MC_PF_ON_CHANNEL;
+    if ((flags & MC_PF_IS_RELIABLE) && !(flags & MC_PF_HAS_SEQ))
+        return drop(MC_DROP_BAD_FLAGS);
+    if ((flags & MC_PF_IS_FRAGMENT) && !(flags & MC_PF_HAS_SEQ))
+        return drop(MC_DROP_BAD_FLAGS);
+    if ((flags & MC_PF_HAS_SEQ) && !(flags & (MC_PF_IS_RELIABLE | MC_PF_IS_FRAGMENT)))
+        return drop(MC_DROP_BAD_FLAGS);
+    if ((flags & (MC_PF_INDEXED | MC_PF_CREATE_CHANNEL | MC_PF_HAS_CUMULATIVE_ACK)) && !on)
+        return drop(MC_DROP_BAD_FLAGS);
+    if (on && (flags & MC_PF_IS_FRAGMENT) && !(flags & MC_PF_IS_RELIABLE))
+        return drop(MC_DROP_BAD_FLAGS);
+    if (nub->cfg.checksums && !(flags & MC_PF_HAS_CHECKSUM))
+        return drop(MC_DROP_BAD_CHECKSUM);
+
+#define NEED(n, reason)                                                                     \
+    do {                                                                                    \
+        if (end < MC_HEADER_SIZE + (size_t)(n))                                             \
+            return drop(reason);                                                            \
+        end -= (n);                                                                         \
+    } while (0)
+
+    if (flags & MC_PF_HAS_CHECKSUM) {
+        NEED(4, MC_DROP_BAD_FOOTER);
+        if (mc_checksum(d, end) != mc_load_u32(d + end))
+            return drop(MC_DROP_BAD_CHECKSUM);
+    }
+    if (flags & MC_PF_HAS_PIGGYBACKS) {
+        NEED(1, MC_DROP_BAD_FOOTER);
+        uint32_t count = d[end];
+        if (count == 0 || count > 4)
+            return drop(MC_DROP_BAD_FOOTER);
+        for (uint32_t i = 0; i < count; i++) {
+            NEED(2, MC_DROP_BAD_FOOTER);
+            uint16_t l = mc_load_u16(d + end);
+            if (l < MC_HEADER_SIZE)
+                return drop(MC_DROP_BAD_FOOTER);
+            NEED(l, MC_DROP_BAD_FOOTER);
+            f->piggy[i] = d + end;
+            f->piggy_len[i] = l;
+        }
+        f->piggy_count = count;
+    }
+    if (flags & MC_PF_INDEXED) {
+        NEED(8, MC_DROP_BAD_FOOTER);
+        f->chan_id = mc_load_u32(d + end);
+        f->chan_version = mc_load_u32(d + end + 4);
+    }
+    if (flags & MC_PF_HAS_SEQ) {
+        NEED(4, MC_DROP_BAD_FOOTER);
+        f->seq = mc_load_u32(d + end);
+        if (f->seq > MC_SEQ_MASK)
+            return drop(MC_DROP_BAD_FOOTER);
+    }
+    if (flags & MC_PF_IS_FRAGMENT) {
+        NEED(8, MC_DROP_BAD_FOOTER);
+        f->frag_first = mc_load_u32(d + end);
+        f->frag_last = mc_load_u32(d + end + 4);
+        if (f->frag_first > MC_SEQ_MASK || f->frag_last > MC_SEQ_MASK)
+            return drop(MC_DROP_BAD_FOOTER);
+        if (mc_seq_diff(f->seq, f->frag_first) < 0 || mc_seq_diff(f->frag_last, f->seq) < 0 ||
+            f->frag_first == f->frag_last ||
+            (uint32_t)mc_seq_diff(f->frag_last, f->frag_first) + 1u > MC_MAX_GROUP_PACKETS)
+            return drop(MC_DROP_BAD_FOOTER);
+    }
+    if (flags & MC_PF_HAS_CUMULATIVE_ACK) {
+        NEED(4, MC_DROP_BAD_FOOTER);
+        f->cum_ack = mc_load_u32(d + end);
+        if (f->cum_ack > MC_SEQ_MASK)
+            return drop(MC_DROP_BAD_ACKS);
+    }
+    if (flags & MC_PF_HAS_ACKS) {
+        NEED(1, MC_DROP_BAD_ACKS);
+        uint32_t n = d[end];
+        if (n == 0)
+            return drop(MC_DROP_BAD_ACKS);
+        NEED(4 * n, MC_DROP_BAD_ACKS);
+        f->acks = d + end;
+        f->ack_count = n;
+        for (uint32_t i = 0; i < n; i++)
+            if (mc_load_u32(f->acks + 4 * i) > MC_SEQ_MASK)
+                return drop(MC_DROP_BAD_ACKS);
+    }
+    if (flags & MC_PF_HAS_REQUESTS) {
+        NEED(2, MC_DROP_BAD_FOOTER);
+        f->first_request = mc_load_u16(d + end);
+        if (f->first_request < MC_HEADER_SIZE || f->first_request >= end)
+            return drop(MC_DROP_BAD_MESSAGE);
+    }
+#undef NEED
+    f->body_end = (uint16_t)end;
+    return 0;
+}
+
+int mc_request_chain(const uint8_t *data, uint16_t body_end, uint16_t first, uint32_t *out,
+                     uint32_t max)
+{
+    uint32_t n = 0;
+    uint32_t prev = 0;
+    uint32_t off = first;
+    while (off) {
+        if (off < MC_HEADER_SIZE || off <= prev || off + 7u > body_end || n >= max)
+            return -1;
+        out[n++] = off - MC_HEADER_SIZE;
+        prev = off;
+        off = mc_load_u16(data + off + 5);
+    }
+    return (int)n;
+}
+
+static const mc_message_def *lookup(mc_nub *nub, uint8_t id)
+{
+    if (id == MC_REPLY_MESSAGE_ID)
+        return mc_reply_def();
+    return nub->defs[id];
+}
+
+static uint32_t escape_of(uint32_t field)
+{
+    return field >= 4 ? 0xFFFFFFFFu : (1u << (8 * field)) - 1u;
+}
+
+/* Parse the header at pos: sets header size, data offset, data length, wire length. */
+typedef struct {
+    const mc_message_def *def;
+    bool is_request;
+    bool oversize;
+    size_t hdr;
+    size_t length; /* message data length */
+    size_t wire;   /* bytes after the header */
+} msg_view;
+
+static int read_header(mc_nub *nub, const uint8_t *data, size_t len, size_t pos,
+                       bool is_request, msg_view *v)
+{
+    uint8_t id = data[pos];
+    const mc_message_def *def = lookup(nub, id);
+    if (!def)
+        return drop(MC_DROP_UNKNOWN_MESSAGE);
+    if (is_request && id == MC_REPLY_MESSAGE_ID)
+        return drop(MC_DROP_BAD_MESSAGE);
+    v->def = def;
+    v->is_request = is_request;
+    v->oversize = false;
+    size_t field = def->style == MC_MSG_VARIABLE ? def->length : 0;
+    v->hdr = 1 + (is_request ? 6u : 0u) + field;
+    if (len - pos < v->hdr)
+        return drop(MC_DROP_BAD_MESSAGE);
+    if (def->style == MC_MSG_FIXED) {
+        v->length = v->wire = def->length;
+    } else {
+        const uint8_t *fp = data + pos + 1 + (is_request ? 6 : 0);
+        uint32_t val = 0;
+        for (size_t i = 0; i < field; i++)
+            val = (val << 8) | fp[i];
+        uint32_t esc = escape_of((uint32_t)field);
+        if (val == esc) {
+            if (field == 4 || len - pos - v->hdr < 4)
+                return drop(MC_DROP_BAD_MESSAGE);
+            uint32_t real = mc_load_u32(data + pos + v->hdr);
+            if (real < esc || real > MC_MAX_MESSAGE_SIZE)
+                return drop(MC_DROP_BAD_MESSAGE);
+            v->oversize = true;
+            v->length = real;
+            v->wire = (size_t)real + 4;
+        } else {
+            if (val > MC_MAX_MESSAGE_SIZE)
+                return drop(MC_DROP_BAD_MESSAGE);
+            v->length = v->wire = val;
+        }
+    }
+    if (id == MC_REPLY_MESSAGE_ID && v->length < 4)
+        return drop(MC_DROP_BAD_MESSAGE);
+    if (len - pos - v->hdr < v->wire)
+        return drop(MC_DROP_BAD_MESSAGE);
+    return 0;
+}
+
+int mc_validate_unit(mc_nub *nub, const uint8_t *data, size_t len, const uint32_t *req,
+                     uint32_t nreq, mc_drop_reason *why)
+{
+    size_t pos = 0;
+    uint32_t ri = 0;
+    while (pos < len) {
+        bool is_req = false;
+        if (ri < nreq) {
+            if (req[ri] < pos) {
+                *why = MC_DROP_BAD_MESSAGE;
+                return MC_ERR_DROPPED;
+            }
+            if (req[ri] == pos) {
+                is_req = true;
+                ri++;
+            }
+        }
+        msg_view v;
+        int r = read_header(nub, data, len, pos, is_req, &v);
+        if (r) {
+            *why = (mc_drop_reason)(r - 1);
+            return MC_ERR_DROPPED;
+        }
+        pos += v.hdr + v.wire;
+    }
+    if (ri != nreq) {
+        *why = MC_DROP_BAD_MESSAGE;
+        return MC_ERR_DROPPED;
+    }
+    return MC_OK;
+}
+
+void mc_dispatch_unit(mc_nub *nub, const mc_address *src, mc_channel *ch, uint8_t *data,
+                      size_t len, const uint32_t *req, uint32_t nreq)
+{
+    size_t pos = 0;
+    uint32_t ri = 0;
+    mc_address source = *src;
+    while (pos < len) {
+        bool is_req = ri < nreq && req[ri] == pos;
+        if (is_req)
+            ri++;
+        msg_view v;
+        if (read_header(nub, data, len, pos, is_req, &v))
+            return; /* validated before: cannot happen */
+        uint8_t *md = data + pos + v.hdr;
+        if (v.oversize)
+            memcpy(md, md + v.length, 4); /* restore the displaced first 4 bytes */
+        mc_message_info info;
+        info.nub = nub;
+        info.source = &source;
+        info.channel = ch;
+        info.def = v.def;
+        info.length = (uint32_t)v.length;
+        info.is_request = is_req;
+        info.reply_id = is_req ? mc_load_u32(data + pos + 1) : 0;
+        nub->stats.messages_received++;
+        if (ch)
+            ch->messages_received++;
+        mc_istream is;
+        if (v.def->id == MC_REPLY_MESSAGE_ID) {
+            uint32_t rid = mc_load_u32(md);
+            info.length -= 4;
+            mc_istream_init(&is, md + 4, v.length - 4);
+            mc_request_deliver(nub, rid, &info, &is);
+        } else {
+            mc_istream_init(&is, md, v.length);
+            v.def->handler(nub->cfg.handler_ctx, &info, &is);
+        }
+        pos += v.hdr + v.wire;
+    }
+}
+
+/* A reliable packet released in order on ch (fragments are assembled). */
+static void process_in_order(mc_channel *ch, mc_packet *pkt, const mc_footers *f)
+{
+    mc_nub *nub = ch->nub;
+    ch->packets_received++;
+    uint32_t req[MC_MAX_REQUESTS_PER_PACKET];
+    int nreq = mc_request_chain(pkt->data, f->body_end, f->first_request, req,
+                                MC_MAX_REQUESTS_PER_PACKET);
+    if (nreq < 0)
+        nreq = 0; /* checked on arrival */
+    if (!(f->flags & MC_PF_IS_FRAGMENT)) {
+        if (ch->asm_active) {
+            mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
+            ch->asm_active = false;
+        }
+        mc_dispatch_unit(nub, &ch->addr, ch, pkt->data + MC_HEADER_SIZE,
+                         f->body_end - MC_HEADER_SIZE, req, (uint32_t)nreq);
+        return;
+    }
+    if (f->seq == f->frag_first) {
+        if (ch->asm_active)
+            mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
+        ch->asm_active = true;
+        ch->asm_first = f->frag_first;
+        ch->asm_last = f->frag_last;
+        mc_ostream_reset(&ch->asm_buf);
+        ch->asm_req_count = 0;
+    } else if (!ch->asm_active || ch->asm_first != f->frag_first ||
+               ch->asm_last != f->frag_last) {
+        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
+        ch->asm_active = false;
+        return;
+    }
+    size_t base = ch->asm_buf.size;
+    size_t body = f->body_end - MC_HEADER_SIZE;
+    if (base + body > MC_MAX_MESSAGE_SIZE + 65536u) {
+        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
+        ch->asm_active = false;
+        mc_ostream_free(&ch->asm_buf);
+        return;
+    }
+    mc_write_bytes(&ch->asm_buf, pkt->data + MC_HEADER_SIZE, body);
+    if (nreq > 0 && ch->asm_req_count + (uint32_t)nreq > ch->asm_req_cap) {
+        uint32_t ncap = ch->asm_req_cap ? ch->asm_req_cap : 16;
+        while (ncap < ch->asm_req_count + (uint32_t)nreq)
+            ncap *= 2;
+        uint32_t *n = realloc(ch->asm_req, ncap * sizeof(uint32_t));
+        if (!n) {
+            ch->asm_active = false;
+            return;
+        }
+        ch->asm_req = n;
+        ch->asm_req_cap = ncap;
+    }
+    for (int i = 0; i < nreq; i++)
+        ch->asm_req[ch->asm_req_count++] = (uint32_t)(base + req[i]);
+    if (!mc_ostream_ok(&ch->asm_buf)) {
+        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
+        ch->asm_active = false;
+        mc_ostream_free(&ch->asm_buf);
+        return;
+    }
+    if (f->seq != ch->asm_last)
+        return;
+    ch->asm_active = false;
+    mc_drop_reason why;
+    if (mc_validate_unit(nub, ch->asm_buf.data, ch->asm_buf.size, ch->asm_req,
+                         ch->asm_req_count, &why) != MC_OK) {
+        mc_nub_count_drop(nub, why, &ch->addr);
+    } else {
+        /* take the buffer: a handler may send on this channel or reset it */
+        mc_ostream buf = ch->asm_buf;
+        uint32_t *reqs = ch->asm_req;
+        uint32_t nr = ch->asm_req_count;
+        mc_ostream_init(&ch->asm_buf);
+        ch->asm_req = NULL;
+        ch->asm_req_cap = 0;
+        ch->asm_req_count = 0;
+        mc_dispatch_unit(nub, &ch->addr, ch, buf.data, buf.size, reqs, nr);
+        mc_ostream_free(&buf);
+        free(reqs);
+        return;
+    }
+    if (ch->asm_buf.capacity > 1u << 20)
+        mc_ostream_free(&ch->asm_buf);
+}
+
+bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footers *f)
+{
+    mc_nub *nub = ch->nub;
+    uint32_t s = f->seq;
+    int32_t d = mc_seq_diff(s, ch->in_seq_at);
+    if (d < 0) {
+        ch->duplicates++;
+        mc_nub_count_drop(nub, MC_DROP_DUPLICATE, &ch->addr);
+        mc_channel_note_ack(ch, s);
+        return false;
+    }
+    if ((uint32_t)d >= ch->window) {
+        ch->out_of_window++;
+        mc_nub_count_drop(nub, MC_DROP_OUT_OF_WINDOW, &ch->addr);
+        return false;
+    }
+    uint32_t mask = ch->cap - 1;
+    if (d > 0) {
+        if (ch->recv_ring[s & mask]) {
+            ch->duplicates++;
+            mc_nub_count_drop(nub, MC_DROP_DUPLICATE, &ch->addr);
+            mc_channel_note_ack(ch, s);
+            return false;
+        }
+        ch->recv_ring[s & mask] = pkt;
+        ch->recv_buffered++;
+        mc_channel_note_ack(ch, s);
+        return true;
+    }
+    uint32_t epoch = ch->epoch;
+    ch->in_seq_at = mc_seq_add(ch->in_seq_at, 1);
+    ch->need_ack = true;
+    mc_nub_want_ack(nub, ch);
+    process_in_order(ch, pkt, f);
+    while (ch->epoch == epoch && !ch->dead) {
+        mc_packet *q = ch->recv_ring[ch->in_seq_at & mask];
+        if (!q)
+            break;
+        ch->recv_ring[ch->in_seq_at & mask] = NULL;
+        ch->recv_buffered--;
+        ch->in_seq_at = mc_seq_add(ch->in_seq_at, 1);
+        mc_footers fq;
+        if (mc_parse_footers(nub, q, &fq) == 0)
+            process_in_order(ch, q, &fq);
+        mc_packet_release(nub, q);
+        mask = ch->cap - 1; /* a handler may have grown the window */
+    }
+    return false;
+}
+
+static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_footers *f,
+                                int *why)
+{
+    bool create = (f->flags & MC_PF_CREATE_CHANNEL) && nub->cfg.accept_channels;
+    mc_channel *ch;
+    if (f->flags & MC_PF_INDEXED) {
+        ch = mc_map_get(&nub->by_index, f->chan_id, 0);
+        if (!ch) {
+            if (!create) {
+                *why = drop(MC_DROP_NO_CHANNEL);
+                return NULL;
+            }
+            ch = mc_channel_create(nub, src, nub->cfg.accept_traits, true, f->chan_id);
+            if (!ch) {
+                *why = drop(MC_DROP_NO_CHANNEL);
+                return NULL;
+            }
+            ch->version = f->chan_version;
+            mc_nub_add_channel(nub, ch);
+            if (nub->created_fn)
+                nub->created_fn(nub->created_ctx, ch);
+            return ch;
+        }
+        int32_t dv = (int32_t)(f->chan_version - ch->version);
+        if (dv < 0) {
+            *why = drop(MC_DROP_STALE_VERSION);
+            return NULL;
+        }
+        if (dv > 0)
+            mc_channel_reset_state(ch, f->chan_version);
+        ch->addr = *src;
+        return ch;
+    }
+    ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
+    if (ch)
+        return ch;
+    if (!create) {
+        *why = drop(MC_DROP_NO_CHANNEL);
+        return NULL;
+    }
+    ch = mc_channel_create(nub, src, nub->cfg.accept_traits, false, 0);
+    if (!ch) {
+        *why = drop(MC_DROP_NO_CHANNEL);
+        return NULL;
+    }
+    mc_nub_add_channel(nub, ch);
+    if (nub->created_fn)
+        nub->created_fn(nub->created_ctx, ch);
+    return ch;
+}
+
+bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int depth,
+                       int *status)
+{
+    *status = MC_ERR_DROPPED;
+    if (pkt->len > MC_PACKET_MAX_SIZE) {
+        mc_nub_count_drop(nub, MC_DROP_TOO_LONG, src);
+        return false;
+    }
+    mc_footers f;
+    int r = mc_parse_footers(nub, pkt, &f);
+    if (r) {
+        mc_nub_count_drop(nub, (mc_drop_reason)(r - 1), src);
+        return false;
+    }
+    if (depth > 0 && (f.flags & MC_PF_HAS_PIGGYBACKS)) {
+        mc_nub_count_drop(nub, MC_DROP_BAD_FLAGS, src);
+        return false;
+    }
+    uint32_t req[MC_MAX_REQUESTS_PER_PACKET];
+    int nreq = mc_request_chain(pkt->data, f.body_end, f.first_request, req,
+                                MC_MAX_REQUESTS_PER_PACKET);
+    if (nreq < 0) {
+        mc_nub_count_drop(nub, MC_DROP_BAD_MESSAGE, src);
+        return false;
+    }
+    bool frag = f.flags & MC_PF_IS_FRAGMENT;
+    if (!frag) {
+        mc_drop_reason why;
+        if (mc_validate_unit(nub, pkt->data + MC_HEADER_SIZE, f.body_end - MC_HEADER_SIZE, req,
+                             (uint32_t)nreq, &why) != MC_OK) {
+            mc_nub_count_drop(nub, why, src);
+            return false;
+        }
+    }
+    /* piggybacked packets (older resends) first */
+    for (uint32_t i = 0; i < f.piggy_count; i++) {
+        mc_packet *np = mc_packet_alloc(nub);
+        if (!np)
+            break;
+        memcpy(np->data, f.piggy[i], f.piggy_len[i]);
+        np->len = f.piggy_len[i];
+        int st;
+        if (!mc_receive_packet(nub, src, np, depth + 1, &st))
+            mc_packet_release(nub, np);
+    }
+    *status = MC_OK;
+    mc_time_us now = mc_clock_now_us();
+    if (f.flags & MC_PF_ON_CHANNEL) {
+        int why = 0;
+        mc_channel *ch = find_channel(nub, src, &f, &why);
+        if (!ch) {
+            mc_nub_count_drop(nub, (mc_drop_reason)(why - 1), src);
+            *status = MC_ERR_DROPPED;
+            return false;
+        }
+        if (!mc_channel_acks_valid(ch, &f)) {
+            mc_nub_count_drop(nub, MC_DROP_BAD_ACKS, src);
+            *status = MC_ERR_DROPPED;
+            return false;
+        }
+        ch->last_received = now;
+        mc_channel_apply_acks(ch, &f, now);
+        if (f.flags & MC_PF_IS_RELIABLE)
+            return mc_channel_receive_reliable(ch, pkt, &f);
+        ch->packets_received++;
+        mc_dispatch_unit(nub, src, ch, pkt->data + MC_HEADER_SIZE, f.body_end - MC_HEADER_SIZE,
+                         req, (uint32_t)nreq);
+        return false;
+    }
+    /* off-channel */
+    for (uint32_t i = 0; i < f.ack_count; i++)
+        mc_offchannel_ack_received(nub, src, mc_load_u32(f.acks + 4 * i));
+    if (f.flags & MC_PF_IS_RELIABLE) {
+        mc_offchannel_send_ack(nub, src, f.seq);
+        if (mc_offchannel_seen(nub, src, f.seq, now)) {
+            mc_nub_count_drop(nub, MC_DROP_DUPLICATE, src);
+            *status = MC_ERR_DROPPED;
+            return false;
+        }
+    }
+    if (frag)
+        return mc_offchannel_fragment(nub, src, pkt, &f);
+    mc_dispatch_unit(nub, src, NULL, pkt->data + MC_HEADER_SIZE, f.body_end - MC_HEADER_SIZE,
+                     req, (uint32_t)nreq);
+    return false;
+}

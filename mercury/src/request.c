@@ -1,0 +1,135 @@
+/* Pending requests: reply ids, reply delivery, timeouts, replying. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+uint32_t mc_request_register(mc_nub *nub, mc_channel *ch, mc_reply_handler h, void *ctx,
+                             mc_time_us timeout)
+{
+    mc_pending_request *r = malloc(sizeof(*r));
+    if (!r)
+        return 0;
+    uint32_t id;
+    do {
+        id = ++nub->next_reply_id;
+    } while (id == 0 || mc_map_get(&nub->requests, id, 0));
+    r->reply_id = id;
+    r->handler = h;
+    r->ctx = ctx;
+    r->channel = ch;
+    r->deadline = mc_clock_now_us() + (timeout ? timeout : nub->cfg.request_timeout_us);
+    if (!mc_map_put(&nub->requests, id, 0, r)) {
+        free(r);
+        return 0;
+    }
+    if (nub->requests.count == 1 || r->deadline < nub->next_request_deadline)
+        nub->next_request_deadline = r->deadline;
+    return id;
+}
+
+void mc_request_forget(mc_nub *nub, uint32_t reply_id)
+{
+    free(mc_map_remove(&nub->requests, reply_id, 0));
+}
+
+void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
+                        mc_istream *data)
+{
+    mc_pending_request *r = mc_map_remove(&nub->requests, reply_id, 0);
+    if (!r) {
+        mc_nub_count_drop(nub, MC_DROP_LATE_REPLY, info->source);
+        return;
+    }
+    mc_reply_handler h = r->handler;
+    void *ctx = r->ctx;
+    free(r);
+    h(ctx, MC_REPLY_OK, info, data);
+}
+
+/* Remove every request matching (all, or those of channel ch, or those past now) and call
+ * their handlers with status. Handlers may register new requests meanwhile. */
+static void fail_matching(mc_nub *nub, int mode, mc_channel *ch, mc_time_us now,
+                          mc_reply_status status)
+{
+    size_t cap = nub->requests.count;
+    if (!cap)
+        return;
+    mc_pending_request **list = malloc(cap * sizeof(*list));
+    if (!list)
+        return;
+    size_t n = 0, pos = 0;
+    mc_time_us next = UINT64_MAX;
+    mc_pending_request *r;
+    while ((r = mc_map_next(&nub->requests, &pos))) {
+        bool match = mode == 0 || (mode == 1 && r->channel == ch) ||
+                     (mode == 2 && r->deadline <= now);
+        if (match && n < cap)
+            list[n++] = r;
+        else if (r->deadline < next)
+            next = r->deadline;
+    }
+    for (size_t i = 0; i < n; i++)
+        mc_map_remove(&nub->requests, list[i]->reply_id, 0);
+    if (mode == 2)
+        nub->next_request_deadline = next;
+    for (size_t i = 0; i < n; i++) {
+        if (status == MC_REPLY_TIMEOUT)
+            nub->stats.requests_timed_out++;
+        list[i]->handler(list[i]->ctx, status, NULL, NULL);
+        free(list[i]);
+    }
+    free(list);
+}
+
+void mc_request_check_timeouts(mc_nub *nub, mc_time_us now)
+{
+    if (nub->requests.count == 0 || now < nub->next_request_deadline)
+        return;
+    fail_matching(nub, 2, NULL, now, MC_REPLY_TIMEOUT);
+}
+
+void mc_request_fail_channel(mc_nub *nub, mc_channel *ch)
+{
+    fail_matching(nub, 1, ch, 0, MC_REPLY_CHANNEL_DEAD);
+}
+
+void mc_request_cancel_all(mc_nub *nub) { fail_matching(nub, 0, NULL, 0, MC_REPLY_CANCELLED); }
+
+int mc_reply_to(mc_nub *nub, mc_channel *channel, const mc_address *dest, uint32_t reply_id,
+                const void *data, size_t len)
+{
+    if (!nub || (!channel && !dest) || (!data && len))
+        return MC_ERR_INVALID;
+    if (channel) {
+        if (channel->dead)
+            return MC_ERR_DEAD;
+        mc_bundle *b = &channel->bundle;
+        int r = mc_bundle_start_reply(b, reply_id);
+        if (r != MC_OK)
+            return r;
+        mc_bundle_write(b, data, len);
+        r = mc_bundle_end_message(b);
+        if (r != MC_OK)
+            return r;
+        return mc_channel_send(channel);
+    }
+    mc_bundle b;
+    mc_bundle_init(&b, nub, NULL);
+    int r = mc_bundle_start_reply(&b, reply_id);
+    if (r == MC_OK) {
+        mc_bundle_write(&b, data, len);
+        r = mc_bundle_end_message(&b);
+    }
+    if (r == MC_OK)
+        r = mc_nub_send_bundle(nub, dest, &b, MC_SEND_RELIABLE_ONCE);
+    mc_bundle_release_all(&b);
+    return r;
+}
+
+int mc_reply(const mc_message_info *info, const void *data, size_t len)
+{
+    if (!info || !info->is_request)
+        return MC_ERR_INVALID;
+    return mc_reply_to(info->nub, info->channel, info->source, info->reply_id, data, len);
+}

@@ -1,0 +1,482 @@
+/* Mercury API behaviour: requests and replies, message lengths and the oversize case,
+ * off-channel sends, channel death and condemning, watchers, hostile packets. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/watcher.h"
+#include "harness.h"
+
+/* ---- requests ---- */
+typedef struct {
+    int calls;
+    mc_reply_status status;
+    size_t len;
+    uint8_t data[64];
+} reply_rec;
+
+static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+                     mc_istream *data)
+{
+    reply_rec *r = ctx;
+    r->calls++;
+    r->status = status;
+    if (status == MC_REPLY_OK) {
+        ck_assert_ptr_nonnull(info);
+        r->len = mc_istream_remaining(data);
+        if (r->len <= sizeof r->data)
+            mc_read_into(data, r->data, r->len);
+    }
+}
+
+static bool reply_done(void *ctx) { return ((reply_rec *)ctx)->calls > 0; }
+
+START_TEST(request_reply_on_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    reply_rec rr = {0};
+    uint8_t msg[] = {1, 'p', 'i', 'n', 'g'};
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), msg, sizeof msg, on_reply, &rr, 0),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.calls, 1);
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_uint_eq(rr.len, 4);
+    ck_assert(memcmp(rr.data, "ping", 4) == 0);
+    pump_for(p.base, 0.05);
+    ck_assert_int_eq(rr.calls, 1);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_eq(st.pending_requests, 0);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(request_timeout)
+{
+    pair p;
+    pair_open(&p, NULL);
+    reply_rec rr = {0};
+    uint8_t msg[] = {0, 'x'}; /* receiver does not answer */
+    mc_time_us t0 = mc_clock_now_us();
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), msg, sizeof msg, on_reply, &rr,
+                                        300 * MC_US_PER_MS),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.status, MC_REPLY_TIMEOUT);
+    ck_assert_uint_ge(mc_clock_now_us() - t0, 300 * MC_US_PER_MS);
+    ck_assert_uint_eq(p.rb.requests, 1);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_eq(st.requests_timed_out, 1);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(request_off_channel_once_off)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_rehearsal r = {0};
+    r.loss = 0.5;
+    mc_nub_set_rehearsal(p.a, &r);
+    mc_nub_set_rehearsal(p.b, &r);
+    reply_rec rr = {0};
+    mc_bundle *b = mc_bundle_new(p.a);
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &rr, 8 * MC_US_PER_S),
+                     MC_OK);
+    uint8_t msg[] = {1, 'o', 'f', 'f'};
+    mc_bundle_write(b, msg, sizeof msg);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert(memcmp(rr.data, "off", 3) == 0);
+    pump_for(p.base, 1.0); /* let resends of both sides arrive: duplicates suppressed */
+    ck_assert_uint_eq(p.rb.requests, 1);
+    ck_assert_int_eq(rr.calls, 1);
+    mc_bundle_free(b);
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- lengths ---- */
+static void send_len(pair *p, uint8_t id, size_t n, uint32_t counter, bool streamed)
+{
+    uint8_t *buf = malloc(n ? n : 1);
+    pattern_fill(buf, n, counter);
+    mc_bundle *b = mc_channel_bundle(p->ab);
+    if (streamed) {
+        ck_assert_int_eq(mc_bundle_start_message(b, tdef(id), MC_RELIABLE_DRIVER), MC_OK);
+        /* uneven chunks */
+        size_t off = 0, step = 1;
+        while (off < n) {
+            size_t k = n - off < step ? n - off : step;
+            ck_assert_int_eq(mc_bundle_write(b, buf + off, k), MC_OK);
+            off += k;
+            step = step * 3 + 1;
+        }
+        ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    } else {
+        ck_assert_int_eq(mc_bundle_add_message(b, tdef(id), MC_RELIABLE_DRIVER, buf, n), MC_OK);
+    }
+    free(buf);
+}
+
+START_TEST(lengths_each_field_size)
+{
+    static const size_t lens[] = {0, 254, 255, 256, 65535, 65536, 16u * 1024u * 1024u};
+    static const uint8_t ids[] = {T_VAR1, T_VAR2, T_VAR4};
+    pair p;
+    pair_open(&p, NULL);
+    uint64_t expect = 0;
+    uint32_t counter = 0;
+    for (size_t k = 0; k < 3; k++) {
+        p.rb.lengths_seen = 0;
+        size_t nl = sizeof lens / sizeof lens[0];
+        for (size_t i = 0; i < nl; i++) {
+            send_len(&p, ids[k], lens[i], counter, (i % 2) == 1);
+            counter = lens[i] >= 4 ? counter + 1 : counter;
+            /* small messages between big ones keep the order checks honest */
+            send_len(&p, ids[k], 8, counter++, false);
+            mc_channel_send(p.ab);
+            expect += 2;
+            ck_assert_msg(wait_received(&p, &p.rb, expect, 120), "field %u len %zu",
+                          (unsigned)ids[k], lens[i]);
+        }
+        ck_assert_uint_eq(p.rb.bad_content, 0);
+        ck_assert_uint_eq(p.rb.out_of_order, 0);
+        for (size_t i = 0; i < nl; i++)
+            ck_assert_uint_eq(p.rb.lengths[2 * i], lens[i]);
+    }
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(bundle_errors_roll_back)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_bundle *b = mc_channel_bundle(p.ab);
+    uint8_t buf[16] = {0};
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_ERR_STATE);
+    ck_assert_int_eq(mc_bundle_write(b, buf, 1), MC_ERR_STATE);
+    /* fixed length mismatch */
+    ck_assert_int_eq(mc_bundle_add_message(b, tdef(T_SEQ), MC_RELIABLE_DRIVER, buf, 7),
+                     MC_ERR_INVALID);
+    ck_assert_int_eq(mc_bundle_start_message(b, tdef(T_SEQ), MC_RELIABLE_DRIVER), MC_OK);
+    ck_assert_int_eq(mc_bundle_start_message(b, tdef(T_SEQ), MC_RELIABLE_DRIVER), MC_ERR_STATE);
+    mc_bundle_write(b, buf, 9);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_ERR_TOO_LARGE);
+    /* a good message after the failed one still goes through alone */
+    send_len(&p, T_VAR2, 300, 5, true);
+    p.rb.next = 5;
+    mc_channel_send(p.ab);
+    ck_assert(wait_received(&p, &p.rb, 1, 10));
+    pump_for(p.base, 0.05);
+    ck_assert_uint_eq(p.rb.received, 1);
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.dropped_total, 0);
+    ck_assert_int_eq(mc_bundle_add_message(NULL, tdef(T_SEQ), MC_RELIABLE_DRIVER, buf, 8),
+                     MC_ERR_INVALID);
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- off-channel ---- */
+START_TEST(off_channel_unreliable_and_once_off)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_bundle *b = mc_bundle_new(p.a);
+    uint8_t note[3] = {1, 2, 3};
+    for (int i = 0; i < 10; i++)
+        mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_NO, note, sizeof note);
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_UNRELIABLE),
+                     MC_OK);
+    ck_assert_uint_eq(mc_bundle_packet_count(b), 0);
+    pump_for(p.base, 0.1);
+    ck_assert_uint_eq(p.rb.notes, 10);
+    /* once-off reliable through 60% loss: every message exactly once */
+    mc_rehearsal r = {0};
+    r.loss = 0.6;
+    mc_nub_set_rehearsal(p.a, &r);
+    mc_nub_set_rehearsal(p.b, &r);
+    for (int i = 0; i < 20; i++) {
+        mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_DRIVER, note, sizeof note);
+        mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE);
+    }
+    /* and a multi-packet (fragmented) once-off bundle */
+    uint8_t *big = malloc(5000);
+    pattern_fill(big, 5000, 77);
+    p.rb.next = 77;
+    mc_bundle_add_message(b, tdef(T_VAR2), MC_RELIABLE_DRIVER, big, 5000);
+    mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE);
+    free(big);
+    pump_for(p.base, 4.0);
+    ck_assert_uint_eq(p.rb.notes, 30);
+    ck_assert_uint_eq(p.rb.received, 1);
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_gt(st.once_off_resends, 0);
+    mc_bundle_free(b);
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- channel death and condemning ---- */
+typedef struct {
+    int deaths;
+    mc_channel_death reason;
+} death_rec;
+
+static void on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
+{
+    (void)ch;
+    death_rec *d = ctx;
+    d->deaths++;
+    d->reason = reason;
+}
+
+static bool died(void *ctx) { return ((death_rec *)ctx)->deaths > 0; }
+
+static void short_inactivity(mc_nub_config *cfg, int which)
+{
+    (void)which;
+    cfg->inactivity_timeout_us = 500 * MC_US_PER_MS;
+    cfg->keepalive_interval_us = 100 * MC_US_PER_MS;
+}
+
+START_TEST(channel_dies_of_inactivity)
+{
+    pair p;
+    pair_open(&p, short_inactivity);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    send_stream(p.ab, 0, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 10, 5));
+    /* keepalives keep an idle channel alive */
+    pump_for(p.base, 1.0);
+    ck_assert_int_eq(d.deaths, 0);
+    /* the peer goes away: the channel dies, a pending request fails */
+    reply_rec rr = {0};
+    uint8_t msg[] = {1, 'z'};
+    mc_nub_free(p.b);
+    p.b = NULL;
+    mc_channel_request(p.ab, tdef(T_REQ), msg, sizeof msg, on_reply, &rr, 30 * MC_US_PER_S);
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_INACTIVITY);
+    ck_assert_int_eq(rr.calls, 1);
+    ck_assert_int_eq(rr.status, MC_REPLY_CHANNEL_DEAD);
+    ck_assert_ptr_null(mc_nub_find_channel(p.a, &(mc_address){0x7F000001, 1}));
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_eq(st.channels, 0);
+    pair_close(&p);
+}
+END_TEST
+
+static bool no_channels(void *ctx)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(ctx, &st);
+    return st.channels == 0;
+}
+
+START_TEST(condemned_channel_finishes_sending)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    mc_rehearsal r = {0};
+    r.loss = 0.3;
+    mc_nub_set_rehearsal(p.a, &r);
+    send_stream(p.ab, 0, 3000, 40);
+    mc_channel_condemn(p.ab);
+    p.ab = NULL;
+    ck_assert(wait_received(&p, &p.rb, 3000, 30));
+    ck_assert(pump_until(p.base, no_channels, p.a, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_int_eq(d.deaths, 0); /* condemned channels are not reported */
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- watchers ---- */
+START_TEST(watchers_publish_and_rehearse)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_watchers *w = mc_watchers_new();
+    ck_assert_int_eq(mc_nub_register_watchers(p.a, w, "nub"), MC_OK);
+    ck_assert_int_eq(mc_nub_register_watchers(p.a, w, "nub"), MC_ERR_INVALID);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 5));
+    char err[128];
+    mc_watch_value v;
+    ck_assert_int_eq(mc_watch_get(w, "nub/packetsSent", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_gt(v.as.u, 0);
+    mc_watch_value_clear(&v);
+    ck_assert_int_eq(mc_watch_get(w, "nub/channels/count", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_eq(v.as.u, 1);
+    char path[128];
+    char a[MC_ADDRESS_STRLEN];
+    snprintf(path, sizeof path, "nub/channels/%s/sent",
+             mc_address_format(mc_nub_address(p.b), a, sizeof a));
+    ck_assert_int_eq(mc_watch_get(w, path, &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_gt(v.as.u, 0);
+    ck_assert_int_eq(mc_watch_set(w, "nub/rehearsal/loss", "0.25", err, sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(mc_watch_set(w, "nub/rehearsal/loss", "1.5", err, sizeof err),
+                     MC_WATCH_ERR_REFUSED);
+    ck_assert_int_eq(mc_watch_set(w, "nub/rehearsal/latencyMs", "30", err, sizeof err),
+                     MC_WATCH_OK);
+    mc_rehearsal r;
+    mc_nub_get_rehearsal(p.a, &r);
+    ck_assert(r.loss > 0.24 && r.loss < 0.26);
+    ck_assert_uint_eq(r.latency_ms, 30);
+    ck_assert_int_eq(mc_watch_get(w, "nub/drops/badChecksum", &v, err, sizeof err),
+                     MC_WATCH_OK);
+    mc_nub_free(p.a);
+    p.a = NULL;
+    ck_assert(!mc_watch_is_directory(w, "nub"));
+    mc_nub_free(p.b);
+    event_base_free(p.base);
+    mc_watchers_free(w);
+}
+END_TEST
+
+/* ---- hostile packets ---- */
+static uint64_t drops(mc_nub *n, mc_drop_reason why)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(n, &st);
+    return st.drops[why];
+}
+
+START_TEST(bad_packets_dropped_by_reason)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address from = {0x7F000001u, 40000};
+    uint8_t pk[64];
+    /* too short */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 1), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_TOO_SHORT), 1);
+    /* unknown flags */
+    mc_store_u16(pk, 0x8000);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 2), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_FLAGS), 1);
+    /* sequence footer larger than the packet */
+    mc_store_u16(pk, 0x0040 | 0x0010);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 4), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_FOOTER), 1);
+    /* ack count zero */
+    mc_store_u16(pk, 0x0004);
+    pk[2] = 0;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 3), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), 1);
+    /* ack count larger than the packet */
+    mc_store_u16(pk, 0x0004);
+    memset(pk + 2, 0, 8);
+    pk[10] = 200;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 11), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), 2);
+    /* message length past the end */
+    mc_store_u16(pk, 0);
+    pk[2] = T_VAR2;
+    mc_store_u16(pk + 3, 100);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 10), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_MESSAGE), 1);
+    /* unknown message id */
+    pk[2] = 99;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 3), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_UNKNOWN_MESSAGE), 1);
+    /* oversize escape with a length that would fit the field */
+    pk[2] = T_VAR1;
+    pk[3] = 0xFF;
+    mc_store_u32(pk + 4, 10);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 20), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_MESSAGE), 2);
+    /* on-channel packet from a stranger without CREATE_CHANNEL */
+    mc_store_u16(pk, 0x0008);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 2), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_NO_CHANNEL), 1);
+    /* a good off-channel unreliable packet is accepted */
+    mc_store_u16(pk, 0);
+    pk[2] = T_NOTE;
+    mc_store_u16(pk + 3, 1);
+    pk[5] = 9;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 6), MC_OK);
+    ck_assert_uint_eq(p.rb.notes, 1);
+    /* checksums required: a packet without one is refused */
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(hostile_traffic_over_socket)
+{
+    pair p;
+    pair_open(&p, NULL);
+    /* random datagrams from a third nub's socket: nothing crashes, all dropped or ignored */
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    mc_nub *c;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &c), MC_OK);
+    uint64_t x = 88172645463325252ull;
+    mc_bundle *junk = mc_bundle_new(c);
+    for (int i = 0; i < 2000; i++) {
+        uint8_t buf[200];
+        size_t n = 2 + (size_t)(x % 190);
+        for (size_t k = 0; k < n; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            buf[k] = (uint8_t)x;
+        }
+        mc_nub_process_datagram(p.b, mc_nub_address(c), buf, n);
+    }
+    mc_bundle_free(junk);
+    /* the real channel still works afterwards */
+    send_stream(p.ab, 0, 1000, 40);
+    ck_assert(wait_received(&p, &p.rb, 1000, 10));
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    mc_nub_free(c);
+    pair_close(&p);
+}
+END_TEST
+
+static Suite *api_suite(void)
+{
+    Suite *s = suite_create("mercury_api");
+    TCase *tc = tcase_create("api");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, request_reply_on_channel);
+    tcase_add_test(tc, request_timeout);
+    tcase_add_test(tc, request_off_channel_once_off);
+    tcase_add_test(tc, lengths_each_field_size);
+    tcase_add_test(tc, bundle_errors_roll_back);
+    tcase_add_test(tc, off_channel_unreliable_and_once_off);
+    tcase_add_test(tc, channel_dies_of_inactivity);
+    tcase_add_test(tc, condemned_channel_finishes_sending);
+    tcase_add_test(tc, watchers_publish_and_rehearse);
+    tcase_add_test(tc, bad_packets_dropped_by_reason);
+    tcase_add_test(tc, hostile_traffic_over_socket);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(api_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
