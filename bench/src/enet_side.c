@@ -27,8 +27,10 @@ typedef struct {
 
 static void on_packet_free(ENetPacket *packet)
 {
+    /* ENet marks a reliable packet SENT when it is acknowledged; packets freed by a peer
+     * reset (disconnect, host destroy) do not count. */
     enet_sender_state *st = packet->userData;
-    if (st)
+    if (st && (packet->flags & ENET_PACKET_FLAG_SENT))
         st->freed++;
 }
 
@@ -77,11 +79,18 @@ static int enet_receive(const bench_workload *w, const struct sockaddr_in *bind_
     bench_checker ck;
     bench_checker_init(&ck, w->messages, w->size);
     mc_time_us linger_until = 0;
+    enet_uint32 last_received = 0;
     int stop = 0;
     while (!stop) {
         mc_time_us now = mc_clock_now_us();
         if (sink->done_sent) {
-            if (now >= linger_until)
+            /* Linger while the sender still talks (resends, pings), so its last acks get
+             * through: stop after linger_us of silence, or at the deadline. */
+            if (host->totalReceivedPackets != last_received) {
+                last_received = host->totalReceivedPackets;
+                linger_until = now + w->linger_us;
+            }
+            if (now >= linger_until || now >= w->deadline)
                 break;
         } else if (now >= w->deadline) {
             bench_sink_done(sink);

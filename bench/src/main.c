@@ -27,13 +27,8 @@ int main(int argc, char **argv)
            (unsigned long long)o.seed, o.time_limit_s, mode_names[o.mode]);
     fflush(stdout);
 
-#ifdef MC_BENCH_WITH_MERCURY
     const bench_transport *order[2] = {&bench_transport_mercury, &bench_transport_enet};
     bool run[2] = {o.run_mercury, o.run_enet};
-#else
-    const bench_transport *order[2] = {NULL, &bench_transport_enet};
-    bool run[2] = {false, o.run_enet};
-#endif
     bench_figures fig[2] = {{0}, {0}};
     bool all_ok = true;
     for (int i = 0; i < 2; i++) {

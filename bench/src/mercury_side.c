@@ -27,7 +27,9 @@ typedef struct {
     bench_sink *sink;
     bench_checker ck;
     struct event_base *base;
+    mc_nub *nub;
     mc_time_us linger_until;
+    uint64_t last_received;
 } mercury_receiver;
 
 static void on_bench_message(void *ctx, const mc_message_info *info, mc_istream *data)
@@ -54,7 +56,18 @@ static void on_receiver_timer(evutil_socket_t fd, short what, void *ctx)
 {
     mercury_receiver *rv = ctx;
     mc_time_us now = mc_clock_now_us();
-    if (rv->sink->done_sent ? now >= rv->linger_until : now >= rv->w->deadline) {
+    if (rv->sink->done_sent) {
+        /* Linger while the sender still talks (resends, keepalives), so its last acks get
+         * through: stop after linger_us of silence, or at the deadline. */
+        mc_nub_stats st;
+        mc_nub_get_stats(rv->nub, &st);
+        if (st.packets_received != rv->last_received) {
+            rv->last_received = st.packets_received;
+            rv->linger_until = now + rv->w->linger_us;
+        }
+    }
+    if (rv->sink->done_sent ? (now >= rv->linger_until || now >= rv->w->deadline)
+                            : now >= rv->w->deadline) {
         bench_sink_done(rv->sink);
         event_base_loopbreak(rv->base);
     }
@@ -112,6 +125,7 @@ static int mercury_receive(const bench_workload *w, const struct sockaddr_in *bi
         event_base_free(rv.base);
         return -1;
     }
+    rv.nub = nub;
     struct event *timer = event_new(rv.base, -1, EV_PERSIST, on_receiver_timer, &rv);
     struct timeval tv = {0, (suseconds_t)MERCURY_TIMER_US};
     if (!timer || event_add(timer, &tv) != 0) {

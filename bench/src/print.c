@@ -39,7 +39,7 @@ bench_figures bench_print_side(FILE *out, const bench_options *o, const bench_si
          * sender runs elsewhere) to the last in-order message. */
         f.delivered = rr->count;
         if (!sc)
-            t_start = rr->t_first;
+            t_start = rr->count ? rr->t_first : rr->t_start;
         complete = rr->finished && rr->count == o->messages;
         f.seconds = secs(t_start, complete ? rr->t_last : rr->t_end);
     } else if (sr) {

@@ -13,7 +13,7 @@
 #define READY_TIMEOUT_MS 5000
 #define HARD_GRACE_US (3 * MC_US_PER_S)
 #define LISTEN_WAIT_US (30 * MC_US_PER_S)
-#define RECEIVER_LINGER_US (1 * MC_US_PER_S)
+#define RECEIVER_LINGER_US (2 * MC_US_PER_S) /* silence that ends a receiver's linger */
 #define PUMP_SLICE_MS 50
 
 typedef struct {
@@ -204,8 +204,13 @@ int bench_side_run(const bench_options *o, const bench_transport *t, bench_side 
     if (side->has_sender)
         bench_child_wait(&side->sender, side->sender.eof ? 500 : 0);
     if (side->has_receiver) {
-        /* In listen mode the receiver lingers briefly for the sender's last acks. */
-        int linger_ms = o->mode == BENCH_MODE_LISTEN ? (int)(RECEIVER_LINGER_US / 1000) + 500 : 0;
+        /* In listen mode the receiver lingers until its sender has gone quiet (it stops by
+         * itself, bounded by its deadline); locally the sender has exited already. */
+        int linger_ms = 0;
+        if (o->mode == BENCH_MODE_LISTEN) {
+            mc_time_us now = mc_clock_now_us();
+            linger_ms = hard_stop > now ? (int)((hard_stop - now) / 1000) : 0;
+        }
         bench_child_wait(&side->receiver, linger_ms);
     }
     stop_relay(side, &stop_pipe[1]);

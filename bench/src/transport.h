@@ -4,8 +4,8 @@
  * mc_clock_now_us() value) has passed. The receiver binds `bind_addr` (port 0 picks a free
  * one), reports READY through `ready`, delivers messages into a bench_checker, and sends its
  * RESULT through `done` as soon as it has everything (or on the deadline, or on the first bad
- * message); it then keeps serving its socket for a short linger so the last acknowledgements
- * reach the sender, and returns. The sender connects to `peer`, reports READY (port 0) with
+ * message); it then keeps serving its socket until the sender has been silent for linger_us
+ * (or the deadline) so the last acknowledgements reach the sender, and returns. The sender connects to `peer`, reports READY (port 0) with
  * t_start set when it starts sending, sends N messages of S bytes, keeps at most a bounded
  * number queued unacknowledged, and returns once every message is acknowledged (or on the
  * deadline); the harness then sends its RESULT.
@@ -24,7 +24,8 @@ typedef struct {
     uint64_t messages;     /* N */
     size_t size;           /* S */
     mc_time_us deadline;   /* absolute, mc_clock_now_us() */
-    mc_time_us linger_us;  /* receiver: how long to keep serving after it is done */
+    mc_time_us linger_us;  /* receiver: after it is done, serve until this long without a
+                              datagram from the sender (or the deadline) */
 } bench_workload;
 
 typedef struct {
