@@ -201,17 +201,17 @@ int bench_side_run(const bench_options *o, const bench_transport *t, bench_side 
             break;
         bench_children_pump(watch, 2, PUMP_SLICE_MS);
     }
-    if (side->has_sender) {
-        /* A sender stopped by the same deadline reports a moment later: give it a second. */
-        mc_time_us until = mc_clock_now_us() + MC_US_PER_S;
-        if (until > hard_stop)
-            until = hard_stop;
-        while (!side->sender.eof && mc_clock_now_us() < until) {
-            bench_child *one = &side->sender;
-            bench_children_pump(&one, 1, PUMP_SLICE_MS);
-        }
+    /* Roles stopped by the same deadline report a moment apart: give the other one a
+     * second to report before anything is killed. */
+    mc_time_us until = mc_clock_now_us() + MC_US_PER_S;
+    if (until > hard_stop)
+        until = hard_stop;
+    while (mc_clock_now_us() < until &&
+           ((side->has_sender && !side->sender.eof) ||
+            (side->has_receiver && !side->receiver.has_result && !side->receiver.eof)))
+        bench_children_pump(watch, 2, PUMP_SLICE_MS);
+    if (side->has_sender)
         bench_child_wait(&side->sender, side->sender.eof ? 500 : 0);
-    }
     if (side->has_receiver) {
         /* In listen mode the receiver lingers until its sender has gone quiet (it stops by
          * itself, bounded by its deadline); locally the sender has exited already. */
