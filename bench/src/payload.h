@@ -1,7 +1,7 @@
 /* The bench message payload and the receiver's exactly-once, in-order check.
  *
  * A message of S bytes (S >= BENCH_PAYLOAD_MIN) carries its sequence number (4 bytes, little
- * endian), a 32-bit checksum of everything else, then a pattern derived from the sequence
+ * endian), a 32-bit hash of everything else, then a pattern derived from the sequence
  * number. The checker counts in-order deliveries and classifies anything else as a
  * duplicate (sequence already seen), misordered (sequence ahead of the next expected one) or
  * corrupt (wrong length or checksum).
