@@ -2,14 +2,14 @@
 # configure step with a single line naming the Debian package that provides it.
 find_package(PkgConfig QUIET)
 if(NOT PKG_CONFIG_FOUND)
-  message(FATAL_ERROR "pkg-config not found: install Debian package pkg-config (run deploy/install-deps)")
+  message(FATAL_ERROR "missing pkg-config: install Debian package pkg-config")
 endif()
 
 # mc_require_pkg(<prefix> <pkg-config module> <Debian package>) -> PkgConfig::<prefix>
 function(mc_require_pkg prefix module debpkg)
   pkg_check_modules(${prefix} QUIET IMPORTED_TARGET GLOBAL ${module})
   if(NOT ${prefix}_FOUND)
-    message(FATAL_ERROR "missing dependency '${module}': install Debian package ${debpkg} (run deploy/install-deps)")
+    message(FATAL_ERROR "missing ${module}: install Debian package ${debpkg}")
   endif()
 endfunction()
 
@@ -23,7 +23,7 @@ mc_require_pkg(ENET       libenet        libenet-dev)
 
 find_program(PROTOC_C_EXECUTABLE protoc-c)
 if(NOT PROTOC_C_EXECUTABLE)
-  message(FATAL_ERROR "missing tool 'protoc-c': install Debian package protobuf-c-compiler (run deploy/install-deps)")
+  message(FATAL_ERROR "missing protoc-c: install Debian package protobuf-c-compiler")
 endif()
 
 find_library(MATH_LIBRARY m)

@@ -31,7 +31,7 @@ function(mc_add_fuzz_target name)
   set(corpus ${CMAKE_CURRENT_BINARY_DIR}/${name}-corpus)
   file(MAKE_DIRECTORY ${corpus})
   add_test(NAME ${name}
-    COMMAND ${name} -max_total_time=${MC_FUZZ_SECONDS} -rss_limit_mb=2048 -print_final_stats=1 ${corpus})
+    COMMAND ${name} -max_total_time=${MC_FUZZ_SECONDS} -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}- ${corpus})
   math(EXPR fuzz_timeout "${MC_FUZZ_SECONDS} * 3 + 60")
   set_tests_properties(${name} PROPERTIES TIMEOUT ${fuzz_timeout} LABELS fuzz)
 endfunction()

@@ -164,8 +164,10 @@ static void base_opts(mc_channel *ch, mc_finalise_opts *o, uint16_t flags)
 {
     memset(o, 0, sizeof(*o));
     o->flags = (uint16_t)(flags | MC_PF_ON_CHANNEL);
-    if (!ch->peer_acked && ch->send_create)
+    if (!ch->peer_acked && ch->send_create) {
         o->flags |= MC_PF_CREATE_CHANNEL;
+        o->nonce = ch->nonce;
+    }
     o->ack_channel = ch;
     o->indexed = ch->indexed;
     o->chan_id = ch->id;

@@ -34,9 +34,10 @@ enum {
 #define MC_HEADER_SIZE 2u
 #define MC_MAX_ACKS 255u
 /* Footer room always kept free while filling a packet with messages:
- * request offset (2) + sequence (4) + fragment (8) + cumulative ack (4). Indexed channels
+ * request offset (2) + sequence (4) + fragment (8) + cumulative ack (4) + channel nonce (4,
+ * CREATE_CHANNEL packets only). Indexed channels
  * add 8, checksums 4. Selective acks and piggybacks use whatever room is left. */
-#define MC_FOOTER_BASE 18u
+#define MC_FOOTER_BASE 22u
 #define MC_FOOTER_INDEXED 8u
 #define MC_FOOTER_CHECKSUM 4u
 
@@ -158,6 +159,8 @@ struct mc_channel {
     mc_channel_death death_reason;
     bool peer_acked; /* the peer acknowledged something: stop sending CREATE_CHANNEL */
     bool send_create; /* we opened the channel (mc_nub_channel): announce it */
+    uint32_t nonce;      /* our incarnation id, sent with CREATE_CHANNEL */
+    uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
     size_t index;    /* in nub->channels */
     void *user_data;
     mc_channel_dead_handler dead_fn;
@@ -231,6 +234,7 @@ typedef struct {
     uint32_t ack_count;
     uint16_t first_request;
     uint32_t chan_id, chan_version;
+    uint32_t nonce;    /* CREATE_CHANNEL packets */
     uint16_t body_end; /* end of messages */
     const uint8_t *piggy[4];
     uint16_t piggy_len[4];
@@ -283,6 +287,7 @@ typedef struct {
     mc_channel *ack_channel;       /* take cumulative/selective acks from here */
     const uint32_t *offchannel_acks; /* off-channel acks (once-off) */
     uint32_t offchannel_ack_count;
+    uint32_t nonce;       /* with CREATE_CHANNEL */
     const uint8_t *piggy; /* a resent packet riding along (external channels) */
     uint16_t piggy_len;
 } mc_finalise_opts;
@@ -306,7 +311,7 @@ void mc_request_forget(mc_nub *nub, uint32_t reply_id);
 void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
                         mc_istream *data);
 void mc_request_check_timeouts(mc_nub *nub, mc_time_us now);
-void mc_request_fail_channel(mc_nub *nub, mc_channel *ch);
+void mc_request_fail_channel(mc_nub *nub, mc_channel *ch, mc_reply_status status);
 void mc_request_cancel_all(mc_nub *nub);
 
 /* ---- off-channel ---- */
@@ -413,6 +418,8 @@ struct mc_nub {
 };
 
 void mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
+/* Remove, report (unless condemned) and free a channel now. */
+void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch);
 uint64_t mc_address_key(const mc_address *a);
 

@@ -139,7 +139,9 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
 {
     mc_nub_remove_channel(nub, ch);
     nub->stats.channels_dead++;
-    mc_request_fail_channel(nub, ch);
+    mc_request_fail_channel(nub, ch, reason == MC_CHANNEL_DEATH_NUB_FREED
+                                         ? MC_REPLY_CANCELLED
+                                         : MC_REPLY_CHANNEL_DEAD);
     if (report) {
         mc_channel_dead_handler fn = ch->dead_fn ? ch->dead_fn : nub->dead_fn;
         void *ctx = ch->dead_fn ? ch->dead_ctx : nub->dead_ctx;
@@ -147,6 +149,17 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
             fn(ctx, ch, reason);
     }
     mc_channel_destroy(ch);
+}
+
+void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
+{
+    kill_channel(nub, ch, reason, !ch->condemned);
+}
+
+static uint32_t new_nonce(mc_nub *nub)
+{
+    uint32_t n = (uint32_t)(mc_rand_next(nub) ^ mc_clock_now_us() ^ ((uint64_t)nub->addr.port << 7));
+    return n ? n : 1;
 }
 
 /* ---- receiving ---- */
@@ -455,6 +468,7 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
     if (!ch)
         return NULL;
     ch->send_create = true;
+    ch->nonce = new_nonce(nub);
     mc_nub_add_channel(nub, ch);
     return ch;
 }
@@ -475,6 +489,7 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
     if (!ch)
         return NULL;
     ch->send_create = true;
+    ch->nonce = new_nonce(nub);
     mc_nub_add_channel(nub, ch);
     return ch;
 }

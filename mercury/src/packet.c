@@ -95,6 +95,8 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
         tail += 8;
     if (flags & MC_PF_HAS_SEQ)
         tail += 4;
+    if (flags & MC_PF_CREATE_CHANNEL)
+        tail += 4;
     if (flags & MC_PF_INDEXED)
         tail += 8;
     if (flags & MC_PF_HAS_CHECKSUM)
@@ -152,6 +154,8 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     }
     if (flags & MC_PF_HAS_SEQ)
         put32(pkt, o->seq);
+    if (flags & MC_PF_CREATE_CHANNEL)
+        put32(pkt, o->nonce);
     if (flags & MC_PF_INDEXED) {
         put32(pkt, o->chan_id);
         put32(pkt, o->chan_version);
@@ -179,6 +183,8 @@ size_t mc_footer_size(uint16_t flags, bool has_requests, bool checksums)
     if (flags & MC_PF_IS_FRAGMENT)
         n += 8;
     if (flags & MC_PF_HAS_SEQ)
+        n += 4;
+    if (flags & MC_PF_CREATE_CHANNEL)
         n += 4;
     if (flags & MC_PF_INDEXED)
         n += 8;

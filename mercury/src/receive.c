@@ -69,6 +69,10 @@ int mc_parse_footers(mc_nub *nub, const mc_packet *pkt, mc_footers *f)
         f->chan_id = mc_load_u32(d + end);
         f->chan_version = mc_load_u32(d + end + 4);
     }
+    if (flags & MC_PF_CREATE_CHANNEL) {
+        NEED(4, MC_DROP_BAD_FOOTER);
+        f->nonce = mc_load_u32(d + end);
+    }
     if (flags & MC_PF_HAS_SEQ) {
         NEED(4, MC_DROP_BAD_FOOTER);
         f->seq = mc_load_u32(d + end);
@@ -443,6 +447,18 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
         return ch;
     }
     ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
+    if (ch && (f->flags & MC_PF_CREATE_CHANNEL)) {
+        if (!ch->peer_nonce) {
+            ch->peer_nonce = f->nonce;
+        } else if (ch->peer_nonce != f->nonce) {
+            /* the peer restarted and opened a new channel from the same address */
+            char a[MC_ADDRESS_STRLEN];
+            MC_INFO("channel %s: peer opened a new channel (restarted); replacing the old one",
+                    mc_address_format(src, a, sizeof a));
+            mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
+            ch = NULL;
+        }
+    }
     if (ch)
         return ch;
     if (!create) {
@@ -454,6 +470,7 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
         *why = drop(MC_DROP_NO_CHANNEL);
         return NULL;
     }
+    ch->peer_nonce = f->nonce;
     mc_nub_add_channel(nub, ch);
     if (nub->created_fn)
         nub->created_fn(nub->created_ctx, ch);

@@ -89,9 +89,9 @@ void mc_request_check_timeouts(mc_nub *nub, mc_time_us now)
     fail_matching(nub, 2, NULL, now, MC_REPLY_TIMEOUT);
 }
 
-void mc_request_fail_channel(mc_nub *nub, mc_channel *ch)
+void mc_request_fail_channel(mc_nub *nub, mc_channel *ch, mc_reply_status status)
 {
-    fail_matching(nub, 1, ch, 0, MC_REPLY_CHANNEL_DEAD);
+    fail_matching(nub, 1, ch, 0, status);
 }
 
 void mc_request_cancel_all(mc_nub *nub) { fail_matching(nub, 0, NULL, 0, MC_REPLY_CANCELLED); }

@@ -38,6 +38,7 @@ const char *mc_channel_death_name(mc_channel_death reason)
     case MC_CHANNEL_DEATH_INACTIVITY: return "inactivity";
     case MC_CHANNEL_DEATH_OVERFLOW: return "overflow";
     case MC_CHANNEL_DEATH_NUB_FREED: return "nub-freed";
+    case MC_CHANNEL_DEATH_PEER_RESTARTED: return "peer-restarted";
     }
     return "unknown";
 }

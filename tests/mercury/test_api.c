@@ -102,6 +102,41 @@ START_TEST(request_off_channel_once_off)
 }
 END_TEST
 
+START_TEST(requests_spanning_packets)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_bundle *b = mc_channel_bundle(p.ab);
+    uint8_t note[100] = {0};
+    for (int i = 0; i < 10; i++)
+        mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_DRIVER, note, sizeof note);
+    reply_rec big = {0}, small = {0};
+    /* a big request written in pieces, after other messages: moved, then spanning */
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &big, 0), MC_OK);
+    ck_assert_int_eq(mc_bundle_write_u8(b, 1), MC_OK);
+    for (int i = 0; i < 50; i++)
+        ck_assert_int_eq(mc_bundle_write(b, note, 100), MC_OK);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_uint_gt(mc_bundle_packet_count(b), 1);
+    uint8_t msg[] = {1, 'o', 'k'};
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &small, 0), MC_OK);
+    mc_bundle_write(b, msg + 1, 0);
+    mc_bundle_write(b, msg, sizeof msg);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_int_eq(mc_channel_send(p.ab), MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &small, 10));
+    ck_assert(pump_until(p.base, reply_done, &big, 10));
+    ck_assert_int_eq(big.status, MC_REPLY_OK);
+    ck_assert_uint_eq(big.len, 5000);
+    ck_assert_int_eq(small.status, MC_REPLY_OK);
+    ck_assert_uint_eq(small.len, 2);
+    ck_assert(memcmp(small.data, "ok", 2) == 0);
+    ck_assert_uint_eq(p.rb.notes, 10);
+    ck_assert_uint_eq(p.rb.requests, 2);
+    pair_close(&p);
+}
+END_TEST
+
 /* ---- lengths ---- */
 static void send_len(pair *p, uint8_t id, size_t n, uint32_t counter, bool streamed)
 {
@@ -248,8 +283,8 @@ static bool died(void *ctx) { return ((death_rec *)ctx)->deaths > 0; }
 static void short_inactivity(mc_nub_config *cfg, int which)
 {
     (void)which;
-    cfg->inactivity_timeout_us = 500 * MC_US_PER_MS;
-    cfg->keepalive_interval_us = 100 * MC_US_PER_MS;
+    cfg->inactivity_timeout_us = 2 * MC_US_PER_S;
+    cfg->keepalive_interval_us = 200 * MC_US_PER_MS;
 }
 
 START_TEST(channel_dies_of_inactivity)
@@ -261,7 +296,7 @@ START_TEST(channel_dies_of_inactivity)
     send_stream(p.ab, 0, 10, 40);
     ck_assert(wait_received(&p, &p.rb, 10, 5));
     /* keepalives keep an idle channel alive */
-    pump_for(p.base, 1.0);
+    pump_for(p.base, 3.0);
     ck_assert_int_eq(d.deaths, 0);
     /* the peer goes away: the channel dies, a pending request fails */
     reply_rec rr = {0};
@@ -269,7 +304,7 @@ START_TEST(channel_dies_of_inactivity)
     mc_nub_free(p.b);
     p.b = NULL;
     mc_channel_request(p.ab, tdef(T_REQ), msg, sizeof msg, on_reply, &rr, 30 * MC_US_PER_S);
-    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert(pump_until(p.base, died, &d, 15));
     ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_INACTIVITY);
     ck_assert_int_eq(rr.calls, 1);
     ck_assert_int_eq(rr.status, MC_REPLY_CHANNEL_DEAD);
@@ -304,6 +339,40 @@ START_TEST(condemned_channel_finishes_sending)
     ck_assert(pump_until(p.base, no_channels, p.a, 10));
     ck_assert_uint_eq(p.rb.out_of_order, 0);
     ck_assert_int_eq(d.deaths, 0); /* condemned channels are not reported */
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(peer_restart_replaces_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.b, on_dead, &d);
+    send_stream(p.ab, 0, 500, 40);
+    ck_assert(wait_received(&p, &p.rb, 500, 10));
+    pump_for(p.base, 0.05);
+    /* a restarts on the same port and opens a fresh channel (sequence numbers from 0) */
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.a), bind, sizeof bind);
+    mc_nub_free(p.a);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    cfg.rehearsal_seed = 1234; /* same seed as before: the nonce must still differ */
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    p.ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    p.rb.next = 0;
+    p.rb.received = 0;
+    send_stream(p.ab, 0, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 300, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_int_eq(d.deaths, 1);
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* the old channel's late CREATE resends do not disturb the new one */
+    ck_assert(pump_until(p.base, (bool (*)(void *))mc_channel_idle, p.ab, 5));
     pair_close(&p);
 }
 END_TEST
@@ -420,6 +489,50 @@ START_TEST(bad_packets_dropped_by_reason)
 }
 END_TEST
 
+typedef struct {
+    mc_time_us offset;
+} fake_clock;
+
+static mc_time_us real_plus(void *ctx)
+{
+    fake_clock *fc = ctx;
+    mc_clock_set_source(NULL, NULL);
+    mc_time_us now = mc_clock_now_us();
+    mc_clock_set_source(real_plus, fc);
+    return now + fc->offset;
+}
+
+START_TEST(off_channel_fragment_expires)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address from = {0x7F000001u, 40001};
+    uint8_t pk[64];
+    size_t n = 0;
+    mc_store_u16(pk, 0x0040 | 0x0020); /* HAS_SEQUENCE_NUMBER | IS_FRAGMENT */
+    n = 2;
+    pk[n++] = T_NOTE;
+    mc_store_u16(pk + n, 10);
+    n += 2;
+    memset(pk + n, 7, 5);
+    n += 5;
+    mc_store_u32(pk + n, 100); /* first */
+    mc_store_u32(pk + n + 4, 101); /* last */
+    mc_store_u32(pk + n + 8, 100); /* this one */
+    n += 12;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, n), MC_OK);
+    pump_for(p.base, 0.05);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 0);
+    fake_clock fc = {11 * MC_US_PER_S};
+    mc_clock_set_source(real_plus, &fc);
+    pump_for(p.base, 0.05);
+    mc_clock_set_source(NULL, NULL);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
+    ck_assert_uint_eq(p.rb.notes, 0);
+    pair_close(&p);
+}
+END_TEST
+
 START_TEST(hostile_traffic_over_socket)
 {
     pair p;
@@ -452,6 +565,89 @@ START_TEST(hostile_traffic_over_socket)
 }
 END_TEST
 
+/* ---- external channels: lost packets ride as piggybacks ---- */
+static void external_accept(mc_nub_config *cfg, int which)
+{
+    (void)which;
+    cfg->accept_traits = MC_CHANNEL_EXTERNAL;
+    cfg->min_resend_delay_us = 10 * MC_US_PER_MS;
+}
+
+START_TEST(external_channel_piggybacks)
+{
+    pair p;
+    pair_open(&p, external_accept);
+    mc_channel *ext = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_EXTERNAL);
+    ck_assert_ptr_eq(ext, p.ab); /* already open: same channel */
+    mc_nub_free(p.a);
+    /* reopen a as a nub whose first channel to b is external */
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.rehearsal_seed = 99;
+    cfg.min_resend_delay_us = 10 * MC_US_PER_MS;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    ext = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_EXTERNAL);
+    ck_assert_uint_eq(mc_channel_get_traits(ext), MC_CHANNEL_EXTERNAL);
+    mc_rehearsal r = {0};
+    r.loss = 0.3;
+    mc_nub_set_rehearsal(p.a, &r);
+    /* b's acks are lost for a while, so unacked packets age and ride along with the small
+     * bundles a keeps sending, like a client tick */
+    mc_rehearsal rb = {0};
+    rb.loss = 1.0;
+    mc_nub_set_rehearsal(p.b, &rb);
+    for (uint32_t i = 0; i < 200; i++) {
+        send_stream(ext, i, 1, 40);
+        pump_for(p.base, 0.004);
+    }
+    rb.loss = 0;
+    mc_nub_set_rehearsal(p.b, &rb);
+    for (uint32_t i = 200; i < 400; i++) {
+        send_stream(ext, i, 1, 40);
+        pump_for(p.base, 0.004);
+    }
+    ck_assert(wait_received(&p, &p.rb, 400, 30));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_gt(st.piggybacks, 0);
+    mc_channel_stats cs;
+    mc_channel_get_stats(ext, &cs);
+    ck_assert_uint_eq(cs.window, MC_WINDOW_EXTERNAL);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(unreliable_messages_on_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_bundle *b = mc_channel_bundle(p.ab);
+    uint8_t note[2] = {4, 2};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_NO, note, 2), MC_OK);
+        ck_assert_int_eq(mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_PASSENGER, note, 2),
+                         MC_OK);
+        ck_assert_int_eq(mc_channel_send(p.ab), MC_OK);
+    }
+    /* the unreliable packets opened the channel at b (CREATE_CHANNEL) and arrived */
+    pump_for(p.base, 0.1);
+    ck_assert_uint_eq(p.rb.notes, 10);
+    ck_assert_uint_eq(mc_channel_unacked(p.ab), 0);
+    mc_channel_stats cs;
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.next_send_seq, 0); /* no sequence numbers used */
+    /* a regular channel checks resends on send */
+    mc_channel_set_irregular(p.ab, false);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 5));
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("mercury_api");
@@ -460,14 +656,19 @@ static Suite *api_suite(void)
     tcase_add_test(tc, request_reply_on_channel);
     tcase_add_test(tc, request_timeout);
     tcase_add_test(tc, request_off_channel_once_off);
+    tcase_add_test(tc, requests_spanning_packets);
     tcase_add_test(tc, lengths_each_field_size);
     tcase_add_test(tc, bundle_errors_roll_back);
     tcase_add_test(tc, off_channel_unreliable_and_once_off);
     tcase_add_test(tc, channel_dies_of_inactivity);
     tcase_add_test(tc, condemned_channel_finishes_sending);
+    tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);
+    tcase_add_test(tc, off_channel_fragment_expires);
+    tcase_add_test(tc, external_channel_piggybacks);
+    tcase_add_test(tc, unreliable_messages_on_channel);
     suite_add_tcase(s, tc);
     return s;
 }

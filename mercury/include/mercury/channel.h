@@ -50,6 +50,8 @@ typedef enum {
     MC_CHANNEL_DEATH_INACTIVITY = 0, /* nothing received for the inactivity timeout */
     MC_CHANNEL_DEATH_OVERFLOW = 1,   /* the overflow queue hit its bound */
     MC_CHANNEL_DEATH_NUB_FREED = 2,  /* the nub is being freed */
+    MC_CHANNEL_DEATH_PEER_RESTARTED = 3, /* the peer opened a new channel from the same
+                                            address (it restarted): this one is replaced */
 } mc_channel_death;
 
 const char *mc_channel_death_name(mc_channel_death reason);

@@ -8,6 +8,10 @@
  * expiry of stale off-channel fragments and rehearsal delays.
  *
  * Everything is per nub: two nubs on one event_base in one process are independent.
+ * Single-threaded: call a nub only from the thread running its event_base.
+ *
+ * Message, reply and channel handlers may send, reply, request, condemn or reset channels
+ * and create other nubs; they must not free the nub that called them.
  */
 #ifndef MC_MERCURY_NUB_H
 #define MC_MERCURY_NUB_H

@@ -1,0 +1,31 @@
+# mc_add_game_module(<name> RES <resource dir> SOURCES <handler sources...>)
+#
+# Builds a game module: a shared library <build>/lib/<name>.so made of the code defc
+# generates from the resource folder (entities.xml, entity_defs/) and the game's handler
+# sources. Engines load it at run time with mc_game_open (common/game_module.h). The
+# generated headers (<Type>.h, game.h) are on the module's include path. Sets
+# <name>_GENERATED_DIR in the caller's scope.
+function(mc_add_game_module name)
+  cmake_parse_arguments(ARG "" "RES" "SOURCES" ${ARGN})
+  if(NOT ARG_RES)
+    message(FATAL_ERROR "mc_add_game_module(${name}): RES <dir> is required")
+  endif()
+  get_filename_component(res ${ARG_RES} ABSOLUTE)
+  set(gen ${CMAKE_CURRENT_BINARY_DIR}/${name}-generated)
+  file(GLOB_RECURSE def_files CONFIGURE_DEPENDS
+    ${res}/entities.xml ${res}/entity_defs/*.def ${res}/entity_defs/*.xml)
+  add_custom_command(
+    OUTPUT ${gen}/game_module.c ${gen}/game_types.c ${gen}/game_client.c ${gen}/game.h
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
+    COMMAND $<TARGET_FILE:defc> --res ${res} --out ${gen} --module ${name}
+    DEPENDS defc ${def_files}
+    COMMENT "defc: generating game module ${name} from ${res}"
+    VERBATIM)
+  add_library(${name} SHARED ${gen}/game_module.c ${gen}/game_types.c ${ARG_SOURCES})
+  target_include_directories(${name} PRIVATE ${gen})
+  target_link_libraries(${name} PRIVATE mc_defs)
+  set_target_properties(${name} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
+  # Only mc_game_module_get is visible: the static libraries linked in stay private.
+  target_link_options(${name} PRIVATE -Wl,--exclude-libs,ALL)
+  set(${name}_GENERATED_DIR ${gen} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,711 @@
+/* defc code generation: per entity type a header and a source (property structs per part,
+ * typed senders, handler prototypes, dispatchers) and game_module.c (the registration
+ * table a game module exports). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "defc.h"
+
+static const char *const part_tags[MC_PART_COUNT] = {"base", "cell", "client"};
+
+static bool is_int(mc_type_kind k)
+{
+    return k <= MC_TYPE_INT64;
+}
+static bool is_uint(mc_type_kind k)
+{
+    return k >= MC_TYPE_UINT8 && k <= MC_TYPE_UINT64;
+}
+static bool is_str(mc_type_kind k)
+{
+    return k == MC_TYPE_STRING || k == MC_TYPE_UNICODE_STRING;
+}
+static bool is_generic(mc_type_kind k)
+{
+    return k == MC_TYPE_BLOB || k == MC_TYPE_ARRAY || k == MC_TYPE_TUPLE ||
+           k == MC_TYPE_FIXED_DICT;
+}
+
+static const char *scalar_ctype(mc_type_kind k)
+{
+    switch (k) {
+    case MC_TYPE_INT8: return "int8_t";
+    case MC_TYPE_INT16: return "int16_t";
+    case MC_TYPE_INT32: return "int32_t";
+    case MC_TYPE_INT64: return "int64_t";
+    case MC_TYPE_UINT8: return "uint8_t";
+    case MC_TYPE_UINT16: return "uint16_t";
+    case MC_TYPE_UINT32: return "uint32_t";
+    case MC_TYPE_UINT64: return "uint64_t";
+    case MC_TYPE_FLOAT32: return "float";
+    case MC_TYPE_FLOAT64: return "double";
+    case MC_TYPE_VECTOR2: return "mc_vector2";
+    case MC_TYPE_VECTOR3: return "mc_vector3";
+    case MC_TYPE_VECTOR4: return "mc_vector4";
+    case MC_TYPE_MAILBOX: return "mc_mailbox_ref";
+    default: return NULL;
+    }
+}
+
+/* Parameter type of an argument. */
+static const char *arg_ctype(mc_type_kind k)
+{
+    if (is_str(k))
+        return "const char *";
+    if (is_generic(k))
+        return "const mc_value *";
+    return scalar_ctype(k);
+}
+
+/* Type of a property field / a return value's storage. */
+static const char *field_ctype(mc_type_kind k)
+{
+    if (is_str(k))
+        return "char *";
+    if (is_generic(k))
+        return "mc_value";
+    return scalar_ctype(k);
+}
+
+static const char *sep_type(const char *ct)
+{
+    size_t n = strlen(ct);
+    return n && ct[n - 1] == '*' ? "" : " ";
+}
+
+static char *arg_name(const mc_def_arg *a, size_t i, char *buf, size_t len)
+{
+    if (a->name)
+        snprintf(buf, len, "%s", a->name);
+    else
+        snprintf(buf, len, "arg%zu", i + 1);
+    return buf;
+}
+
+/* Value view of C expression e of kind k (for senders and returns). */
+static void emit_view(FILE *f, mc_type_kind k, const char *e, bool pointer_generic)
+{
+    const char *kn = mc_type_kind_name(k);
+    if (is_int(k))
+        fprintf(f, "mc_gen_int(MC_TYPE_%s, %s)", kn, e);
+    else if (is_uint(k))
+        fprintf(f, "mc_gen_uint(MC_TYPE_%s, %s)", kn, e);
+    else if (k == MC_TYPE_FLOAT32 || k == MC_TYPE_FLOAT64)
+        fprintf(f, "mc_gen_float(MC_TYPE_%s, %s)", kn, e);
+    else if (is_str(k))
+        fprintf(f, "mc_gen_str(MC_TYPE_%s, %s)", kn, e);
+    else if (k == MC_TYPE_VECTOR2)
+        fprintf(f, "mc_gen_vec(MC_TYPE_VECTOR2, %s.x, %s.y, 0.0f, 0.0f)", e, e);
+    else if (k == MC_TYPE_VECTOR3)
+        fprintf(f, "mc_gen_vec(MC_TYPE_VECTOR3, %s.x, %s.y, %s.z, 0.0f)", e, e, e);
+    else if (k == MC_TYPE_VECTOR4)
+        fprintf(f, "mc_gen_vec(MC_TYPE_VECTOR4, %s.x, %s.y, %s.z, %s.w)", e, e, e, e);
+    else if (k == MC_TYPE_MAILBOX)
+        fprintf(f, "mc_gen_mailbox(%s)", e);
+    else if (pointer_generic)
+        fprintf(f, "(%s ? *%s : defc_none)", e, e);
+    else
+        fprintf(f, "%s", e);
+}
+
+/* C value of decoded mc_value expression v (an lvalue) of kind k, as a handler argument. */
+static void emit_from_value(FILE *f, mc_type_kind k, const char *v)
+{
+    if (is_int(k) || is_uint(k) || k == MC_TYPE_FLOAT32 || k == MC_TYPE_FLOAT64)
+        fprintf(f, "(%s)%s.as.%s", scalar_ctype(k), v,
+                is_int(k) ? "i" : is_uint(k) ? "u" : "f");
+    else if (is_str(k))
+        fprintf(f, "%s.as.bytes.data", v);
+    else if (k == MC_TYPE_VECTOR2)
+        fprintf(f, "(mc_vector2){%s.as.vec[0], %s.as.vec[1]}", v, v);
+    else if (k == MC_TYPE_VECTOR3)
+        fprintf(f, "(mc_vector3){%s.as.vec[0], %s.as.vec[1], %s.as.vec[2]}", v, v, v);
+    else if (k == MC_TYPE_VECTOR4)
+        fprintf(f, "(mc_vector4){%s.as.vec[0], %s.as.vec[1], %s.as.vec[2], %s.as.vec[3]}", v, v,
+                v, v);
+    else if (k == MC_TYPE_MAILBOX)
+        fprintf(f, "%s.as.mailbox", v);
+    else
+        fprintf(f, "&%s", v);
+}
+
+static void emit_handler_proto(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+{
+    const char *pt = part_tags[m->part];
+    fprintf(f, "int %s_%s_%s(const mc_call_ctx *call, %s_%s *self", t->name, pt, m->name,
+            t->name, pt);
+    char nb[80];
+    for (size_t i = 0; i < m->nargs; i++) {
+        const char *ct = arg_ctype(m->args[i].type->kind);
+        fprintf(f, ", %s%s%s", ct, sep_type(ct), arg_name(&m->args[i], i, nb, sizeof(nb)));
+    }
+    for (size_t i = 0; i < m->nreturns; i++) {
+        const char *ct = field_ctype(m->returns[i].type->kind);
+        fprintf(f, ", %s%s*out_%s", ct, sep_type(ct), m->returns[i].name);
+    }
+    fprintf(f, ")");
+}
+
+static void emit_sender_proto(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+{
+    const char *pt = part_tags[m->part];
+    fprintf(f, "int send_%s_%s_%s(const mc_call_sink *defc_sink, const mc_mailbox_ref *defc_to",
+            t->name, pt, m->name);
+    char nb[80];
+    for (size_t i = 0; i < m->nargs; i++) {
+        const char *ct = arg_ctype(m->args[i].type->kind);
+        fprintf(f, ", %s%s%s", ct, sep_type(ct), arg_name(&m->args[i], i, nb, sizeof(nb)));
+    }
+    fprintf(f, ")");
+}
+
+static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type_def *t)
+{
+    fprintf(f, "/* Generated by defc from %s: do not edit.\n * Entity type %s (id %u), %s. */\n",
+            t->file, t->name, (unsigned)t->id,
+            t->client_server ? "client-server" : "server only");
+    fprintf(f, "#ifndef MC_GEN_%s_H\n#define MC_GEN_%s_H\n\n", t->name, t->name);
+    fprintf(f, "#include <stdbool.h>\n#include <stdint.h>\n\n#include \"common/game_module.h\"\n\n");
+    fprintf(f, "#define %s_TYPE_ID %uu\n\n", t->name, (unsigned)t->id);
+    for (int part = 0; part < MC_PART_COUNT; part++) {
+        for (size_t i = 0; i < t->nmethods[part]; i++)
+            fprintf(f, "#define %s_%s_%s_INDEX %uu\n", t->name, part_tags[part],
+                    t->methods[part][i].name, (unsigned)i);
+        for (size_t i = 0; i < t->nmethods[part]; i++)
+            if (t->methods[part][i].exposed)
+                fprintf(f, "#define %s_%s_%s_EXPOSED_INDEX %du\n", t->name, part_tags[part],
+                        t->methods[part][i].name, (int)t->methods[part][i].exposed_index);
+    }
+    fprintf(f, "\n");
+    for (int part = 0; part < MC_PART_COUNT; part++) {
+        fprintf(f, "/* Properties the %s part holds, in index order. */\ntypedef struct {\n",
+                part_tags[part]);
+        size_t n = 0;
+        for (size_t i = 0; i < t->nprops; i++) {
+            const mc_def_property *p = &t->props[i];
+            if (p->part_index[part] < 0)
+                continue;
+            const char *ct = field_ctype(p->type->kind);
+            char *d = mc_def_type_describe(p->type);
+            fprintf(f, "    %s%s%s; /* %s %s */\n", ct, sep_type(ct), p->name, d ? d : "?",
+                    mc_prop_flags_name(p->flags));
+            free(d);
+            n++;
+        }
+        if (!n)
+            fprintf(f, "    char defc_empty; /* no properties */\n");
+        fprintf(f, "} %s_%s;\n", t->name, part_tags[part]);
+        fprintf(f, "int init_%s_%s(const mc_entity_defs *defs, %s_%s *props);\n", t->name,
+                part_tags[part], t->name, part_tags[part]);
+        fprintf(f, "void free_%s_%s(%s_%s *props);\n", t->name, part_tags[part], t->name,
+                part_tags[part]);
+        fprintf(f, "int encode_%s_%s(const mc_entity_defs *defs, const %s_%s *props, "
+                   "bool persistent_only,\n    mc_ostream *os, char *why, size_t whylen);\n",
+                t->name, part_tags[part], t->name, part_tags[part]);
+        fprintf(f, "int decode_%s_%s(const mc_entity_defs *defs, %s_%s *props, "
+                   "bool persistent_only,\n    mc_istream *is, char *why, size_t whylen);\n\n",
+                t->name, part_tags[part], t->name, part_tags[part]);
+    }
+    fprintf(f, "/* Senders: encode the arguments (checked against the def) and hand them to the\n"
+               " * sink. The mailbox must be of this type and reach the method's part. Return an\n"
+               " * mc_call_status. */\n");
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        for (size_t i = 0; i < t->nmethods[part]; i++) {
+            emit_sender_proto(f, t, &t->methods[part][i]);
+            fprintf(f, ";\n");
+        }
+    fprintf(f, "\n/* Handlers the game writes for the base and cell parts (return 0, or non-zero\n"
+               " * to report a failure). Arguments are valid during the call only. Return values\n"
+               " * (out_*) arrive zeroed, strings NULL (set a malloc()ed string) and mc_value ones\n"
+               " * holding the type's default (change in place, or mc_value_free then set). */\n");
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
+        for (size_t i = 0; i < t->nmethods[part]; i++) {
+            emit_handler_proto(f, t, &t->methods[part][i]);
+            fprintf(f, ";\n");
+        }
+    if (t->nmethods[MC_PART_CLIENT]) {
+        fprintf(f, "\n/* Handlers a C client writes for the client part (not part of a server "
+                   "game module). */\n");
+        for (size_t i = 0; i < t->nmethods[MC_PART_CLIENT]; i++) {
+            emit_handler_proto(f, t, &t->methods[MC_PART_CLIENT][i]);
+            fprintf(f, ";\n");
+        }
+    }
+    fprintf(f, "\n/* Registration pieces (game_module.c). */\n");
+    fprintf(f, "int mc_gen_%s_props_init(const mc_entity_defs *defs, mc_part part, void *props);\n",
+            t->name);
+    fprintf(f, "int mc_gen_%s_props_encode(const mc_entity_defs *defs, mc_part part, const void "
+               "*props,\n    bool persistent_only, mc_ostream *os, char *why, size_t whylen);\n",
+            t->name);
+    fprintf(f, "int mc_gen_%s_props_decode(const mc_entity_defs *defs, mc_part part, void *props,\n"
+               "    bool persistent_only, mc_istream *is, char *why, size_t whylen);\n",
+            t->name);
+    fprintf(f, "void mc_gen_%s_props_free(mc_part part, void *props);\n", t->name);
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
+        if (t->nmethods[part])
+            fprintf(f, "extern const mc_game_method mc_gen_%s_%s_methods[%zu];\n", t->name,
+                    part_tags[part], t->nmethods[part]);
+    fprintf(f, "\n#endif\n");
+    (void)defs;
+    return 0;
+}
+
+static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
+{
+    const char *pt = part_tags[part];
+    fprintf(f, "int init_%s_%s(const mc_entity_defs *defs, %s_%s *props)\n{\n", t->name, pt,
+            t->name, pt);
+    fprintf(f, "    const mc_value *d;\n    memset(props, 0, sizeof(*props));\n    (void)d;\n");
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        mc_type_kind k = p->type->kind;
+        fprintf(f, "    d = mc_gen_default(defs, %s_TYPE_ID, %u);\n", t->name, (unsigned)i);
+        fprintf(f, "    if (!d || d->kind != MC_TYPE_%s)\n        goto fail;\n",
+                mc_type_kind_name(k));
+        if (is_str(k))
+            fprintf(f, "    if (mc_gen_default_str(defs, %s_TYPE_ID, %u, &props->%s) != 0)\n"
+                       "        goto fail;\n",
+                    t->name, (unsigned)i, p->name);
+        else if (is_generic(k))
+            fprintf(f, "    if (mc_gen_default_value(defs, %s_TYPE_ID, %u, &props->%s) != 0)\n"
+                       "        goto fail;\n",
+                    t->name, (unsigned)i, p->name);
+        else {
+            fprintf(f, "    props->%s = ", p->name);
+            emit_from_value(f, k, "(*d)");
+            fprintf(f, ";\n");
+        }
+    }
+    if (t->nparts_props[part])
+        fprintf(f, "    return 0;\nfail:\n    free_%s_%s(props);\n    return -1;\n}\n\n", t->name,
+                pt);
+    else
+        fprintf(f, "    (void)defs;\n    return 0;\n}\n\n");
+    fprintf(f, "void free_%s_%s(%s_%s *props)\n{\n", t->name, pt, t->name, pt);
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        if (is_str(p->type->kind))
+            fprintf(f, "    free(props->%s);\n", p->name);
+        else if (is_generic(p->type->kind))
+            fprintf(f, "    mc_value_free(&props->%s);\n", p->name);
+    }
+    fprintf(f, "    memset(props, 0, sizeof(*props));\n}\n\n");
+}
+
+static const char *part_enum(int part)
+{
+    return part == MC_PART_BASE ? "BASE" : part == MC_PART_CELL ? "CELL" : "CLIENT";
+}
+
+/* encode_T_part / decode_T_part: a part's properties as a stream. */
+static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
+{
+    const char *pt = part_tags[part];
+    size_t n = t->nparts_props[part];
+    fprintf(f, "int encode_%s_%s(const mc_entity_defs *defs, const %s_%s *props, "
+               "bool persistent_only,\n    mc_ostream *os, char *why, size_t whylen)\n{\n",
+            t->name, pt, t->name, pt);
+    if (!n) {
+        fprintf(f, "    (void)defs;\n    (void)props;\n    (void)persistent_only;\n    (void)os;\n"
+                   "    (void)why;\n    (void)whylen;\n    return MC_CALL_OK;\n}\n\n");
+    } else {
+        fprintf(f, "    const mc_def_property *p;\n    mc_value v;\n    size_t start = os->size;\n");
+        for (size_t i = 0; i < t->nprops; i++) {
+            const mc_def_property *p = &t->props[i];
+            if (p->part_index[part] < 0)
+                continue;
+            char e[96];
+            snprintf(e, sizeof(e), "props->%s", p->name);
+            fprintf(f, "    p = mc_gen_property(defs, %s_TYPE_ID, %u, \"%s\");\n", t->name,
+                    (unsigned)i, p->name);
+            fprintf(f, "    if (!p)\n        goto defs;\n");
+            fprintf(f, "    if (!persistent_only || p->persistent) {\n        v = ");
+            emit_view(f, p->type->kind, e, false);
+            fprintf(f, ";\n        if (mc_gen_encode_prop(defs, p, &v, os, why, whylen) != 0)\n"
+                       "            goto fail;\n    }\n");
+        }
+        fprintf(f, "    return MC_CALL_OK;\ndefs:\n    snprintf(why, whylen, \"definitions do not "
+                   "match generated %s\");\n    if (mc_ostream_ok(os))\n        os->size = start;\n"
+                   "    return MC_CALL_ERR_DEFS;\nfail:\n    if (mc_ostream_ok(os))\n"
+                   "        os->size = start;\n    return MC_CALL_ERR_ARGS;\n}\n\n",
+                t->name);
+    }
+    fprintf(f, "int decode_%s_%s(const mc_entity_defs *defs, %s_%s *props, bool persistent_only,\n"
+               "    mc_istream *is, char *why, size_t whylen)\n{\n",
+            t->name, pt, t->name, pt);
+    if (!n) {
+        fprintf(f, "    (void)defs;\n    (void)props;\n    (void)persistent_only;\n    (void)is;\n"
+                   "    (void)why;\n    (void)whylen;\n    return MC_CALL_OK;\n}\n\n");
+        return;
+    }
+    fprintf(f, "    const mc_def_property *p[%zu];\n    bool in[%zu];\n    mc_value v[%zu];\n"
+               "    memset(v, 0, sizeof(v));\n    int rc = MC_CALL_OK;\n",
+            n, n, n);
+    size_t k = 0;
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        fprintf(f, "    p[%zu] = mc_gen_property(defs, %s_TYPE_ID, %u, \"%s\");\n", k, t->name,
+                (unsigned)i, p->name);
+        fprintf(f, "    if (!p[%zu]) {\n        snprintf(why, whylen, \"definitions do not match "
+                   "generated %s\");\n        rc = MC_CALL_ERR_DEFS;\n        goto out;\n    }\n",
+                k, t->name);
+        fprintf(f, "    in[%zu] = !persistent_only || p[%zu]->persistent;\n", k, k);
+        fprintf(f, "    if (in[%zu] && (rc = mc_gen_decode_prop(defs, p[%zu], is, &v[%zu], why, "
+                   "whylen)) != 0)\n        goto out;\n",
+                k, k, k);
+        k++;
+    }
+    k = 0;
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        mc_type_kind kind = p->type->kind;
+        fprintf(f, "    if (in[%zu]) {\n", k);
+        if (is_str(kind))
+            fprintf(f, "        free(props->%s);\n        props->%s = v[%zu].as.bytes.data;\n"
+                       "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
+                    p->name, p->name, k, k, k);
+        else if (is_generic(kind))
+            fprintf(f, "        mc_value_free(&props->%s);\n        props->%s = v[%zu];\n"
+                       "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
+                    p->name, p->name, k, k, k);
+        else {
+            char vb[32];
+            snprintf(vb, sizeof(vb), "v[%zu]", k);
+            fprintf(f, "        props->%s = ", p->name);
+            emit_from_value(f, kind, vb);
+            fprintf(f, ";\n");
+        }
+        fprintf(f, "    }\n");
+        k++;
+    }
+    fprintf(f, "out:\n    for (size_t i = 0; i < %zu; i++)\n        mc_value_free(&v[i]);\n"
+               "    return rc;\n}\n\n",
+            n);
+}
+
+static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+{
+    emit_sender_proto(f, t, m);
+    fprintf(f, "\n{\n");
+    char nb[80];
+    bool generic = false;
+    for (size_t i = 0; i < m->nargs; i++)
+        if (is_generic(m->args[i].type->kind))
+            generic = true;
+    if (generic)
+        fprintf(f, "    const mc_value defc_none = {0};\n");
+    if (m->nargs) {
+        fprintf(f, "    const mc_value defc_args[%zu] = {\n", m->nargs);
+        for (size_t i = 0; i < m->nargs; i++) {
+            fprintf(f, "        ");
+            emit_view(f, m->args[i].type->kind, arg_name(&m->args[i], i, nb, sizeof(nb)), true);
+            fprintf(f, ",\n");
+        }
+        fprintf(f, "    };\n");
+    }
+    fprintf(f, "    return mc_gen_send(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", %s, "
+               "%zu);\n}\n\n",
+            t->name, m->part == MC_PART_BASE ? "BASE" : m->part == MC_PART_CELL ? "CELL" : "CLIENT",
+            (unsigned)m->index, m->name, m->nargs ? "defc_args" : "NULL", m->nargs);
+}
+
+static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+{
+    const char *pt = part_tags[m->part];
+    const char *PT = part_enum(m->part);
+    fprintf(f,
+            "static int dispatch_%s_%s_%s(const mc_call_ctx *call, void *props, mc_istream *args,\n"
+            "                             mc_ostream *reply, char *why, size_t whylen)\n{\n",
+            t->name, pt, m->name);
+    fprintf(f, "    const mc_def_method *m = mc_gen_method(call->defs, %s_TYPE_ID, MC_PART_%s, "
+               "%uu, \"%s\");\n",
+            t->name, PT, (unsigned)m->index, m->name);
+    fprintf(f, "    if (!m || m->nargs != %zu || m->nreturns != %zu) {\n"
+               "        snprintf(why, whylen, \"definitions do not match generated %s.%s\");\n"
+               "        return MC_CALL_ERR_DEFS;\n    }\n",
+            m->nargs, m->nreturns, t->name, m->name);
+    size_t na = m->nargs ? m->nargs : 1;
+    fprintf(f, "    mc_value v[%zu];\n", na);
+    fprintf(f, "    if (mc_defs_decode_args(call->defs, m, args, v, why, whylen) != 0)\n"
+               "        return MC_CALL_ERR_ARGS;\n");
+    for (size_t i = 0; i < m->nreturns; i++) {
+        mc_type_kind k = m->returns[i].type->kind;
+        const char *ct = field_ctype(k);
+        if (is_generic(k))
+            fprintf(f, "    mc_value r%zu;\n    mc_value_init_default(&r%zu, m->returns[%zu].type);\n",
+                    i, i, i);
+        else if (is_str(k))
+            fprintf(f, "    char *r%zu = NULL;\n", i);
+        else
+            fprintf(f, "    %s%sr%zu;\n    memset(&r%zu, 0, sizeof(r%zu));\n", ct, sep_type(ct), i,
+                    i, i);
+    }
+    fprintf(f, "    int rc = %s_%s_%s(call, (%s_%s *)props", t->name, pt, m->name, t->name, pt);
+    for (size_t i = 0; i < m->nargs; i++) {
+        char vb[32];
+        snprintf(vb, sizeof(vb), "v[%zu]", i);
+        fprintf(f, ", ");
+        emit_from_value(f, m->args[i].type->kind, vb);
+    }
+    for (size_t i = 0; i < m->nreturns; i++)
+        fprintf(f, ", &r%zu", i);
+    fprintf(f, ");\n");
+    if (m->nargs)
+        fprintf(f, "    for (size_t i = 0; i < %zu; i++)\n        mc_value_free(&v[i]);\n",
+                m->nargs);
+    fprintf(f, "    if (rc != 0)\n        snprintf(why, whylen, \"handler %s_%s_%s failed (%%d)\", "
+               "rc);\n",
+            t->name, pt, m->name);
+    if (m->nreturns) {
+        fprintf(f, "    if (rc == 0 && reply) {\n        const mc_value rv[%zu] = {\n", m->nreturns);
+        for (size_t i = 0; i < m->nreturns; i++) {
+            char rb[32];
+            snprintf(rb, sizeof(rb), "r%zu", i);
+            fprintf(f, "            ");
+            emit_view(f, m->returns[i].type->kind, rb, false);
+            fprintf(f, ",\n");
+        }
+        fprintf(f, "        };\n        if (mc_defs_encode_returns(call->defs, m, rv, reply, why, "
+                   "whylen) != 0)\n            rc = -1;\n    }\n");
+        for (size_t i = 0; i < m->nreturns; i++) {
+            mc_type_kind k = m->returns[i].type->kind;
+            if (is_generic(k))
+                fprintf(f, "    mc_value_free(&r%zu);\n", i);
+            else if (is_str(k))
+                fprintf(f, "    free(r%zu);\n", i);
+        }
+    }
+    fprintf(f, "    return rc == 0 ? MC_CALL_OK : MC_CALL_ERR_HANDLER;\n}\n\n");
+}
+
+static int emit_source(FILE *f, const mc_entity_type_def *t)
+{
+    fprintf(f, "/* Generated by defc from %s: do not edit. */\n", t->file);
+    fprintf(f, "#include \"%s.h\"\n\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++) {
+        emit_props_funcs(f, t, part);
+        emit_props_stream(f, t, part);
+    }
+    fprintf(f, "int mc_gen_%s_props_init(const mc_entity_defs *defs, mc_part part, void *props)\n{\n"
+               "    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return init_%s_%s(defs, props);\n",
+                part == 0 ? "BASE" : part == 1 ? "CELL" : "CLIENT", t->name, part_tags[part]);
+    fprintf(f, "    }\n    return -1;\n}\n\n");
+    fprintf(f, "int mc_gen_%s_props_encode(const mc_entity_defs *defs, mc_part part, const void "
+               "*props,\n    bool persistent_only, mc_ostream *os, char *why, size_t whylen)\n{\n"
+               "    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return encode_%s_%s(defs, props, persistent_only, os, why, "
+                   "whylen);\n",
+                part_enum(part), t->name, part_tags[part]);
+    fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
+    fprintf(f, "int mc_gen_%s_props_decode(const mc_entity_defs *defs, mc_part part, void *props,\n"
+               "    bool persistent_only, mc_istream *is, char *why, size_t whylen)\n{\n"
+               "    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return decode_%s_%s(defs, props, persistent_only, is, why, "
+                   "whylen);\n",
+                part_enum(part), t->name, part_tags[part]);
+    fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
+    fprintf(f, "void mc_gen_%s_props_free(mc_part part, void *props)\n{\n    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: free_%s_%s(props); break;\n",
+                part == 0 ? "BASE" : part == 1 ? "CELL" : "CLIENT", t->name, part_tags[part]);
+    fprintf(f, "    }\n}\n\n");
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        for (size_t i = 0; i < t->nmethods[part]; i++)
+            emit_sender(f, t, &t->methods[part][i]);
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++) {
+        for (size_t i = 0; i < t->nmethods[part]; i++)
+            emit_dispatch(f, t, &t->methods[part][i]);
+        if (!t->nmethods[part])
+            continue;
+        fprintf(f, "const mc_game_method mc_gen_%s_%s_methods[%zu] = {\n", t->name,
+                part_tags[part], t->nmethods[part]);
+        for (size_t i = 0; i < t->nmethods[part]; i++)
+            fprintf(f, "    {\"%s\", dispatch_%s_%s_%s},\n", t->methods[part][i].name, t->name,
+                    part_tags[part], t->methods[part][i].name);
+        fprintf(f, "};\n\n");
+    }
+    return 0;
+}
+
+static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char *module)
+{
+    size_t nt = mc_defs_type_count(defs);
+    fprintf(h, "/* Generated by defc: every entity type of game module %s. */\n", module);
+    fprintf(h, "#ifndef MC_GEN_GAME_H\n#define MC_GEN_GAME_H\n\n");
+    for (size_t i = 0; i < nt; i++)
+        fprintf(h, "#include \"%s.h\"\n", mc_defs_type(defs, (uint16_t)i)->name);
+    fprintf(h, "\n#define MC_GAME_DIGEST \"%s\"\n\n#endif\n", mc_defs_digest_hex(defs));
+
+    fprintf(f, "/* Generated by defc: the registration table of game module %s. */\n", module);
+    fprintf(f, "#include \"game.h\"\n\n");
+    fprintf(f, "static const mc_game_type defc_types[%zu] = {\n", nt);
+    for (size_t i = 0; i < nt; i++) {
+        const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
+        fprintf(f, "    {\n        .name = \"%s\",\n        .id = %u,\n", t->name, (unsigned)i);
+        fprintf(f, "        .props_size = {sizeof(%s_base), sizeof(%s_cell), sizeof(%s_client)},\n",
+                t->name, t->name, t->name);
+        fprintf(f, "        .props_init = mc_gen_%s_props_init,\n        .props_free = "
+                   "mc_gen_%s_props_free,\n",
+                t->name, t->name);
+        fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
+                   "mc_gen_%s_props_decode,\n",
+                t->name, t->name);
+        fprintf(f, "        .nmethods = {%zu, %zu, 0},\n", t->nmethods[0], t->nmethods[1]);
+        fprintf(f, "        .methods = {%s%s%s, %s%s%s, NULL},\n    },\n",
+                t->nmethods[0] ? "mc_gen_" : "NULL", t->nmethods[0] ? t->name : "",
+                t->nmethods[0] ? "_base_methods" : "", t->nmethods[1] ? "mc_gen_" : "NULL",
+                t->nmethods[1] ? t->name : "", t->nmethods[1] ? "_cell_methods" : "");
+    }
+    fprintf(f, "};\n\n");
+    fprintf(f, "static const mc_game_module defc_module = {\n    .abi = MC_GAME_ABI,\n"
+               "    .name = \"%s\",\n    .digest_hex = MC_GAME_DIGEST,\n    .ntypes = %zu,\n"
+               "    .types = defc_types,\n};\n\n",
+            module, nt);
+    fprintf(f, "__attribute__((visibility(\"default\"))) const mc_game_module *"
+               "mc_game_module_get(void)\n{\n    return &defc_module;\n}\n");
+    return 0;
+}
+
+/* game_client.c: dispatchers and a table for the client part, for a C client. Server game
+ * modules do not compile it (they do not implement client handlers). */
+static void emit_client(FILE *f, const mc_entity_defs *defs, const char *module)
+{
+    size_t nt = mc_defs_type_count(defs);
+    fprintf(f, "/* Generated by defc: client-side dispatch of game %s (for a C client; not part "
+               "of a server\n * game module). */\n",
+            module);
+    fprintf(f, "#include \"game.h\"\n\n#include <stdio.h>\n#include <stdlib.h>\n#include "
+               "<string.h>\n\n");
+    for (size_t i = 0; i < nt; i++) {
+        const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
+        for (size_t k = 0; k < t->nmethods[MC_PART_CLIENT]; k++)
+            emit_dispatch(f, t, &t->methods[MC_PART_CLIENT][k]);
+        if (!t->nmethods[MC_PART_CLIENT])
+            continue;
+        fprintf(f, "static const mc_game_method defc_%s_client_methods[%zu] = {\n", t->name,
+                t->nmethods[MC_PART_CLIENT]);
+        for (size_t k = 0; k < t->nmethods[MC_PART_CLIENT]; k++)
+            fprintf(f, "    {\"%s\", dispatch_%s_client_%s},\n", t->methods[MC_PART_CLIENT][k].name,
+                    t->name, t->methods[MC_PART_CLIENT][k].name);
+        fprintf(f, "};\n\n");
+    }
+    fprintf(f, "static const mc_game_type defc_client_types[%zu] = {\n", nt);
+    for (size_t i = 0; i < nt; i++) {
+        const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
+        fprintf(f, "    {\n        .name = \"%s\",\n        .id = %u,\n", t->name, (unsigned)i);
+        fprintf(f, "        .props_size = {sizeof(%s_base), sizeof(%s_cell), sizeof(%s_client)},\n",
+                t->name, t->name, t->name);
+        fprintf(f, "        .props_init = mc_gen_%s_props_init,\n        .props_free = "
+                   "mc_gen_%s_props_free,\n",
+                t->name, t->name);
+        fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
+                   "mc_gen_%s_props_decode,\n",
+                t->name, t->name);
+        fprintf(f, "        .nmethods = {0, 0, %zu},\n", t->nmethods[MC_PART_CLIENT]);
+        if (t->nmethods[MC_PART_CLIENT])
+            fprintf(f, "        .methods = {NULL, NULL, defc_%s_client_methods},\n    },\n",
+                    t->name);
+        else
+            fprintf(f, "        .methods = {NULL, NULL, NULL},\n    },\n");
+    }
+    fprintf(f, "};\n\n");
+    fprintf(f, "static const mc_game_module defc_client_module = {\n    .abi = MC_GAME_ABI,\n"
+               "    .name = \"%s\",\n    .digest_hex = MC_GAME_DIGEST,\n    .client_side = true,\n"
+               "    .ntypes = %zu,\n    .types = defc_client_types,\n};\n\n",
+            module, nt);
+    fprintf(f, "const mc_game_module *mc_game_client_get(void)\n{\n    return &defc_client_module;\n}\n");
+}
+
+static FILE *open_out(const char *dir, const char *name, const char *ext, char *path,
+                      size_t len)
+{
+    snprintf(path, len, "%s/%s%s", dir, name, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "defc: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, const char *path)
+{
+    if (ferror(f) | fclose(f)) {
+        fprintf(stderr, "defc: error writing %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+int defc_generate(const mc_entity_defs *defs, const char *out_dir, const char *module)
+{
+    if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "defc: cannot create %s: %s\n", out_dir, strerror(errno));
+        return -1;
+    }
+    char path[4096];
+    int rc = 0;
+    for (size_t i = 0; i < mc_defs_type_count(defs) && rc == 0; i++) {
+        const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
+        FILE *f = open_out(out_dir, t->name, ".h", path, sizeof(path));
+        if (!f)
+            return -1;
+        emit_header(f, defs, t);
+        if (close_out(f, path) != 0)
+            return -1;
+        f = open_out(out_dir, t->name, ".c", path, sizeof(path));
+        if (!f)
+            return -1;
+        emit_source(f, t);
+        if (close_out(f, path) != 0)
+            return -1;
+    }
+    FILE *all = open_out(out_dir, "game_types", ".c", path, sizeof(path));
+    if (!all)
+        return -1;
+    fprintf(all, "/* Generated by defc: every entity type's source, in one unit for the build. */\n");
+    for (size_t i = 0; i < mc_defs_type_count(defs); i++)
+        fprintf(all, "#include \"%s.c\"\n", mc_defs_type(defs, (uint16_t)i)->name);
+    if (close_out(all, path) != 0)
+        return -1;
+    FILE *cl = open_out(out_dir, "game_client", ".c", path, sizeof(path));
+    if (!cl)
+        return -1;
+    emit_client(cl, defs, module);
+    if (close_out(cl, path) != 0)
+        return -1;
+    FILE *h = open_out(out_dir, "game", ".h", path, sizeof(path));
+    if (!h)
+        return -1;
+    char cpath[4096];
+    FILE *c = open_out(out_dir, "game_module", ".c", cpath, sizeof(cpath));
+    if (!c) {
+        fclose(h);
+        return -1;
+    }
+    emit_module(c, h, defs, module);
+    if (close_out(h, path) != 0)
+        rc = -1;
+    if (close_out(c, cpath) != 0)
+        rc = -1;
+    return rc;
+}

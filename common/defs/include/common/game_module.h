@@ -1,0 +1,166 @@
+/* Game modules: the runtime contract between engine binaries and the code defc generates.
+ *
+ * A game module is a shared library built (by mc_add_game_module) from a resource folder's
+ * generated code plus the studio's handler sources. It exports one function,
+ * mc_game_module_get(), returning an immutable table: per entity type the size and
+ * default-initialiser of each part's property struct and a dispatcher per base and cell
+ * method. Engines stay generic: they load definitions with mc_defs_load, open the module
+ * with mc_game_open (which checks the module was generated from the same definitions, by
+ * digest), and dispatch incoming calls by type, part and method index.
+ *
+ * Generated senders deliver calls through an mc_call_sink the engine provides.
+ */
+#ifndef MC_COMMON_GAME_MODULE_H
+#define MC_COMMON_GAME_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/defs.h"
+#include "common/mailbox_ref.h"
+#include "common/stream.h"
+#include "common/value.h"
+
+#define MC_GAME_ABI 1u
+#define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
+
+/* Results of generated senders and of dispatch. */
+typedef enum {
+    MC_CALL_OK = 0,
+    MC_CALL_ERR_MAILBOX = -1,  /* mailbox is none, of another type, or the wrong part */
+    MC_CALL_ERR_ARGS = -2,     /* an argument does not fit its def type / bytes malformed */
+    MC_CALL_ERR_DEFS = -3,     /* loaded definitions do not match the generated code */
+    MC_CALL_ERR_SEND = -4,     /* the sink refused */
+    MC_CALL_ERR_HANDLER = -5,  /* the handler returned an error */
+    MC_CALL_ERR_NO_METHOD = -6,/* no such method (or not exposed, for client calls) */
+} mc_call_status;
+
+const char *mc_call_status_name(int status);
+
+typedef struct {
+    float x, y;
+} mc_vector2;
+typedef struct {
+    float x, y, z;
+} mc_vector3;
+typedef struct {
+    float x, y, z, w;
+} mc_vector4;
+
+/* Where generated senders put a call. send() gets the target mailbox, the part and index
+ * of the method and its encoded arguments; it returns 0 or a negative status. */
+typedef struct {
+    const mc_entity_defs *defs;
+    int (*send)(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t method_index,
+                const uint8_t *args, size_t len);
+    void *ctx;
+} mc_call_sink;
+
+/* What a handler knows about the call it is running. */
+typedef struct {
+    const mc_entity_defs *defs;
+    const mc_call_sink *sink;  /* for calls the handler makes */
+    void *engine;              /* the engine's own context, opaque to the module */
+    mc_mailbox_ref self;       /* the receiving entity (component = the part called) */
+    int32_t caller_id;         /* for calls from a client: its player's entity id, else 0 */
+    bool from_client;
+} mc_call_ctx;
+
+/* Decode args for one method, run the handler on props, encode return values into reply
+ * (two-way calls). Returns an mc_call_status, the reason in why. */
+typedef int (*mc_method_dispatch_fn)(const mc_call_ctx *call, void *props, mc_istream *args,
+                                     mc_ostream *reply, char *why, size_t whylen);
+
+typedef struct {
+    const char *name;
+    mc_method_dispatch_fn dispatch;
+} mc_game_method;
+
+typedef struct {
+    const char *name;
+    uint16_t id;
+    size_t props_size[MC_PART_COUNT];
+    /* Fill a part's property struct with defaults from defs (0, or -1 out of memory). */
+    int (*props_init)(const mc_entity_defs *defs, mc_part part, void *props);
+    void (*props_free)(mc_part part, void *props);
+    /* Stream a part's properties in index order (only the Persistent ones when
+     * persistent_only), each checked and encoded as its def type with the property's
+     * limits. decode replaces the struct's fields only when every value decoded. Return an
+     * mc_call_status, the reason in why. */
+    int (*props_encode)(const mc_entity_defs *defs, mc_part part, const void *props,
+                        bool persistent_only, mc_ostream *os, char *why, size_t whylen);
+    int (*props_decode)(const mc_entity_defs *defs, mc_part part, void *props,
+                        bool persistent_only, mc_istream *is, char *why, size_t whylen);
+    size_t nmethods[MC_PART_COUNT];            /* base and cell (client in a client table) */
+    const mc_game_method *methods[MC_PART_COUNT];
+} mc_game_type;
+
+typedef struct {
+    uint32_t abi;
+    const char *name;
+    const char *digest_hex;
+    bool client_side;  /* a client table (game_client.c): client methods only */
+    size_t ntypes;
+    const mc_game_type *types;
+} mc_game_module;
+
+typedef const mc_game_module *(*mc_game_module_get_fn)(void);
+/* The one symbol a game module exports (generated game_module.c defines it). */
+const mc_game_module *mc_game_module_get(void);
+/* The client-side table (generated game_client.c, for a C client that implements the
+ * T_client_* handlers). */
+const mc_game_module *mc_game_client_get(void);
+
+/* Engine side. */
+typedef struct mc_game mc_game;
+
+/* dlopen a module and check it against defs (ABI, digest, type names and method counts). */
+mc_game *mc_game_open(const char *path, const mc_entity_defs *defs, char *err, size_t errlen);
+/* Check an already-linked table the same way (tests, static builds). */
+int mc_game_check(const mc_game_module *m, const mc_entity_defs *defs, char *err,
+                  size_t errlen);
+void mc_game_close(mc_game *g);
+const mc_game_module *mc_game_table(const mc_game *g);
+
+/* Dispatch a call (method index within the part) on props of type type_id. */
+int mc_game_dispatch(const mc_game_module *m, const mc_call_ctx *call, uint16_t type_id,
+                     mc_part part, uint16_t method_index, void *props, const uint8_t *args,
+                     size_t len, mc_ostream *reply, char *why, size_t whylen);
+/* Dispatch a call from a client by exposed index: refuses methods that are not exposed, and
+ * OWN_CLIENT methods called by another entity's client. */
+int mc_game_dispatch_exposed(const mc_game_module *m, const mc_call_ctx *call, uint16_t type_id,
+                             mc_part part, uint16_t exposed_index, void *props,
+                             const uint8_t *args, size_t len, char *why, size_t whylen);
+
+/* Helpers generated code uses. */
+/* The property prop_index of type type_id if the defs match the generated code (same name),
+ * else NULL. */
+const mc_def_property *mc_gen_property(const mc_entity_defs *defs, uint16_t type_id,
+                                       uint16_t prop_index, const char *name);
+/* Encode / decode one property value with its limits; 0 or an mc_call_status. */
+int mc_gen_encode_prop(const mc_entity_defs *defs, const mc_def_property *p, const mc_value *v,
+                       mc_ostream *os, char *why, size_t whylen);
+int mc_gen_decode_prop(const mc_entity_defs *defs, const mc_def_property *p, mc_istream *is,
+                       mc_value *v, char *why, size_t whylen);
+int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                mc_part part, uint16_t index, const char *name, const mc_value *args,
+                size_t nargs);
+const mc_def_method *mc_gen_method(const mc_entity_defs *defs, uint16_t type_id, mc_part part,
+                                   uint16_t index, const char *name);
+/* Borrowing views (no copies) of C arguments as values. */
+mc_value mc_gen_int(mc_type_kind k, int64_t v);
+mc_value mc_gen_uint(mc_type_kind k, uint64_t v);
+mc_value mc_gen_float(mc_type_kind k, double v);
+mc_value mc_gen_str(mc_type_kind k, const char *s);
+mc_value mc_gen_vec(mc_type_kind k, float x, float y, float z, float w);
+mc_value mc_gen_mailbox(mc_mailbox_ref mb);
+/* Property struct helpers: copy the default of property prop_index into a C field. */
+int mc_gen_default_str(const mc_entity_defs *defs, uint16_t type_id, uint16_t prop_index,
+                       char **out);
+int mc_gen_default_value(const mc_entity_defs *defs, uint16_t type_id, uint16_t prop_index,
+                         mc_value *out);
+const mc_value *mc_gen_default(const mc_entity_defs *defs, uint16_t type_id,
+                               uint16_t prop_index);
+
+#endif

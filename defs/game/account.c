@@ -1,0 +1,65 @@
+/* Example game: the Account proxy's base handlers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "game.h"
+
+#define AVATAR_NAME_MAX 32u
+
+/* The Account's own client, reached through its base. */
+static mc_mailbox_ref own_client(const mc_call_ctx *call)
+{
+    mc_mailbox_ref to = call->self;
+    mc_mailbox_ref_set_component(&to, MC_COMPONENT_CLIENT);
+    return to;
+}
+
+static int find_avatar(const Account_base *self, const char *name)
+{
+    for (uint32_t i = 0; i < self->avatars.as.list.count; i++) {
+        const mc_value *summary = &self->avatars.as.list.items[i];
+        if (!strcmp(summary->as.list.items[0].as.bytes.data, name))
+            return (int)i;
+    }
+    return -1;
+}
+
+int Account_base_selectAvatar(const mc_call_ctx *call, Account_base *self, const char *name)
+{
+    mc_mailbox_ref client = own_client(call);
+    if (find_avatar(self, name) < 0)
+        return send_Account_client_onSelectFailed(call->sink, &client, "no such avatar");
+    self->lastLogin = (int64_t)(mc_clock_now_us() / 1000000u);
+    return 0;
+}
+
+int Account_base_createAvatar(const mc_call_ctx *call, Account_base *self, const char *name,
+                              const mc_value *look)
+{
+    mc_mailbox_ref client = own_client(call);
+    (void)look;
+    if (!name[0] || strlen(name) > AVATAR_NAME_MAX)
+        return send_Account_client_onSelectFailed(call->sink, &client, "bad avatar name");
+    if (find_avatar(self, name) >= 0)
+        return send_Account_client_onSelectFailed(call->sink, &client, "name taken");
+    mc_value fields[2];
+    if (mc_value_set_bytes(&fields[0], MC_TYPE_STRING, name, strlen(name)) != 0)
+        return -1;
+    fields[1] = mc_gen_uint(MC_TYPE_UINT8, 1);
+    mc_value summary = {.kind = MC_TYPE_FIXED_DICT};
+    summary.as.list.items = fields;
+    summary.as.list.count = 2;
+    int rc = mc_value_append(&self->avatars, &summary);
+    mc_value_free(&fields[0]);
+    if (rc != 0)
+        return -1;
+    return send_Account_client_onAvatarList(call->sink, &client, &self->avatars);
+}
+
+int Account_base_getAvatarCount(const mc_call_ctx *call, Account_base *self, uint16_t *out_count)
+{
+    (void)call;
+    *out_count = (uint16_t)self->avatars.as.list.count;
+    return 0;
+}

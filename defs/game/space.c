@@ -1,0 +1,47 @@
+/* Example game: the Space's base and cell handlers. */
+#include <string.h>
+
+#include "common/clock.h"
+#include "game.h"
+
+int Space_base_onTimer(const mc_call_ctx *call, Space_base *self, uint32_t arg1, int64_t arg2)
+{
+    (void)call;
+    (void)arg1;
+    /* The first timer of a space that was never loaded stamps its creation time (seconds in
+     * the user argument). */
+    if (self->createdAt == 0.0)
+        self->createdAt = (double)arg2;
+    return 0;
+}
+
+int Space_base_onLoaded(const mc_call_ctx *call, Space_base *self)
+{
+    (void)call;
+    self->createdAt = (double)mc_clock_now_us() / 1e6;
+    return 0;
+}
+
+int Space_cell_addTag(const mc_call_ctx *call, Space_cell *self, const char *arg1)
+{
+    (void)call;
+    mc_value tag;
+    if (mc_value_set_bytes(&tag, MC_TYPE_STRING, arg1, strlen(arg1)) != 0)
+        return -1;
+    int rc = mc_value_append(&self->tags, &tag);
+    mc_value_free(&tag);
+    return rc;
+}
+
+int Space_cell_addEntity(const mc_call_ctx *call, Space_cell *self, mc_mailbox_ref entity,
+                         mc_vector3 position)
+{
+    (void)call;
+    (void)position;
+    if (mc_mailbox_ref_is_none(&entity) || mc_mailbox_ref_component(&entity) != MC_COMPONENT_CELL)
+        return -1;
+    if (self->population == UINT16_MAX)
+        return -1;
+    self->population++;
+    return 0;
+}

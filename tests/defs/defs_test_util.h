@@ -1,0 +1,22 @@
+/* Helpers for the defs tests: temporary resource folders written by the test. */
+#ifndef MC_DEFS_TEST_UTIL_H
+#define MC_DEFS_TEST_UTIL_H
+
+#include <stddef.h>
+
+/* Create a fresh temporary directory; returns a heap path. */
+char *tu_mkdtemp(void);
+/* Write text to dir/rel, creating parent directories. Returns 0 or -1. */
+int tu_write(const char *dir, const char *rel, const char *text);
+/* Remove a directory tree. */
+void tu_rmtree(const char *dir);
+/* Copy the example game's resource folder (MC_SOURCE_DIR/defs) into a new temp dir. */
+char *tu_copy_example(void);
+/* Path of the example game's resource folder into out[len]; returns out. */
+const char *tu_example_res(char *out, size_t len);
+/* Read a whole file (heap, NUL-terminated) or NULL. */
+char *tu_read(const char *path);
+/* Replace the first occurrence of from by to in dir/rel. Returns 0 or -1 (not found). */
+int tu_replace(const char *dir, const char *rel, const char *from, const char *to);
+
+#endif

@@ -1,0 +1,305 @@
+/* Generated code for a type that uses every def type as argument, property and return value:
+ * it compiles, its senders produce the bytes the decoder expects, and dispatching those
+ * bytes reaches the handler with the same values. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game.h"
+
+typedef struct {
+    int calls;
+    mc_mailbox_ref to;
+    mc_part part;
+    uint16_t index;
+    uint8_t bytes[4096];
+    size_t len;
+} capture;
+
+static int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                        const uint8_t *args, size_t len)
+{
+    capture *c = ctx;
+    if (len > sizeof(c->bytes))
+        return -1;
+    c->calls++;
+    c->to = *to;
+    c->part = part;
+    c->index = index;
+    memcpy(c->bytes, args, len);
+    c->len = len;
+    return 0;
+}
+
+/* The client part's handler (what a C client writes): counts calls and keeps the string. */
+int Probe_client_every(const mc_call_ctx *call, Probe_client *self, int8_t i8, int16_t i16,
+                       int32_t i32, int64_t i64, uint8_t u8, uint16_t u16, uint32_t u32,
+                       uint64_t u64, float f32, double f64, const char *s, const char *us,
+                       const mc_value *b, mc_vector2 v2, mc_vector3 v3, mc_vector4 v4,
+                       mc_mailbox_ref mb, const mc_value *arr, const mc_value *tup,
+                       const mc_value *dict)
+{
+    (void)self;
+    (void)i8; (void)i16; (void)i64; (void)u8; (void)u16; (void)u32; (void)u64; (void)f32;
+    (void)f64; (void)s; (void)b; (void)v2; (void)v3; (void)v4; (void)mb; (void)arr; (void)tup;
+    (void)dict;
+    int *seen = call->engine;
+    *seen = i32;
+    return strcmp(us, "\xe2\x82\xac") ? -1 : 0;
+}
+
+static mc_entity_defs *load_probe(void)
+{
+    char res[4096], err[8192];
+    const char *src = getenv("MC_SOURCE_DIR");
+    snprintf(res, sizeof(res), "%s/tests/defs/allkinds", src ? src : ".");
+    mc_entity_defs *d = mc_defs_load(res, err, sizeof(err));
+    ck_assert_msg(d != NULL, "%s", err);
+    return d;
+}
+
+START_TEST(every_kind_through_sender_and_dispatch)
+{
+    mc_entity_defs *defs = load_probe();
+    char err[512];
+    ck_assert_msg(mc_game_check(mc_game_module_get(), defs, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_str_eq(MC_GAME_DIGEST, mc_defs_digest_hex(defs));
+    capture cap = {0};
+    mc_call_sink sink = {defs, capture_send, &cap};
+    mc_mailbox_ref cell, client, other;
+    mc_mailbox_ref_init(&cell, 77, 0x7f000001, 4000, MC_COMPONENT_CELL, Probe_TYPE_ID);
+    mc_mailbox_ref_init(&client, 77, 0x7f000001, 4001, MC_COMPONENT_CLIENT_VIA_BASE,
+                        Probe_TYPE_ID);
+    mc_mailbox_ref_init(&other, 5, 0x7f000001, 4002, MC_COMPONENT_BASE, Probe_TYPE_ID);
+
+    uint8_t blob_bytes[] = {0, 1, 2, 0xff};
+    mc_value blob;
+    mc_value_set_bytes(&blob, MC_TYPE_BLOB, blob_bytes, sizeof(blob_bytes));
+    mc_value arr = {.kind = MC_TYPE_ARRAY};
+    mc_value arr_items[2] = {mc_gen_int(MC_TYPE_INT16, -5), mc_gen_int(MC_TYPE_INT16, 300)};
+    arr.as.list.items = arr_items;
+    arr.as.list.count = 2;
+    mc_value tup = {.kind = MC_TYPE_TUPLE};
+    mc_value tup_items[2] = {mc_gen_str(MC_TYPE_STRING, "a"), mc_gen_str(MC_TYPE_STRING, "bc")};
+    tup.as.list.items = tup_items;
+    tup.as.list.count = 2;
+    mc_value dict = {.kind = MC_TYPE_FIXED_DICT};
+    mc_value dict_items[2] = {mc_gen_str(MC_TYPE_STRING, "k"), mc_gen_float(MC_TYPE_FLOAT32, 0.25)};
+    dict.as.list.items = dict_items;
+    dict.as.list.count = 2;
+
+    int rc = send_Probe_cell_every(&sink, &cell, -8, -16, -32, -64, 8, 16, 32, 64, 1.5f, 2.5,
+                                   "str", "\xe2\x82\xac", &blob, (mc_vector2){1, 2},
+                                   (mc_vector3){3, 4, 5}, (mc_vector4){6, 7, 8, 9}, other, &arr,
+                                   &tup, &dict);
+    ck_assert_int_eq(rc, MC_CALL_OK);
+    ck_assert_int_eq(cap.calls, 1);
+    ck_assert_int_eq(cap.part, MC_PART_CELL);
+    ck_assert_uint_eq(cap.index, Probe_cell_every_INDEX);
+    /* The bytes: spot-check the head (INT8 -8, INT16 -16, INT32 -32) and decode all. */
+    ck_assert_mem_eq(cap.bytes, ((const uint8_t[]){0xf8, 0xff, 0xf0, 0xff, 0xff, 0xff, 0xe0}), 7);
+    const mc_def_method *m = mc_defs_method(mc_defs_type(defs, Probe_TYPE_ID), MC_PART_CELL,
+                                            Probe_cell_every_INDEX);
+    mc_value got[20];
+    mc_istream is;
+    mc_istream_init(&is, cap.bytes, cap.len);
+    ck_assert_msg(mc_defs_decode_args(defs, m, &is, got, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(got[0].as.i, -8);
+    ck_assert_uint_eq(got[7].as.u, 64);
+    ck_assert(got[9].as.f == 2.5);
+    ck_assert_str_eq(got[11].as.bytes.data, "\xe2\x82\xac");
+    ck_assert(mc_value_equal(&got[12], &blob));
+    ck_assert(got[15].as.vec[3] == 9.0f);
+    ck_assert_int_eq(got[16].as.mailbox.id, 5);
+    ck_assert(mc_value_equal(&got[17], &arr));
+    ck_assert(mc_value_equal(&got[18], &tup));
+    ck_assert(mc_value_equal(&got[19], &dict));
+    for (int i = 0; i < 20; i++)
+        mc_value_free(&got[i]);
+
+    /* Dispatch the captured bytes into a cell's properties. */
+    Probe_cell props;
+    ck_assert_int_eq(init_Probe_cell(defs, &props), 0);
+    ck_assert(props.dict.as.list.none);
+    mc_call_ctx call = {.defs = defs, .sink = &sink, .self = cell};
+    rc = mc_game_dispatch(mc_game_module_get(), &call, Probe_TYPE_ID, MC_PART_CELL,
+                          Probe_cell_every_INDEX, &props, cap.bytes, cap.len, NULL, err,
+                          sizeof(err));
+    ck_assert_msg(rc == MC_CALL_OK, "%s", err);
+    ck_assert_int_eq(props.i8, -8);
+    ck_assert_int_eq(props.i64, -64);
+    ck_assert_uint_eq(props.u16, 16);
+    ck_assert(props.f32 == 1.5f);
+    ck_assert_str_eq(props.s, "str");
+    ck_assert_str_eq(props.us, "\xe2\x82\xac");
+    ck_assert(mc_value_equal(&props.b, &blob));
+    ck_assert(props.v2.y == 2.0f && props.v3.z == 5.0f && props.v4.w == 9.0f);
+    ck_assert_int_eq(props.mb.id, 5);
+    ck_assert(mc_value_equal(&props.arr, &arr));
+    ck_assert(mc_value_equal(&props.tup, &tup));
+    ck_assert(mc_value_equal(&props.dict, &dict));
+
+    /* The cell's properties stream out and back into a fresh struct unchanged. */
+    mc_ostream ps;
+    mc_ostream_init(&ps);
+    ck_assert_msg(encode_Probe_cell(defs, &props, false, &ps, err, sizeof(err)) == MC_CALL_OK,
+                  "%s", err);
+    Probe_cell copy;
+    ck_assert_int_eq(init_Probe_cell(defs, &copy), 0);
+    mc_istream_init(&is, ps.data, ps.size);
+    ck_assert_msg(decode_Probe_cell(defs, &copy, false, &is, err, sizeof(err)) == MC_CALL_OK,
+                  "%s", err);
+    ck_assert(mc_istream_done(&is));
+    ck_assert_int_eq(copy.i32, -32);
+    ck_assert_str_eq(copy.us, "\xe2\x82\xac");
+    ck_assert(mc_value_equal(&copy.tup, &tup));
+    ck_assert(copy.v4.x == 6.0f);
+    mc_ostream ps2;
+    mc_ostream_init(&ps2);
+    ck_assert_int_eq(encode_Probe_cell(defs, &copy, false, &ps2, err, sizeof(err)), MC_CALL_OK);
+    ck_assert_uint_eq(ps2.size, ps.size);
+    ck_assert_mem_eq(ps2.data, ps.data, ps.size);
+    /* a truncated stream fails and leaves the struct as it was */
+    mc_istream_init(&is, ps.data, ps.size - 1);
+    ck_assert_int_eq(decode_Probe_cell(defs, &copy, false, &is, err, sizeof(err)),
+                     MC_CALL_ERR_ARGS);
+    ck_assert_str_eq(copy.s, "str");
+    ck_assert(mc_value_equal(&copy.dict, &dict));
+    /* nothing here is persistent: a persistent-only stream is empty */
+    mc_ostream_reset(&ps2);
+    ck_assert_int_eq(encode_Probe_cell(defs, &copy, true, &ps2, err, sizeof(err)), MC_CALL_OK);
+    ck_assert_uint_eq(ps2.size, 0);
+    /* a value that breaks its type is refused with the property's name */
+    copy.dict.as.list.count = 1;
+    mc_ostream_reset(&ps2);
+    ck_assert_int_eq(encode_Probe_cell(defs, &copy, false, &ps2, err, sizeof(err)),
+                     MC_CALL_ERR_ARGS);
+    ck_assert_ptr_nonnull(strstr(err, "property dict"));
+    ck_assert_uint_eq(ps2.size, 0);
+    copy.dict.as.list.count = 2;
+    mc_ostream_free(&ps);
+    mc_ostream_free(&ps2);
+    free_Probe_cell(&copy);
+    free_Probe_cell(&props);
+
+    /* The client sender encodes the same bytes for the same arguments. */
+    capture cap2 = {0};
+    mc_call_sink sink2 = {defs, capture_send, &cap2};
+    rc = send_Probe_client_every(&sink2, &client, -8, -16, -32, -64, 8, 16, 32, 64, 1.5f, 2.5,
+                                 "str", "\xe2\x82\xac", &blob, (mc_vector2){1, 2},
+                                 (mc_vector3){3, 4, 5}, (mc_vector4){6, 7, 8, 9}, other, &arr,
+                                 &tup, &dict);
+    ck_assert_int_eq(rc, MC_CALL_OK);
+    ck_assert_int_eq(cap2.part, MC_PART_CLIENT);
+    ck_assert_uint_eq(cap2.len, cap.len);
+    ck_assert_mem_eq(cap2.bytes, cap.bytes, cap.len);
+    /* ... and a C client dispatches them through the client table */
+    const mc_game_module *cm = mc_game_client_get();
+    ck_assert_msg(mc_game_check(cm, defs, err, sizeof(err)) == 0, "%s", err);
+    ck_assert(cm->client_side);
+    int seen = 0;
+    mc_call_ctx ccall = {.defs = defs, .engine = &seen, .self = client};
+    Probe_client cprops;
+    ck_assert_int_eq(init_Probe_client(defs, &cprops), 0);
+    rc = mc_game_dispatch(cm, &ccall, Probe_TYPE_ID, MC_PART_CLIENT, Probe_client_every_INDEX,
+                          &cprops, cap2.bytes, cap2.len, NULL, err, sizeof(err));
+    ck_assert_msg(rc == MC_CALL_OK, "%s", err);
+    ck_assert_int_eq(seen, -32);
+    free_Probe_client(&cprops);
+    /* the server table has no client dispatchers and the client table none for the server */
+    rc = mc_game_dispatch(mc_game_module_get(), &ccall, Probe_TYPE_ID, MC_PART_CLIENT, 0,
+                          &cprops, cap2.bytes, cap2.len, NULL, err, sizeof(err));
+    ck_assert_int_eq(rc, MC_CALL_ERR_NO_METHOD);
+    rc = mc_game_dispatch(cm, &ccall, Probe_TYPE_ID, MC_PART_CELL, 0, &cprops, cap2.bytes,
+                          cap2.len, NULL, err, sizeof(err));
+    ck_assert_int_eq(rc, MC_CALL_ERR_NO_METHOD);
+
+    /* A NULL container argument or a cell mailbox for a client method is refused. */
+    rc = send_Probe_client_every(&sink2, &client, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", "", NULL,
+                                 (mc_vector2){0, 0}, (mc_vector3){0, 0, 0},
+                                 (mc_vector4){0, 0, 0, 0}, other, &arr, &tup, &dict);
+    ck_assert_int_eq(rc, MC_CALL_ERR_ARGS);
+    rc = send_Probe_client_every(&sink2, &cell, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", "", &blob,
+                                 (mc_vector2){0, 0}, (mc_vector3){0, 0, 0},
+                                 (mc_vector4){0, 0, 0, 0}, other, &arr, &tup, &dict);
+    ck_assert_int_eq(rc, MC_CALL_ERR_MAILBOX);
+    ck_assert_int_eq(cap2.calls, 1);
+    mc_value_free(&blob);
+    mc_defs_free(defs);
+}
+END_TEST
+
+START_TEST(two_way_returns_every_kind)
+{
+    mc_entity_defs *defs = load_probe();
+    capture cap = {0};
+    mc_call_sink sink = {defs, capture_send, &cap};
+    mc_mailbox_ref base;
+    mc_mailbox_ref_init(&base, 9, 0x7f000001, 4000, MC_COMPONENT_BASE, Probe_TYPE_ID);
+    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 7), MC_CALL_OK);
+    ck_assert_uint_eq(cap.len, 4);
+    ck_assert_mem_eq(cap.bytes, ((const uint8_t[]){0, 0, 0, 7}), 4);
+    Probe_base props;
+    ck_assert_int_eq(init_Probe_base(defs, &props), 0);
+    mc_call_ctx call = {.defs = defs, .sink = &sink, .self = base};
+    mc_ostream reply;
+    mc_ostream_init(&reply);
+    char err[512];
+    int rc = mc_game_dispatch(mc_game_module_get(), &call, Probe_TYPE_ID, MC_PART_BASE,
+                              Probe_base_twoWay_INDEX, &props, cap.bytes, cap.len, &reply, err,
+                              sizeof(err));
+    ck_assert_msg(rc == MC_CALL_OK, "%s", err);
+    const mc_def_method *m = mc_defs_method(mc_defs_type(defs, Probe_TYPE_ID), MC_PART_BASE,
+                                            Probe_base_twoWay_INDEX);
+    mc_value r[20];
+    mc_istream is;
+    mc_istream_init(&is, reply.data, reply.size);
+    ck_assert_msg(mc_defs_decode_returns(defs, m, &is, r, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(r[0].as.i, -7);
+    ck_assert_int_eq(r[3].as.i, 7000000000000);
+    ck_assert_uint_eq(r[4].as.u, 8);
+    ck_assert(r[8].as.f == 3.5);
+    ck_assert_str_eq(r[10].as.bytes.data, "plain");
+    ck_assert_str_eq(r[11].as.bytes.data, "\xc3\xbc");
+    ck_assert_uint_eq(r[12].as.bytes.len, 3);
+    ck_assert(r[14].as.vec[2] == 3.0f);
+    ck_assert_int_eq(r[16].as.mailbox.id, 9);
+    ck_assert_uint_eq(r[17].as.list.count, 1);
+    ck_assert_int_eq(r[17].as.list.items[0].as.i, 7);
+    ck_assert_str_eq(r[18].as.list.items[1].as.bytes.data, "second");
+    ck_assert(r[19].as.list.none);
+    for (int i = 0; i < 20; i++)
+        mc_value_free(&r[i]);
+    /* the handler refusing (negative argument) is reported and writes no reply */
+    mc_ostream_reset(&reply);
+    uint8_t neg[4] = {0xff, 0xff, 0xff, 0xff};
+    rc = mc_game_dispatch(mc_game_module_get(), &call, Probe_TYPE_ID, MC_PART_BASE,
+                          Probe_base_twoWay_INDEX, &props, neg, sizeof(neg), &reply, err,
+                          sizeof(err));
+    ck_assert_int_eq(rc, MC_CALL_ERR_HANDLER);
+    ck_assert_uint_eq(reply.size, 0);
+    mc_ostream_free(&reply);
+    free_Probe_base(&props);
+    mc_defs_free(defs);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("defs_allkinds");
+    TCase *tc = tcase_create("allkinds");
+    tcase_add_test(tc, every_kind_through_sender_and_dispatch);
+    tcase_add_test(tc, two_way_returns_every_kind);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
