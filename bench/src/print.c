@@ -31,7 +31,8 @@ bench_figures bench_print_side(FILE *out, const bench_options *o, const bench_si
     const bench_report *rr = rc && rc->has_result ? &rc->result : NULL;
     const bench_report *sr = sc && sc->has_result ? &sc->result : NULL;
     const bench_report *sready = sc && sc->ready ? &sc->ready_report : NULL;
-    mc_time_us t_start = sready ? sready->t_start : (rr ? rr->t_first : 0);
+    /* The sender's first send; without it (it never started sending), the receiver's start. */
+    mc_time_us t_start = sready ? sready->t_start : (rr ? rr->t_start : 0);
 
     bool complete;
     if (rr) {
