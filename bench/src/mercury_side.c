@@ -245,7 +245,9 @@ static int mercury_send(const bench_workload *w, const struct sockaddr_in *peer_
         }
     }
     r->count = sent;
+    /* Mercury acknowledges packets, not messages: the count is known once all are acked. */
     r->acked = r->finished ? sent : 0;
+    r->acked_unknown = !r->finished;
     mc_nub_free(nub);
     free(buf);
     event_base_free(base);

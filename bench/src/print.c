@@ -75,12 +75,18 @@ bench_figures bench_print_side(FILE *out, const bench_options *o, const bench_si
         fprintf(out, "  stopped by the %.0f s time limit\n", o->time_limit_s);
     if (sc) {
         role_usage(out, "sender", sc);
-        if (sr)
-            fprintf(out, "           sent %llu, acknowledged %llu, peak unacknowledged %llu %s\n",
-                    (unsigned long long)sr->count, (unsigned long long)sr->acked,
-                    (unsigned long long)sr->peak_queued, side->transport->queue_unit);
-        else
+        if (sr) {
+            char acked[32];
+            if (sr->acked_unknown)
+                snprintf(acked, sizeof acked, "not all");
+            else
+                snprintf(acked, sizeof acked, "%llu", (unsigned long long)sr->acked);
+            fprintf(out, "           sent %llu, acknowledged %s, peak unacknowledged %llu %s\n",
+                    (unsigned long long)sr->count, acked, (unsigned long long)sr->peak_queued,
+                    side->transport->queue_unit);
+        } else {
             fprintf(out, "           no result from the sender\n");
+        }
     }
     if (rc) {
         role_usage(out, "receiver", rc);

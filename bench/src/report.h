@@ -24,6 +24,8 @@ typedef struct {
     /* receiver: messages delivered in order; sender: messages handed to the transport */
     uint64_t count;
     uint64_t acked;      /* sender: messages the transport reports as acknowledged */
+    int32_t acked_unknown; /* sender: the transport cannot count acknowledged messages
+                              (only "all of them" once it is idle) */
     uint64_t duplicates; /* receiver: sequence numbers seen again */
     uint64_t misordered; /* receiver: sequence numbers ahead of the next expected one */
     uint64_t corrupt;    /* receiver: wrong length or payload checksum */
