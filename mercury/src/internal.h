@@ -59,6 +59,9 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 #define MC_ONCE_OFF_MAX_TRIES 50u
 #define MC_DEDUP_KEEP_US (30ull * MC_US_PER_S)
 #define MC_DEDUP_MAX 65536u
+#define MC_DEFAULT_MAX_CHANNELS 1024u
+#define MC_MAX_OFFCHANNEL_GROUPS 64u
+#define MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS 16384u
 
 /* ---- packets ---- */
 typedef struct mc_packet {
@@ -342,11 +345,15 @@ typedef struct {
 } mc_dedup_entry;
 
 void mc_offchannel_ack_received(mc_nub *nub, const mc_address *src, uint32_t seq);
-/* True if (src, seq) was seen before (records it otherwise). */
-bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq, mc_time_us now);
+/* Once-off duplicate suppression: was (src, seq) accepted before? / remember it (30 s, at
+ * most MC_DEDUP_MAX entries, oldest forgotten first). */
+bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq);
+void mc_offchannel_remember(mc_nub *nub, const mc_address *src, uint32_t seq, mc_time_us now);
 void mc_offchannel_send_ack(mc_nub *nub, const mc_address *dest, uint32_t seq);
-bool mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
-                            const mc_footers *f);
+/* Store an off-channel fragment (delivering its group when complete). Returns 1 if pkt was
+ * taken, 0 for a duplicate (not taken), -1 if refused (counted; not taken). */
+int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
+                           const mc_footers *f);
 void mc_offchannel_tick(mc_nub *nub, mc_time_us now);
 void mc_offchannel_free_all(mc_nub *nub);
 
@@ -408,6 +415,7 @@ struct mc_nub {
     mc_map once_off_map;
     mc_frag_group *frags;
     mc_map frag_map;
+    uint32_t frag_packets; /* packets held by off-channel fragment groups */
     mc_map dedup_map;
     mc_dedup_entry *dedup;
     size_t dedup_head, dedup_count;
@@ -419,7 +427,8 @@ struct mc_nub {
     char *watch_prefix;
 };
 
-void mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
+/* Register a new channel (list, lookup map, watchers); false on allocation failure. */
+bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
 /* Remove, report (unless condemned) and free a channel now (receive path only: never
  * while the channel may be in use further up the stack). */
 void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);

@@ -27,6 +27,7 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->inactivity_timeout_us = 60 * MC_US_PER_S;
     cfg->keepalive_interval_us = 1 * MC_US_PER_S;
     cfg->max_overflow_packets = 262144;
+    cfg->max_channels = MC_DEFAULT_MAX_CHANNELS;
 }
 
 void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
@@ -83,26 +84,27 @@ void mc_nub_send_pending_acks(mc_nub *nub)
     }
 }
 
-void mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
+bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
 {
     if (nub->nchannels == nub->channels_cap) {
         size_t ncap = nub->channels_cap ? nub->channels_cap * 2 : 16;
         mc_channel **n = realloc(nub->channels, ncap * sizeof(*n));
         if (!n)
-            return;
+            return false;
         nub->channels = n;
         nub->channels_cap = ncap;
     }
+    bool mapped = ch->indexed ? mc_map_put(&nub->by_index, ch->id, 0, ch)
+                              : mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
+    if (!mapped)
+        return false;
     ch->index = nub->nchannels;
     nub->channels[nub->nchannels++] = ch;
-    if (ch->indexed)
-        mc_map_put(&nub->by_index, ch->id, 0, ch);
-    else
-        mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
     nub->stats.channels_created++;
     nub->stats.channels = nub->nchannels;
     if (nub->watchers)
         mc_channel_register_watchers(ch);
+    return true;
 }
 
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
@@ -342,6 +344,8 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
         nub->cfg.keepalive_interval_us = MC_US_PER_S;
     if (!nub->cfg.max_overflow_packets)
         nub->cfg.max_overflow_packets = 262144;
+    if (!nub->cfg.max_channels)
+        nub->cfg.max_channels = MC_DEFAULT_MAX_CHANNELS;
     if (cfg->iface)
         for (size_t i = 0; i < cfg->iface->count; i++)
             if (cfg->iface->defs[i].handler)
@@ -499,7 +503,10 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
         return NULL;
     ch->send_create = true;
     ch->nonce = new_nonce(nub);
-    mc_nub_add_channel(nub, ch);
+    if (!mc_nub_add_channel(nub, ch)) {
+        mc_channel_destroy(ch);
+        return NULL;
+    }
     return ch;
 }
 
@@ -520,7 +527,10 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
         return NULL;
     ch->send_create = true;
     ch->nonce = new_nonce(nub);
-    mc_nub_add_channel(nub, ch);
+    if (!mc_nub_add_channel(nub, ch)) {
+        mc_channel_destroy(ch);
+        return NULL;
+    }
     return ch;
 }
 

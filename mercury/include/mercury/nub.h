@@ -61,6 +61,10 @@ typedef struct {
     mc_time_us inactivity_timeout_us;  /* default 60 s */
     mc_time_us keepalive_interval_us;  /* idle channels send a keepalive; default 1 s */
     uint32_t max_overflow_packets;     /* per-channel overflow bound (default 262144) */
+    uint32_t max_channels;             /* peers may open channels only while the nub has
+                                          fewer than this many (default 1024; each costs
+                                          ~230 KB with the internal window). Refused
+                                          packets count as drops/channelLimit. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
 } mc_nub_config;
@@ -81,6 +85,7 @@ typedef enum {
     MC_DROP_STALE_VERSION,   /* indexed channel packet of an older version */
     MC_DROP_FRAGMENT,        /* bad or expired fragment group */
     MC_DROP_LATE_REPLY,      /* reply with no waiting request */
+    MC_DROP_CHANNEL_LIMIT,   /* a peer would open a channel past max_channels */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
 

@@ -1,0 +1,160 @@
+/* Resource bounds under hostile traffic: spoofed sources opening channels, and fragment
+ * groups from strangers that never complete, must not allocate without bound. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/stream.h"
+#include "harness.h"
+
+/* wire flags (docs/PROTOCOL.md) */
+enum {
+    F_ON_CHANNEL = 0x0008,
+    F_IS_RELIABLE = 0x0010,
+    F_IS_FRAGMENT = 0x0020,
+    F_HAS_SEQ = 0x0040,
+    F_INDEXED = 0x0080,
+    F_CREATE = 0x0200,
+};
+
+static uint64_t drops(mc_nub *n, mc_drop_reason why)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(n, &st);
+    return st.drops[why];
+}
+
+static uint64_t nub_stat_channels(mc_nub *n)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(n, &st);
+    return st.channels;
+}
+
+static void few_channels(mc_nub_config *cfg, int which)
+{
+    if (which == 1)
+        cfg->max_channels = 8;
+}
+
+START_TEST(spoofed_sources_cannot_open_unbounded_channels)
+{
+    pair p;
+    pair_open(&p, few_channels);
+    send_stream(p.ab, 0, 10, 40); /* the real peer's channel exists first */
+    ck_assert(wait_received(&p, &p.rb, 10, 10));
+    ck_assert_uint_eq(nub_stat_channels(p.b), 1);
+    uint8_t pk[16];
+    for (uint32_t i = 0; i < 200; i++) {
+        mc_address from = {0x7F000001u, (uint16_t)(41000 + i)};
+        /* CREATE_CHANNEL with a nonce: opens a channel from an address */
+        mc_store_u16(pk, F_ON_CHANNEL | F_CREATE);
+        mc_store_u32(pk + 2, 1000 + i);
+        mc_nub_process_datagram(p.b, &from, pk, 6);
+        /* the same from an indexed channel id: no address needed to differ */
+        mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_INDEXED);
+        mc_store_u32(pk + 2, 1000 + i); /* nonce */
+        mc_store_u32(pk + 6, 7000 + i); /* channel id */
+        mc_store_u32(pk + 10, 0);       /* version */
+        mc_nub_process_datagram(p.b, &from, pk, 14);
+    }
+    ck_assert_uint_eq(nub_stat_channels(p.b), 8);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_CHANNEL_LIMIT), 400 - 7);
+    /* the real channel still delivers */
+    send_stream(p.ab, 10, 1000, 40);
+    ck_assert(wait_received(&p, &p.rb, 1010, 10));
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* An off-channel fragment packet holding one whole 5-byte T_NOTE message. */
+static size_t fragment(uint8_t *pk, bool reliable, uint32_t first, uint32_t last, uint32_t seq)
+{
+    size_t n = 0;
+    mc_store_u16(pk, (uint16_t)(F_HAS_SEQ | F_IS_FRAGMENT | (reliable ? F_IS_RELIABLE : 0)));
+    n = 2;
+    pk[n++] = T_NOTE;
+    mc_store_u16(pk + n, 5);
+    n += 2;
+    memset(pk + n, 0xAB, 5);
+    n += 5;
+    mc_store_u32(pk + n, first);
+    mc_store_u32(pk + n + 4, last);
+    mc_store_u32(pk + n + 8, seq);
+    return n + 12;
+}
+
+START_TEST(incomplete_off_channel_groups_are_bounded)
+{
+    pair p;
+    pair_open(&p, NULL);
+    uint8_t pk[64];
+    mc_address s1 = {0x7F000001u, 42001}, s2 = {0x7F000001u, 42002}, s3 = {0x7F000001u, 42003};
+    /* a group claiming more packets than any receiver holds is refused at once */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &s3, pk, fragment(pk, false, 0, 20000, 0)),
+                     MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
+    /* two big groups that never complete: packets held stop at the bound (16384) */
+    for (uint32_t i = 0; i < 9000; i++)
+        mc_nub_process_datagram(p.b, &s1, pk, fragment(pk, false, 100, 10099, 100 + i));
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
+    mc_nub_stats before;
+    mc_nub_get_stats(p.b, &before);
+    uint32_t refused = 0;
+    for (uint32_t i = 0; i < 9000; i++)
+        if (mc_nub_process_datagram(p.b, &s2, pk, fragment(pk, true, 500, 10499, 500 + i)) !=
+            MC_OK)
+            refused++;
+    ck_assert_uint_eq(refused, 9000 + 9000 - 16384);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1 + refused);
+    /* refused once-off packets are not acknowledged (their sender tries again) */
+    mc_nub_stats after;
+    mc_nub_get_stats(p.b, &after);
+    ck_assert_uint_eq(after.acks_sent - before.acks_sent, 9000 - refused);
+    ck_assert_uint_eq(p.rb.notes, 0);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(off_channel_group_count_is_bounded)
+{
+    pair p;
+    pair_open(&p, NULL);
+    uint8_t pk[64];
+    /* strangers each start a group and never finish it: at most 64 are held */
+    for (uint32_t g = 0; g < 100; g++) {
+        mc_address s = {0x7F000001u, (uint16_t)(43000 + g)};
+        mc_nub_process_datagram(p.b, &s, pk, fragment(pk, false, 0, 1, 0));
+    }
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 100 - 64);
+    /* a pending group still completes */
+    mc_address s0 = {0x7F000001u, 43000};
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &s0, pk, fragment(pk, false, 0, 1, 1)),
+                     MC_OK);
+    ck_assert_uint_eq(p.rb.notes, 2);
+    pair_close(&p);
+}
+END_TEST
+
+static Suite *hostile_suite(void)
+{
+    Suite *s = suite_create("mercury_hostile");
+    TCase *tc = tcase_create("hostile");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, spoofed_sources_cannot_open_unbounded_channels);
+    tcase_add_test(tc, incomplete_off_channel_groups_are_bounded);
+    tcase_add_test(tc, off_channel_group_count_is_bounded);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(hostile_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
