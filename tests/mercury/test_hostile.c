@@ -138,6 +138,63 @@ START_TEST(off_channel_group_count_is_bounded)
 }
 END_TEST
 
+typedef struct {
+    int calls;
+    mc_reply_status status;
+} reply_seen;
+
+static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+                     mc_istream *data)
+{
+    (void)info;
+    (void)data;
+    reply_seen *r = ctx;
+    r->calls++;
+    r->status = status;
+}
+
+static bool got_request(void *ctx) { return ((recv_state *)ctx)->requests > 0; }
+static bool replied(void *ctx) { return ((reply_seen *)ctx)->calls > 0; }
+
+START_TEST(third_party_cannot_answer_a_channel_request)
+{
+    pair p;
+    pair_open(&p, NULL);
+    reply_seen rs = {0};
+    uint8_t ask[] = {0, 'q'}; /* b does not answer */
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask, sizeof ask, on_reply, &rs,
+                                        800 * MC_US_PER_MS),
+                     MC_OK);
+    ck_assert(pump_until(p.base, got_request, &p.rb, 5));
+    /* a third nub that learned (or guessed) the reply id answers first */
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    mc_nub *c;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &c), MC_OK);
+    ck_assert_int_eq(mc_reply_to(c, NULL, mc_nub_address(p.a), p.rb.last_reply_id, "x", 1),
+                     MC_OK);
+    ck_assert(pump_until(p.base, replied, &rs, 5));
+    ck_assert_int_eq(rs.calls, 1);
+    ck_assert_int_eq(rs.status, MC_REPLY_TIMEOUT);
+    ck_assert_uint_ge(drops(p.a, MC_DROP_LATE_REPLY), 1);
+    /* the real peer may answer off-channel from its address */
+    reply_seen ok = {0};
+    uint8_t ask2[] = {0, 'r'};
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask2, sizeof ask2, on_reply, &ok, 0),
+                     MC_OK);
+    uint64_t before = p.rb.requests;
+    for (int i = 0; i < 500 && p.rb.requests == before; i++)
+        event_base_loop(p.base, EVLOOP_ONCE);
+    ck_assert_uint_eq(p.rb.requests, before + 1);
+    ck_assert_int_eq(mc_reply_to(p.b, NULL, mc_nub_address(p.a), p.rb.last_reply_id, "y", 1),
+                     MC_OK);
+    ck_assert(pump_until(p.base, replied, &ok, 5));
+    ck_assert_int_eq(ok.status, MC_REPLY_OK);
+    mc_nub_free(c);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("mercury_hostile");
@@ -146,6 +203,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, spoofed_sources_cannot_open_unbounded_channels);
     tcase_add_test(tc, incomplete_off_channel_groups_are_bounded);
     tcase_add_test(tc, off_channel_group_count_is_bounded);
+    tcase_add_test(tc, third_party_cannot_answer_a_channel_request);
     suite_add_tcase(s, tc);
     return s;
 }

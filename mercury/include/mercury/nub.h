@@ -84,7 +84,7 @@ typedef enum {
     MC_DROP_OUT_OF_WINDOW,   /* sequence beyond the receive window */
     MC_DROP_STALE_VERSION,   /* indexed channel packet of an older version */
     MC_DROP_FRAGMENT,        /* bad or expired fragment group */
-    MC_DROP_LATE_REPLY,      /* reply with no waiting request */
+    MC_DROP_LATE_REPLY,      /* reply with no waiting request (from that peer) */
     MC_DROP_CHANNEL_LIMIT,   /* a peer would open a channel past max_channels */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
