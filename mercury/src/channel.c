@@ -174,16 +174,24 @@ static void base_opts(mc_channel *ch, mc_finalise_opts *o, uint16_t flags)
     o->chan_version = ch->version;
 }
 
-static void resend(mc_channel *ch, uint32_t seq, mc_time_us now)
+/* Bookkeeping of a retransmission of seq (on its own or as a piggyback): it moves to the
+ * back of the transmission order and no longer gives RTT samples. */
+static void note_resent(mc_channel *ch, uint32_t seq, mc_time_us now)
 {
     mc_unacked *e = slot(ch, seq);
-    mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
     e->resends++;
     e->last_sent = now;
     tx_unlink(ch, seq);
     tx_append(ch, seq);
     ch->packets_resent++;
     ch->nub->stats.resends++;
+}
+
+static void resend(mc_channel *ch, uint32_t seq, mc_time_us now)
+{
+    mc_unacked *e = slot(ch, seq);
+    mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
+    note_resent(ch, seq, now);
     ch->last_sent = now;
 }
 
@@ -229,13 +237,7 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
     ch->packets_sent++;
     ch->last_sent = now;
     if (piggy_seq != MC_NIL) {
-        mc_unacked *h = slot(ch, piggy_seq);
-        h->resends++;
-        h->last_sent = now;
-        tx_unlink(ch, piggy_seq);
-        tx_append(ch, piggy_seq);
-        ch->packets_resent++;
-        ch->nub->stats.resends++;
+        note_resent(ch, piggy_seq, now);
         ch->nub->stats.piggybacks++;
     }
 }

@@ -489,16 +489,11 @@ mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
     return ch && !ch->dead && !ch->condemned ? ch : NULL;
 }
 
-mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits)
+/* A channel this nub opens: it announces itself with CREATE_CHANNEL and a fresh nonce. */
+static mc_channel *open_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
+                                bool indexed, uint32_t id)
 {
-    if (!nub || !addr || mc_address_equal(addr, &nub->addr))
-        return NULL;
-    mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
-    if (ch && !ch->dead && !ch->condemned)
-        return ch;
-    if (ch) /* a condemned or dying channel still owns the address: retire it */
-        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason : MC_CHANNEL_DEATH_INACTIVITY);
-    ch = mc_channel_create(nub, addr, traits, false, 0);
+    mc_channel *ch = mc_channel_create(nub, addr, traits, indexed, id);
     if (!ch)
         return NULL;
     ch->send_create = true;
@@ -508,6 +503,18 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
         return NULL;
     }
     return ch;
+}
+
+mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits)
+{
+    if (!nub || !addr || mc_address_equal(addr, &nub->addr))
+        return NULL;
+    mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
+    if (ch && !ch->dead && !ch->condemned)
+        return ch;
+    if (ch) /* a condemned or dying channel still owns the address: retire it */
+        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason : MC_CHANNEL_DEATH_INACTIVITY);
+    return open_channel(nub, addr, traits, false, 0);
 }
 
 mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t id,
@@ -522,16 +529,7 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
     }
     if (ch)
         mc_nub_retire_channel(nub, ch, ch->death_reason);
-    ch = mc_channel_create(nub, addr, traits, true, id);
-    if (!ch)
-        return NULL;
-    ch->send_create = true;
-    ch->nonce = new_nonce(nub);
-    if (!mc_nub_add_channel(nub, ch)) {
-        mc_channel_destroy(ch);
-        return NULL;
-    }
-    return ch;
+    return open_channel(nub, addr, traits, true, id);
 }
 
 mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id)
