@@ -86,6 +86,7 @@ static void clear_recv_state(mc_channel *ch)
             ch->recv_ring[i] = NULL;
         }
     }
+    ch->nub->recv_buffered_total -= ch->recv_buffered;
     ch->recv_buffered = 0;
     ch->in_seq_at = 0;
     ch->ack_count = 0;

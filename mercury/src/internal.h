@@ -62,6 +62,8 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 #define MC_DEFAULT_MAX_CHANNELS 1024u
 #define MC_MAX_OFFCHANNEL_GROUPS 64u
 #define MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS 16384u
+/* Out-of-order packets held by the receive windows of all of a nub's channels together. */
+#define MC_MAX_RECV_BUFFERED 65536u
 
 /* ---- packets ---- */
 typedef struct mc_packet {
@@ -384,6 +386,7 @@ struct mc_nub {
     mc_map by_index; /* channel id -> channel */
     mc_channel *ack_list;
     mc_channel *progress_list;
+    uint32_t recv_buffered_total; /* out-of-order packets held over all channels */
 
     /* packet pool */
     mc_packet *pool;

@@ -387,8 +387,16 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
             mc_channel_note_ack(ch, s);
             return false;
         }
+        if (nub->recv_buffered_total >= MC_MAX_RECV_BUFFERED) {
+            /* over all channels: peers (or spoofed sources) leaving holes cannot make us
+             * hold more; not acknowledged, so a real sender resends it later */
+            ch->out_of_window++;
+            mc_nub_count_drop(nub, MC_DROP_OUT_OF_WINDOW, &ch->addr);
+            return false;
+        }
         ch->recv_ring[s & mask] = pkt;
         ch->recv_buffered++;
+        nub->recv_buffered_total++;
         mc_channel_note_ack(ch, s);
         return true;
     }
@@ -403,6 +411,7 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
             break;
         ch->recv_ring[ch->in_seq_at & mask] = NULL;
         ch->recv_buffered--;
+        nub->recv_buffered_total--;
         ch->in_seq_at = mc_seq_add(ch->in_seq_at, 1);
         mc_footers fq;
         if (mc_parse_footers(nub, q, &fq) == 0)

@@ -138,6 +138,38 @@ START_TEST(off_channel_group_count_is_bounded)
 }
 END_TEST
 
+START_TEST(receive_windows_hold_a_bounded_total)
+{
+    pair p;
+    pair_open(&p, NULL);
+    /* 17 spoofed peers open channels and leave packet 0 missing, so every later packet of
+     * their 4096-packet windows would wait: 68000 packets, more than the 65536 held */
+    uint8_t pk[16];
+    for (uint32_t c = 0; c < 17; c++) {
+        mc_address from = {0x7F000001u, (uint16_t)(44000 + c)};
+        for (uint32_t seq = 1; seq <= 4000; seq++) {
+            mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_IS_RELIABLE | F_HAS_SEQ);
+            mc_store_u32(pk + 2, seq);     /* sequence */
+            mc_store_u32(pk + 6, 500 + c); /* nonce */
+            mc_nub_process_datagram(p.b, &from, pk, 10);
+        }
+    }
+    uint64_t held = 0;
+    for (uint32_t c = 0; c < 17; c++) {
+        mc_address from = {0x7F000001u, (uint16_t)(44000 + c)};
+        mc_channel_stats cs;
+        mc_channel_get_stats(mc_nub_find_channel(p.b, &from), &cs);
+        held += cs.recv_buffered;
+    }
+    ck_assert_uint_eq(held, 65536);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_OUT_OF_WINDOW), 17 * 4000 - 65536);
+    /* the real peer still gets through (in-order packets need no buffer) */
+    send_stream(p.ab, 0, 500, 40);
+    ck_assert(wait_received(&p, &p.rb, 500, 10));
+    pair_close(&p);
+}
+END_TEST
+
 typedef struct {
     int calls;
     mc_reply_status status;
@@ -204,6 +236,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, incomplete_off_channel_groups_are_bounded);
     tcase_add_test(tc, off_channel_group_count_is_bounded);
     tcase_add_test(tc, third_party_cannot_answer_a_channel_request);
+    tcase_add_test(tc, receive_windows_hold_a_bounded_total);
     suite_add_tcase(s, tc);
     return s;
 }
