@@ -231,6 +231,7 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
     e->first_sent = e->last_sent = now;
     e->resends = 0;
     tx_append(ch, seq);
+    e->first_tx = e->tx_order;
     ch->unacked++;
     if (p->critical)
         ch->critical_unacked++;
@@ -370,8 +371,10 @@ static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)
             ch->rtt = (ch->rtt * 7 + sample) / 8;
         }
     }
-    if (e->tx_order > ch->highest_acked_tx)
-        ch->highest_acked_tx = e->tx_order;
+    /* An ack of a resent packet may be for its first transmission (delayed, not lost): it
+     * proves only that packets sent 3+ transmissions before that one are missing. */
+    if (e->first_tx > ch->highest_acked_tx)
+        ch->highest_acked_tx = e->first_tx;
     ch->last_ack_progress = now;
     tx_unlink(ch, seq);
     if (e->pkt->critical)

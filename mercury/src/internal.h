@@ -141,14 +141,15 @@ double mc_rand_unit(mc_nub *nub);
 typedef struct {
     mc_packet *pkt; /* NULL = free slot / acked */
     mc_time_us first_sent, last_sent;
-    uint64_t tx_order;
+    uint64_t tx_order; /* of its latest transmission */
+    uint64_t first_tx; /* of its first transmission */
     uint32_t prev, next; /* tx-order list (sequence numbers), MC_NIL at the ends */
     uint16_t resends;
 } mc_unacked;
 
 #define MC_NIL 0xFFFFFFFFu
-/* A packet counts as lost once a packet transmitted this many transmissions after it has
- * been acknowledged (tolerates a little reordering without spurious resends). */
+/* A packet counts as lost once a packet first transmitted this many transmissions after it
+ * has been acknowledged (tolerates a little reordering without spurious resends). */
 #define MC_REORDER_TOLERANCE 3u
 
 struct mc_channel {

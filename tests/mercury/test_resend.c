@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "common/stream.h"
 #include "harness.h"
 #include "internal.h"
 
@@ -45,6 +46,36 @@ START_TEST(at_most_window_eighth_per_check)
 }
 END_TEST
 
+START_TEST(late_ack_of_a_resent_packet_causes_no_spurious_resends)
+{
+    pair p;
+    pair_open(&p, NULL);
+    ck_assert_int_eq(mc_channel_set_window(p.ab, 8), MC_OK); /* one resend per check */
+    mc_nub_rehearse_drop_next(p.a, 8);
+    send_stream(p.ab, 0, 8, 1400); /* sequences 0..7, transmissions 1..8, all lost */
+    fake_clock fc = {2 * MC_US_PER_S};
+    mc_clock_set_source(real_plus, &fc);
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true); /* sequence 0 again: 9th */
+    mc_channel_stats cs;
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.packets_resent, 1);
+    /* the peer acknowledges sequence 0: its first transmission was only late. That does
+     * not show that sequences 1..5 (sent before the resend) are lost. */
+    uint8_t ack[7];
+    mc_store_u16(ack, 0x0008 | 0x0004); /* ON_CHANNEL | HAS_ACKS */
+    mc_store_u32(ack + 2, 0);
+    ack[6] = 1;
+    ck_assert_int_eq(mc_nub_process_datagram(p.a, mc_nub_address(p.b), ack, sizeof ack), MC_OK);
+    mc_clock_set_source(NULL, NULL);
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.unacked, 7);
+    ck_assert_uint_eq(cs.packets_resent, 1);
+    ck_assert(wait_received(&p, &p.rb, 8, 30));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
 static bool acked_all(void *ctx) { return mc_channel_unacked(ctx) == 0; }
 
 START_TEST(rtt_only_from_packets_never_resent)
@@ -76,6 +107,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, at_most_window_eighth_per_check);
     tcase_add_test(tc, rtt_only_from_packets_never_resent);
+    tcase_add_test(tc, late_ack_of_a_resent_packet_causes_no_spurious_resends);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
