@@ -428,6 +428,11 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
                                   int *why)
 {
     bool indexed = f->flags & MC_PF_INDEXED;
+    if (mc_address_equal(src, &nub->addr) || src->port == 0) {
+        /* spoofed: a channel to ourselves (or to nowhere) would only talk to itself */
+        *why = drop(MC_DROP_NO_CHANNEL);
+        return NULL;
+    }
     if (nub->nchannels >= nub->cfg.max_channels) {
         *why = drop(MC_DROP_CHANNEL_LIMIT);
         uint64_t refused = nub->stats.drops[MC_DROP_CHANNEL_LIMIT];

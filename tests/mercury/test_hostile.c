@@ -60,6 +60,14 @@ START_TEST(spoofed_sources_cannot_open_unbounded_channels)
     }
     ck_assert_uint_eq(nub_stat_channels(p.b), 8);
     ck_assert_uint_eq(drops(p.b, MC_DROP_CHANNEL_LIMIT), 400 - 7);
+    /* a packet claiming to come from the nub itself (or port 0) opens nothing */
+    mc_store_u16(pk, F_ON_CHANNEL | F_CREATE);
+    mc_store_u32(pk + 2, 99);
+    uint64_t before = drops(p.b, MC_DROP_NO_CHANNEL);
+    mc_address zero = {0x7F000001u, 0};
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, mc_nub_address(p.b), pk, 6), MC_ERR_DROPPED);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &zero, pk, 6), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_NO_CHANNEL), before + 2);
     /* the real channel still delivers */
     send_stream(p.ab, 10, 1000, 40);
     ck_assert(wait_received(&p, &p.rb, 1010, 10));
