@@ -64,6 +64,9 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 #define MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS 16384u
 /* Out-of-order packets held by the receive windows of all of a nub's channels together. */
 #define MC_MAX_RECV_BUFFERED 65536u
+/* Once-off reliable packets a nub keeps resending at once (replies to a flood of spoofed
+ * off-channel requests must not pile up). */
+#define MC_MAX_ONCE_OFFS 16384u
 
 /* ---- packets ---- */
 typedef struct mc_packet {
@@ -416,6 +419,8 @@ struct mc_nub {
     /* off-channel */
     uint32_t offchannel_seq;
     mc_once_off *once_offs;
+    uint32_t once_off_count; /* once-off packets waiting for their ack */
+    uint64_t once_off_refused; /* once-off bundles refused at MC_MAX_ONCE_OFFS */
     mc_map once_off_map;
     mc_frag_group *frags;
     mc_map frag_map;

@@ -25,6 +25,16 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
             return MC_ERR_TOO_LARGE;
         }
     }
+    if (mode == MC_SEND_RELIABLE_ONCE &&
+        nub->once_off_count + b->npackets > MC_MAX_ONCE_OFFS) {
+        uint64_t n = ++nub->once_off_refused;
+        if ((n & (n - 1)) == 0) /* 1st, 2nd, 4th, ... */
+            MC_WARNING("nub: %u once-off packets already waiting for acks; bundle of %zu "
+                       "refused (%llu so far)",
+                       nub->once_off_count, b->npackets, (unsigned long long)n);
+        mc_bundle_release_all(b);
+        return MC_ERR_OVERFLOW;
+    }
     mc_packet *chain = mc_bundle_take(b);
     mc_time_us now = mc_clock_now_us();
     int rc = MC_OK;
@@ -63,6 +73,7 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
                 memcpy(r->data, p->data, p->len);
                 r->next = nub->once_offs;
                 nub->once_offs = r;
+                nub->once_off_count++;
                 mc_map_put(&nub->once_off_map, mc_address_key(dest), o.seq, r);
             }
         }
@@ -259,6 +270,7 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
         if (r->acked) {
             *pp = r->next;
             free(r);
+            nub->once_off_count--;
             continue;
         }
         if (now >= r->next_send) {
@@ -269,6 +281,7 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
                 mc_map_remove(&nub->once_off_map, mc_address_key(&r->dest), r->seq);
                 *pp = r->next;
                 free(r);
+                nub->once_off_count--;
                 continue;
             }
             mc_nub_queue_datagram(nub, &r->dest, r->data, r->len);
@@ -299,6 +312,7 @@ void mc_offchannel_free_all(mc_nub *nub)
         nub->once_offs = r->next;
         free(r);
     }
+    nub->once_off_count = 0;
     while (nub->frags) {
         mc_frag_group *g = nub->frags;
         nub->frags = g->next;

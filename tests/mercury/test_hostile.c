@@ -178,6 +178,35 @@ START_TEST(receive_windows_hold_a_bounded_total)
 }
 END_TEST
 
+START_TEST(once_off_queue_is_bounded)
+{
+    pair p;
+    pair_open(&p, NULL);
+    /* nothing acknowledges (all of a's datagrams are lost): e.g. replies to a flood of
+     * off-channel requests from spoofed sources */
+    mc_rehearsal r = {0};
+    r.loss = 1.0;
+    mc_nub_set_rehearsal(p.a, &r);
+    mc_bundle *b = mc_bundle_new(p.a);
+    uint8_t note[3] = {1, 2, 3};
+    int refused = 0;
+    for (int i = 0; i < 17000; i++) {
+        mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_DRIVER, note, sizeof note);
+        int rc = mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE);
+        if (rc == MC_ERR_OVERFLOW)
+            refused++;
+        else
+            ck_assert_int_eq(rc, MC_OK);
+    }
+    ck_assert_int_eq(refused, 17000 - 16384);
+    /* unreliable bundles are unaffected */
+    mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_NO, note, sizeof note);
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_UNRELIABLE), MC_OK);
+    mc_bundle_free(b);
+    pair_close(&p);
+}
+END_TEST
+
 typedef struct {
     int calls;
     mc_reply_status status;
@@ -245,6 +274,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, off_channel_group_count_is_bounded);
     tcase_add_test(tc, third_party_cannot_answer_a_channel_request);
     tcase_add_test(tc, receive_windows_hold_a_bounded_total);
+    tcase_add_test(tc, once_off_queue_is_bounded);
     suite_add_tcase(s, tc);
     return s;
 }

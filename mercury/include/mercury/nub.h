@@ -139,7 +139,9 @@ typedef void (*mc_channel_created_handler)(void *ctx, mc_channel *ch);
 void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler fn, void *ctx);
 
 /* Off-channel sending of a bundle made with mc_bundle_new. The bundle is emptied (ready for
- * reuse) whether or not the call succeeds. */
+ * reuse) whether or not the call succeeds. MC_ERR_TOO_LARGE for a message spanning more
+ * than 16384 packets (receivers refuse it: use a channel); MC_ERR_OVERFLOW (nothing sent)
+ * when RELIABLE_ONCE would make more than 16384 packets wait for acks at once. */
 typedef enum {
     MC_SEND_UNRELIABLE = 0,    /* one shot; may be lost */
     MC_SEND_RELIABLE_ONCE = 1, /* each packet resent every 200 ms up to 50 times until
