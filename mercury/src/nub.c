@@ -20,13 +20,14 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->bind = "127.0.0.1:0";
     cfg->accept_channels = true;
     cfg->accept_traits = MC_CHANNEL_INTERNAL;
-    cfg->socket_buffer_bytes = 4u * 1024u * 1024u;
+    cfg->socket_buffer_bytes = 16u * 1024u * 1024u;
     cfg->tick_us = 5 * MC_US_PER_MS;
     cfg->min_resend_delay_us = 20 * MC_US_PER_MS;
     cfg->request_timeout_us = 5 * MC_US_PER_S;
     cfg->inactivity_timeout_us = 60 * MC_US_PER_S;
     cfg->keepalive_interval_us = 1 * MC_US_PER_S;
     cfg->max_overflow_packets = 262144;
+    cfg->max_channels = MC_DEFAULT_MAX_CHANNELS;
 }
 
 void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
@@ -83,26 +84,27 @@ void mc_nub_send_pending_acks(mc_nub *nub)
     }
 }
 
-void mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
+bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
 {
     if (nub->nchannels == nub->channels_cap) {
         size_t ncap = nub->channels_cap ? nub->channels_cap * 2 : 16;
         mc_channel **n = realloc(nub->channels, ncap * sizeof(*n));
         if (!n)
-            return;
+            return false;
         nub->channels = n;
         nub->channels_cap = ncap;
     }
+    bool mapped = ch->indexed ? mc_map_put(&nub->by_index, ch->id, 0, ch)
+                              : mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
+    if (!mapped)
+        return false;
     ch->index = nub->nchannels;
     nub->channels[nub->nchannels++] = ch;
-    if (ch->indexed)
-        mc_map_put(&nub->by_index, ch->id, 0, ch);
-    else
-        mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
     nub->stats.channels_created++;
     nub->stats.channels = nub->nchannels;
     if (nub->watchers)
         mc_channel_register_watchers(ch);
+    return true;
 }
 
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
@@ -154,6 +156,23 @@ static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, b
 void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
 {
     kill_channel(nub, ch, reason, !ch->condemned);
+}
+
+void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
+{
+    /* Detach it from lookups now; the timer reports and frees it (it may be in use further
+     * up the stack, e.g. by the receive path that called a handler). */
+    mc_channel_unregister_watchers(ch);
+    if (ch->indexed) {
+        if (mc_map_get(&nub->by_index, ch->id, 0) == ch)
+            mc_map_remove(&nub->by_index, ch->id, 0);
+    } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
+        mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
+    }
+    if (!ch->dead) {
+        ch->dead = true;
+        ch->death_reason = reason;
+    }
 }
 
 static uint32_t new_nonce(mc_nub *nub)
@@ -252,6 +271,13 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     mc_nub_flush(nub);
 }
 
+static void on_writable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mc_nub_flush(arg);
+}
+
 /* ---- the timer ---- */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -318,6 +344,8 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
         nub->cfg.keepalive_interval_us = MC_US_PER_S;
     if (!nub->cfg.max_overflow_packets)
         nub->cfg.max_overflow_packets = 262144;
+    if (!nub->cfg.max_channels)
+        nub->cfg.max_channels = MC_DEFAULT_MAX_CHANNELS;
     if (cfg->iface)
         for (size_t i = 0; i < cfg->iface->count; i++)
             if (cfg->iface->defs[i].handler)
@@ -337,8 +365,12 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     }
     int sz = (int)nub->cfg.socket_buffer_bytes;
     if (sz > 0) {
-        setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-        setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+        /* the FORCE variants pass the system maximum when we are allowed to; otherwise the
+         * kernel caps the plain request at net.core.[rw]mem_max */
+        if (setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(nub->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+        if (setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(nub->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
     }
     struct sockaddr_in sa;
     mc_address_to_sockaddr(&addr, &sa);
@@ -361,11 +393,14 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     nub->next_reply_id = (uint32_t)mc_rand_next(nub);
     nub->read_ev = event_new(base, nub->fd, EV_READ | EV_PERSIST, on_readable, nub);
     nub->timer_ev = event_new(base, -1, EV_PERSIST, on_tick, nub);
-    if (!nub->read_ev || !nub->timer_ev) {
+    nub->write_ev = event_new(base, nub->fd, EV_WRITE, on_writable, nub);
+    if (!nub->read_ev || !nub->timer_ev || !nub->write_ev) {
         if (nub->read_ev)
             event_free(nub->read_ev);
         if (nub->timer_ev)
             event_free(nub->timer_ev);
+        if (nub->write_ev)
+            event_free(nub->write_ev);
         close(nub->fd);
         free(nub);
         return MC_ERR_NO_MEMORY;
@@ -393,6 +428,7 @@ void mc_nub_free(mc_nub *nub)
     mc_offchannel_free_all(nub);
     event_free(nub->read_ev);
     event_free(nub->timer_ev);
+    event_free(nub->write_ev);
     close(nub->fd);
     for (int i = 0; i < MC_RECV_BATCH; i++)
         free(nub->recv_pkts[i]);
@@ -453,6 +489,22 @@ mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
     return ch && !ch->dead && !ch->condemned ? ch : NULL;
 }
 
+/* A channel this nub opens: it announces itself with CREATE_CHANNEL and a fresh nonce. */
+static mc_channel *open_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
+                                bool indexed, uint32_t id)
+{
+    mc_channel *ch = mc_channel_create(nub, addr, traits, indexed, id);
+    if (!ch)
+        return NULL;
+    ch->send_create = true;
+    ch->nonce = new_nonce(nub);
+    if (!mc_nub_add_channel(nub, ch)) {
+        mc_channel_destroy(ch);
+        return NULL;
+    }
+    return ch;
+}
+
 mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits)
 {
     if (!nub || !addr || mc_address_equal(addr, &nub->addr))
@@ -460,17 +512,9 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
     mc_channel *ch = mc_map_get(&nub->by_addr, mc_address_key(addr), 0);
     if (ch && !ch->dead && !ch->condemned)
         return ch;
-    if (ch) {
-        /* a condemned or dying channel still owns the address: retire it now */
-        kill_channel(nub, ch, ch->death_reason, false);
-    }
-    ch = mc_channel_create(nub, addr, traits, false, 0);
-    if (!ch)
-        return NULL;
-    ch->send_create = true;
-    ch->nonce = new_nonce(nub);
-    mc_nub_add_channel(nub, ch);
-    return ch;
+    if (ch) /* a condemned or dying channel still owns the address: retire it */
+        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason : MC_CHANNEL_DEATH_INACTIVITY);
+    return open_channel(nub, addr, traits, false, 0);
 }
 
 mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t id,
@@ -484,14 +528,8 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
         return ch;
     }
     if (ch)
-        kill_channel(nub, ch, ch->death_reason, false);
-    ch = mc_channel_create(nub, addr, traits, true, id);
-    if (!ch)
-        return NULL;
-    ch->send_create = true;
-    ch->nonce = new_nonce(nub);
-    mc_nub_add_channel(nub, ch);
-    return ch;
+        mc_nub_retire_channel(nub, ch, ch->death_reason);
+    return open_channel(nub, addr, traits, true, id);
 }
 
 mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id)

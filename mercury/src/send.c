@@ -205,7 +205,10 @@ int mc_nub_flush(mc_nub *nub)
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
                 nub->stats.send_retries++;
                 rc = MC_ERR_SOCKET;
-                break; /* keep the rest; the timer retries */
+                /* keep the rest; retry as soon as the socket is writable (or on the timer) */
+                if (nub->write_ev && !event_pending(nub->write_ev, EV_WRITE, NULL))
+                    event_add(nub->write_ev, NULL);
+                break;
             }
             /* a hard error for the first datagram: drop it and go on */
             char a[MC_ADDRESS_STRLEN];

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/defs.h"
 #include "defs_test_util.h"
@@ -14,6 +15,16 @@
 #define PROP(type, flags, extra)                                                           \
     "<root>\n<Properties>\n<p>\n<Type> " type " </Type>\n<Flags> " flags " </Flags>\n" extra \
     "</p>\n</Properties>\n</root>\n"
+
+/* Eight FIXED_DICT fields of one type, and an alias of them: each level multiplies by 8. */
+#define F8(t)                                                                                \
+    "<a><Type>" t "</Type></a><b><Type>" t "</Type></b><c><Type>" t "</Type></c>"            \
+    "<d><Type>" t "</Type></d><e><Type>" t "</Type></e><f><Type>" t "</Type></f>"            \
+    "<g><Type>" t "</Type></g><h><Type>" t "</Type></h>"
+#define DICT8(name, t) "<" name "> FIXED_DICT <Properties>" F8(t) "</Properties> </" name ">\n"
+#define BIG_TUPLE "TUPLE <of> INT8 </of> <size> 65535 </size>"
+#define ITEMS4 "<item/><item/><item/><item/>"
+#define BIG_PROP(n) "<p" n "><Type> B </Type><Flags> BASE </Flags></p" n ">\n"
 
 typedef struct {
     const char *name;
@@ -246,6 +257,95 @@ static const bad_case cases[] = {
      {"entities.xml:3: <E>: ", "entity type E: no file", "entity_defs/E.def"}},
     {"malformed xml", NULL, "<root>\n<Properties>\n<p>\n</Properties>\n</root>\n", NULL, NULL, NULL,
      NULL, {"E.def:4: ", "malformed XML: Opening and ending tag mismatch"}},
+    /* 4 KiB of aliases that would expand to 8^5 fields: refused before anything expands */
+    {"alias expansion bomb", NULL, PROP("A4", "BASE", ""),
+     "<root>\n" DICT8("A0", "INT8") DICT8("A1", "A0") DICT8("A2", "A1") DICT8("A3", "A2")
+     DICT8("A4", "A3") "</root>\n",
+     NULL, NULL, NULL, {"alias.xml:5: <A3>: ", "more than 4096 parts with aliases expanded"}},
+    {"fixed size default bomb", NULL,
+     PROP("TUPLE <of> " BIG_TUPLE " </of> <size> 65535 </size>", "BASE", ""), NULL, NULL, NULL,
+     NULL, {"E.def:4: <Type>: ", "default value would hold more than 1048576 values"}},
+    {"default items over budget", NULL,
+     PROP("ARRAY <of> " BIG_TUPLE " </of>", "BASE",
+          "<Default>\n" ITEMS4 ITEMS4 ITEMS4 ITEMS4 "\n<item/>\n</Default>\n"),
+     NULL, NULL, NULL, NULL, {"E.def:7: <item>: ", "all properties together"}},
+    {"property defaults over budget", NULL,
+     "<root>\n<Properties>\n" BIG_PROP("0") BIG_PROP("1") BIG_PROP("2") BIG_PROP("3")
+     BIG_PROP("4") BIG_PROP("5") BIG_PROP("6") BIG_PROP("7") BIG_PROP("8") BIG_PROP("9")
+     BIG_PROP("a") BIG_PROP("b") BIG_PROP("c") BIG_PROP("d") BIG_PROP("e") BIG_PROP("f")
+     BIG_PROP("g") "</Properties>\n</root>\n",
+     "<root>\n<B> " BIG_TUPLE " </B>\n</root>\n", NULL, NULL, NULL,
+     {"E.def:19: <pg>: ", "all properties together"}},
+    /* what libxml2 parses but a def file cannot mean: refused, not skipped */
+    {"attribute in def", NULL,
+     "<root>\n<Properties>\n<p kind=\"x\">\n<Type> INT8 </Type>\n<Flags> BASE </Flags>\n</p>\n"
+     "</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "attribute kind is not supported"}},
+    {"entity reference", NULL,
+     "<!DOCTYPE root [ <!ENTITY e \"8\"> ]>\n<root>\n<Properties>\n<p>\n<Type> INT&e; </Type>\n"
+     "<Flags> BASE </Flags>\n</p>\n</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:5: <Type>: ", "entity reference &e; is not supported"}},
+    {"processing instruction", NULL, NULL, "<root>\n<?x y?>\n</root>\n", NULL, NULL, NULL,
+     {"alias.xml:2: <root>: ", "processing instruction <?x?> is not supported"}},
+    {"attribute on entities root", "<root x=\"1\">\n<E/>\n</root>\n", "<root/>\n", NULL, NULL,
+     NULL, NULL, {"entities.xml:1: <root>: ", "attribute x is not supported"}},
+    {"attribute on section", "<root>\n<ClientServerEntities a=\"b\">\n<E/>\n</ClientServerEntities>\n</root>\n",
+     "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <ClientServerEntities>: ", "attribute a is not supported"}},
+    {"text in entry", "<root>\n<E> yes </E>\n</root>\n", "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <E>: ", "unexpected text 'yes'"}},
+    {"dict default field twice", NULL,
+     PROP("D", "BASE", "<Default>\n<a> 1 </a>\n<a> 2 </a>\n</Default>\n"),
+     "<root>\n<D> FIXED_DICT <Properties> <a> <Type> INT8 </Type> </a> </Properties> </D>\n</root>\n",
+     NULL, NULL, NULL, {"E.def:8: <a>: ", "field given twice in the default (first at line 7)"}},
+    /* refusals that had no test yet */
+    {"size not a number", NULL,
+     "<root>\n<Properties>\n<p>\n<Type> TUPLE <of> INT8 </of>\n<size> abc </size>\n</Type>\n<Flags> BASE </Flags>\n</p>\n</Properties>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:5: <size>: ", "expected a whole number, found 'abc'"}},
+    {"fixed dict unknown child", NULL, NULL,
+     "<root>\n<D> FIXED_DICT\n<Properties> <a> <Type> INT8 </Type> </a> </Properties>\n<Extra/>\n</D>\n</root>\n",
+     NULL, NULL, NULL, {"alias.xml:4: <Extra>: ", "unexpected element in FIXED_DICT"}},
+    {"fixed dict field length", NULL, NULL,
+     "<root>\n<D> FIXED_DICT <Properties>\n<a> <Type> STRING </Type>\n<DatabaseLength> 0 </DatabaseLength> </a>\n</Properties> </D>\n</root>\n",
+     NULL, NULL, NULL, {"alias.xml:4: <DatabaseLength>: ", "expected a length 1..1048576"}},
+    {"fixed dict field unknown child", NULL, NULL,
+     "<root>\n<D> FIXED_DICT <Properties>\n<a> <Type> INT8 </Type>\n<Default> 1 </Default> </a>\n</Properties> </D>\n</root>\n",
+     NULL, NULL, NULL, {"alias.xml:4: <Default>: ", "unexpected element in a FIXED_DICT field"}},
+    {"alias with child", NULL, PROP("A <of> INT8 </of>", "BASE", ""),
+     "<root>\n<A> INT8 </A>\n</root>\n", NULL, NULL, NULL,
+     {"E.def:4: <of>: ", "unexpected element after alias A"}},
+    {"use of a bad alias", NULL, PROP("B", "BASE", ""), "<root>\n<B> PYTHON </B>\n</root>\n",
+     NULL, NULL, NULL, {"E.def:4: <Type>: ", "alias B is invalid (see its error)"}},
+    {"bool with child", NULL, PROP("INT8", "BASE", "<Persistent> <x/> </Persistent>\n"), NULL,
+     NULL, NULL, NULL, {"E.def:6: <Persistent>: ", "expected true or false, found child elements"}},
+    {"def file is a folder", NULL, NULL, NULL, NULL, "entity_defs/E.def/x", "",
+     {"entity_defs/E.def: ", "not a regular file"}},
+    {"entry with child", "<root>\n<E> <x/> </E>\n</root>\n", "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:2: <E>: ", "an entity type entry is an empty element"}},
+    {"entry twice", "<root>\n<E/>\n<E/>\n</root>\n", "<root/>\n", NULL, NULL, NULL, NULL,
+     {"entities.xml:3: <E>: ", "entity type listed twice (line 2)"}},
+    {"sections and flat list", "<root>\n<ServerOnlyEntities> <E/> </ServerOnlyEntities>\n<F/>\n</root>\n",
+     "<root/>\n", NULL, NULL, "entity_defs/F.def", "<root/>\n",
+     {"entities.xml:1: <root>: ", "mixes ClientServerEntities/ServerOnlyEntities sections"}},
+    {"server-only sends to clients", ENT_SO, PROP("INT8", "ALL_CLIENTS", ""), NULL, NULL, NULL,
+     NULL, {"E.def:3: <p>: ", "flags ALL_CLIENTS send it to clients, but E is a server-only"}},
+    {"flags with child", NULL, PROP("INT8", "<x/>", ""), NULL, NULL, NULL, NULL,
+     {"E.def:5: <Flags>: ", "expected text, found elements"}},
+    {"bad interface name", NULL,
+     "<root>\n<Implements>\n<Interface> 1bad </Interface>\n</Implements>\n</root>\n", NULL, NULL,
+     NULL, NULL, {"E.def:3: <Interface>: ", "'1bad' is not a valid interface name"}},
+    {"bad parent name", NULL, "<root>\n<Parent> 1x </Parent>\n</root>\n", NULL, NULL, NULL, NULL,
+     {"E.def:2: <Parent>: ", "expected an entity type name"}},
+    {"blob default not base64", NULL, PROP("BLOB", "BASE", "<Default> !!! </Default>\n"), NULL,
+     NULL, NULL, NULL, {"E.def:6: <Default>: ", "BLOB default must be base64"}},
+    {"default out of range", NULL, PROP("INT8", "BASE", "<Default> 300 </Default>\n"), NULL,
+     NULL, NULL, NULL, {"E.def:6: <Default>: ", "bad default: 300 is out of range for INT8"}},
+    {"scalar default with elements", NULL, PROP("INT8", "BASE", "<Default> <x/> </Default>\n"),
+     NULL, NULL, NULL, NULL, {"E.def:6: <Default>: ", "a INT8 default is plain text"}},
+    {"return named like an argument's out_ name", NULL,
+     "<root>\n<BaseMethods>\n<m>\n<Args> <out_x> INT8 </out_x> </Args>\n"
+     "<ReturnValues> <x> INT8 </x> </ReturnValues>\n</m>\n</BaseMethods>\n</root>\n",
+     NULL, NULL, NULL, NULL, {"E.def:5: <x>: ", "return value x clashes with argument out_x"}},
     {"malformed alias xml", NULL, "<root/>\n", "<root>\n<A> INT8 </B>\n</root>\n", NULL, NULL, NULL,
      {"alias.xml:2: ", "malformed XML"}},
 };
@@ -319,12 +419,198 @@ START_TEST(all_errors_listed)
 }
 END_TEST
 
+/* A Parent chain E -> P1 -> ... -> Pn: 32 levels load, 33 are refused at the link that
+ * goes too deep, naming its file, line and element. */
+static mc_entity_defs *load_chain(int n, char *err, size_t errlen, char **dir_out)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_CS), 0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root>\n<Parent> P1 </Parent>\n</root>\n"), 0);
+    for (int k = 1; k <= n; k++) {
+        char rel[64], text[128];
+        snprintf(rel, sizeof(rel), "entity_defs/P%d.def", k);
+        if (k < n)
+            snprintf(text, sizeof(text), "<root>\n<Parent> P%d </Parent>\n</root>\n", k + 1);
+        else
+            snprintf(text, sizeof(text), "<root/>\n");
+        ck_assert_int_eq(tu_write(dir, rel, text), 0);
+    }
+    *dir_out = dir;
+    return mc_defs_load(dir, err, errlen);
+}
+
+START_TEST(parent_chain_depth)
+{
+    char err[4096];
+    char *dir;
+    mc_entity_defs *d = load_chain(31, err, sizeof(err), &dir);
+    ck_assert_msg(d != NULL, "32 levels refused: %s", err);
+    mc_defs_free(d);
+    tu_rmtree(dir);
+    free(dir);
+    d = load_chain(32, err, sizeof(err), &dir);
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "P31.def:2: <Parent>: Parent/Implements nest more than 32 deep"),
+                  "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Entries in BigWorld's sections may carry KBEngine's attributes when they agree. */
+START_TEST(section_entry_attributes)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml",
+                              "<root>\n<ServerOnlyEntities>\n<E hasClient=\"false\" "
+                              "hasCell=\"true\"/>\n</ServerOnlyEntities>\n</root>\n"),
+                     0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root/>\n"), 0);
+    char err[4096];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_msg(d != NULL, "%s", err);
+    mc_defs_free(d);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* n properties p0 .. p(n-1) in E.def (line k + 3 declares pk), then pdup_of again if >= 0. */
+static char *many_props(int n, int dup_of)
+{
+    size_t cap = (size_t)n * 64 + 256;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)snprintf(text, cap, "<root>\n<Properties>\n");
+    for (int k = 0; k < n + (dup_of >= 0); k++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "<p%d><Type>INT8</Type><Flags>BASE</Flags></p%d>\n",
+                                k < n ? k : dup_of, k < n ? k : dup_of);
+    snprintf(text + len, cap - len, "</Properties>\n</root>\n");
+    return text;
+}
+
+/* Duplicate checks are hashed: 65535 properties load quickly (this ran for minutes when
+ * each name was compared with every earlier one), a late duplicate is still found, and
+ * more than 65535 are refused at <Properties> before any is parsed. */
+START_TEST(many_properties)
+{
+    static const struct {
+        int n, dup_of;
+        const char *expect;
+    } runs[] = {
+        {65535, -1, NULL},
+        {65534, 7, "E.def:65537: <p7>: property declared twice (first at line 10)"},
+        {65536, -1, "E.def:2: <Properties>: 65536 properties, at most 65535 per entity type"},
+    };
+    for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+        char *dir = tu_mkdtemp();
+        ck_assert_ptr_nonnull(dir);
+        char *text = many_props(runs[r].n, runs[r].dup_of);
+        ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_SO), 0);
+        ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", text), 0);
+        free(text);
+        char err[4096];
+        mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+        if (!runs[r].expect) {
+            ck_assert_msg(d != NULL, "%s", err);
+            ck_assert_uint_eq(mc_defs_type(d, 0)->nprops, 65535);
+            mc_defs_free(d);
+        } else {
+            ck_assert_ptr_null(d);
+            ck_assert_msg(strstr(err, runs[r].expect) != NULL, "expected '%s' in: %s",
+                          runs[r].expect, err);
+        }
+        tu_rmtree(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* Resolving an alias that refers to an alias not yet resolved recurses: a chain A0 = A1,
+ * A1 = A2, ..., A69 = INT8 is stopped by the recursion guard with an error, not a stack
+ * overflow. (Declared the other way round each alias resolves from a finished one.) */
+START_TEST(alias_chain_too_long)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof(text), "<root>\n");
+    for (int k = 0; k < 69; k++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "<A%d> A%d </A%d>\n", k, k + 1, k);
+    snprintf(text + len, sizeof(text) - len, "<A69> INT8 </A69>\n</root>\n");
+    ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_SO), 0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root/>\n"), 0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/alias.xml", text), 0);
+    char err[8192];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "alias.xml:") && strstr(err, ": types nest too deeply (aliases and "
+                                                            "containers)"),
+                  "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A def file over 16 MiB is refused by its size before libxml2 reads it. */
+START_TEST(file_too_large)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(tu_write(dir, "entities.xml", ENT_SO), 0);
+    ck_assert_int_eq(tu_write(dir, "entity_defs/E.def", "<root/>\n"), 0);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/entity_defs/E.def", dir);
+    ck_assert_int_eq(truncate(path, 16 * 1024 * 1024 + 1), 0); /* sparse */
+    char err[4096];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "E.def: file too large (16777217 bytes, limit 16 MiB)"), "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Entity type ids travel in 13 bits of a mailbox: one type more is refused at the list. */
+START_TEST(too_many_entity_types)
+{
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    size_t cap = (MC_ENTITY_TYPE_MAX + 1u) * 16 + 64;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)snprintf(text, cap, "<root>\n");
+    for (unsigned k = 0; k <= MC_ENTITY_TYPE_MAX; k++)
+        len += (size_t)snprintf(text + len, cap - len, "<T%u/>\n", k);
+    snprintf(text + len, cap - len, "</root>\n");
+    ck_assert_int_eq(tu_write(dir, "entities.xml", text), 0);
+    free(text);
+    char err[4096];
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_ptr_null(d);
+    ck_assert_msg(strstr(err, "entities.xml:1: <root>: 8192 entity types, at most 8191 fit a "
+                              "mailbox"),
+                  "%s", err);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_refuse");
     TCase *tc = tcase_create("refuse");
     tcase_add_loop_test(tc, refused, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, all_errors_listed);
+    tcase_add_test(tc, parent_chain_depth);
+    tcase_add_test(tc, section_entry_attributes);
+    tcase_add_test(tc, many_properties);
+    tcase_add_test(tc, alias_chain_too_long);
+    tcase_add_test(tc, file_too_large);
+    tcase_add_test(tc, too_many_entity_types);
     suite_add_tcase(s, tc);
     return s;
 }

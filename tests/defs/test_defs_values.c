@@ -326,6 +326,12 @@ START_TEST(malformed_and_oversized)
     dict.nfields = 1;
     dict.fields = &f;
     expect_refused(&dict, (const uint8_t[]){2, 5}, 2, NULL, "bad None flag");
+    /* present, but its fields cannot fit: refused before they are allocated */
+    mc_def_field two[] = {{"x", &u8, 0}, {"y", &i64, 0}};
+    dict.nfields = 2;
+    dict.fields = two;
+    expect_refused(&dict, (const uint8_t[]){1, 5, 0, 0, 0}, 5, NULL,
+                   "FIXED_DICT at offset 1 needs at least 9 bytes, only 4 remain");
     /* mailboxes: none with fields set, unknown entity type, negative id, no address */
     mc_value_limits three = {.max_bytes = 0, .entity_types = 3};
     expect_refused(&mb, (const uint8_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 12, &three,

@@ -7,6 +7,66 @@
 #include "common/watcher.h"
 #include "harness.h"
 
+/* ---- configuration errors ---- */
+static void on_nothing(void *ctx, const mc_message_info *info, mc_istream *is)
+{
+    (void)ctx;
+    (void)info;
+    (void)is;
+}
+
+START_TEST(bad_interfaces_and_addresses_refused)
+{
+    char err[128];
+    static const mc_message_def dup_defs[] = {{1, "A", MC_MSG_FIXED, 4, on_nothing},
+                                              {1, "B", MC_MSG_FIXED, 4, on_nothing}};
+    static const mc_interface dup = MC_INTERFACE("dup", dup_defs);
+    ck_assert_int_eq(mc_interface_validate(&dup, err, sizeof err), MC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err, "reuses id 1"));
+    static const mc_message_def reserved_defs[] = {{0xFF, "R", MC_MSG_FIXED, 4, on_nothing}};
+    static const mc_interface reserved = MC_INTERFACE("reserved", reserved_defs);
+    ck_assert_int_eq(mc_interface_validate(&reserved, err, sizeof err), MC_ERR_INVALID);
+    static const mc_message_def field_defs[] = {{2, "F", MC_MSG_VARIABLE, 3, on_nothing}};
+    static const mc_interface field = MC_INTERFACE("field", field_defs);
+    ck_assert_int_eq(mc_interface_validate(&field, err, sizeof err), MC_ERR_INVALID);
+    ck_assert_int_eq(mc_interface_validate(&test_iface, err, sizeof err), MC_OK);
+    ck_assert_ptr_eq(mc_interface_find_name(&test_iface, "T_VAR2_"), tdef(T_VAR2));
+
+    struct event_base *base = event_base_new();
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    mc_nub *nub = NULL;
+    cfg.iface = &dup;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_ERR_INVALID);
+    ck_assert_ptr_null(nub);
+    cfg.iface = NULL;
+    cfg.bind = "127.0.0.1";
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_ERR_ADDRESS);
+    cfg.bind = "10.0.0.300:5";
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_ERR_ADDRESS);
+    cfg.bind = "127.0.0.1:0";
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &nub), MC_OK);
+    ck_assert_uint_ne(mc_nub_address(nub)->port, 0);
+    /* a second nub on the same port is refused */
+    char used[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(nub), used, sizeof used);
+    mc_nub *other = NULL;
+    cfg.bind = used;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &other), MC_ERR_SOCKET);
+    ck_assert_ptr_null(mc_nub_channel(nub, mc_nub_address(nub), MC_CHANNEL_INTERNAL));
+    mc_nub_free(nub);
+    event_base_free(base);
+
+    mc_address a;
+    ck_assert_int_eq(mc_address_parse("127.0.0.1:65536", &a), MC_ERR_ADDRESS);
+    ck_assert_int_eq(mc_address_parse(":80", &a), MC_ERR_ADDRESS);
+    ck_assert_int_eq(mc_address_parse("127.0.0.1:8x", &a), MC_ERR_ADDRESS);
+    ck_assert_int_eq(mc_address_parse("127.0.0.1:8080", &a), MC_OK);
+    ck_assert_uint_eq(a.ip, 0x7F000001u);
+    ck_assert_uint_eq(a.port, 8080);
+}
+END_TEST
+
 /* ---- requests ---- */
 typedef struct {
     int calls;
@@ -66,6 +126,8 @@ START_TEST(request_timeout)
     ck_assert(pump_until(p.base, reply_done, &rr, 10));
     ck_assert_int_eq(rr.status, MC_REPLY_TIMEOUT);
     ck_assert_uint_ge(mc_clock_now_us() - t0, 300 * MC_US_PER_MS);
+    pump_for(p.base, 0.5); /* the handler is called exactly once */
+    ck_assert_int_eq(rr.calls, 1);
     ck_assert_uint_eq(p.rb.requests, 1);
     mc_nub_stats st;
     mc_nub_get_stats(p.a, &st);
@@ -369,10 +431,101 @@ START_TEST(peer_restart_replaces_channel)
     send_stream(p.ab, 0, 300, 40);
     ck_assert(wait_received(&p, &p.rb, 300, 10));
     ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert(pump_until(p.base, died, &d, 5));
     ck_assert_int_eq(d.deaths, 1);
     ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
     /* the old channel's late CREATE resends do not disturb the new one */
     ck_assert(pump_until(p.base, (bool (*)(void *))mc_channel_idle, p.ab, 5));
+    pair_close(&p);
+}
+END_TEST
+
+
+START_TEST(accepting_peer_restart_replaces_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 10));
+    /* b answers on the channel it accepted (no CREATE_CHANNEL from b) */
+    mc_channel *ba = mc_nub_find_channel(p.b, mc_nub_address(p.a));
+    ck_assert_ptr_nonnull(ba);
+    send_stream(ba, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.ra, 100, 10));
+    /* b restarts on the same port and opens a channel to a itself */
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.b), bind, sizeof bind);
+    mc_nub_free(p.b);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.b), MC_OK);
+    ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    p.ra.next = 0;
+    p.ra.received = 0;
+    send_stream(ba, 0, 200, 40);
+    ck_assert(wait_received(&p, &p.ra, 200, 10));
+    ck_assert_uint_eq(p.ra.out_of_order, 0);
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(simultaneous_open_is_not_a_restart)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec da = {0}, db = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &da);
+    mc_nub_set_channel_dead_handler(p.b, on_dead, &db);
+    /* b opens its own channel to a before anything arrives, but sends only later */
+    mc_channel *ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    send_stream(p.ab, 0, 50, 40);
+    ck_assert(wait_received(&p, &p.rb, 50, 10));
+    pump_for(p.base, 0.05); /* b has acknowledged a's packets */
+    send_stream(ba, 0, 50, 40);
+    ck_assert(wait_received(&p, &p.ra, 50, 10));
+    send_stream(p.ab, 50, 50, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 10));
+    pump_for(p.base, 0.1);
+    ck_assert_int_eq(da.deaths, 0);
+    ck_assert_int_eq(db.deaths, 0);
+    ck_assert_uint_eq(p.ra.out_of_order + p.rb.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
+static void tiny_overflow(mc_nub_config *cfg, int which)
+{
+    (void)which;
+    cfg->max_overflow_packets = 10;
+}
+
+START_TEST(overflow_bound_kills_channel)
+{
+    pair p;
+    pair_open(&p, tiny_overflow);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    ck_assert_int_eq(mc_channel_set_window(p.ab, 4), MC_OK);
+    uint8_t buf[1400];
+    memset(buf, 1, sizeof buf);
+    int refused = 0;
+    for (int i = 0; i < 100; i++) {
+        int rc = mc_channel_send_message(p.ab, tdef(T_VAR2), buf, sizeof buf);
+        if (rc != MC_OK) {
+            ck_assert(rc == MC_ERR_DEAD || rc == MC_ERR_OVERFLOW);
+            refused++;
+        }
+    }
+    ck_assert_int_gt(refused, 0);
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_OVERFLOW);
     pair_close(&p);
 }
 END_TEST
@@ -653,6 +806,7 @@ static Suite *api_suite(void)
     Suite *s = suite_create("mercury_api");
     TCase *tc = tcase_create("api");
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, bad_interfaces_and_addresses_refused);
     tcase_add_test(tc, request_reply_on_channel);
     tcase_add_test(tc, request_timeout);
     tcase_add_test(tc, request_off_channel_once_off);
@@ -663,6 +817,9 @@ static Suite *api_suite(void)
     tcase_add_test(tc, channel_dies_of_inactivity);
     tcase_add_test(tc, condemned_channel_finishes_sending);
     tcase_add_test(tc, peer_restart_replaces_channel);
+    tcase_add_test(tc, accepting_peer_restart_replaces_channel);
+    tcase_add_test(tc, simultaneous_open_is_not_a_restart);
+    tcase_add_test(tc, overflow_bound_kills_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
     tcase_add_test(tc, bad_packets_dropped_by_reason);
     tcase_add_test(tc, hostile_traffic_over_socket);

@@ -1,5 +1,7 @@
 /* defc: check entity definitions and generate the C API of a game module. */
+#include <ctype.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,18 @@ static void usage(FILE *out)
             "                 game_module.h/.c (registration table), into DIR\n"
             "  --module NAME  module name recorded in the registration table (default game)\n"
             "  --help         this text\n");
+}
+
+/* The module name lands in a C string and comments of generated code: keep it plain. */
+static bool module_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63)
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+            return false;
+    return true;
 }
 
 int main(int argc, char **argv)
@@ -51,6 +65,11 @@ int main(int argc, char **argv)
     }
     if (!res || (!check && !out)) {
         fprintf(stderr, "defc: need --res DIR and either --check or --out DIR (see --help)\n");
+        return 1;
+    }
+    if (!module_name_ok(module)) {
+        fprintf(stderr, "defc: module name '%.80s' must be 1..63 letters, digits, '_', '-' or "
+                        "'.'\n", module);
         return 1;
     }
     size_t errlen = 1 << 20;

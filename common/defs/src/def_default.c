@@ -114,10 +114,28 @@ static int parse_text_value(loader *L, const mc_def_type *t, xmlNodePtr n, const
     return 0;
 }
 
+int default_charge(loader *L, size_t cells, xmlNodePtr n, const char *file)
+{
+    if (cells > MC_DEFS_MAX_CELLS - L->default_cells) {
+        mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
+                    "default values of all properties together would hold more than %u values",
+                    MC_DEFS_MAX_CELLS);
+        return -1;
+    }
+    L->default_cells += cells;
+    return 0;
+}
+
 static int parse_value_node(loader *L, const mc_def_type *t, xmlNodePtr n, const char *file,
                             uint32_t max_len, mc_value *out)
 {
     memset(out, 0, sizeof(*out));
+    /* A FIXED_DICT is built whole before its given fields replace defaults; an empty
+     * sequence takes its type default. Everything else is one value per element. */
+    bool whole = t->kind == MC_TYPE_FIXED_DICT ||
+                 ((t->kind == MC_TYPE_ARRAY || t->kind == MC_TYPE_TUPLE) && !xml_count_children(n));
+    if (default_charge(L, whole ? t->cells : 1, n, file) != 0)
+        return -1;
     if (t->kind == MC_TYPE_MAILBOX) {
         mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
                     "a MAILBOX cannot have a default (it is always None at first)");
@@ -175,26 +193,39 @@ static int parse_value_node(loader *L, const mc_def_type *t, xmlNodePtr n, const
                 mc_value_free(out);
                 return -1;
             }
-        for (xmlNodePtr c = n->children; c; c = c->next) {
+        /* Field positions by name (their cost is in t->cells, charged above); a field given
+         * twice is refused rather than the last one silently winning. */
+        name_index fields = {0};
+        int rc = 0;
+        for (size_t k = 0; k < t->nfields && rc == 0; k++)
+            if (name_index_put(&fields, t->fields[k].name, k, NULL) < 0) {
+                L->arena->failed = 1; /* reported as out of memory */
+                rc = -1;
+            }
+        name_index given = {0};
+        for (xmlNodePtr c = n->children; c && rc == 0; c = c->next) {
             if (!xml_is_elem(c))
                 continue;
-            size_t k = 0;
-            while (k < t->nfields && strcmp(t->fields[k].name, xml_name(c)))
-                k++;
-            if (k == t->nfields) {
+            size_t k, first;
+            if (name_index_get(&fields, xml_name(c), &k) != 0) {
                 mc_errs_add(&L->errs, file, xml_line(c), xml_name(c),
                             "no such field in the FIXED_DICT");
-                mc_value_free(out);
-                return -1;
-            }
-            mc_value_free(&out->as.list.items[k]);
-            if (parse_value_node(L, t->fields[k].type, c, file, t->fields[k].max_len,
-                                 &out->as.list.items[k]) != 0) {
-                mc_value_free(out);
-                return -1;
+                rc = -1;
+            } else if (name_dup(L, &given, t->fields[k].name, (size_t)xml_line(c), &first)) {
+                mc_errs_add(&L->errs, file, xml_line(c), xml_name(c),
+                            "field given twice in the default (first at line %zu)", first);
+                rc = -1;
+            } else {
+                mc_value_free(&out->as.list.items[k]);
+                rc = parse_value_node(L, t->fields[k].type, c, file, t->fields[k].max_len,
+                                      &out->as.list.items[k]);
             }
         }
-        return 0;
+        name_index_free(&fields);
+        name_index_free(&given);
+        if (rc != 0)
+            mc_value_free(out);
+        return rc;
     }
     if (xml_count_children(n)) {
         mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),

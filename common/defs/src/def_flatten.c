@@ -30,6 +30,8 @@ typedef struct {
     loader *L;
     mc_entity_type_def *t;
     vec props, temp, ifaces, methods[MC_PART_COUNT];
+    name_index prop_names, method_names[MC_PART_COUNT]; /* positions in props / methods */
+    name_index iface_names;
     const raw_def *stack[32];
     size_t depth;
     bool has_volatile;
@@ -46,15 +48,21 @@ static bool on_stack(flat *F, const raw_def *rd)
     return false;
 }
 
+/* Whether rd, reached from the Parent or Interface element at line of the file on top of
+ * the stack, may be flattened one level deeper; reports why not. */
+static bool can_descend(flat *F, const raw_def *from, int line, const char *elem)
+{
+    if (F->depth < sizeof(F->stack) / sizeof(F->stack[0]))
+        return true;
+    mc_errs_add(&F->L->errs, from->file, line, elem, "Parent/Implements nest more than %zu deep",
+                sizeof(F->stack) / sizeof(F->stack[0]));
+    F->rc = -1;
+    return false;
+}
+
 static void add_raw(flat *F, const raw_def *rd)
 {
     loader *L = F->L;
-    if (F->depth >= sizeof(F->stack) / sizeof(F->stack[0])) {
-        mc_errs_add(&L->errs, rd->file, 0, NULL, "Parent/Implements nest more than %zu deep",
-                    sizeof(F->stack) / sizeof(F->stack[0]));
-        F->rc = -1;
-        return;
-    }
     F->stack[F->depth++] = rd;
     if (rd->parent) {
         raw_def *p = get_raw_def(L, rd->parent, false, rd->file, rd->parent_line);
@@ -64,7 +72,7 @@ static void add_raw(flat *F, const raw_def *rd)
             mc_errs_add(&L->errs, rd->file, rd->parent_line, "Parent",
                         "%s is its own ancestor (a Parent cycle)", rd->parent);
             F->rc = -1;
-        } else {
+        } else if (can_descend(F, rd, rd->parent_line, "Parent")) {
             add_raw(F, p);
         }
     }
@@ -80,11 +88,7 @@ static void add_raw(flat *F, const raw_def *rd)
             F->rc = -1;
             continue;
         }
-        bool seen = false;
-        for (size_t k = 0; k < F->ifaces.n; k++)
-            if (((const raw_def **)F->ifaces.items)[k] == ir)
-                seen = true;
-        if (seen)
+        if (name_dup(L, &F->iface_names, ir->name, F->ifaces.n, NULL))
             continue; /* implemented once, through whichever path came first */
         const raw_def **slot = vec_push(&F->ifaces);
         if (!slot) {
@@ -92,20 +96,19 @@ static void add_raw(flat *F, const raw_def *rd)
             continue;
         }
         *slot = ir;
-        add_raw(F, ir);
+        if (can_descend(F, rd, rd->impl_line[i], "Interface"))
+            add_raw(F, ir);
     }
     for (size_t i = 0; i < rd->nprops; i++) {
         const mc_def_property *p = &rd->props[i];
-        bool dup = false;
-        for (size_t k = 0; k < F->props.n; k++) {
+        size_t k;
+        bool dup = name_dup(L, &F->prop_names, p->name, F->props.n, &k);
+        if (dup) {
             const mc_def_property *q = &((mc_def_property *)F->props.items)[k];
-            if (!strcmp(q->name, p->name)) {
-                mc_errs_add(&L->errs, p->file, p->line, p->name,
-                            "property already declared at %s:%d (entity type %s)", q->file,
-                            q->line, F->t->name);
-                dup = true;
-                F->rc = -1;
-            }
+            mc_errs_add(&L->errs, p->file, p->line, p->name,
+                        "property already declared at %s:%d (entity type %s)", q->file, q->line,
+                        F->t->name);
+            F->rc = -1;
         }
         mc_def_property *slot = dup ? NULL : vec_push(&F->props);
         if (!dup && !slot)
@@ -127,16 +130,14 @@ static void add_raw(flat *F, const raw_def *rd)
     for (int part = 0; part < MC_PART_COUNT; part++) {
         for (size_t i = 0; i < rd->nmethods[part]; i++) {
             const mc_def_method *m = &rd->methods[part][i];
-            bool dup = false;
-            for (size_t k = 0; k < F->methods[part].n; k++) {
+            size_t k;
+            bool dup = name_dup(L, &F->method_names[part], m->name, F->methods[part].n, &k);
+            if (dup) {
                 const mc_def_method *q = &((mc_def_method *)F->methods[part].items)[k];
-                if (!strcmp(q->name, m->name)) {
-                    mc_errs_add(&L->errs, m->file, m->line, m->name,
-                                "%s method already declared at %s:%d (entity type %s)",
-                                mc_part_name((mc_part)part), q->file, q->line, F->t->name);
-                    dup = true;
-                    F->rc = -1;
-                }
+                mc_errs_add(&L->errs, m->file, m->line, m->name,
+                            "%s method already declared at %s:%d (entity type %s)",
+                            mc_part_name((mc_part)part), q->file, q->line, F->t->name);
+                F->rc = -1;
             }
             mc_def_method *slot = dup ? NULL : vec_push(&F->methods[part]);
             if (!dup && !slot)
@@ -275,5 +276,9 @@ int flatten_type(loader *L, mc_entity_type_def *t, raw_def *rd)
         t->exposed[part] = exp;
         t->nexposed[part] = nexp;
     }
+    name_index_free(&F.prop_names);
+    name_index_free(&F.iface_names);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        name_index_free(&F.method_names[part]);
     return F.rc;
 }

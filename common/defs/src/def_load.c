@@ -9,6 +9,7 @@
 typedef struct {
     const char *name;
     bool client_server;
+    bool decide; /* flat entry without hasClient: decided from the type after loading */
     int line;
 } listed_type;
 
@@ -67,8 +68,8 @@ static bool raw_wants_client(loader *L, raw_def *rd, int depth)
     return false;
 }
 
-static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xmlNodePtr c,
-                      const char *file, bool client_server)
+static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap,
+                      name_index *seen, xmlNodePtr c, const char *file, bool client_server)
 {
     const char *nm = xml_name(c);
     if (!ident_ok(nm)) {
@@ -86,12 +87,17 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
                     "an entity type entry is an empty element");
         return -1;
     }
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*list)[i].name, nm)) {
-            mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type listed twice (line %d)",
-                        (*list)[i].line);
-            return -1;
-        }
+    if (!xml_no_text(L, c, file))
+        return -1;
+    const char *copy = mc_arena_strdup(L->arena, nm);
+    size_t i;
+    if (!copy)
+        return -1;
+    if (name_dup(L, seen, copy, *n, &i)) {
+        mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type listed twice (line %d)",
+                    (*list)[i].line);
+        return -1;
+    }
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
         listed_type *p = realloc(*list, nc * sizeof(*p));
@@ -100,11 +106,31 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap, xml
         *list = p;
         *cap = nc;
     }
-    (*list)[*n].name = mc_arena_strdup(L->arena, nm);
+    (*list)[*n].name = copy;
     (*list)[*n].client_server = client_server;
+    (*list)[*n].decide = false;
     (*list)[*n].line = xml_line(c);
     (*n)++;
     return 0;
+}
+
+static bool is_section(xmlNodePtr n)
+{
+    return !strcmp(xml_name(n), "ClientServerEntities") ||
+           !strcmp(xml_name(n), "ServerOnlyEntities");
+}
+
+/* Attributes (hasClient, ...) belong to type entries: the root's children other than the
+ * sections, and the sections' children. */
+static bool is_entry(xmlNodePtr n)
+{
+    xmlNodePtr p = n->parent;
+    if (!xml_is_elem(p))
+        return false;
+    if (p->parent && p->parent->type == XML_DOCUMENT_NODE)
+        return !is_section(n);
+    return is_section(p) && p->parent && xml_is_elem(p->parent) &&
+           p->parent->parent && p->parent->parent->type == XML_DOCUMENT_NODE;
 }
 
 static int load_entities(loader *L)
@@ -118,11 +144,11 @@ static int load_entities(loader *L)
     xmlNodePtr root = xmlDocGetRootElement(doc);
     listed_type *list = NULL;
     size_t n = 0, cap = 0;
-    int rc = xml_no_text(L, root, file) ? 0 : -1;
+    name_index seen = {0}; /* names in list */
+    int rc = xml_plain(L, doc, file, is_entry) ? 0 : -1;
+    if (!xml_no_text(L, root, file))
+        rc = -1;
     bool sectioned = false, flat = false;
-    /* flat entries without hasClient, decided after loading */
-    bool *decide = NULL;
-    size_t ndecide = 0;
     for (xmlNodePtr c = root->children; c; c = c->next) {
         if (!xml_is_elem(c))
             continue;
@@ -136,7 +162,7 @@ static int load_entities(loader *L)
                 if (xml_is_elem(e)) {
                     bool hc = false, given = false;
                     if (read_has_client(L, e, file, &hc, &given) != 0 ||
-                        add_listed(L, &list, &n, &cap, e, file, cs) != 0) {
+                        add_listed(L, &list, &n, &cap, &seen, e, file, cs) != 0) {
                         rc = -1;
                         continue;
                     }
@@ -150,20 +176,11 @@ static int load_entities(loader *L)
             flat = true;
             bool hc = false, given = false;
             if (read_has_client(L, c, file, &hc, &given) != 0 ||
-                add_listed(L, &list, &n, &cap, c, file, hc) != 0) {
+                add_listed(L, &list, &n, &cap, &seen, c, file, hc) != 0) {
                 rc = -1;
                 continue;
             }
-            bool *d = realloc(decide, n * sizeof(bool));
-            if (!d) {
-                rc = -1;
-                continue;
-            }
-            decide = d;
-            for (size_t k = ndecide; k < n; k++)
-                decide[k] = false;
-            ndecide = n;
-            decide[n - 1] = !given;
+            list[n - 1].decide = !given;
         }
     }
     if (sectioned && flat) {
@@ -181,16 +198,15 @@ static int load_entities(loader *L)
         rc = -1;
     }
     xmlFreeDoc(doc);
+    name_index_free(&seen);
     if (rc != 0) {
         free(list);
-        free(decide);
         return -1;
     }
     mc_entity_defs *d = L->defs;
     d->types = mc_arena_calloc(L->arena, n, sizeof(mc_entity_type_def));
     if (!d->types) {
         free(list);
-        free(decide);
         return -1;
     }
     d->ntypes = n;
@@ -204,13 +220,12 @@ static int load_entities(loader *L)
             continue;
         }
         t->client_server = list[i].client_server;
-        if (decide && i < ndecide && decide[i])
+        if (list[i].decide)
             t->client_server = raw_wants_client(L, rd, 0);
         if (flatten_type(L, t, rd) != 0)
             rc = -1;
     }
     free(list);
-    free(decide);
     return rc;
 }
 
@@ -267,6 +282,9 @@ mc_entity_defs *mc_defs_load(const char *res_dir, char *err, size_t errlen)
         d->aliases[i].node = NULL;
     if (load_entities(&L) != 0)
         rc = -1;
+    name_index_free(&L.alias_names);
+    name_index_free(&L.raw_names[0]);
+    name_index_free(&L.raw_names[1]);
     if (L.arena->failed) {
         mc_errs_add(&L.errs, res_dir, 0, NULL, "out of memory while loading");
         rc = -1;

@@ -1,6 +1,7 @@
 /* Parsing one .def file (an entity type or an interface) into a raw_def. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,6 +194,8 @@ static int parse_property(loader *L, raw_def *rd, xmlNodePtr n, mc_def_property 
             mc_value_free(&p->default_value);
             return -1;
         }
+    } else if (default_charge(L, p->type->cells, n, file) != 0) {
+        return -1;
     } else if (mc_value_init_default(&p->default_value, p->type) != 0) {
         mc_errs_add(&L->errs, file, xml_line(n), p->name, "out of memory");
         return -1;
@@ -209,6 +212,7 @@ static int parse_arg_list(loader *L, raw_def *rd, xmlNodePtr n, mc_def_arg **out
         return -1;
     int rc = 0;
     size_t i = 0;
+    name_index seen = {0};
     for (xmlNodePtr c = n->children; c; c = c->next) {
         if (!xml_is_elem(c))
             continue;
@@ -219,17 +223,17 @@ static int parse_arg_list(loader *L, raw_def *rd, xmlNodePtr n, mc_def_arg **out
                 continue;
             }
             a->name = mc_arena_strdup(L->arena, xml_name(c));
-            for (size_t j = 0; j + 1 < i; j++)
-                if (args[j].name && !strcmp(args[j].name, a->name)) {
-                    mc_errs_add(&L->errs, rd->file, xml_line(c), xml_name(c),
-                                "argument declared twice");
-                    rc = -1;
-                }
+            if (name_dup(L, &seen, a->name, i - 1, NULL)) {
+                mc_errs_add(&L->errs, rd->file, xml_line(c), xml_name(c),
+                            "argument declared twice");
+                rc = -1;
+            }
         }
         a->type = parse_type(L, c, rd->file);
         if (!a->type)
             rc = -1;
     }
+    name_index_free(&seen);
     *out = args;
     *nout = i;
     return rc;
@@ -342,6 +346,22 @@ static int parse_method(loader *L, raw_def *rd, xmlNodePtr n, mc_part part, mc_d
             m->returns = rets;
         }
     }
+    /* Handlers take return values as out_<name> pointers after the arguments (both lists
+     * hold at most 255 names, checked below, so this stays small). */
+    for (size_t r = 0; r < m->nreturns && m->nreturns <= 255 && m->nargs <= 255; r++)
+        for (size_t a = 0; a < m->nargs; a++)
+            if (m->args[a].name && m->returns[r].name && !strncmp(m->args[a].name, "out_", 4) &&
+                !strcmp(m->args[a].name + 4, m->returns[r].name)) {
+                mc_errs_add(&L->errs, file, xml_line(ret_n), m->returns[r].name,
+                            "return value %s clashes with argument %s (handlers receive it as "
+                            "out_%s)",
+                            m->returns[r].name, m->args[a].name, m->returns[r].name);
+                ok = false;
+            }
+    if (m->nreturns > 255) {
+        mc_errs_add(&L->errs, file, xml_line(ret_n), "ReturnValues", "more than 255 values");
+        ok = false;
+    }
     if (m->nargs > 255) {
         mc_errs_add(&L->errs, file, xml_line(n), m->name, "more than 255 arguments");
         ok = false;
@@ -358,24 +378,30 @@ static int parse_methods(loader *L, raw_def *rd, xmlNodePtr n, mc_part part)
         return -1;
     }
     size_t k = xml_count_children(n);
+    if (k > 65535) {
+        mc_errs_add(&L->errs, rd->file, xml_line(n), xml_name(n),
+                    "%zu methods, at most 65535 per part of an entity type", k);
+        return -1;
+    }
     mc_def_method *ms = mc_arena_calloc(L->arena, k ? k : 1, sizeof(*ms));
     if (!ms)
         return -1;
     int rc = 0;
-    size_t i = 0;
+    size_t i = 0, j;
+    name_index seen = {0};
     for (xmlNodePtr c = n->children; c; c = c->next) {
         if (!xml_is_elem(c))
             continue;
         if (parse_method(L, rd, c, part, &ms[i]) != 0)
             rc = -1;
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(ms[j].name, ms[i].name)) {
-                mc_errs_add(&L->errs, rd->file, xml_line(c), ms[i].name,
-                            "method declared twice (first at line %d)", ms[j].line);
-                rc = -1;
-            }
+        if (name_dup(L, &seen, ms[i].name, i, &j)) {
+            mc_errs_add(&L->errs, rd->file, xml_line(c), ms[i].name,
+                        "method declared twice (first at line %d)", ms[j].line);
+            rc = -1;
+        }
         i++;
     }
+    name_index_free(&seen);
     rd->methods[part] = ms;
     rd->nmethods[part] = i;
     return rc;
@@ -455,6 +481,7 @@ static int parse_names(loader *L, raw_def *rd, xmlNodePtr n, const char ***out, 
         return -1;
     int rc = 0;
     size_t i = 0;
+    name_index seen = {0};
     for (xmlNodePtr c = n->children; c; c = c->next) {
         if (!xml_is_elem(c))
             continue;
@@ -488,15 +515,14 @@ static int parse_names(loader *L, raw_def *rd, xmlNodePtr n, const char ***out, 
             }
             nm = mc_arena_strdup(L->arena, xml_name(c));
         }
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(names[j], nm)) {
-                mc_errs_add(&L->errs, file, xml_line(c), xml_name(c), "%s %s listed twice", what,
-                            nm);
-                rc = -1;
-            }
+        if (name_dup(L, &seen, nm, i, NULL)) {
+            mc_errs_add(&L->errs, file, xml_line(c), xml_name(c), "%s %s listed twice", what, nm);
+            rc = -1;
+        }
         ls[i] = xml_line(c);
         names[i++] = nm;
     }
+    name_index_free(&seen);
     *out = names;
     *nout = i;
     if (lines)
@@ -549,9 +575,16 @@ static int parse_root(loader *L, raw_def *rd, xmlNodePtr root)
             if (!xml_no_text(L, c, file))
                 rc = -1;
             size_t k = xml_count_children(c);
+            if (k > 65535) {
+                mc_errs_add(&L->errs, file, xml_line(c), nm,
+                            "%zu properties, at most 65535 per entity type", k);
+                rc = -1;
+                continue;
+            }
             rd->props = mc_arena_calloc(L->arena, k ? k : 1, sizeof(mc_def_property));
             if (!rd->props)
                 return -1;
+            name_index prop_names = {0};
             for (xmlNodePtr p = c->children; p; p = p->next) {
                 if (!xml_is_elem(p))
                     continue;
@@ -562,15 +595,15 @@ static int parse_root(loader *L, raw_def *rd, xmlNodePtr root)
                     rc = -1;
                     continue;
                 }
-                for (size_t j = 0; j < rd->nprops; j++)
-                    if (!strcmp(rd->props[j].name, prop->name)) {
-                        mc_errs_add(&L->errs, file, xml_line(p), prop->name,
-                                    "property declared twice (first at line %d)",
-                                    rd->props[j].line);
-                        rc = -1;
-                    }
+                size_t j;
+                if (name_dup(L, &prop_names, prop->name, rd->nprops, &j)) {
+                    mc_errs_add(&L->errs, file, xml_line(p), prop->name,
+                                "property declared twice (first at line %d)", rd->props[j].line);
+                    rc = -1;
+                }
                 rd->nprops++;
             }
+            name_index_free(&prop_names);
         } else if (!strcmp(nm, "TempProperties")) {
             if (seen_temp) {
                 mc_errs_add(&L->errs, file, xml_line(c), nm, "given twice");
@@ -611,13 +644,19 @@ static int parse_root(loader *L, raw_def *rd, xmlNodePtr root)
 raw_def *get_raw_def(loader *L, const char *name, bool is_interface, const char *from_file,
                      int from_line)
 {
-    for (raw_def *r = L->defs->raws; r; r = r->next)
-        if (r->is_interface == is_interface && !strcmp(r->name, name))
-            return r->state == 2 ? r : NULL;
+    /* Each file is read once: the index maps names to raw_def pointers (as uintptr_t). */
+    name_index *known = &L->raw_names[is_interface];
+    size_t at;
+    if (name_index_get(known, name, &at) == 0) {
+        raw_def *r = (raw_def *)(uintptr_t)at;
+        return r->state == 2 ? r : NULL;
+    }
     raw_def *rd = mc_arena_alloc(L->arena, sizeof(*rd));
     if (!rd)
         return NULL;
     rd->name = mc_arena_strdup(L->arena, name);
+    if (!rd->name || name_dup(L, known, rd->name, (size_t)(uintptr_t)rd, NULL) || L->arena->failed)
+        return NULL;
     rd->is_interface = is_interface;
     rd->file = mc_arena_printf(L->arena, "%s/%s.def", is_interface ? L->iface_dir : L->defs_dir,
                                name);
@@ -639,7 +678,9 @@ raw_def *get_raw_def(loader *L, const char *name, bool is_interface, const char 
     }
     if (!doc)
         return NULL;
-    int rc = parse_root(L, rd, xmlDocGetRootElement(doc));
+    int rc = xml_plain(L, doc, rd->file, NULL) ? 0 : -1;
+    if (parse_root(L, rd, xmlDocGetRootElement(doc)) != 0)
+        rc = -1;
     xmlFreeDoc(doc);
     if (rc != 0)
         return NULL;

@@ -83,18 +83,29 @@ void types_init_builtins(loader *L)
         t->kind = (mc_type_kind)k;
         t->min_wire_size = wire_min(t->kind);
         t->depth = 1;
+        t->nodes = 1;
+        t->cells = 1;
         L->builtin[k] = t;
     }
 }
 
+/* Saturating size arithmetic for the expanded size of nested types. */
+static size_t sat_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t sat_mul(size_t a, size_t b)
+{
+    return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
 static const mc_def_type *resolve_alias(loader *L, alias_entry *a);
 
-static alias_entry *find_alias(mc_entity_defs *d, const char *name)
+static alias_entry *find_alias(loader *L, const char *name)
 {
-    for (size_t i = 0; i < d->naliases; i++)
-        if (!strcmp(d->aliases[i].name, name))
-            return &d->aliases[i];
-    return NULL;
+    size_t i;
+    return name_index_get(&L->alias_names, name, &i) == 0 ? &L->defs->aliases[i] : NULL;
 }
 
 static bool parse_count(loader *L, xmlNodePtr n, const char *file, uint32_t *out)
@@ -170,7 +181,10 @@ static const mc_def_type *parse_sequence(loader *L, xmlNodePtr n, const char *fi
     t->of = of;
     t->depth = of->depth + 1;
     t->size = size;
-    t->min_wire_size = 1;
+    /* A count, then size elements (none when the size is open). */
+    t->min_wire_size = sat_add(1, sat_mul(size, of->min_wire_size));
+    t->nodes = sat_add(1, of->nodes);
+    t->cells = sat_add(1, sat_mul(size, of->cells));
     return t;
 }
 
@@ -225,6 +239,7 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
     if (!fields)
         return NULL;
     size_t i = 0;
+    name_index seen = {0};
     for (xmlNodePtr f = props->children; f; f = f->next) {
         if (!xml_is_elem(f))
             continue;
@@ -235,11 +250,10 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
                         "field name is not a valid identifier");
             ok = false;
         }
-        for (size_t j = 0; j + 1 < i; j++)
-            if (fields[j].name && !strcmp(fields[j].name, fd->name)) {
-                mc_errs_add(&L->errs, file, xml_line(f), xml_name(f), "field declared twice");
-                ok = false;
-            }
+        if (name_dup(L, &seen, fd->name, i - 1, NULL)) {
+            mc_errs_add(&L->errs, file, xml_line(f), xml_name(f), "field declared twice");
+            ok = false;
+        }
         xmlNodePtr type_node = NULL;
         if (!xml_no_text(L, f, file))
             ok = false;
@@ -295,6 +309,7 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
             ok = false;
         }
     }
+    name_index_free(&seen);
     if (!ok)
         return NULL;
     mc_def_type *t = mc_arena_alloc(L->arena, sizeof(*t));
@@ -304,15 +319,19 @@ static const mc_def_type *parse_fixed_dict(loader *L, xmlNodePtr n, const char *
     t->allow_none = allow_none;
     t->nfields = nf;
     t->fields = fields;
-    size_t min = allow_none ? 1 : 0;
-    if (!allow_none)
-        for (size_t k = 0; k < nf; k++)
-            min += fields[k].type->min_wire_size;
-    t->min_wire_size = min ? min : 1;
+    size_t min = 0, nodes = 1, cells = 1;
     unsigned depth = 0;
-    for (size_t k = 0; k < nf; k++)
-        if (fields[k].type->depth > depth)
-            depth = fields[k].type->depth;
+    for (size_t k = 0; k < nf; k++) {
+        const mc_def_type *ft = fields[k].type;
+        min = sat_add(min, ft->min_wire_size);
+        nodes = sat_add(nodes, ft->nodes);
+        cells = sat_add(cells, ft->cells);
+        if (ft->depth > depth)
+            depth = ft->depth;
+    }
+    t->min_wire_size = allow_none ? 1 : min; /* nf >= 1, so min >= 1 */
+    t->nodes = nodes;
+    t->cells = cells;
     t->depth = depth + 1;
     return t;
 }
@@ -332,6 +351,20 @@ const mc_def_type *parse_type(loader *L, xmlNodePtr n, const char *file)
     if (t && t->depth > MC_DEFS_MAX_DEPTH) {
         mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
                     "containers nest %u deep, limit %u", t->depth, MC_DEFS_MAX_DEPTH);
+        return NULL;
+    }
+    /* Aliases used inside aliases multiply: bound the expanded type (its text in the
+     * digest, the work per value) and its default value before anything builds them. */
+    if (t && t->nodes > MC_DEFS_MAX_TYPE_NODES) {
+        mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
+                    "type has more than %u parts with aliases expanded",
+                    MC_DEFS_MAX_TYPE_NODES);
+        return NULL;
+    }
+    if (t && t->cells > MC_DEFS_MAX_CELLS) {
+        mc_errs_add(&L->errs, file, xml_line(n), xml_name(n),
+                    "default value would hold more than %u values (fixed sizes multiplied)",
+                    MC_DEFS_MAX_CELLS);
         return NULL;
     }
     return t;
@@ -374,7 +407,7 @@ static const mc_def_type *parse_type_inner(loader *L, xmlNodePtr n, const char *
             }
         return L->builtin[k];
     }
-    alias_entry *a = find_alias(L->defs, text);
+    alias_entry *a = find_alias(L, text);
     if (a) {
         for (xmlNodePtr c = n->children; c; c = c->next)
             if (xml_is_elem(c)) {
@@ -444,6 +477,7 @@ int load_aliases(loader *L)
     L->alias_doc = doc;
     L->alias_file = path;
     xmlNodePtr root = xmlDocGetRootElement(doc);
+    bool plain = xml_plain(L, doc, path, NULL);
     if (!xml_no_text(L, root, path))
         return -1;
     size_t n = xml_count_children(root);
@@ -460,10 +494,16 @@ int load_aliases(loader *L)
             rc = -1;
             continue;
         }
-        bool clash = find_alias(L->defs, nm) != NULL;
+        bool clash = false;
         for (size_t i = 0; i < sizeof(builtin_names) / sizeof(builtin_names[0]); i++)
             if (!strcmp(nm, builtin_names[i].name))
                 clash = true;
+        /* the key is the arena copy: the alias document is freed after loading aliases */
+        const char *copy = clash ? NULL : mc_arena_strdup(L->arena, nm);
+        if (!clash && !copy)
+            return -1;
+        if (!clash)
+            clash = name_dup(L, &L->alias_names, copy, L->defs->naliases, NULL);
         if (clash) {
             mc_errs_add(&L->errs, path, xml_line(c), nm,
                         "alias declared twice or named like a built-in type");
@@ -471,10 +511,12 @@ int load_aliases(loader *L)
             continue;
         }
         alias_entry *a = &L->defs->aliases[L->defs->naliases++];
-        a->name = mc_arena_strdup(L->arena, nm);
+        a->name = copy;
         a->file = path;
         a->node = c;
     }
+    if (!plain)
+        rc = -1;
     for (size_t i = 0; i < L->defs->naliases; i++) {
         alias_entry *a = &L->defs->aliases[i];
         if (a->state == 0 && !resolve_alias(L, a))

@@ -1,6 +1,8 @@
 /* Values of def types: defaults, copies, checks, encoding and decoding. */
 #include "common/value.h"
 
+#include "strbuf.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -528,6 +530,16 @@ static int decode_rec(const mc_def_type *t, mc_istream *is, uint32_t max_bytes,
                 return 0;
             }
         }
+        /* As for arrays: the fields must fit in what remains before they are allocated. */
+        size_t need = 0;
+        for (size_t i = 0; i < t->nfields; i++)
+            need += t->fields[i].type->min_wire_size;
+        if (need > mc_istream_remaining(is)) {
+            why_set(why, whylen,
+                    "FIXED_DICT at offset %zu needs at least %zu bytes, only %zu remain", is->pos,
+                    need, mc_istream_remaining(is));
+            goto fail;
+        }
         if (list_alloc(v, t->kind, (uint32_t)t->nfields) != 0) {
             why_set(why, whylen, "out of memory");
             goto fail;
@@ -563,89 +575,52 @@ int mc_value_decode(const mc_def_type *t, mc_istream *is, const mc_value_limits 
 }
 
 /* Text rendering. */
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    bool failed;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = true;
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *p = realloc(b->buf, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->buf = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static void text_rec(sbuf *b, const mc_value *v)
+static void text_rec(strbuf *b, const mc_value *v)
 {
     switch (v->kind) {
     case MC_TYPE_INT8:
     case MC_TYPE_INT16:
     case MC_TYPE_INT32:
-    case MC_TYPE_INT64: sb_add(b, "%lld", (long long)v->as.i); break;
+    case MC_TYPE_INT64: strbuf_add(b, "%lld", (long long)v->as.i); break;
     case MC_TYPE_UINT8:
     case MC_TYPE_UINT16:
     case MC_TYPE_UINT32:
-    case MC_TYPE_UINT64: sb_add(b, "%llu", (unsigned long long)v->as.u); break;
+    case MC_TYPE_UINT64: strbuf_add(b, "%llu", (unsigned long long)v->as.u); break;
     case MC_TYPE_FLOAT32:
-    case MC_TYPE_FLOAT64: sb_add(b, "%.9g", v->as.f); break;
+    case MC_TYPE_FLOAT64: strbuf_add(b, "%.9g", v->as.f); break;
     case MC_TYPE_STRING:
     case MC_TYPE_UNICODE_STRING:
-        sb_add(b, "\"");
+        strbuf_add(b, "\"");
         for (uint32_t i = 0; i < v->as.bytes.len; i++) {
             unsigned char c = (unsigned char)v->as.bytes.data[i];
             if (c == '"' || c == '\\')
-                sb_add(b, "\\%c", c);
+                strbuf_add(b, "\\%c", c);
             else if (c < 0x20 || c == 0x7F)
-                sb_add(b, "\\x%02x", c);
+                strbuf_add(b, "\\x%02x", c);
             else
-                sb_add(b, "%c", c);
+                strbuf_add(b, "%c", c);
         }
-        sb_add(b, "\"");
+        strbuf_add(b, "\"");
         break;
     case MC_TYPE_BLOB:
-        sb_add(b, "0x");
+        strbuf_add(b, "0x");
         for (uint32_t i = 0; i < v->as.bytes.len; i++)
-            sb_add(b, "%02x", (unsigned char)v->as.bytes.data[i]);
+            strbuf_add(b, "%02x", (unsigned char)v->as.bytes.data[i]);
         break;
-    case MC_TYPE_VECTOR2: sb_add(b, "(%.9g %.9g)", v->as.vec[0], v->as.vec[1]); break;
+    case MC_TYPE_VECTOR2: strbuf_add(b, "(%.9g %.9g)", v->as.vec[0], v->as.vec[1]); break;
     case MC_TYPE_VECTOR3:
-        sb_add(b, "(%.9g %.9g %.9g)", v->as.vec[0], v->as.vec[1], v->as.vec[2]);
+        strbuf_add(b, "(%.9g %.9g %.9g)", v->as.vec[0], v->as.vec[1], v->as.vec[2]);
         break;
     case MC_TYPE_VECTOR4:
-        sb_add(b, "(%.9g %.9g %.9g %.9g)", v->as.vec[0], v->as.vec[1], v->as.vec[2],
+        strbuf_add(b, "(%.9g %.9g %.9g %.9g)", v->as.vec[0], v->as.vec[1], v->as.vec[2],
                v->as.vec[3]);
         break;
     case MC_TYPE_MAILBOX:
         if (mc_mailbox_ref_is_none(&v->as.mailbox)) {
-            sb_add(b, "None");
+            strbuf_add(b, "None");
         } else {
             uint32_t ip = v->as.mailbox.ip;
-            sb_add(b, "<%s %d type %u at %u.%u.%u.%u:%u>",
+            strbuf_add(b, "<%s %d type %u at %u.%u.%u.%u:%u>",
                    mc_component_name(mc_mailbox_ref_component(&v->as.mailbox)),
                    (int)v->as.mailbox.id, (unsigned)mc_mailbox_ref_type(&v->as.mailbox),
                    ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255,
@@ -654,67 +629,57 @@ static void text_rec(sbuf *b, const mc_value *v)
         break;
     default:
         if (v->as.list.none) {
-            sb_add(b, "None");
+            strbuf_add(b, "None");
             break;
         }
-        sb_add(b, v->kind == MC_TYPE_FIXED_DICT ? "{" : "[");
+        strbuf_add(b, v->kind == MC_TYPE_FIXED_DICT ? "{" : "[");
         for (uint32_t i = 0; i < v->as.list.count; i++) {
             if (i)
-                sb_add(b, ", ");
+                strbuf_add(b, ", ");
             text_rec(b, &v->as.list.items[i]);
         }
-        sb_add(b, v->kind == MC_TYPE_FIXED_DICT ? "}" : "]");
+        strbuf_add(b, v->kind == MC_TYPE_FIXED_DICT ? "}" : "]");
         break;
     }
 }
 
 char *mc_value_to_text(const mc_value *v)
 {
-    sbuf b = {0};
+    strbuf b = {0};
     text_rec(&b, v);
-    sb_add(&b, "%s", "");
-    if (b.failed) {
-        free(b.buf);
-        return NULL;
-    }
-    return b.buf;
+    return strbuf_finish(&b);
 }
 
-static void type_rec(sbuf *b, const mc_def_type *t)
+static void type_rec(strbuf *b, const mc_def_type *t)
 {
     switch (t->kind) {
     case MC_TYPE_ARRAY:
     case MC_TYPE_TUPLE:
-        sb_add(b, "%s<", mc_type_kind_name(t->kind));
+        strbuf_add(b, "%s<", mc_type_kind_name(t->kind));
         type_rec(b, t->of);
-        sb_add(b, ">");
+        strbuf_add(b, ">");
         if (t->size)
-            sb_add(b, "[%u]", t->size);
+            strbuf_add(b, "[%u]", t->size);
         break;
     case MC_TYPE_FIXED_DICT:
-        sb_add(b, "FIXED_DICT{");
+        strbuf_add(b, "FIXED_DICT{");
         for (size_t i = 0; i < t->nfields; i++) {
-            sb_add(b, "%s%s:", i ? "," : "", t->fields[i].name);
+            strbuf_add(b, "%s%s:", i ? "," : "", t->fields[i].name);
             type_rec(b, t->fields[i].type);
             if (t->fields[i].max_len)
-                sb_add(b, "(%u)", t->fields[i].max_len);
+                strbuf_add(b, "(%u)", t->fields[i].max_len);
         }
-        sb_add(b, "}%s", t->allow_none ? "?" : "");
+        strbuf_add(b, "}%s", t->allow_none ? "?" : "");
         break;
     default:
-        sb_add(b, "%s", mc_type_kind_name(t->kind));
+        strbuf_add(b, "%s", mc_type_kind_name(t->kind));
         break;
     }
 }
 
 char *mc_def_type_describe(const mc_def_type *t)
 {
-    sbuf b = {0};
+    strbuf b = {0};
     type_rec(&b, t);
-    sb_add(&b, "%s", "");
-    if (b.failed) {
-        free(b.buf);
-        return NULL;
-    }
-    return b.buf;
+    return strbuf_finish(&b);
 }

@@ -104,6 +104,16 @@ bool ident_ok(const char *s)
     return true;
 }
 
+bool name_dup(loader *L, name_index *ni, const char *name, size_t pos, size_t *prev)
+{
+    if (!name)
+        return false;
+    int r = name_index_put(ni, name, pos, prev);
+    if (r < 0)
+        L->arena->failed = 1;
+    return r > 0;
+}
+
 /* Keeps the first parse error (the last one is usually "premature end of data"). */
 typedef struct {
     bool have;
@@ -157,7 +167,8 @@ xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
         ctxt->sax->serror = keep_first_error;
     }
     xmlDocPtr doc = xmlCtxtReadFile(ctxt, path, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                        XML_PARSE_BIG_LINES);
     if (!doc && fe.have) {
         mc_errs_add(&L->errs, path, fe.line, NULL, "malformed XML: %s", fe.msg);
     } else if (!doc) {
@@ -179,4 +190,36 @@ xmlDocPtr xml_read(loader *L, const char *path, bool must_exist, bool *missing)
     }
     xmlFreeParserCtxt(ctxt);
     return doc;
+}
+
+bool xml_plain(loader *L, xmlDocPtr doc, const char *path, bool (*attrs_ok)(xmlNodePtr))
+{
+    bool ok = true;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlNodePtr n = root;
+    while (n) {
+        xmlNodePtr at = n->parent && n->type != XML_ELEMENT_NODE ? n->parent : n;
+        if (n->type == XML_ELEMENT_NODE && n->properties && !(attrs_ok && attrs_ok(n))) {
+            mc_errs_add(&L->errs, path, xml_line(n), xml_name(n),
+                        "attribute %.60s is not supported (def files use elements)",
+                        (const char *)n->properties->name);
+            ok = false;
+        } else if (n->type == XML_ENTITY_REF_NODE) {
+            mc_errs_add(&L->errs, path, xml_line(at), xml_name(at),
+                        "entity reference &%.60s; is not supported", xml_name(n));
+            ok = false;
+        } else if (n->type == XML_PI_NODE) {
+            mc_errs_add(&L->errs, path, xml_line(n) ? xml_line(n) : xml_line(at), xml_name(at),
+                        "processing instruction <?%.60s?> is not supported", xml_name(n));
+            ok = false;
+        }
+        if (n->type == XML_ELEMENT_NODE && n->children) {
+            n = n->children;
+            continue;
+        }
+        while (n && n != root && !n->next)
+            n = n->parent;
+        n = n && n != root ? n->next : NULL;
+    }
+    return ok;
 }

@@ -20,8 +20,11 @@
  * version, and the receiver drops packets of older versions.
  *
  * Irregular channels (the default) have their resends checked on the nub's timer; regular
- * channels (mc_channel_set_irregular(ch, false)) are expected to send every tick and have
- * resends checked on each send (the timer still checks them, less often).
+ * channels (mc_channel_set_irregular(ch, false)) are expected to send every tick and also
+ * have resends checked on each mc_channel_send (the timer checks them too).
+ *
+ * A channel's partly filled packet goes out on mc_channel_send, or at the latest on the
+ * nub's next timer tick when no message is open.
  */
 #ifndef MC_MERCURY_CHANNEL_H
 #define MC_MERCURY_CHANNEL_H

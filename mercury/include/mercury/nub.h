@@ -53,13 +53,18 @@ typedef struct {
     bool checksums;               /* add a checksum footer and require it on receipt */
     bool accept_channels;         /* create channels for peers that open one (default true) */
     mc_channel_traits accept_traits; /* traits of such channels (default internal) */
-    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 4 MiB) */
+    uint32_t socket_buffer_bytes; /* SO_RCVBUF/SO_SNDBUF request (default 16 MiB; capped
+                                     by the system unless privileged) */
     mc_time_us tick_us;           /* timer period (default 5 ms) */
     mc_time_us min_resend_delay_us;    /* default 20 ms */
     mc_time_us request_timeout_us;     /* default 5 s */
     mc_time_us inactivity_timeout_us;  /* default 60 s */
     mc_time_us keepalive_interval_us;  /* idle channels send a keepalive; default 1 s */
     uint32_t max_overflow_packets;     /* per-channel overflow bound (default 262144) */
+    uint32_t max_channels;             /* peers may open channels only while the nub has
+                                          fewer than this many (default 1024; each costs
+                                          ~230 KB with the internal window). Refused
+                                          packets count as drops/channelLimit. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
 } mc_nub_config;
@@ -79,7 +84,8 @@ typedef enum {
     MC_DROP_OUT_OF_WINDOW,   /* sequence beyond the receive window */
     MC_DROP_STALE_VERSION,   /* indexed channel packet of an older version */
     MC_DROP_FRAGMENT,        /* bad or expired fragment group */
-    MC_DROP_LATE_REPLY,      /* reply with no waiting request */
+    MC_DROP_LATE_REPLY,      /* reply with no waiting request (from that peer) */
+    MC_DROP_CHANNEL_LIMIT,   /* a peer would open a channel past max_channels */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
 
@@ -133,7 +139,9 @@ typedef void (*mc_channel_created_handler)(void *ctx, mc_channel *ch);
 void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler fn, void *ctx);
 
 /* Off-channel sending of a bundle made with mc_bundle_new. The bundle is emptied (ready for
- * reuse) whether or not the call succeeds. */
+ * reuse) whether or not the call succeeds. MC_ERR_TOO_LARGE for a message spanning more
+ * than 16384 packets (receivers refuse it: use a channel); MC_ERR_OVERFLOW (nothing sent)
+ * when RELIABLE_ONCE would make more than 16384 packets wait for acks at once. */
 typedef enum {
     MC_SEND_UNRELIABLE = 0,    /* one shot; may be lost */
     MC_SEND_RELIABLE_ONCE = 1, /* each packet resent every 200 ms up to 50 times until
@@ -146,7 +154,8 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
 int mc_nub_flush(mc_nub *nub);
 
 /* Process one datagram as if it had just been read from the socket from `from` (the receive
- * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. */
+ * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. Not to be
+ * called from inside a handler. */
 int mc_nub_process_datagram(mc_nub *nub, const mc_address *from, const void *data, size_t len);
 
 /* Rehearsal settings at run time. */
@@ -158,12 +167,13 @@ void mc_nub_rehearse_drop_next(mc_nub *nub, uint32_t n);
 void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
 
 /* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
- * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, acksSent,
- * acksReceived, onceOffResends, sendRetries, sendErrors, requestsTimedOut, channels,
- * overflowPackets, pendingRequests, drops/<reason>, droppedTotal, address, and read-write
- * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs}; and per channel
- * channels/<ip>:<port>[#id]/{rtt,window,unacked,overflow,sent,resent,received}. Only one
- * registration per nub; mc_nub_free (or mc_nub_unregister_watchers) removes them. */
+ * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, onceOffResends,
+ * acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut, channelsCreated,
+ * channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
+ * drops/<reason> (mc_drop_reason_name), channels/count, read-write
+ * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs,reorderMs}; and per channel
+ * channels/<ip>:<port>[#id]/{rttUs,window,unacked,overflow,sent,resent,received,buffered}.
+ * Only one registration per nub; mc_nub_free (or mc_nub_unregister_watchers) removes them. */
 int mc_nub_register_watchers(mc_nub *nub, mc_watchers *w, const char *prefix);
 void mc_nub_unregister_watchers(mc_nub *nub);
 

@@ -37,6 +37,8 @@ typedef enum {
 #define MC_DEFS_MAX_ELEMENTS 65535u         /* ARRAY, TUPLE */
 #define MC_DEFS_MAX_NAME 63u                /* identifiers */
 #define MC_DEFS_MAX_DEPTH 16u               /* nesting of container types */
+#define MC_DEFS_MAX_TYPE_NODES 4096u        /* a type's nodes with aliases expanded */
+#define MC_DEFS_MAX_CELLS (1u << 20)        /* mc_values in a type's default value */
 
 typedef struct mc_def_type mc_def_type;
 
@@ -56,6 +58,8 @@ struct mc_def_type {
     const mc_def_field *fields;
     size_t min_wire_size;   /* fewest bytes a value of this type takes (always >= 1) */
     unsigned depth;         /* 1 for scalars, 1 + deepest element for containers */
+    size_t nodes;           /* nodes of the type with aliases expanded (1 for scalars) */
+    size_t cells;           /* mc_values in its default with every FIXED_DICT present */
 };
 
 /* "INT8", ..., "FIXED_DICT" */

@@ -1,0 +1,38 @@
+/* The control-plane interface: message ids on every process's internal mercury interface.
+ * Each message is variable-length (4-byte length field) and carries one protobuf-c message
+ * from proto/control.proto. Requests are sent with mercury's request/reply; the reply
+ * carries the protobuf-c reply message.
+ *
+ *   id  message            direction                     payload -> reply
+ *   1   REGISTER           process -> manager, request   RegisterRequest -> RegisterReply
+ *   2   HEARTBEAT          process -> manager            Heartbeat
+ *   3   DEREGISTER         process -> manager, request   Deregister -> DeregisterReply
+ *   4   PROCESS_EVENT      manager -> process            ProcessEvent
+ *   5   QUERY              anyone -> manager, request    QueryRequest -> QueryReply
+ *   6   WATCHER            anyone -> process, request    WatcherRequest -> WatcherReply
+ *   7   UNKNOWN_PROCESS    manager -> process            UnknownProcess
+ */
+#ifndef MC_SERVER_CONTROL_H
+#define MC_SERVER_CONTROL_H
+
+#include "mercury/interface.h"
+
+enum {
+    MC_CTL_REGISTER = 1,
+    MC_CTL_HEARTBEAT = 2,
+    MC_CTL_DEREGISTER = 3,
+    MC_CTL_PROCESS_EVENT = 4,
+    MC_CTL_QUERY = 5,
+    MC_CTL_WATCHER = 6,
+    MC_CTL_UNKNOWN_PROCESS = 7,
+};
+
+/* The interface table (every message variable-length with a 4-byte length field). A
+ * sender may use it to look up defs; the handlers belong to mc_server and expect an
+ * mc_server as the nub's handler context. */
+const mc_interface *mc_control_interface(void);
+
+/* "REGISTER", ... or "?" */
+const char *mc_control_name(unsigned id);
+
+#endif

@@ -1,0 +1,113 @@
+/* The server process framework every Mercury Cluster process runs on.
+ *
+ * mc_server_new parses the options (defaults, --config FILE, command line), loads the
+ * entity defs from --res, opens the internal mercury interface (and, for loginapp and
+ * baseapp, the external one), publishes the standard watchers (uptime, pid, role, name,
+ * load, config/..., nub/..., peers/..., manager/..., command/shutdown) and, for every role
+ * but the manager, registers with the manager and then sends a heartbeat carrying the
+ * process's load every interval the manager asked for. Birth and death notifications from
+ * the manager are kept in peers/ and passed to the role's on_peer_event.
+ *
+ * mc_server_run runs the libevent loop until shutdown: SIGTERM, SIGINT or the
+ * command/shutdown watcher start a graceful shutdown (deregister from the manager, flush
+ * the channels, exit 0). A registration the manager refuses (different def digest) is
+ * logged with the manager's reason and ends the run with exit code 1.
+ *
+ * Everything lives in the mc_server instance; two can run in one process (tests).
+ */
+#ifndef MC_SERVER_SERVER_H
+#define MC_SERVER_SERVER_H
+
+#include "common/config.h"
+#include "common/watcher.h"
+#include "proto/control.pb-c.h"
+#include "server/role.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct mc_nub;
+typedef struct mc_server mc_server;
+
+/* A control message the framework does not handle itself (the manager's register,
+ * heartbeat, deregister and query), passed to the role. `request` is non-NULL when the
+ * sender waits for a reply: answer with mc_server_reply. */
+typedef struct mc_server_request mc_server_request;
+typedef void (*mc_server_control_fn)(mc_server *s, void *ctx, uint8_t msg_id,
+                                     const char *source_addr, const uint8_t *data, size_t len,
+                                     mc_server_request *request);
+
+typedef struct {
+    mc_role role;
+    const char *summary;         /* one line for --help */
+    bool has_external;           /* opens an external interface (loginapp, baseapp) */
+    const mc_option *options;    /* role-specific options, may be NULL */
+    size_t option_count;
+    void *ctx;                   /* passed to every callback */
+    /* The process is set up (manager: listening; others: registered; name known). */
+    void (*on_ready)(mc_server *s, void *ctx);
+    /* Another process was born or died (manager's notification). */
+    void (*on_peer_event)(mc_server *s, void *ctx, const Mc__Control__ProcessEvent *ev);
+    /* Control messages for the role (manager only). */
+    mc_server_control_fn on_control;
+    /* A peer's channel died (the manager uses it to mark a process dead). */
+    void (*on_channel_dead)(mc_server *s, void *ctx, const char *peer_addr);
+    /* Graceful shutdown has begun (before deregistering). */
+    void (*on_shutdown)(mc_server *s, void *ctx);
+    /* The server is being freed: release the role's events (the event_base is still
+     * valid). */
+    void (*on_free)(mc_server *s, void *ctx);
+} mc_server_desc;
+
+/* Build the process from its command line. Returns NULL when it should not run, with
+ * *exit_code set: 0 after --help, 1 after a one-line error on stderr (bad option, bad
+ * defs, address in use). */
+mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int *exit_code);
+/* Run the loop until shutdown; returns the process exit code (0 after a graceful
+ * shutdown). */
+int mc_server_run(mc_server *s);
+void mc_server_free(mc_server *s);
+
+/* new + run + free, for main(). */
+int mc_server_main(const mc_server_desc *desc, int argc, char **argv);
+
+/* Start a graceful shutdown (idempotent). */
+void mc_server_shutdown(mc_server *s, const char *reason);
+
+struct event_base *mc_server_event_base(mc_server *s);
+mc_watchers *mc_server_watchers(mc_server *s);
+const mc_config *mc_server_config(const mc_server *s);
+mc_role mc_server_role(const mc_server *s);
+/* "baseapp01" once registered; the role name before; "manager" for the manager. */
+const char *mc_server_name(const mc_server *s);
+void mc_server_set_name(mc_server *s, const char *name);
+/* The def digest (64 hex characters) the process loaded. */
+const char *mc_server_digest(const mc_server *s);
+/* "IP:PORT" of the internal / external interface ("" when there is none). */
+const char *mc_server_internal_addr(const mc_server *s);
+const char *mc_server_external_addr(const mc_server *s);
+/* The most recent load measurement (CPU time / wall time over the last interval). */
+double mc_server_load(const mc_server *s);
+
+/* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
+ * to that address (one-way). Returns 0 or a negative mercury status. */
+int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg);
+/* Ask the manager (on the channel to it): every process (QUERY_ALL), the live processes
+ * of a role (QUERY_BY_ROLE), one by name (QUERY_BY_NAME), the least-loaded live process of
+ * a role (QUERY_LEAST_LOADED). fn is called exactly once: with the reply (status QUERY_OK,
+ * or QUERY_NO_MATCH with a reason), or with reply NULL when the manager did not answer in
+ * time (or the server is being freed). The reply is valid during the call only. Returns 0
+ * or a negative mercury status (then fn is not called). */
+typedef void (*mc_server_query_fn)(mc_server *s, void *ctx,
+                                   const Mc__Control__QueryReply *reply);
+int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, const char *name,
+                    mc_server_query_fn fn, void *ctx);
+
+/* Stop waiting for the channel to addr when flushing at shutdown (its process is gone). */
+void mc_server_forget_peer(mc_server *s, const char *addr);
+/* Answer a request passed to on_control. Returns 0 or a negative mercury status. */
+int mc_server_reply(mc_server *s, mc_server_request *request, const void *msg);
+
+#endif

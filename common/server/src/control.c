@@ -1,0 +1,360 @@
+/* The control-plane interface on the internal nub: dispatching control messages, sending
+ * protobuf-c payloads, requests with replies, and channel bookkeeping. */
+#include "server_internal.h"
+#include "common/log.h"
+#include "server/control.h"
+#include "server/pb.h"
+#include "server/watcher_service.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct mc_server_request {
+    const mc_message_info *info;
+    bool answered;
+};
+
+const char *mc_control_name(unsigned id)
+{
+    switch (id) {
+    case MC_CTL_REGISTER: return "REGISTER";
+    case MC_CTL_HEARTBEAT: return "HEARTBEAT";
+    case MC_CTL_DEREGISTER: return "DEREGISTER";
+    case MC_CTL_PROCESS_EVENT: return "PROCESS_EVENT";
+    case MC_CTL_QUERY: return "QUERY";
+    case MC_CTL_WATCHER: return "WATCHER";
+    case MC_CTL_UNKNOWN_PROCESS: return "UNKNOWN_PROCESS";
+    default: return "?";
+    }
+}
+
+static void handle_watcher(mc_server *s, const mc_message_info *info, const uint8_t *data,
+                           size_t len)
+{
+    s->watcher_requests++;
+    if (!info->is_request) {
+        MC_WARNING("WATCHER message that is not a request; ignored");
+        return;
+    }
+    Mc__Control__WatcherReply *reply = NULL;
+    Mc__Control__WatcherRequest *req = mc__control__watcher_request__unpack(NULL, len, data);
+    if (req) {
+        reply = mc_watcher_service_handle(s->watchers, req);
+        mc_pb_free(req);
+    } else {
+        reply = malloc(sizeof *reply);
+        if (reply) {
+            mc__control__watcher_reply__init(reply);
+            reply->status = MC__CONTROL__WATCHER_STATUS__WS_BAD_REQUEST;
+            reply->error = mc_pb_strdup("malformed watcher request");
+        }
+    }
+    if (!reply) {
+        MC_ERROR("out of memory answering a watcher request");
+        return;
+    }
+    size_t n = 0;
+    uint8_t *buf = mc_pb_pack(reply, &n);
+    mc_pb_free(reply);
+    if (!buf) {
+        MC_ERROR("out of memory packing a watcher reply");
+        return;
+    }
+    int rc = mc_reply(info, buf, n);
+    if (rc != MC_OK)
+        MC_WARNING("cannot answer a watcher request: %s", mc_status_name(rc));
+    free(buf);
+}
+
+static void on_control(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_server *s = ctx;
+    size_t len = mc_istream_remaining(data);
+    const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
+    if (!bytes)
+        return;
+    uint8_t id = info->def->id;
+    switch (id) {
+    case MC_CTL_WATCHER:
+        handle_watcher(s, info, bytes, len);
+        return;
+    case MC_CTL_PROCESS_EVENT:
+        if (s->desc.role != MC_ROLE_MANAGER)
+            mc_server_reg_on_event(s, bytes, len);
+        return;
+    case MC_CTL_UNKNOWN_PROCESS:
+        if (s->desc.role != MC_ROLE_MANAGER)
+            mc_server_reg_on_unknown(s, bytes, len);
+        return;
+    default:
+        break;
+    }
+    char src[MC_ADDRESS_STRLEN] = "?";
+    if (info->source)
+        mc_address_format(info->source, src, sizeof src);
+    if (!s->desc.on_control) {
+        MC_WARNING("%s from %s: not handled by a %s", mc_control_name(id), src,
+                   mc_role_name(s->desc.role));
+        return;
+    }
+    mc_server_request req = {.info = info};
+    s->desc.on_control(s, s->desc.ctx, id, src, bytes, len, info->is_request ? &req : NULL);
+}
+
+static const mc_message_def control_defs[] = {
+    {MC_CTL_REGISTER, "REGISTER", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_HEARTBEAT, "HEARTBEAT", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_DEREGISTER, "DEREGISTER", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_PROCESS_EVENT, "PROCESS_EVENT", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_QUERY, "QUERY", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_WATCHER, "WATCHER", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_UNKNOWN_PROCESS, "UNKNOWN_PROCESS", MC_MSG_VARIABLE, 4, on_control},
+};
+static const mc_interface control_iface = MC_INTERFACE("control", control_defs);
+
+const mc_interface *mc_control_interface(void) { return &control_iface; }
+
+/* --- channel bookkeeping -------------------------------------------------------------- */
+
+static mc_channel *channel_to(mc_server *s, const mc_address *to);
+
+static void track_channel(mc_server *s, mc_channel *ch)
+{
+    for (size_t i = 0; i < s->nchannels; i++)
+        if (s->channels[i] == ch)
+            return;
+    if (s->nchannels == s->channels_cap) {
+        size_t cap = s->channels_cap ? s->channels_cap * 2 : 16;
+        mc_channel **c = realloc(s->channels, cap * sizeof *c);
+        if (!c)
+            return; /* only the shutdown flush would miss it */
+        s->channels = c;
+        s->channels_cap = cap;
+    }
+    s->channels[s->nchannels++] = ch;
+}
+
+static void on_channel_created(void *ctx, mc_channel *ch) { track_channel(ctx, ch); }
+
+static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
+{
+    mc_server *s = ctx;
+    for (size_t i = 0; i < s->nchannels; i++)
+        if (s->channels[i] == ch) {
+            s->channels[i] = s->channels[--s->nchannels];
+            break;
+        }
+    if (reason == MC_CHANNEL_DEATH_NUB_FREED)
+        return;
+    char addr[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_channel_address(ch), addr, sizeof addr);
+    MC_INFO("channel to %s died (%s)", addr, mc_channel_death_name(reason));
+    bool restarted = reason == MC_CHANNEL_DEATH_PEER_RESTARTED;
+    if (s->desc.role != MC_ROLE_MANAGER && strcmp(addr, s->manager_addr) == 0)
+        mc_server_reg_on_manager_dead(s, restarted);
+    /* A restarted peer is a new incarnation at the same address: it registers itself, and
+     * the registry retires the old one then; that is not the death of a live process. */
+    if (!restarted && s->desc.on_channel_dead)
+        s->desc.on_channel_dead(s, s->desc.ctx, addr);
+}
+
+static void untrack(mc_server *s, mc_channel *ch)
+{
+    for (size_t i = 0; ch && i < s->nchannels; i++)
+        if (s->channels[i] == ch) {
+            s->channels[i] = s->channels[--s->nchannels];
+            return;
+        }
+}
+
+void mc_server_forget_peer(mc_server *s, const char *addr)
+{
+    mc_address a;
+    if (mc_address_parse(addr, &a) != MC_OK)
+        return;
+    untrack(s, mc_nub_find_channel(s->internal, &a));
+}
+
+void mc_server_set_channel_timeout(mc_server *s, const mc_address *addr, mc_time_us timeout_us)
+{
+    mc_channel *ch = channel_to(s, addr);
+    if (ch)
+        mc_channel_set_inactivity_timeout(ch, timeout_us);
+}
+
+bool mc_server_channels_idle(mc_server *s)
+{
+    for (size_t i = 0; i < s->nchannels; i++)
+        if (!mc_channel_idle(s->channels[i]))
+            return false;
+    return true;
+}
+
+static mc_channel *channel_to(mc_server *s, const mc_address *to)
+{
+    mc_channel *ch = mc_nub_channel(s->internal, to, MC_CHANNEL_INTERNAL);
+    if (ch)
+        track_channel(s, ch);
+    return ch;
+}
+
+/* --- sending -------------------------------------------------------------------------- */
+
+int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg)
+{
+    mc_address to;
+    if (mc_address_parse(addr, &to) != MC_OK)
+        return MC_ERR_ADDRESS;
+    const mc_message_def *def = mc_interface_find(&control_iface, msg_id);
+    mc_channel *ch = channel_to(s, &to);
+    if (!def || !ch)
+        return def ? MC_ERR_NO_MEMORY : MC_ERR_INVALID;
+    size_t n = 0;
+    uint8_t *buf = mc_pb_pack(msg, &n);
+    if (!buf)
+        return MC_ERR_NO_MEMORY;
+    int rc = mc_channel_send_message(ch, def, buf, n);
+    free(buf);
+    if (rc == MC_OK)
+        rc = mc_channel_send(ch);
+    return rc;
+}
+
+int mc_server_reply(mc_server *s, mc_server_request *request, const void *msg)
+{
+    if (!request || request->answered)
+        return MC_ERR_STATE;
+    size_t n = 0;
+    uint8_t *buf = mc_pb_pack(msg, &n);
+    if (!buf)
+        return MC_ERR_NO_MEMORY;
+    int rc = mc_reply(request->info, buf, n);
+    free(buf);
+    request->answered = true;
+    return rc;
+}
+
+typedef struct {
+    mc_server *s;
+    void (*on_reply)(mc_server *s, int status, const uint8_t *data, size_t len, void *arg);
+    void *arg;
+} pending_request;
+
+static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+                     mc_istream *data)
+{
+    pending_request *p = ctx;
+    const uint8_t *bytes = NULL;
+    size_t len = 0;
+    if (status == MC_REPLY_OK && data) {
+        len = mc_istream_remaining(data);
+        bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
+    }
+    /* Called for every outcome, MC_REPLY_CANCELLED (server being freed) included, so the
+     * handler can release what it holds. */
+    p->on_reply(p->s, (int)status, bytes, len, p->arg);
+    free(p);
+}
+
+int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
+                           void (*cb)(mc_server *s, int status, const uint8_t *data, size_t len,
+                                      void *arg),
+                           void *arg, mc_time_us timeout_us, bool off_channel)
+{
+    const mc_message_def *def = mc_interface_find(&control_iface, msg_id);
+    mc_channel *ch = off_channel ? NULL : channel_to(s, to);
+    if (!def || (!off_channel && !ch))
+        return def ? MC_ERR_NO_MEMORY : MC_ERR_INVALID;
+    pending_request *p = malloc(sizeof *p);
+    size_t n = 0;
+    uint8_t *buf = p ? mc_pb_pack(msg, &n) : NULL;
+    if (!buf) {
+        free(p);
+        return MC_ERR_NO_MEMORY;
+    }
+    p->s = s;
+    p->on_reply = cb;
+    p->arg = arg;
+    int rc;
+    if (!off_channel) {
+        rc = mc_channel_request(ch, def, buf, n, on_reply, p, timeout_us);
+        if (rc != MC_OK)
+            free(p);
+    } else {
+        mc_bundle *b = mc_bundle_new(s->internal);
+        rc = b ? mc_bundle_start_request(b, def, on_reply, p, timeout_us) : MC_ERR_NO_MEMORY;
+        if (rc != MC_OK) {
+            free(p);
+        } else {
+            /* From here the nub calls on_reply exactly once (it frees p). */
+            mc_bundle_write(b, buf, n);
+            rc = mc_bundle_end_message(b);
+            if (rc == MC_OK)
+                rc = mc_nub_send_bundle(s->internal, to, b, MC_SEND_RELIABLE_ONCE);
+            if (rc != MC_OK)
+                rc = MC_OK; /* not sent: the request times out and on_reply reports it */
+        }
+        mc_bundle_free(b);
+    }
+    free(buf);
+    return rc;
+}
+
+/* --- interfaces ----------------------------------------------------------------------- */
+
+int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen)
+{
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.bind = mc_config_get_string(s->cfg, "internal");
+    cfg.iface = &control_iface;
+    cfg.handler_ctx = s;
+    uint64_t timeout_ms = mc_config_get_uint(s->cfg, "channelTimeoutMs");
+    if (timeout_ms < 100 || timeout_ms > 3600000) {
+        snprintf(err, errlen, "--channelTimeoutMs: %llu is outside 100..3600000",
+                 (unsigned long long)timeout_ms);
+        return -1;
+    }
+    cfg.inactivity_timeout_us = timeout_ms * MC_US_PER_MS;
+    int rc = mc_nub_new(s->base, &cfg, &s->internal);
+    if (rc != MC_OK) {
+        snprintf(err, errlen, "cannot open the internal interface on %s: %s", cfg.bind,
+                 mc_status_name(rc));
+        return -1;
+    }
+    mc_nub_set_channel_dead_handler(s->internal, on_channel_dead, s);
+    mc_nub_set_channel_created_handler(s->internal, on_channel_created, s);
+    mc_address_format(mc_nub_address(s->internal), s->internal_addr, sizeof s->internal_addr);
+    if (mc_nub_register_watchers(s->internal, s->watchers, "nub") != MC_OK)
+        MC_WARNING("cannot publish the internal interface's watchers under nub/");
+
+    if (s->desc.has_external) {
+        mc_nub_config ext;
+        mc_nub_config_init(&ext);
+        ext.bind = mc_config_get_string(s->cfg, "external");
+        ext.accept_channels = false; /* clients arrive with the login flow (next issues) */
+        ext.accept_traits = MC_CHANNEL_EXTERNAL;
+        ext.handler_ctx = s;
+        rc = mc_nub_new(s->base, &ext, &s->external);
+        if (rc != MC_OK) {
+            snprintf(err, errlen, "cannot open the external interface on %s: %s", ext.bind,
+                     mc_status_name(rc));
+            return -1;
+        }
+        mc_address_format(mc_nub_address(s->external), s->external_addr,
+                          sizeof s->external_addr);
+        if (mc_nub_register_watchers(s->external, s->watchers, "externalNub") != MC_OK)
+            MC_WARNING("cannot publish the external interface's watchers under externalNub/");
+    }
+    return 0;
+}
+
+void mc_server_close_interfaces(mc_server *s)
+{
+    if (s->external)
+        mc_nub_free(s->external);
+    if (s->internal)
+        mc_nub_free(s->internal);
+    s->external = s->internal = NULL;
+    s->nchannels = 0;
+}

@@ -1,0 +1,302 @@
+/* Registration with the manager, heartbeats, and birth/death notifications. */
+#include "server_internal.h"
+#include "common/log.h"
+#include "server/control.h"
+#include "server/pb.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RETRY_US (1000 * MC_US_PER_MS)
+#define REGISTER_REPLY_TIMEOUT_US (2000 * MC_US_PER_MS)
+
+server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info)
+{
+    server_peer *p = NULL;
+    /* Keyed by name: a restarted manager numbers processes anew, and peers/<name> should
+     * describe whoever holds that name now. */
+    const char *name = info->name ? info->name : "";
+    if (!*name)
+        return NULL;
+    for (size_t i = 0; i < s->npeers; i++)
+        if (strcmp(s->peers[i]->name, name) == 0) {
+            p = s->peers[i];
+            break;
+        }
+    if (!p) {
+        if (s->npeers == s->peers_cap) {
+            size_t cap = s->peers_cap ? s->peers_cap * 2 : 16;
+            server_peer **np = realloc(s->peers, cap * sizeof *np);
+            if (!np)
+                return NULL;
+            s->peers = np;
+            s->peers_cap = cap;
+        }
+        p = calloc(1, sizeof *p);
+        if (!p)
+            return NULL;
+        s->peers[s->npeers++] = p;
+    }
+    p->id = info->id;
+    snprintf(p->name, sizeof p->name, "%s", info->name ? info->name : "");
+    p->role = info->role;
+    snprintf(p->internal_addr, sizeof p->internal_addr, "%s",
+             info->internal_addr ? info->internal_addr : "");
+    snprintf(p->external_addr, sizeof p->external_addr, "%s",
+             info->external_addr ? info->external_addr : "");
+    p->state = info->state;
+    if (p->name[0])
+        mc_server_peer_watch(s, p);
+    return p;
+}
+
+static void on_register_reply(mc_server *s, int status, const uint8_t *data, size_t len,
+                              void *arg)
+{
+    if (status == MC_REPLY_CANCELLED || s->reg != REG_WAITING ||
+        (uint64_t)(uintptr_t)arg != s->reg_attempt)
+        return; /* the answer to an attempt we gave up on */
+    mc_time_us now = mc_clock_now_us();
+    if (status != MC_REPLY_OK) {
+        MC_WARNING("no answer from the manager at %s (%s); retrying", s->manager_addr,
+                   mc_reply_status_name((mc_reply_status)status));
+        s->reg = REG_BACKOFF;
+        s->next_attempt = now + RETRY_US;
+        return;
+    }
+    Mc__Control__RegisterReply *r = mc__control__register_reply__unpack(NULL, len, data);
+    if (!r) {
+        MC_WARNING("malformed registration reply from the manager; retrying");
+        s->reg = REG_BACKOFF;
+        s->next_attempt = now + RETRY_US;
+        return;
+    }
+    if (r->status != MC__CONTROL__REGISTER_STATUS__REGISTER_OK) {
+        snprintf(s->refusal, sizeof s->refusal, "%s", r->reason ? r->reason : "no reason given");
+        MC_ERROR("registration refused by the manager: %s", s->refusal);
+        s->reg_refusals++;
+        mc_pb_free(r);
+        s->reg = REG_NONE;
+        s->exit_code = 1;
+        event_base_loopexit(s->base, NULL);
+        return;
+    }
+    s->id = r->self ? r->self->id : 0;
+    if (r->self && r->self->name)
+        mc_server_set_name(s, r->self->name);
+    s->heartbeat_ms = r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
+    s->dead_after_ms = r->dead_after_ms;
+    for (size_t i = 0; i < r->n_peers; i++)
+        mc_server_peer_upsert(s, r->peers[i]);
+    s->reg = REG_REGISTERED;
+    s->registrations++;
+    /* The manager's channel keeps itself alive (keepalives every second): if it goes
+     * silent for twice the dead-after time the manager is gone (or restarted), and we
+     * register again on a fresh channel. */
+    uint64_t silent_ms = s->dead_after_ms * 2 > 5000 ? s->dead_after_ms * 2 : 5000;
+    mc_server_set_channel_timeout(s, &s->manager, silent_ms * MC_US_PER_MS);
+    s->last_heartbeat_sent = 0;
+    MC_INFO("registered as %s (id %u) with the manager at %s; %zu other processes; heartbeat "
+            "every %llu ms",
+            s->name, s->id, s->manager_addr, r->n_peers, (unsigned long long)s->heartbeat_ms);
+    mc_pb_free(r);
+    bool first = !s->ever_registered;
+    s->ever_registered = true;
+    if (first && s->desc.on_ready)
+        s->desc.on_ready(s, s->desc.ctx);
+}
+
+static void send_register(mc_server *s, mc_time_us now)
+{
+    Mc__Control__RegisterRequest req = MC__CONTROL__REGISTER_REQUEST__INIT;
+    req.role = s->desc.role;
+    req.pid = (uint32_t)s->pid;
+    req.host = s->hostname;
+    req.internal_addr = s->internal_addr;
+    req.external_addr = s->external_addr;
+    req.def_digest = s->digest;
+    req.build_version = (char *)MC_VERSION;
+    /* Registration goes off-channel: whatever state a channel to the manager is in (a
+     * manager that restarted and does not know it yet), the request gets through. */
+    s->reg_attempt++;
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply,
+                                    (void *)(uintptr_t)s->reg_attempt,
+                                    REGISTER_REPLY_TIMEOUT_US, true);
+    if (rc != MC_OK) {
+        MC_WARNING("cannot send the registration to %s: %s", s->manager_addr, mc_status_name(rc));
+        s->reg = REG_BACKOFF;
+        s->next_attempt = now + RETRY_US;
+        return;
+    }
+    s->reg = REG_WAITING;
+}
+
+static void send_heartbeat(mc_server *s, mc_time_us now)
+{
+    Mc__Control__Heartbeat hb = MC__CONTROL__HEARTBEAT__INIT;
+    hb.id = s->id;
+    hb.load = s->load_value;
+    int rc = mc_server_send(s, s->manager_addr, MC_CTL_HEARTBEAT, &hb);
+    if (rc != MC_OK)
+        MC_WARNING("cannot send a heartbeat to %s: %s", s->manager_addr, mc_status_name(rc));
+    else
+        s->heartbeats_sent++;
+    s->last_heartbeat_sent = now;
+}
+
+void mc_server_reg_tick(mc_server *s, mc_time_us now)
+{
+    if (s->desc.role == MC_ROLE_MANAGER || s->shutting_down)
+        return;
+    switch (s->reg) {
+    case REG_NONE:
+        if (s->exit_code)
+            return;
+        s->reg_started = now;
+        send_register(s, now);
+        return;
+    case REG_BACKOFF:
+        if (!s->ever_registered) {
+            uint64_t limit = mc_config_get_uint(s->cfg, "registerTimeoutMs");
+            if (now - s->reg_started > limit * MC_US_PER_MS) {
+                MC_ERROR("could not register with the manager at %s within %llu ms; giving up",
+                         s->manager_addr, (unsigned long long)limit);
+                s->exit_code = 1;
+                event_base_loopexit(s->base, NULL);
+                return;
+            }
+        }
+        if (now >= s->next_attempt)
+            send_register(s, now);
+        return;
+    case REG_WAITING:
+        return;
+    case REG_REGISTERED:
+        if (now - s->last_heartbeat_sent >= s->heartbeat_ms * MC_US_PER_MS)
+            send_heartbeat(s, now);
+        return;
+    }
+}
+
+void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len)
+{
+    Mc__Control__ProcessEvent *ev = mc__control__process_event__unpack(NULL, len, data);
+    if (!ev || !ev->process) {
+        MC_WARNING("malformed process event from the manager; ignored");
+        mc_pb_free(ev);
+        return;
+    }
+    if (ev->process->id == s->id) {
+        mc_pb_free(ev);
+        return;
+    }
+    mc_server_peer_upsert(s, ev->process);
+    if (ev->kind == MC__CONTROL__EVENT_KIND__EVENT_BIRTH) {
+        s->births_seen++;
+        MC_INFO("manager: %s (%s) was born at %s", ev->process->name,
+                mc_role_name(ev->process->role), ev->process->internal_addr);
+    } else if (ev->kind == MC__CONTROL__EVENT_KIND__EVENT_DEATH) {
+        s->deaths_seen++;
+        MC_INFO("manager: %s is %s (%s)", ev->process->name, mc_state_name(ev->process->state),
+                ev->reason && ev->reason[0] ? ev->reason : "no reason");
+    }
+    if (s->desc.on_peer_event)
+        s->desc.on_peer_event(s, s->desc.ctx, ev);
+    mc_pb_free(ev);
+}
+
+void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len)
+{
+    Mc__Control__UnknownProcess *u = mc__control__unknown_process__unpack(NULL, len, data);
+    if (s->reg == REG_REGISTERED && (!u || u->id == s->id)) {
+        MC_WARNING("the manager no longer knows %s (%s); registering again", s->name,
+                   u && u->reason ? u->reason : "no reason");
+        s->reg = REG_BACKOFF;
+        s->next_attempt = 0;
+    }
+    mc_pb_free(u);
+}
+
+void mc_server_reg_on_manager_dead(mc_server *s, bool restarted)
+{
+    if (s->reg == REG_REGISTERED) {
+        MC_WARNING("lost the manager at %s (%s); registering again when it answers",
+                   s->manager_addr, restarted ? "it restarted" : "silent");
+        s->reg = REG_BACKOFF;
+        s->next_attempt = restarted ? 0 : mc_clock_now_us() + RETRY_US;
+    }
+}
+
+static void on_deregister_reply(mc_server *s, int status, const uint8_t *data, size_t len,
+                                void *arg)
+{
+    if (status == MC_REPLY_CANCELLED)
+        return;
+    if (status == MC_REPLY_OK)
+        MC_INFO("deregistered from the manager");
+    else
+        MC_WARNING("the manager did not confirm the deregistration (%s)",
+                   mc_reply_status_name((mc_reply_status)status));
+    s->deregistered = true;
+}
+
+void mc_server_deregister(mc_server *s)
+{
+    if (s->reg != REG_REGISTERED) {
+        s->deregistered = true;
+        return;
+    }
+    Mc__Control__Deregister d = MC__CONTROL__DEREGISTER__INIT;
+    d.id = s->id;
+    d.reason = s->shutdown_reason;
+    uint64_t timeout_ms = mc_config_get_uint(s->cfg, "shutdownTimeoutMs");
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_DEREGISTER, &d, on_deregister_reply,
+                                    NULL, (timeout_ms ? timeout_ms : 1) * MC_US_PER_MS / 2 + 1,
+                                    false);
+    if (rc != MC_OK) {
+        MC_WARNING("cannot send the deregistration: %s", mc_status_name(rc));
+        s->deregistered = true;
+    }
+    s->reg = REG_NONE;
+}
+
+/* --- queries -------------------------------------------------------------------------- */
+
+typedef struct {
+    mc_server_query_fn fn;
+    void *ctx;
+} query_wait;
+
+static void on_query_reply(mc_server *s, int status, const uint8_t *data, size_t len, void *arg)
+{
+    query_wait *q = arg;
+    Mc__Control__QueryReply *r =
+        status == MC_REPLY_OK ? mc__control__query_reply__unpack(NULL, len, data) : NULL;
+    if (status == MC_REPLY_OK && !r)
+        MC_WARNING("malformed query reply from the manager");
+    q->fn(s, q->ctx, r);
+    mc_pb_free(r);
+    free(q);
+}
+
+int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, const char *name,
+                    mc_server_query_fn fn, void *ctx)
+{
+    if (s->desc.role == MC_ROLE_MANAGER || !fn)
+        return MC_ERR_INVALID;
+    query_wait *q = malloc(sizeof *q);
+    if (!q)
+        return MC_ERR_NO_MEMORY;
+    q->fn = fn;
+    q->ctx = ctx;
+    Mc__Control__QueryRequest req = MC__CONTROL__QUERY_REQUEST__INIT;
+    req.kind = kind;
+    req.role = role;
+    req.name = (char *)(name ? name : "");
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_QUERY, &req, on_query_reply, q,
+                                    REGISTER_REPLY_TIMEOUT_US, false);
+    if (rc != MC_OK)
+        free(q);
+    return rc;
+}

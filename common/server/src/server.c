@@ -1,0 +1,265 @@
+/* The server process: construction, the event loop, signals and graceful shutdown. */
+#include "server_internal.h"
+#include "common/defs.h"
+#include "common/log.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TICK_MS 100
+#define SHUTDOWN_POLL_MS 20
+
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+    mc_server *s = ctx;
+    mc_time_us now = mc_clock_now_us();
+    /* Three decimals are all the precision a load has (and watchers read nicer). */
+    s->load_value = floor(mc_load_sample(&s->load) * 1000.0 + 0.5) / 1000.0;
+    mc_server_reg_tick(s, now);
+}
+
+/* Graceful shutdown: deregister, wait for the reply (bounded), flush channels (bounded),
+ * leave the loop. Runs on a timer so a watcher call can answer before we go. */
+static void on_shutdown_step(evutil_socket_t fd, short what, void *ctx)
+{
+    mc_server *s = ctx;
+    mc_time_us now = mc_clock_now_us();
+    uint64_t limit_us = mc_config_get_uint(s->cfg, "shutdownTimeoutMs") * MC_US_PER_MS;
+    bool late = now - s->shutdown_started > limit_us;
+    if (!s->deregistered && !late)
+        return;
+    if (!mc_server_channels_idle(s) && !late)
+        return;
+    if (late && (!s->deregistered || !mc_server_channels_idle(s)))
+        MC_WARNING("shutdown: gave up waiting after %llu ms (%s)",
+                   (unsigned long long)(limit_us / MC_US_PER_MS),
+                   s->deregistered ? "channels not flushed" : "no deregistration reply");
+    MC_INFO("shut down (%s)", s->shutdown_reason);
+    event_del(s->shutdown_ev);
+    event_base_loopexit(s->base, NULL);
+}
+
+void mc_server_shutdown(mc_server *s, const char *reason)
+{
+    if (s->shutting_down)
+        return;
+    s->shutting_down = true;
+    s->shutdown_started = mc_clock_now_us();
+    snprintf(s->shutdown_reason, sizeof s->shutdown_reason, "%s", reason ? reason : "");
+    MC_INFO("shutting down: %s", s->shutdown_reason);
+    if (s->desc.on_shutdown)
+        s->desc.on_shutdown(s, s->desc.ctx);
+    mc_server_deregister(s);
+    struct timeval tv = {0, SHUTDOWN_POLL_MS * 1000};
+    event_add(s->shutdown_ev, &tv);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *ctx)
+{
+    mc_server_shutdown(ctx, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void fail(int *exit_code, const char *program, const char *msg)
+{
+    fprintf(stderr, "%s: %s\n", program, msg);
+    *exit_code = 1;
+}
+
+mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int *exit_code)
+{
+    const char *program = mc_role_name(desc->role);
+    *exit_code = 1;
+    mc_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        fail(exit_code, program, "out of memory");
+        return NULL;
+    }
+    s->desc = *desc;
+    s->pid = getpid();
+    s->started_at = mc_clock_now_us();
+    snprintf(s->name, sizeof s->name, "%s", program);
+    mc_log_set_process_name(s->name);
+    if (gethostname(s->hostname, sizeof s->hostname) != 0)
+        snprintf(s->hostname, sizeof s->hostname, "unknown");
+    s->hostname[sizeof s->hostname - 1] = '\0';
+    mc_load_init(&s->load, 0.5);
+
+    char err[512] = "";
+    if (mc_server_build_options(s) != 0) {
+        fail(exit_code, program, "out of memory");
+        goto bad;
+    }
+    s->cfg = mc_config_new(program, desc->summary, s->options, s->option_count);
+    if (!s->cfg) {
+        fail(exit_code, program, "invalid option table");
+        goto bad;
+    }
+    mc_config_status cs = mc_config_parse_args(s->cfg, argc, argv, err, sizeof err);
+    if (cs == MC_CONFIG_HELP) {
+        *exit_code = 0;
+        goto bad;
+    }
+    if (cs != MC_CONFIG_OK) {
+        fail(exit_code, program, err);
+        goto bad;
+    }
+    if (mc_config_positional_count(s->cfg) > 0) {
+        snprintf(err, sizeof err, "unexpected argument '%s' (try --help)",
+                 mc_config_positional(s->cfg, 0));
+        fail(exit_code, program, err);
+        goto bad;
+    }
+    mc_log_level level;
+    if (mc_log_level_parse(mc_config_get_string(s->cfg, "logLevel"), &level) != 0) {
+        snprintf(err, sizeof err, "--logLevel: unknown level '%s'",
+                 mc_config_get_string(s->cfg, "logLevel"));
+        fail(exit_code, program, err);
+        goto bad;
+    }
+    mc_log_set_level(level);
+    const char *binds[] = {"internal", desc->has_external ? "external" : NULL};
+    for (size_t i = 0; i < 2; i++) {
+        mc_address a;
+        const char *v = binds[i] ? mc_config_get_string(s->cfg, binds[i]) : NULL;
+        if (v && mc_address_parse(v, &a) != MC_OK) {
+            snprintf(err, sizeof err, "--%s: '%s' is not IP:PORT", binds[i], v);
+            fail(exit_code, program, err);
+            goto bad;
+        }
+    }
+    if (desc->role != MC_ROLE_MANAGER) {
+        const char *m = mc_config_get_string(s->cfg, "manager");
+        if (mc_address_parse(m, &s->manager) != MC_OK || s->manager.port == 0) {
+            snprintf(err, sizeof err, "--manager: '%s' is not IP:PORT", m);
+            fail(exit_code, program, err);
+            goto bad;
+        }
+        mc_address_format(&s->manager, s->manager_addr, sizeof s->manager_addr);
+    }
+
+    if (!mc_server_resolve_res(mc_config_get_string(s->cfg, "res"), s->res_dir,
+                               sizeof s->res_dir, err, sizeof err)) {
+        fail(exit_code, program, err);
+        goto bad;
+    }
+    mc_entity_defs *defs = mc_defs_load(s->res_dir, err, sizeof err);
+    if (!defs) {
+        char msg[sizeof s->res_dir + sizeof err + 64];
+        snprintf(msg, sizeof msg, "cannot load the defs in %s: %s", s->res_dir, err);
+        fail(exit_code, program, msg);
+        goto bad;
+    }
+    s->defs = defs;
+    snprintf(s->digest, sizeof s->digest, "%s", mc_defs_digest_hex(defs));
+
+    s->base = event_base_new();
+    s->watchers = mc_watchers_new();
+    if (!s->base || !s->watchers) {
+        fail(exit_code, program, "out of memory");
+        goto bad;
+    }
+    if (mc_server_open_interfaces(s, err, sizeof err) != 0) {
+        fail(exit_code, program, err);
+        goto bad;
+    }
+    if (mc_server_add_std_watchers(s) != 0) {
+        fail(exit_code, program, "cannot publish the standard watchers");
+        goto bad;
+    }
+    s->sigterm_ev = evsignal_new(s->base, SIGTERM, on_signal, s);
+    s->sigint_ev = evsignal_new(s->base, SIGINT, on_signal, s);
+    s->tick_ev = event_new(s->base, -1, EV_PERSIST, on_tick, s);
+    s->shutdown_ev = event_new(s->base, -1, EV_PERSIST, on_shutdown_step, s);
+    if (!s->sigterm_ev || !s->sigint_ev || !s->tick_ev || !s->shutdown_ev) {
+        fail(exit_code, program, "cannot create events");
+        goto bad;
+    }
+    *exit_code = 0;
+    return s;
+bad:
+    mc_server_free(s);
+    return NULL;
+}
+
+int mc_server_run(mc_server *s)
+{
+    /* Ignore SIGPIPE (ssh/pipes in deploy scripts); signals come as libevent events. */
+    signal(SIGPIPE, SIG_IGN);
+    event_add(s->sigterm_ev, NULL);
+    event_add(s->sigint_ev, NULL);
+    struct timeval tv = {0, TICK_MS * 1000};
+    event_add(s->tick_ev, &tv);
+    MC_INFO("%s %s pid %d: internal %s%s%s, defs %s (digest %.12s...)",
+            mc_role_name(s->desc.role), MC_VERSION, (int)s->pid, s->internal_addr,
+            s->desc.has_external ? ", external " : "", s->desc.has_external ? s->external_addr : "",
+            s->res_dir, s->digest);
+    if (s->desc.role == MC_ROLE_MANAGER) {
+        if (s->desc.on_ready)
+            s->desc.on_ready(s, s->desc.ctx);
+    } else {
+        mc_server_reg_tick(s, mc_clock_now_us());
+    }
+    event_base_dispatch(s->base);
+    return s->exit_code;
+}
+
+void mc_server_free(mc_server *s)
+{
+    if (!s)
+        return;
+    if (s->desc.on_free && s->base)
+        s->desc.on_free(s, s->desc.ctx);
+    if (s->sigterm_ev)
+        event_free(s->sigterm_ev);
+    if (s->sigint_ev)
+        event_free(s->sigint_ev);
+    if (s->tick_ev)
+        event_free(s->tick_ev);
+    if (s->shutdown_ev)
+        event_free(s->shutdown_ev);
+    mc_server_close_interfaces(s);
+    for (size_t i = 0; i < s->npeers; i++)
+        free(s->peers[i]);
+    free(s->peers);
+    free(s->channels);
+    mc_watchers_free(s->watchers);
+    if (s->base)
+        event_base_free(s->base);
+    if (s->defs)
+        mc_defs_free(s->defs);
+    mc_config_free(s->cfg);
+    free(s->cfg_watches);
+    free(s->options);
+    free(s);
+}
+
+int mc_server_main(const mc_server_desc *desc, int argc, char **argv)
+{
+    int code = 1;
+    mc_server *s = mc_server_new(desc, argc, argv, &code);
+    if (!s)
+        return code;
+    code = mc_server_run(s);
+    mc_server_free(s);
+    return code;
+}
+
+struct event_base *mc_server_event_base(mc_server *s) { return s->base; }
+mc_watchers *mc_server_watchers(mc_server *s) { return s->watchers; }
+const mc_config *mc_server_config(const mc_server *s) { return s->cfg; }
+mc_role mc_server_role(const mc_server *s) { return s->desc.role; }
+const char *mc_server_name(const mc_server *s) { return s->name; }
+const char *mc_server_digest(const mc_server *s) { return s->digest; }
+const char *mc_server_internal_addr(const mc_server *s) { return s->internal_addr; }
+const char *mc_server_external_addr(const mc_server *s) { return s->external_addr; }
+double mc_server_load(const mc_server *s) { return s->load_value; }
+
+void mc_server_set_name(mc_server *s, const char *name)
+{
+    snprintf(s->name, sizeof s->name, "%s", name);
+    mc_log_set_process_name(s->name);
+}

@@ -1,0 +1,136 @@
+/* The mc_server instance and the framework's internal modules (not a public API). */
+#ifndef MC_SERVER_INTERNAL_H
+#define MC_SERVER_INTERNAL_H
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/watcher.h"
+#include "common/defs.h"
+#include "mercury/mercury.h"
+#include "server/load.h"
+#include "server/server.h"
+
+#include <event2/event.h>
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event;
+
+typedef enum {
+    REG_NONE,        /* the manager itself, or not started */
+    REG_WAITING,     /* a RegisterRequest is outstanding */
+    REG_BACKOFF,     /* waiting before the next attempt */
+    REG_REGISTERED,
+} reg_state;
+
+/* A peer the manager told us about. */
+typedef struct {
+    uint32_t id;
+    char name[32];
+    mc_role role;
+    char internal_addr[MC_ADDRESS_STRLEN];
+    char external_addr[MC_ADDRESS_STRLEN];
+    Mc__Control__ProcessState state;
+} server_peer;
+
+struct mc_server {
+    mc_server_desc desc;
+    mc_config *cfg;
+    mc_option *options; /* standard + role options */
+    struct server_cfg_watch *cfg_watches;
+    char res_dir[4096];
+    size_t option_count;
+    mc_watchers *watchers;
+    struct event_base *base;
+    struct event *sigterm_ev;
+    struct event *sigint_ev;
+    struct event *tick_ev;       /* heartbeat / registration / load timer */
+    struct event *shutdown_ev;   /* drives the graceful shutdown */
+    mc_entity_defs *defs;
+    char digest[65];
+    char name[32];
+    pid_t pid;
+    mc_time_us started_at;
+    mc_load_meter load;
+    double load_value;
+    char hostname[64];
+
+    /* Interfaces, and the channels in use on the internal one (for the shutdown flush). */
+    mc_channel **channels;
+    size_t nchannels;
+    size_t channels_cap;
+    mc_nub *internal;
+    mc_nub *external;
+    char internal_addr[MC_ADDRESS_STRLEN];
+    char external_addr[MC_ADDRESS_STRLEN];
+
+    /* Registration with the manager (not used by the manager itself). */
+    mc_address manager;
+    char manager_addr[MC_ADDRESS_STRLEN];
+    reg_state reg;
+    uint32_t id;
+    mc_time_us reg_started;      /* first attempt */
+    mc_time_us next_attempt;
+    mc_time_us last_heartbeat_sent;
+    uint64_t heartbeat_ms;       /* interval the manager asked for */
+    uint64_t dead_after_ms;
+    uint64_t heartbeats_sent;
+    uint64_t registrations;
+    uint64_t reg_refusals;
+    uint64_t reg_attempt;        /* numbers registration requests; stale replies are ignored */
+    bool ever_registered;
+    char refusal[256];
+
+    /* Peers (births and deaths). */
+    server_peer **peers;         /* stable pointers: watchers point at them */
+    size_t npeers;
+    size_t peers_cap;
+    uint64_t births_seen;
+    uint64_t deaths_seen;
+
+    /* Watcher requests served. */
+    uint64_t watcher_requests;
+
+    /* Shutdown. */
+    bool shutting_down;
+    bool deregistered;
+    int exit_code;
+    mc_time_us shutdown_started;
+    char shutdown_reason[128];
+};
+
+/* Options (server_options.c). */
+int mc_server_build_options(mc_server *s);
+bool mc_server_resolve_res(const char *given, char *out, size_t outlen, char *err,
+                           size_t errlen);
+
+/* Standard watchers (std_watchers.c). */
+int mc_server_add_std_watchers(mc_server *s);
+void mc_server_peer_watch(mc_server *s, const server_peer *p);
+
+/* The control interface (control.c). */
+int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen);
+void mc_server_close_interfaces(mc_server *s);
+/* A request to `to`: on the channel to it, or off-channel (reliable once-off) when
+ * off_channel, which works whatever state an old channel to that address is in. */
+int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, const void *msg,
+                           void (*on_reply)(mc_server *s, int status, const uint8_t *data,
+                                            size_t len, void *arg),
+                           void *arg, mc_time_us timeout_us, bool off_channel);
+/* The channel to addr (created if needed) dies after timeout_us without traffic. */
+void mc_server_set_channel_timeout(mc_server *s, const mc_address *addr, mc_time_us timeout_us);
+/* Unacked reliable data left on any channel (for the shutdown flush). */
+bool mc_server_channels_idle(mc_server *s);
+
+/* Registration and heartbeats (registration.c). */
+void mc_server_reg_tick(mc_server *s, mc_time_us now);
+void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len);
+void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len);
+/* The channel to the manager died; restarted: the manager opened a new one (it restarted). */
+void mc_server_reg_on_manager_dead(mc_server *s, bool restarted);
+void mc_server_deregister(mc_server *s);
+server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info);
+
+#endif

@@ -1,0 +1,93 @@
+/* The standard options every server process takes, and finding the res folder. */
+#include "server_internal.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const mc_option common_options[] = {
+    {"res", MC_OPT_STRING, "",
+     "entity definitions folder (default: the repository's defs/ next to the build)"},
+    {"internal", MC_OPT_STRING, "127.0.0.1:0",
+     "IP:PORT of the internal (cluster) interface; port 0 picks a free one"},
+    {"logLevel", MC_OPT_STRING, "info", "trace, debug, info, warning, error or critical"},
+    {"channelTimeoutMs", MC_OPT_UINT, "60000",
+     "a channel on the internal interface that receives nothing this long is dead"},
+    {"shutdownTimeoutMs", MC_OPT_UINT, "2000",
+     "how long a graceful shutdown waits for the manager and for channels to flush"},
+};
+
+static const mc_option external_option = {
+    "external", MC_OPT_STRING, "127.0.0.1:0",
+    "IP:PORT of the external (client) interface; port 0 picks a free one"};
+
+static const mc_option client_options[] = {
+    {"manager", MC_OPT_STRING, "127.0.0.1:21000", "IP:PORT of the manager's internal interface"},
+    {"registerTimeoutMs", MC_OPT_UINT, "10000",
+     "give up (exit 1) if the first registration with the manager takes longer"},
+};
+
+int mc_server_build_options(mc_server *s)
+{
+    size_t n = sizeof common_options / sizeof common_options[0] + 1 +
+               sizeof client_options / sizeof client_options[0] + s->desc.option_count;
+    s->options = calloc(n, sizeof *s->options);
+    if (!s->options)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof common_options / sizeof common_options[0]; i++)
+        s->options[k++] = common_options[i];
+    if (s->desc.has_external)
+        s->options[k++] = external_option;
+    if (s->desc.role != MC_ROLE_MANAGER)
+        for (size_t i = 0; i < sizeof client_options / sizeof client_options[0]; i++)
+            s->options[k++] = client_options[i];
+    for (size_t i = 0; i < s->desc.option_count; i++)
+        s->options[k++] = s->desc.options[i];
+    s->option_count = k;
+    return 0;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool mc_server_resolve_res(const char *given, char *out, size_t outlen, char *err,
+                           size_t errlen)
+{
+    if (given && *given) {
+        if (!is_dir(given)) {
+            snprintf(err, errlen, "--res %s: not a directory", given);
+            return false;
+        }
+        snprintf(out, outlen, "%s", given);
+        return true;
+    }
+    /* The binary lives in <build>/bin; the repository's defs/ is usually <build>/../defs. */
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(err, errlen, "cannot find the defs folder (no /proc/self/exe): pass --res DIR");
+        return false;
+    }
+    exe[n] = '\0';
+    const char *dir = dirname(exe);
+    const char *candidates[] = {"../../defs", "../defs", "../../../defs"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", dir, candidates[i]);
+        char real[PATH_MAX];
+        if (is_dir(path) && realpath(path, real)) {
+            snprintf(out, outlen, "%s", real);
+            return true;
+        }
+    }
+    snprintf(err, errlen, "no defs folder found near %s: pass --res DIR", dir);
+    return false;
+}

@@ -1,0 +1,287 @@
+/* The manager: registry bookkeeping, notifications and queries over the control plane. */
+#include "manager_internal.h"
+#include "common/log.h"
+#include "mercury/status.h"
+#include "server/control.h"
+#include "server/pb.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How often silent processes are looked for. */
+#define EXPIRE_CHECK_MS 100
+
+static const mc_option manager_options[] = {
+    {"deadAfterMs", MC_OPT_UINT, "3000",
+     "a process silent for this long is marked dead (also settable: registry/deadAfterMs)"},
+    {"heartbeatMs", MC_OPT_UINT, "500", "how often processes are asked to send a heartbeat"},
+};
+
+/* --- notifications -------------------------------------------------------------------- */
+
+static void broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_entry *about,
+                      const char *reason)
+{
+    mc_time_us now = mc_clock_now_us();
+    Mc__Control__ProcessInfo info;
+    if (!mc_registry_to_info(about, now, &info)) {
+        MC_ERROR("out of memory announcing %s", about->name);
+        return;
+    }
+    Mc__Control__ProcessEvent ev = MC__CONTROL__PROCESS_EVENT__INIT;
+    ev.kind = kind;
+    ev.process = &info;
+    ev.reason = (char *)(reason ? reason : "");
+    size_t told = 0;
+    for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
+        mc_reg_entry *e = mc_registry_at(m->registry, i);
+        if (e == about || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+            continue;
+        int rc = mc_server_send(m->server, e->internal_addr, MC_CTL_PROCESS_EVENT, &ev);
+        if (rc != 0)
+            MC_WARNING("cannot tell %s about %s: %s", e->name, about->name, mc_status_name(rc));
+        else
+            told++;
+    }
+    /* info's strings are heap copies; free them without freeing the stack struct. */
+    ev.process = NULL;
+    Mc__Control__ProcessInfo *heap = malloc(sizeof *heap);
+    if (heap) {
+        *heap = info;
+        mc_pb_free(heap);
+    }
+    MC_DEBUG("told %zu processes about %s", told, about->name);
+}
+
+static void on_death(void *ctx, mc_reg_entry *e)
+{
+    mc_manager *m = ctx;
+    m->deaths++;
+    mc_server_forget_peer(m->server, e->internal_addr);
+    MC_WARNING("%s (pid %u at %s) is dead: %s", e->name, e->pid, e->internal_addr, e->reason);
+    broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
+}
+
+static void on_expire_tick(evutil_socket_t fd, short what, void *ctx)
+{
+    mc_manager *m = ctx;
+    mc_registry_set_dead_after(m->registry, m->dead_after_ms * MC_US_PER_MS);
+    mc_registry_expire(m->registry, mc_clock_now_us(), on_death, m);
+}
+
+/* --- control messages ----------------------------------------------------------------- */
+
+static void handle_register(mc_manager *m, const char *src, const uint8_t *data, size_t len,
+                            mc_server_request *request)
+{
+    mc_time_us now = mc_clock_now_us();
+    Mc__Control__RegisterReply reply = MC__CONTROL__REGISTER_REPLY__INIT;
+    char why[256] = "";
+    mc_reg_entry *e = NULL;
+    Mc__Control__RegisterRequest *req = mc__control__register_request__unpack(NULL, len, data);
+    mc_reg_status st = MC_REG_BAD_REQUEST;
+    if (!req)
+        snprintf(why, sizeof why, "malformed registration");
+    else
+        st = mc_registry_add(m->registry, req, now, on_death, m, &e, why, sizeof why);
+    bool repeated = st == MC_REG_REPEATED;
+    if (repeated)
+        st = MC_REG_OK;
+    if (st != MC_REG_OK) {
+        m->refusals++;
+        reply.status = st == MC_REG_DIGEST_MISMATCH
+                           ? MC__CONTROL__REGISTER_STATUS__REGISTER_DIGEST_MISMATCH
+                           : MC__CONTROL__REGISTER_STATUS__REGISTER_BAD_REQUEST;
+        reply.reason = why;
+        MC_WARNING("refused a %s from %s: %s", req ? mc_role_name(req->role) : "registration",
+                   src, why);
+        mc_server_reply(m->server, request, &reply);
+        mc_pb_free(req);
+        return;
+    }
+    mc_pb_free(req);
+    if (!repeated) {
+        m->registrations++;
+        mc_manager_publish_entry(m, e);
+    }
+    MC_INFO("%s %s: pid %u, internal %s%s%s, host %s", repeated ? "registered again" : "registered",
+            e->name, e->pid, e->internal_addr, e->external_addr[0] ? ", external " : "",
+            e->external_addr, e->host);
+
+    reply.status = MC__CONTROL__REGISTER_STATUS__REGISTER_OK;
+    reply.heartbeat_interval_ms = (uint32_t)m->heartbeat_ms;
+    reply.dead_after_ms = (uint32_t)m->dead_after_ms;
+    reply.self = mc_manager_info(e, now);
+    size_t n = mc_registry_count(m->registry) + 1;
+    reply.peers = calloc(n, sizeof *reply.peers);
+    if (reply.peers) {
+        reply.peers[reply.n_peers] = mc_manager_self_info(m, now);
+        if (reply.peers[reply.n_peers])
+            reply.n_peers++;
+        for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
+            mc_reg_entry *o = mc_registry_at(m->registry, i);
+            if (o == e || o->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+                continue;
+            Mc__Control__ProcessInfo *p = mc_manager_info(o, now);
+            if (p)
+                reply.peers[reply.n_peers++] = p;
+        }
+    }
+    int rc = mc_server_reply(m->server, request, &reply);
+    if (rc != 0)
+        MC_WARNING("cannot answer %s's registration: %s", e->name, mc_status_name(rc));
+    mc_pb_free(reply.self);
+    for (size_t i = 0; i < reply.n_peers; i++)
+        mc_pb_free(reply.peers[i]);
+    free(reply.peers);
+    if (!repeated)
+        broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
+}
+
+static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data, size_t len)
+{
+    Mc__Control__Heartbeat *hb = mc__control__heartbeat__unpack(NULL, len, data);
+    if (!hb) {
+        MC_WARNING("malformed heartbeat from %s", src);
+        return;
+    }
+    m->heartbeats++;
+    mc_reg_entry *e = mc_registry_find_id(m->registry, hb->id);
+    bool ok = e && strcmp(e->internal_addr, src) == 0 &&
+              mc_registry_heartbeat(m->registry, hb->id, hb->load, mc_clock_now_us());
+    if (!ok) {
+        m->unknown_heartbeats++;
+        Mc__Control__UnknownProcess u = MC__CONTROL__UNKNOWN_PROCESS__INIT;
+        u.id = hb->id;
+        u.reason = (char *)(e ? "the manager marked it dead" : "no process with that id");
+        MC_INFO("heartbeat from %s for id %u (%s); asking it to register again", src, hb->id,
+                u.reason);
+        mc_server_send(m->server, src, MC_CTL_UNKNOWN_PROCESS, &u);
+    }
+    mc_pb_free(hb);
+}
+
+static void handle_deregister(mc_manager *m, const char *src, const uint8_t *data, size_t len,
+                              mc_server_request *request)
+{
+    Mc__Control__Deregister *d = mc__control__deregister__unpack(NULL, len, data);
+    Mc__Control__DeregisterReply reply = MC__CONTROL__DEREGISTER_REPLY__INIT;
+    mc_reg_entry *e = d ? mc_registry_find_id(m->registry, d->id) : NULL;
+    if (e && strcmp(e->internal_addr, src) == 0) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "shut down (%s)", d->reason && *d->reason ? d->reason : "no reason");
+        if (mc_registry_mark(m->registry, e->id, MC__CONTROL__PROCESS_STATE__STATE_STOPPED, reason,
+                             mc_clock_now_us())) {
+            reply.ok = true;
+            mc_server_forget_peer(m->server, e->internal_addr);
+            MC_INFO("%s deregistered: %s", e->name, reason);
+            broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
+        }
+    } else {
+        MC_WARNING("deregistration from %s for an unknown process", src);
+    }
+    mc_pb_free(d);
+    if (request)
+        mc_server_reply(m->server, request, &reply);
+}
+
+/* Does entry e match a watcher TARGET? */
+static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
+                       const uint8_t *data, size_t len, mc_server_request *request)
+{
+    mc_manager *m = ctx;
+    switch (msg_id) {
+    case MC_CTL_REGISTER:
+        if (!request) {
+            MC_WARNING("REGISTER from %s is not a request; ignored", src);
+            return;
+        }
+        handle_register(m, src, data, len, request);
+        return;
+    case MC_CTL_HEARTBEAT:
+        handle_heartbeat(m, src, data, len);
+        return;
+    case MC_CTL_DEREGISTER:
+        handle_deregister(m, src, data, len, request);
+        return;
+    case MC_CTL_QUERY:
+        mc_manager_handle_query(m, data, len, request);
+        return;
+    default:
+        MC_WARNING("%s from %s: not a manager message", mc_control_name(msg_id), src);
+    }
+}
+
+static void on_channel_dead(mc_server *s, void *ctx, const char *peer)
+{
+    mc_manager *m = ctx;
+    mc_reg_entry *e = mc_registry_find_alive_addr(m->registry, peer);
+    if (e && mc_registry_mark(m->registry, e->id, MC__CONTROL__PROCESS_STATE__STATE_DEAD,
+                              "its channel died", mc_clock_now_us()))
+        on_death(m, e);
+}
+
+static void on_ready(mc_server *s, void *ctx)
+{
+    mc_manager *m = ctx;
+    m->server = s;
+    const mc_config *cfg = mc_server_config(s);
+    m->dead_after_ms = mc_config_get_uint(cfg, "deadAfterMs");
+    m->heartbeat_ms = mc_config_get_uint(cfg, "heartbeatMs");
+    m->registry = mc_registry_new(mc_server_digest(s), m->dead_after_ms * MC_US_PER_MS);
+    m->expire_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_expire_tick, m);
+    if (!m->registry || !m->expire_ev) {
+        MC_CRITICAL("out of memory");
+        mc_server_shutdown(s, "out of memory");
+        return;
+    }
+    struct timeval tv = {0, EXPIRE_CHECK_MS * 1000};
+    event_add(m->expire_ev, &tv);
+    mc_manager_publish(m);
+    MC_INFO("manager ready at %s: dead after %llu ms of silence, heartbeats every %llu ms",
+            mc_server_internal_addr(s), (unsigned long long)m->dead_after_ms,
+            (unsigned long long)m->heartbeat_ms);
+}
+
+static void on_free(mc_server *s, void *ctx)
+{
+    mc_manager *m = ctx;
+    if (m->expire_ev)
+        event_free(m->expire_ev);
+    m->expire_ev = NULL;
+}
+
+static void on_shutdown(mc_server *s, void *ctx)
+{
+    mc_manager *m = ctx;
+    if (m->expire_ev)
+        event_del(m->expire_ev);
+}
+
+mc_manager *mc_manager_new(void) { return calloc(1, sizeof(mc_manager)); }
+
+void mc_manager_free(mc_manager *m)
+{
+    if (!m)
+        return;
+    mc_registry_free(m->registry);
+    free(m);
+}
+
+void mc_manager_describe(mc_manager *m, mc_server_desc *desc)
+{
+    memset(desc, 0, sizeof *desc);
+    desc->role = MC_ROLE_MANAGER;
+    desc->summary = "The Mercury Cluster manager: registry of processes, births and deaths, queries.";
+    desc->options = manager_options;
+    desc->option_count = sizeof manager_options / sizeof manager_options[0];
+    desc->ctx = m;
+    desc->on_ready = on_ready;
+    desc->on_control = on_control;
+    desc->on_channel_dead = on_channel_dead;
+    desc->on_shutdown = on_shutdown;
+    desc->on_free = on_free;
+}

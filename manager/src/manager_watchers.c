@@ -1,0 +1,108 @@
+/* The manager's own watchers: every process with its state and load, counts, the
+ * least-loaded processes, and the registry's settings. */
+#include "manager_internal.h"
+#include "common/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void get_state(void *ctx, mc_watch_value *out)
+{
+    out->as.s = strdup(mc_state_name(((mc_reg_entry *)ctx)->state));
+}
+static void get_load(void *ctx, mc_watch_value *out) { out->as.f = ((mc_reg_entry *)ctx)->load; }
+static void get_role(void *ctx, mc_watch_value *out)
+{
+    out->as.s = strdup(mc_role_name(((mc_reg_entry *)ctx)->role));
+}
+static void get_pid(void *ctx, mc_watch_value *out) { out->as.u = ((mc_reg_entry *)ctx)->pid; }
+static void get_hb_age(void *ctx, mc_watch_value *out)
+{
+    mc_reg_entry *e = ctx;
+    mc_time_us now = mc_clock_now_us();
+    out->as.u = now > e->last_heartbeat ? (now - e->last_heartbeat) / MC_US_PER_MS : 0;
+}
+
+void mc_manager_publish_entry(mc_manager *m, mc_reg_entry *e)
+{
+    mc_watchers *w = mc_server_watchers(m->server);
+    char p[MC_WATCH_MAX_PATH];
+#define P(leaf) (snprintf(p, sizeof p, "processes/%s/%s", e->name, leaf), p)
+    mc_watch_add(w, P("state"), MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_state, NULL, e);
+    mc_watch_add(w, P("load"), MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_load, NULL, e);
+    mc_watch_add(w, P("role"), MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_role, NULL, e);
+    mc_watch_add(w, P("pid"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_pid, NULL, e);
+    mc_watch_add(w, P("heartbeatAgeMs"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_hb_age, NULL, e);
+    mc_watch_add_const_string(w, P("internal"), e->internal_addr);
+    mc_watch_add_const_string(w, P("external"), e->external_addr);
+    mc_watch_add_const_string(w, P("host"), e->host);
+    mc_watch_add_const_string(w, P("reason"), e->reason);
+#undef P
+}
+
+static void get_count(mc_manager *m, Mc__Control__ProcessState st, mc_watch_value *out)
+{
+    out->as.u = mc_registry_count_state(m->registry, st);
+}
+static void get_alive(void *ctx, mc_watch_value *out)
+{
+    get_count(ctx, MC__CONTROL__PROCESS_STATE__STATE_ALIVE, out);
+}
+static void get_dead(void *ctx, mc_watch_value *out)
+{
+    get_count(ctx, MC__CONTROL__PROCESS_STATE__STATE_DEAD, out);
+}
+static void get_stopped(void *ctx, mc_watch_value *out)
+{
+    get_count(ctx, MC__CONTROL__PROCESS_STATE__STATE_STOPPED, out);
+}
+static void get_least(mc_manager *m, mc_role role, mc_watch_value *out)
+{
+    mc_reg_entry *e = mc_registry_least_loaded(m->registry, role);
+    out->as.s = strdup(e ? e->name : "");
+}
+static void get_least_base(void *ctx, mc_watch_value *out) { get_least(ctx, MC_ROLE_BASEAPP, out); }
+static void get_least_cell(void *ctx, mc_watch_value *out) { get_least(ctx, MC_ROLE_CELLAPP, out); }
+static void get_digest(void *ctx, mc_watch_value *out)
+{
+    out->as.s = strdup(mc_registry_digest(((mc_manager *)ctx)->registry));
+}
+static bool set_dead_after(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    mc_manager *m = ctx;
+    if (v->as.u < 100 || v->as.u > 3600000) {
+        snprintf(why, whylen, "deadAfterMs must be between 100 and 3600000");
+        return false;
+    }
+    m->dead_after_ms = v->as.u;
+    MC_INFO("deadAfterMs set to %llu", (unsigned long long)m->dead_after_ms);
+    return true;
+}
+static void get_dead_after(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((mc_manager *)ctx)->dead_after_ms;
+}
+
+void mc_manager_publish(mc_manager *m)
+{
+    mc_watchers *w = mc_server_watchers(m->server);
+    mc_watch_add(w, "counts/alive", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_alive, NULL, m);
+    mc_watch_add(w, "counts/dead", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_dead, NULL, m);
+    mc_watch_add(w, "counts/stopped", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_stopped, NULL, m);
+    mc_watch_add_uint(w, "counts/registrations", &m->registrations, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/refusals", &m->refusals, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/heartbeats", &m->heartbeats, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/unknownHeartbeats", &m->unknown_heartbeats, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/queries", &m->queries, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/deaths", &m->deaths, MC_WATCH_READ_ONLY);
+    mc_watch_add(w, "leastLoaded/baseapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_base,
+                 NULL, m);
+    mc_watch_add(w, "leastLoaded/cellapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_cell,
+                 NULL, m);
+    mc_watch_add(w, "registry/digest", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_digest, NULL, m);
+    mc_watch_add(w, "registry/deadAfterMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_dead_after,
+                 set_dead_after, m);
+    mc_watch_add_uint(w, "registry/heartbeatMs", &m->heartbeat_ms, MC_WATCH_READ_ONLY);
+    mc_watch_add_directory(w, "processes");
+}

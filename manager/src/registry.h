@@ -1,0 +1,94 @@
+/* The manager's registry: every process that ever registered, its state and its load.
+ *
+ * Pure bookkeeping with no I/O, so it can be tested on its own. Names are assigned per
+ * role in registration order ("baseapp01", "baseapp02"...) and never reused, so a
+ * restarted process gets a new name. A registration whose def digest differs from the
+ * cluster's is refused. A process is dead once it has been silent for dead_after_us, when
+ * its channel dies, or when a new process registers at its internal address.
+ */
+#ifndef MC_MANAGER_REGISTRY_H
+#define MC_MANAGER_REGISTRY_H
+
+#include "common/clock.h"
+#include "proto/control.pb-c.h"
+#include "server/role.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_REG_NAME_MAX 32
+#define MC_REG_ADDR_MAX 64
+#define MC_REG_DIGEST_LEN 64
+
+typedef struct {
+    uint32_t id;
+    char name[MC_REG_NAME_MAX];
+    mc_role role;
+    uint32_t pid;
+    char host[MC_REG_ADDR_MAX];
+    char internal_addr[MC_REG_ADDR_MAX];
+    char external_addr[MC_REG_ADDR_MAX];
+    char digest[MC_REG_DIGEST_LEN + 1];
+    char version[32];
+    Mc__Control__ProcessState state;
+    double load;
+    mc_time_us registered_at;
+    mc_time_us last_heartbeat;
+    mc_time_us died_at;
+    char reason[160]; /* why it is dead or stopped */
+} mc_reg_entry;
+
+typedef enum {
+    MC_REG_OK = 0,
+    MC_REG_DIGEST_MISMATCH = 1,
+    MC_REG_BAD_REQUEST = 2,
+    MC_REG_NO_MEMORY = 3,
+    MC_REG_REPEATED = 4,
+} mc_reg_status;
+
+typedef struct mc_registry mc_registry;
+
+/* cluster_digest: the manager's own def digest (64 hex), or NULL to adopt the first
+ * registration's digest. */
+mc_registry *mc_registry_new(const char *cluster_digest, mc_time_us dead_after_us);
+void mc_registry_free(mc_registry *r);
+
+const char *mc_registry_digest(const mc_registry *r); /* "" until known */
+mc_time_us mc_registry_dead_after(const mc_registry *r);
+void mc_registry_set_dead_after(mc_registry *r, mc_time_us dead_after_us);
+
+/* Called for each entry that becomes dead (or stopped) as a side effect. */
+typedef void (*mc_reg_death_fn)(void *ctx, mc_reg_entry *e);
+
+/* Register a process. On MC_REG_OK *out is the new entry. A repeated registration (same
+ * internal address and pid as an alive entry: a retry whose first reply was lost) returns
+ * that entry again with MC_REG_REPEATED. Otherwise an alive entry with the same internal
+ * address is first marked dead (reported through on_death). On refusal a one-line reason
+ * is in why. */
+mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest *req,
+                              mc_time_us now, mc_reg_death_fn on_death, void *ctx,
+                              mc_reg_entry **out, char *why, size_t whylen);
+
+/* A heartbeat: false when the id is unknown or not alive. */
+bool mc_registry_heartbeat(mc_registry *r, uint32_t id, double load, mc_time_us now);
+/* Mark an alive process dead or stopped; returns the entry, or NULL if it was not alive. */
+mc_reg_entry *mc_registry_mark(mc_registry *r, uint32_t id, Mc__Control__ProcessState state,
+                               const char *reason, mc_time_us now);
+/* Mark dead every alive process silent for longer than dead_after; returns how many. */
+size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_death, void *ctx);
+
+size_t mc_registry_count(const mc_registry *r);
+mc_reg_entry *mc_registry_at(const mc_registry *r, size_t index);
+size_t mc_registry_count_state(const mc_registry *r, Mc__Control__ProcessState state);
+mc_reg_entry *mc_registry_find_id(const mc_registry *r, uint32_t id);
+mc_reg_entry *mc_registry_find_name(const mc_registry *r, const char *name);
+mc_reg_entry *mc_registry_find_alive_addr(const mc_registry *r, const char *internal_addr);
+/* The alive process of `role` with the lowest load (ties: lowest id), or NULL. */
+mc_reg_entry *mc_registry_least_loaded(const mc_registry *r, mc_role role);
+
+/* Fill a wire ProcessInfo (strings are heap copies; free with mc_pb_free on the parent or
+ * mc_registry_info_clear). Returns false when out of memory. */
+bool mc_registry_to_info(const mc_reg_entry *e, mc_time_us now, Mc__Control__ProcessInfo *out);
+
+#endif

@@ -1,0 +1,33 @@
+/* Command line of the watcher tool:
+ *   watcher [--manager HOST:PORT] [--json] [--timeout MS] ls|get|set|call|status ...
+ */
+#ifndef MC_WATCHER_ARGS_H
+#define MC_WATCHER_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { WT_CMD_LS, WT_CMD_GET, WT_CMD_SET, WT_CMD_CALL, WT_CMD_STATUS } wt_command;
+
+typedef struct {
+    const char *manager;   /* "HOST:PORT" */
+    bool json;
+    unsigned timeout_ms;   /* per request */
+    bool help;
+    wt_command command;
+    const char *target;    /* process name, plural role, "manager" or "all" */
+    const char *path;      /* "" for the root */
+    int nargs;             /* set: 1 value; call: the arguments */
+    char **args;
+} wt_args;
+
+#define WT_DEFAULT_MANAGER "127.0.0.1:21000"
+#define WT_DEFAULT_TIMEOUT_MS 2000u
+
+/* Parse argv. Returns 0, or -1 with a one-line reason in err. The environment variable
+ * MC_MANAGER (HOST:PORT) replaces the default manager address. */
+int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen);
+void wt_args_usage(const char *program);
+const char *wt_command_name(wt_command c);
+
+#endif

@@ -1,0 +1,177 @@
+/* The server framework in this test process: a cellapp built with mc_server_new registers
+ * with a real manager (a child process), queries it (least-loaded baseapp, by role, by
+ * name, everything), receives the death notification of a baseapp killed with SIGKILL
+ * through on_peer_event, and shuts down gracefully with exit code 0. */
+#include "harness.h"
+#include "server/server.h"
+
+#include <check.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    pid_t victim;           /* baseapp to kill once the queries are answered */
+    char victim_name[32];
+    int pending;
+    char least[32];
+    size_t by_role;
+    int by_name_status;
+    size_t all;
+    bool saw_manager;
+    bool ready;
+    bool death_seen;
+    char death_reason[128];
+    struct event *guard;
+} probe;
+
+static void after_queries(mc_server *s, probe *p)
+{
+    if (--p->pending > 0)
+        return;
+    h_kill(p->victim, SIGKILL);
+}
+
+static void on_least(mc_server *s, void *ctx, const Mc__Control__QueryReply *r)
+{
+    probe *p = ctx;
+    if (r && r->status == MC__CONTROL__QUERY_STATUS__QUERY_OK && r->n_processes == 1)
+        snprintf(p->least, sizeof p->least, "%s", r->processes[0]->name);
+    after_queries(s, p);
+}
+
+static void on_role(mc_server *s, void *ctx, const Mc__Control__QueryReply *r)
+{
+    probe *p = ctx;
+    p->by_role = r ? r->n_processes : 0;
+    for (size_t i = 0; r && i < r->n_processes; i++)
+        if ((pid_t)r->processes[i]->pid == p->victim)
+            snprintf(p->victim_name, sizeof p->victim_name, "%s", r->processes[i]->name);
+    after_queries(s, p);
+}
+
+static void on_name(mc_server *s, void *ctx, const Mc__Control__QueryReply *r)
+{
+    probe *p = ctx;
+    p->by_name_status = r ? (int)r->status : -1;
+    after_queries(s, p);
+}
+
+static void on_all(mc_server *s, void *ctx, const Mc__Control__QueryReply *r)
+{
+    probe *p = ctx;
+    p->all = r ? r->n_processes : 0;
+    for (size_t i = 0; r && i < r->n_processes; i++)
+        p->saw_manager |= strcmp(r->processes[i]->name, "manager") == 0;
+    after_queries(s, p);
+}
+
+static void on_ready(mc_server *s, void *ctx)
+{
+    probe *p = ctx;
+    p->ready = true;
+    p->pending = 4;
+    ck_assert_int_eq(mc_server_query(s, MC__CONTROL__QUERY_KIND__QUERY_LEAST_LOADED,
+                                     MC_ROLE_BASEAPP, NULL, on_least, p), 0);
+    ck_assert_int_eq(mc_server_query(s, MC__CONTROL__QUERY_KIND__QUERY_BY_ROLE, MC_ROLE_BASEAPP,
+                                     NULL, on_role, p), 0);
+    ck_assert_int_eq(mc_server_query(s, MC__CONTROL__QUERY_KIND__QUERY_BY_NAME, MC_ROLE_UNKNOWN,
+                                     "baseapp77", on_name, p), 0);
+    ck_assert_int_eq(mc_server_query(s, MC__CONTROL__QUERY_KIND__QUERY_ALL, MC_ROLE_UNKNOWN,
+                                     NULL, on_all, p), 0);
+}
+
+static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEvent *ev)
+{
+    probe *p = ctx;
+    if (ev->kind == MC__CONTROL__EVENT_KIND__EVENT_DEATH && p->victim_name[0] &&
+        strcmp(ev->process->name, p->victim_name) == 0) {
+        p->death_seen = true;
+        snprintf(p->death_reason, sizeof p->death_reason, "%s", ev->reason);
+        mc_server_shutdown(s, "test done");
+    }
+}
+
+static void on_guard(evutil_socket_t fd, short what, void *ctx)
+{
+    mc_server_shutdown(ctx, "test guard: took too long");
+}
+
+START_TEST(framework_registers_queries_and_hears_deaths)
+{
+    char manager[32], bin[512], internal[64], ropt[600], log[600];
+    snprintf(manager, sizeof manager, "127.0.0.1:%d", h_free_port(false));
+    snprintf(internal, sizeof internal, "--internal=%s", manager);
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    snprintf(log, sizeof log, "%s/manager.log", h_tmpdir());
+    char *margv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
+    ck_assert_int_gt(h_spawn(margv, log), 0);
+    ck_assert(h_wait_watch(manager, "manager", "role", "manager", 15000));
+
+    probe p;
+    memset(&p, 0, sizeof p);
+    char mopt[64];
+    snprintf(mopt, sizeof mopt, "--manager=%s", manager);
+    pid_t bases[2];
+    for (int i = 0; i < 2; i++) {
+        char b[512], l[600];
+        snprintf(l, sizeof l, "%s/baseapp%d.log", h_tmpdir(), i + 1);
+        char *bargv[] = {(char *)h_bin("baseapp", b, sizeof b), mopt, ropt, NULL};
+        bases[i] = h_spawn(bargv, l);
+        ck_assert_int_gt(bases[i], 0);
+    }
+    ck_assert(h_wait_watch(manager, "manager", "counts/alive", "counts/alive  2", 15000));
+    p.victim = bases[1];
+
+    mc_server_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.role = MC_ROLE_CELLAPP;
+    desc.summary = "in-process cellapp for the framework test";
+    desc.ctx = &p;
+    desc.on_ready = on_ready;
+    desc.on_peer_event = on_peer_event;
+    char *argv[] = {"cellapp", mopt, ropt, "--logLevel=warning", NULL};
+    int code = -1;
+    mc_server *s = mc_server_new(&desc, 4, argv, &code);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(code, 0);
+    p.guard = event_new(mc_server_event_base(s), -1, 0, on_guard, s);
+    struct timeval tv = {30, 0};
+    event_add(p.guard, &tv);
+    code = mc_server_run(s);
+    event_free(p.guard);
+    ck_assert_str_eq(mc_server_name(s), "cellapp01");
+    mc_server_free(s);
+
+    ck_assert_int_eq(code, 0);
+    ck_assert(p.ready);
+    ck_assert_msg(strncmp(p.least, "baseapp0", 8) == 0, "least loaded: '%s'", p.least);
+    ck_assert_uint_eq(p.by_role, 2);
+    ck_assert_int_eq(p.by_name_status, MC__CONTROL__QUERY_STATUS__QUERY_NO_MATCH);
+    ck_assert_uint_eq(p.all, 4); /* manager, two baseapps, us */
+    ck_assert(p.saw_manager);
+    ck_assert_msg(p.death_seen, "no death notification for %s", p.victim_name);
+    ck_assert_ptr_nonnull(strstr(p.death_reason, "no heartbeat"));
+    h_kill_all();
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("server_framework");
+    TCase *tc = tcase_create("framework");
+    tcase_set_timeout(tc, 90);
+    tcase_add_test(tc, framework_registers_queries_and_hears_deaths);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
