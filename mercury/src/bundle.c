@@ -138,6 +138,20 @@ int mc_bundle_close(mc_bundle *b)
     return MC_OK;
 }
 
+/* Make sure the current packet has `need` bytes of room for messages: otherwise close it
+ * (on a channel, complete packets go out) and start a new one. */
+static int ensure_room(mc_bundle *b, size_t need)
+{
+    if (b->cur && (size_t)(b->capacity - b->cur->len) >= need)
+        return MC_OK;
+    if (b->cur) {
+        int r = close_tail(b);
+        if (r != MC_OK && r != MC_ERR_OVERFLOW)
+            return r;
+    }
+    return new_packet(b) ? MC_OK : MC_ERR_NO_MEMORY;
+}
+
 static int start_common(mc_bundle *b, const mc_message_def *def, mc_reliability rel,
                         bool is_request, uint32_t reply_id)
 {
@@ -147,15 +161,9 @@ static int start_common(mc_bundle *b, const mc_message_def *def, mc_reliability 
         def->length != 4)
         return MC_ERR_INVALID;
     uint16_t hdr = (uint16_t)mc_message_header_size(def, is_request);
-    if (!b->cur || (size_t)(b->capacity - b->cur->len) < hdr) {
-        if (b->cur) {
-            int r = close_tail(b);
-            if (r != MC_OK && r != MC_ERR_OVERFLOW)
-                return r;
-        }
-        if (!new_packet(b))
-            return MC_ERR_NO_MEMORY;
-    }
+    int room = ensure_room(b, hdr);
+    if (room != MC_OK)
+        return room;
     mc_packet *p = b->cur;
     b->saved_first_request = p->first_request;
     b->saved_last_link = p->last_link;
@@ -475,15 +483,9 @@ int mc_bundle_add_message(mc_bundle *b, const mc_message_def *def, mc_reliabilit
     bool small = total <= (size_t)(b->capacity - MC_HEADER_SIZE) &&
                  (f == 0 || n < field_escape((uint32_t)f));
     if (small) {
-        if (!b->cur || (size_t)(b->capacity - b->cur->len) < total) {
-            if (b->cur) {
-                int r = close_tail(b);
-                if (r != MC_OK && r != MC_ERR_OVERFLOW)
-                    return r;
-            }
-            if (!new_packet(b))
-                return MC_ERR_NO_MEMORY;
-        }
+        int room = ensure_room(b, total);
+        if (room != MC_OK)
+            return room;
         mc_packet *p = b->cur;
         uint8_t *h = p->data + p->len;
         h[0] = def->id;

@@ -86,6 +86,7 @@ static void clear_recv_state(mc_channel *ch)
             ch->recv_ring[i] = NULL;
         }
     }
+    ch->nub->recv_buffered_total -= ch->recv_buffered;
     ch->recv_buffered = 0;
     ch->in_seq_at = 0;
     ch->ack_count = 0;
@@ -174,16 +175,24 @@ static void base_opts(mc_channel *ch, mc_finalise_opts *o, uint16_t flags)
     o->chan_version = ch->version;
 }
 
-static void resend(mc_channel *ch, uint32_t seq, mc_time_us now)
+/* Bookkeeping of a retransmission of seq (on its own or as a piggyback): it moves to the
+ * back of the transmission order and no longer gives RTT samples. */
+static void note_resent(mc_channel *ch, uint32_t seq, mc_time_us now)
 {
     mc_unacked *e = slot(ch, seq);
-    mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
     e->resends++;
     e->last_sent = now;
     tx_unlink(ch, seq);
     tx_append(ch, seq);
     ch->packets_resent++;
     ch->nub->stats.resends++;
+}
+
+static void resend(mc_channel *ch, uint32_t seq, mc_time_us now)
+{
+    mc_unacked *e = slot(ch, seq);
+    mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
+    note_resent(ch, seq, now);
     ch->last_sent = now;
 }
 
@@ -222,6 +231,7 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
     e->first_sent = e->last_sent = now;
     e->resends = 0;
     tx_append(ch, seq);
+    e->first_tx = e->tx_order;
     ch->unacked++;
     if (p->critical)
         ch->critical_unacked++;
@@ -229,13 +239,7 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
     ch->packets_sent++;
     ch->last_sent = now;
     if (piggy_seq != MC_NIL) {
-        mc_unacked *h = slot(ch, piggy_seq);
-        h->resends++;
-        h->last_sent = now;
-        tx_unlink(ch, piggy_seq);
-        tx_append(ch, piggy_seq);
-        ch->packets_resent++;
-        ch->nub->stats.resends++;
+        note_resent(ch, piggy_seq, now);
         ch->nub->stats.piggybacks++;
     }
 }
@@ -367,8 +371,10 @@ static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)
             ch->rtt = (ch->rtt * 7 + sample) / 8;
         }
     }
-    if (e->tx_order > ch->highest_acked_tx)
-        ch->highest_acked_tx = e->tx_order;
+    /* An ack of a resent packet may be for its first transmission (delayed, not lost): it
+     * proves only that packets sent 3+ transmissions before that one are missing. */
+    if (e->first_tx > ch->highest_acked_tx)
+        ch->highest_acked_tx = e->first_tx;
     ch->last_ack_progress = now;
     tx_unlink(ch, seq);
     if (e->pkt->critical)

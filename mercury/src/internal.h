@@ -59,6 +59,14 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 #define MC_ONCE_OFF_MAX_TRIES 50u
 #define MC_DEDUP_KEEP_US (30ull * MC_US_PER_S)
 #define MC_DEDUP_MAX 65536u
+#define MC_DEFAULT_MAX_CHANNELS 1024u
+#define MC_MAX_OFFCHANNEL_GROUPS 64u
+#define MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS 16384u
+/* Out-of-order packets held by the receive windows of all of a nub's channels together. */
+#define MC_MAX_RECV_BUFFERED 65536u
+/* Once-off reliable packets a nub keeps resending at once (replies to a flood of spoofed
+ * off-channel requests must not pile up). */
+#define MC_MAX_ONCE_OFFS 16384u
 
 /* ---- packets ---- */
 typedef struct mc_packet {
@@ -136,14 +144,15 @@ double mc_rand_unit(mc_nub *nub);
 typedef struct {
     mc_packet *pkt; /* NULL = free slot / acked */
     mc_time_us first_sent, last_sent;
-    uint64_t tx_order;
+    uint64_t tx_order; /* of its latest transmission */
+    uint64_t first_tx; /* of its first transmission */
     uint32_t prev, next; /* tx-order list (sequence numbers), MC_NIL at the ends */
     uint16_t resends;
 } mc_unacked;
 
 #define MC_NIL 0xFFFFFFFFu
-/* A packet counts as lost once a packet transmitted this many transmissions after it has
- * been acknowledged (tolerates a little reordering without spurious resends). */
+/* A packet counts as lost once a packet first transmitted this many transmissions after it
+ * has been acknowledged (tolerates a little reordering without spurious resends). */
 #define MC_REORDER_TOLERANCE 3u
 
 struct mc_channel {
@@ -342,11 +351,15 @@ typedef struct {
 } mc_dedup_entry;
 
 void mc_offchannel_ack_received(mc_nub *nub, const mc_address *src, uint32_t seq);
-/* True if (src, seq) was seen before (records it otherwise). */
-bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq, mc_time_us now);
+/* Once-off duplicate suppression: was (src, seq) accepted before? / remember it (30 s, at
+ * most MC_DEDUP_MAX entries, oldest forgotten first). */
+bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq);
+void mc_offchannel_remember(mc_nub *nub, const mc_address *src, uint32_t seq, mc_time_us now);
 void mc_offchannel_send_ack(mc_nub *nub, const mc_address *dest, uint32_t seq);
-bool mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
-                            const mc_footers *f);
+/* Store an off-channel fragment (delivering its group when complete). Returns 1 if pkt was
+ * taken, 0 for a duplicate (not taken), -1 if refused (counted; not taken). */
+int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
+                           const mc_footers *f);
 void mc_offchannel_tick(mc_nub *nub, mc_time_us now);
 void mc_offchannel_free_all(mc_nub *nub);
 
@@ -377,6 +390,7 @@ struct mc_nub {
     mc_map by_index; /* channel id -> channel */
     mc_channel *ack_list;
     mc_channel *progress_list;
+    uint32_t recv_buffered_total; /* out-of-order packets held over all channels */
 
     /* packet pool */
     mc_packet *pool;
@@ -405,9 +419,12 @@ struct mc_nub {
     /* off-channel */
     uint32_t offchannel_seq;
     mc_once_off *once_offs;
+    uint32_t once_off_count; /* once-off packets waiting for their ack */
+    uint64_t once_off_refused; /* once-off bundles refused at MC_MAX_ONCE_OFFS */
     mc_map once_off_map;
     mc_frag_group *frags;
     mc_map frag_map;
+    uint32_t frag_packets; /* packets held by off-channel fragment groups */
     mc_map dedup_map;
     mc_dedup_entry *dedup;
     size_t dedup_head, dedup_count;
@@ -419,7 +436,8 @@ struct mc_nub {
     char *watch_prefix;
 };
 
-void mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
+/* Register a new channel (list, lookup map, watchers); false on allocation failure. */
+bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
 /* Remove, report (unless condemned) and free a channel now (receive path only: never
  * while the channel may be in use further up the stack). */
 void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);

@@ -27,6 +27,7 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->inactivity_timeout_us = 60 * MC_US_PER_S;
     cfg->keepalive_interval_us = 1 * MC_US_PER_S;
     cfg->max_overflow_packets = 262144;
+    cfg->max_channels = MC_DEFAULT_MAX_CHANNELS;
 }
 
 void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
@@ -83,26 +84,27 @@ void mc_nub_send_pending_acks(mc_nub *nub)
     }
 }
 
-void mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
+bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
 {
     if (nub->nchannels == nub->channels_cap) {
         size_t ncap = nub->channels_cap ? nub->channels_cap * 2 : 16;
         mc_channel **n = realloc(nub->channels, ncap * sizeof(*n));
         if (!n)
-            return;
+            return false;
         nub->channels = n;
         nub->channels_cap = ncap;
     }
+    bool mapped = ch->indexed ? mc_map_put(&nub->by_index, ch->id, 0, ch)
+                              : mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
+    if (!mapped)
+        return false;
     ch->index = nub->nchannels;
     nub->channels[nub->nchannels++] = ch;
-    if (ch->indexed)
-        mc_map_put(&nub->by_index, ch->id, 0, ch);
-    else
-        mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
     nub->stats.channels_created++;
     nub->stats.channels = nub->nchannels;
     if (nub->watchers)
         mc_channel_register_watchers(ch);
+    return true;
 }
 
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
@@ -342,6 +344,8 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
         nub->cfg.keepalive_interval_us = MC_US_PER_S;
     if (!nub->cfg.max_overflow_packets)
         nub->cfg.max_overflow_packets = 262144;
+    if (!nub->cfg.max_channels)
+        nub->cfg.max_channels = MC_DEFAULT_MAX_CHANNELS;
     if (cfg->iface)
         for (size_t i = 0; i < cfg->iface->count; i++)
             if (cfg->iface->defs[i].handler)
@@ -485,6 +489,22 @@ mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
     return ch && !ch->dead && !ch->condemned ? ch : NULL;
 }
 
+/* A channel this nub opens: it announces itself with CREATE_CHANNEL and a fresh nonce. */
+static mc_channel *open_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
+                                bool indexed, uint32_t id)
+{
+    mc_channel *ch = mc_channel_create(nub, addr, traits, indexed, id);
+    if (!ch)
+        return NULL;
+    ch->send_create = true;
+    ch->nonce = new_nonce(nub);
+    if (!mc_nub_add_channel(nub, ch)) {
+        mc_channel_destroy(ch);
+        return NULL;
+    }
+    return ch;
+}
+
 mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits)
 {
     if (!nub || !addr || mc_address_equal(addr, &nub->addr))
@@ -494,13 +514,7 @@ mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_trait
         return ch;
     if (ch) /* a condemned or dying channel still owns the address: retire it */
         mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason : MC_CHANNEL_DEATH_INACTIVITY);
-    ch = mc_channel_create(nub, addr, traits, false, 0);
-    if (!ch)
-        return NULL;
-    ch->send_create = true;
-    ch->nonce = new_nonce(nub);
-    mc_nub_add_channel(nub, ch);
-    return ch;
+    return open_channel(nub, addr, traits, false, 0);
 }
 
 mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t id,
@@ -515,13 +529,7 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
     }
     if (ch)
         mc_nub_retire_channel(nub, ch, ch->death_reason);
-    ch = mc_channel_create(nub, addr, traits, true, id);
-    if (!ch)
-        return NULL;
-    ch->send_create = true;
-    ch->nonce = new_nonce(nub);
-    mc_nub_add_channel(nub, ch);
-    return ch;
+    return open_channel(nub, addr, traits, true, id);
 }
 
 mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id)

@@ -5,8 +5,6 @@
 
 #include "internal.h"
 
-#define MC_MAX_OFFCHANNEL_GROUPS 64u
-
 int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_send_mode mode)
 {
     if (!nub || !dest || !b || b->channel || (mode != MC_SEND_UNRELIABLE &&
@@ -17,6 +15,26 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
         return MC_ERR_STATE;
     }
     mc_bundle_close(b);
+    for (const mc_packet *q = b->head; q; q = q->next) {
+        if (q->group_count > MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS) {
+            /* receivers would refuse it (bounded off-channel reassembly) */
+            MC_ERROR("nub: off-channel message spanning %u packets refused (at most %u; "
+                     "send it on a channel)",
+                     q->group_count, MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS);
+            mc_bundle_release_all(b);
+            return MC_ERR_TOO_LARGE;
+        }
+    }
+    if (mode == MC_SEND_RELIABLE_ONCE &&
+        nub->once_off_count + b->npackets > MC_MAX_ONCE_OFFS) {
+        uint64_t n = ++nub->once_off_refused;
+        if ((n & (n - 1)) == 0) /* 1st, 2nd, 4th, ... */
+            MC_WARNING("nub: %u once-off packets already waiting for acks; bundle of %zu "
+                       "refused (%llu so far)",
+                       nub->once_off_count, b->npackets, (unsigned long long)n);
+        mc_bundle_release_all(b);
+        return MC_ERR_OVERFLOW;
+    }
     mc_packet *chain = mc_bundle_take(b);
     mc_time_us now = mc_clock_now_us();
     int rc = MC_OK;
@@ -55,6 +73,7 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
                 memcpy(r->data, p->data, p->len);
                 r->next = nub->once_offs;
                 nub->once_offs = r;
+                nub->once_off_count++;
                 mc_map_put(&nub->once_off_map, mc_address_key(dest), o.seq, r);
             }
         }
@@ -96,15 +115,20 @@ static void dedup_pop(mc_nub *nub)
     nub->dedup_count--;
 }
 
-bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq, mc_time_us now)
+bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq)
+{
+    return mc_map_get(&nub->dedup_map, mc_address_key(src), seq) != NULL;
+}
+
+void mc_offchannel_remember(mc_nub *nub, const mc_address *src, uint32_t seq, mc_time_us now)
 {
     uint64_t key = mc_address_key(src);
     if (mc_map_get(&nub->dedup_map, key, seq))
-        return true;
+        return;
     if (!nub->dedup) {
         nub->dedup = calloc(MC_DEDUP_MAX, sizeof(*nub->dedup));
         if (!nub->dedup)
-            return false;
+            return;
     }
     if (nub->dedup_count == MC_DEDUP_MAX)
         dedup_pop(nub);
@@ -115,11 +139,11 @@ bool mc_offchannel_seen(mc_nub *nub, const mc_address *src, uint32_t seq, mc_tim
     e->expires = now + MC_DEDUP_KEEP_US;
     if (mc_map_put(&nub->dedup_map, key, seq, e))
         nub->dedup_count++;
-    return false;
 }
 
 static void free_group(mc_nub *nub, mc_frag_group *g)
 {
+    nub->frag_packets -= g->have;
     for (uint32_t i = 0; i < g->count; i++)
         mc_packet_release(nub, g->slots[i]);
     free(g->slots);
@@ -183,25 +207,37 @@ static void deliver_group(mc_nub *nub, mc_frag_group *g)
     free(req);
 }
 
-bool mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
-                            const mc_footers *f)
+int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
+                           const mc_footers *f)
 {
     uint64_t key = mc_address_key(src);
     mc_frag_group *g = mc_map_get(&nub->frag_map, key, f->frag_first);
     uint32_t count = (uint32_t)mc_seq_diff(f->frag_last, f->frag_first) + 1u;
+    if (g && g->count != count) {
+        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, src);
+        return -1;
+    }
+    uint32_t idx = (uint32_t)mc_seq_diff(f->seq, f->frag_first);
+    if (g && g->slots[idx]) {
+        mc_nub_count_drop(nub, MC_DROP_DUPLICATE, src);
+        return 0;
+    }
+    /* bounded memory whatever strangers send: at most MC_MAX_OFFCHANNEL_GROUPS groups and
+     * MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS packets held over all of them */
+    if ((!g && (nub->frag_map.count >= MC_MAX_OFFCHANNEL_GROUPS ||
+                count > MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS)) ||
+        nub->frag_packets >= MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS) {
+        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, src);
+        return -1;
+    }
     if (!g) {
-        size_t ngroups = nub->frag_map.count;
-        if (ngroups >= MC_MAX_OFFCHANNEL_GROUPS) {
-            mc_nub_count_drop(nub, MC_DROP_FRAGMENT, src);
-            return false;
-        }
         g = calloc(1, sizeof(*g));
         if (!g)
-            return false;
+            return -1;
         g->slots = calloc(count, sizeof(*g->slots));
         if (!g->slots) {
             free(g);
-            return false;
+            return -1;
         }
         g->src = *src;
         g->first = f->frag_first;
@@ -210,28 +246,20 @@ bool mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
         if (!mc_map_put(&nub->frag_map, key, g->first, g)) {
             free(g->slots);
             free(g);
-            return false;
+            return -1;
         }
         g->next = nub->frags;
         nub->frags = g;
     }
-    if (g->count != count) {
-        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, src);
-        return false;
-    }
-    uint32_t idx = (uint32_t)mc_seq_diff(f->seq, f->frag_first);
-    if (g->slots[idx]) {
-        mc_nub_count_drop(nub, MC_DROP_DUPLICATE, src);
-        return false;
-    }
     g->slots[idx] = pkt;
     g->have++;
+    nub->frag_packets++;
     if (g->have == g->count) {
         unlink_group(nub, g);
         deliver_group(nub, g);
         free_group(nub, g);
     }
-    return true;
+    return 1;
 }
 
 void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
@@ -242,6 +270,7 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
         if (r->acked) {
             *pp = r->next;
             free(r);
+            nub->once_off_count--;
             continue;
         }
         if (now >= r->next_send) {
@@ -252,6 +281,7 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
                 mc_map_remove(&nub->once_off_map, mc_address_key(&r->dest), r->seq);
                 *pp = r->next;
                 free(r);
+                nub->once_off_count--;
                 continue;
             }
             mc_nub_queue_datagram(nub, &r->dest, r->data, r->len);
@@ -282,6 +312,7 @@ void mc_offchannel_free_all(mc_nub *nub)
         nub->once_offs = r->next;
         free(r);
     }
+    nub->once_off_count = 0;
     while (nub->frags) {
         mc_frag_group *g = nub->frags;
         nub->frags = g->next;

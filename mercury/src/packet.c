@@ -87,25 +87,13 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     if (nub->cfg.checksums)
         flags |= MC_PF_HAS_CHECKSUM;
 
-    /* room for everything after the selective acks */
-    size_t tail = 0;
-    if (flags & MC_PF_HAS_CUMULATIVE_ACK)
-        tail += 4;
-    if (flags & MC_PF_IS_FRAGMENT)
-        tail += 8;
-    if (flags & MC_PF_HAS_SEQ)
-        tail += 4;
-    if (flags & MC_PF_CREATE_CHANNEL)
-        tail += 4;
-    if (flags & MC_PF_INDEXED)
-        tail += 8;
-    if (flags & MC_PF_HAS_CHECKSUM)
-        tail += 4;
+    /* room for every footer but the selective acks */
+    size_t used = pkt->len + mc_footer_size(flags, flags & MC_PF_HAS_REQUESTS,
+                                            flags & MC_PF_HAS_CHECKSUM);
     if (o->piggy_len) {
         flags |= MC_PF_HAS_PIGGYBACKS;
-        tail += (size_t)o->piggy_len + 3u;
+        used += (size_t)o->piggy_len + 3u;
     }
-    size_t used = pkt->len + ((flags & MC_PF_HAS_REQUESTS) ? 2u : 0u) + tail;
     size_t room = used < MC_PACKET_MAX_SIZE ? MC_PACKET_MAX_SIZE - used : 0;
 
     uint32_t nacks = 0;

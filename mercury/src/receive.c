@@ -387,8 +387,16 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
             mc_channel_note_ack(ch, s);
             return false;
         }
+        if (nub->recv_buffered_total >= MC_MAX_RECV_BUFFERED) {
+            /* over all channels: peers (or spoofed sources) leaving holes cannot make us
+             * hold more; not acknowledged, so a real sender resends it later */
+            ch->out_of_window++;
+            mc_nub_count_drop(nub, MC_DROP_OUT_OF_WINDOW, &ch->addr);
+            return false;
+        }
         ch->recv_ring[s & mask] = pkt;
         ch->recv_buffered++;
+        nub->recv_buffered_total++;
         mc_channel_note_ack(ch, s);
         return true;
     }
@@ -403,6 +411,7 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
             break;
         ch->recv_ring[ch->in_seq_at & mask] = NULL;
         ch->recv_buffered--;
+        nub->recv_buffered_total--;
         ch->in_seq_at = mc_seq_add(ch->in_seq_at, 1);
         mc_footers fq;
         if (mc_parse_footers(nub, q, &fq) == 0)
@@ -411,6 +420,47 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
         mask = ch->cap - 1; /* a handler may have grown the window */
     }
     return false;
+}
+
+/* Create the channel a peer opens with a CREATE_CHANNEL packet, within max_channels: a
+ * flood of packets from spoofed sources (or ids) must not allocate without bound. */
+static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_footers *f,
+                                  int *why)
+{
+    bool indexed = f->flags & MC_PF_INDEXED;
+    if (mc_address_equal(src, &nub->addr) || src->port == 0) {
+        /* spoofed: a channel to ourselves (or to nowhere) would only talk to itself */
+        *why = drop(MC_DROP_NO_CHANNEL);
+        return NULL;
+    }
+    if (nub->nchannels >= nub->cfg.max_channels) {
+        *why = drop(MC_DROP_CHANNEL_LIMIT);
+        uint64_t refused = nub->stats.drops[MC_DROP_CHANNEL_LIMIT];
+        if ((refused & (refused + 1)) == 0) { /* 1st, 2nd, 4th, 8th... refusal */
+            char a[MC_ADDRESS_STRLEN];
+            MC_WARNING("nub: refused a channel from %s: %u channels (max_channels) reached",
+                       mc_address_format(src, a, sizeof a), nub->cfg.max_channels);
+        }
+        return NULL;
+    }
+    mc_channel *ch = mc_channel_create(nub, src, nub->cfg.accept_traits, indexed,
+                                       indexed ? f->chan_id : 0);
+    if (!ch) {
+        *why = drop(MC_DROP_NO_CHANNEL);
+        return NULL;
+    }
+    if (indexed)
+        ch->version = f->chan_version;
+    else
+        ch->peer_nonce = f->nonce;
+    if (!mc_nub_add_channel(nub, ch)) {
+        mc_channel_destroy(ch);
+        *why = drop(MC_DROP_NO_CHANNEL);
+        return NULL;
+    }
+    if (nub->created_fn)
+        nub->created_fn(nub->created_ctx, ch);
+    return ch;
 }
 
 static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_footers *f,
@@ -425,16 +475,7 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
                 *why = drop(MC_DROP_NO_CHANNEL);
                 return NULL;
             }
-            ch = mc_channel_create(nub, src, nub->cfg.accept_traits, true, f->chan_id);
-            if (!ch) {
-                *why = drop(MC_DROP_NO_CHANNEL);
-                return NULL;
-            }
-            ch->version = f->chan_version;
-            mc_nub_add_channel(nub, ch);
-            if (nub->created_fn)
-                nub->created_fn(nub->created_ctx, ch);
-            return ch;
+            return accept_channel(nub, src, f, why);
         }
         int32_t dv = (int32_t)(f->chan_version - ch->version);
         if (dv < 0) {
@@ -468,7 +509,11 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
                     mc_address_format(src, a, sizeof a));
             /* reported before anything from the new incarnation is dispatched */
             mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
-            ch = NULL;
+            /* the dead handler may already have opened a fresh channel to the peer: that one
+             * (still without a peer nonce) is the new incarnation's partner */
+            ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
+            if (ch && !ch->peer_nonce && ch->plain_reliable_received == 0)
+                ch->peer_nonce = f->nonce;
         }
     }
     if (ch)
@@ -477,16 +522,7 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
         *why = drop(MC_DROP_NO_CHANNEL);
         return NULL;
     }
-    ch = mc_channel_create(nub, src, nub->cfg.accept_traits, false, 0);
-    if (!ch) {
-        *why = drop(MC_DROP_NO_CHANNEL);
-        return NULL;
-    }
-    ch->peer_nonce = f->nonce;
-    mc_nub_add_channel(nub, ch);
-    if (nub->created_fn)
-        nub->created_fn(nub->created_ctx, ch);
-    return ch;
+    return accept_channel(nub, src, f, why);
 }
 
 bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int depth,
@@ -564,17 +600,28 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
     /* off-channel */
     for (uint32_t i = 0; i < f.ack_count; i++)
         mc_offchannel_ack_received(nub, src, mc_load_u32(f.acks + 4 * i));
-    if (f.flags & MC_PF_IS_RELIABLE) {
-        mc_offchannel_send_ack(nub, src, f.seq);
-        if (mc_offchannel_seen(nub, src, f.seq, now)) {
-            mc_nub_count_drop(nub, MC_DROP_DUPLICATE, src);
-            *status = MC_ERR_DROPPED;
+    bool reliable = f.flags & MC_PF_IS_RELIABLE;
+    if (reliable && mc_offchannel_seen(nub, src, f.seq)) {
+        mc_offchannel_send_ack(nub, src, f.seq); /* our earlier ack was lost */
+        mc_nub_count_drop(nub, MC_DROP_DUPLICATE, src);
+        *status = MC_ERR_DROPPED;
+        return false;
+    }
+    bool kept = false;
+    if (frag) {
+        int fr = mc_offchannel_fragment(nub, src, pkt, &f); /* pkt may be freed now */
+        if (fr < 0) {
+            *status = MC_ERR_DROPPED; /* not acknowledged: the sender tries again */
             return false;
         }
+        kept = fr > 0;
     }
-    if (frag)
-        return mc_offchannel_fragment(nub, src, pkt, &f);
-    mc_dispatch_unit(nub, src, NULL, pkt->data + MC_HEADER_SIZE, f.body_end - MC_HEADER_SIZE,
-                     req, (uint32_t)nreq);
-    return false;
+    if (reliable) {
+        mc_offchannel_remember(nub, src, f.seq, now);
+        mc_offchannel_send_ack(nub, src, f.seq);
+    }
+    if (!frag)
+        mc_dispatch_unit(nub, src, NULL, pkt->data + MC_HEADER_SIZE,
+                         f.body_end - MC_HEADER_SIZE, req, (uint32_t)nreq);
+    return kept;
 }

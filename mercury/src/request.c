@@ -36,11 +36,17 @@ void mc_request_forget(mc_nub *nub, uint32_t reply_id)
 void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
                         mc_istream *data)
 {
-    mc_pending_request *r = mc_map_remove(&nub->requests, reply_id, 0);
+    mc_pending_request *r = mc_map_get(&nub->requests, reply_id, 0);
+    /* a request sent on a channel is answered by that peer only (on the channel or
+     * off-channel from its address): another peer cannot complete it by guessing the id */
+    if (r && r->channel && info->channel != r->channel &&
+        !mc_address_equal(info->source, &r->channel->addr))
+        r = NULL;
     if (!r) {
         mc_nub_count_drop(nub, MC_DROP_LATE_REPLY, info->source);
         return;
     }
+    mc_map_remove(&nub->requests, reply_id, 0);
     mc_reply_handler h = r->handler;
     void *ctx = r->ctx;
     free(r);

@@ -60,6 +60,7 @@ const char *mc_drop_reason_name(mc_drop_reason reason)
         [MC_DROP_STALE_VERSION] = "staleVersion",
         [MC_DROP_FRAGMENT] = "fragment",
         [MC_DROP_LATE_REPLY] = "lateReply",
+        [MC_DROP_CHANNEL_LIMIT] = "channelLimit",
     };
     if ((unsigned)reason >= MC_DROP_REASON_COUNT)
         return "unknown";

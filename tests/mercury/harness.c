@@ -104,6 +104,7 @@ static void on_req(void *ctx, const mc_message_info *info, mc_istream *is)
 {
     recv_state *r = state_of(info, ctx);
     r->requests++;
+    r->last_reply_id = info->reply_id;
     uint8_t mode = mc_read_u8(is);
     size_t n = mc_istream_remaining(is);
     const uint8_t *d = mc_read_bytes(is, n);

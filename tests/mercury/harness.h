@@ -30,6 +30,7 @@ typedef struct {
     uint64_t bad_content;
     uint64_t notes;
     uint64_t requests;
+    uint32_t last_reply_id; /* of the last request handled */
     uint64_t last_length;
     uint64_t stale_seen;  /* messages with counter < base (reset test) */
     uint64_t base;

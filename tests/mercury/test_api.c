@@ -126,6 +126,8 @@ START_TEST(request_timeout)
     ck_assert(pump_until(p.base, reply_done, &rr, 10));
     ck_assert_int_eq(rr.status, MC_REPLY_TIMEOUT);
     ck_assert_uint_ge(mc_clock_now_us() - t0, 300 * MC_US_PER_MS);
+    pump_for(p.base, 0.5); /* the handler is called exactly once */
+    ck_assert_int_eq(rr.calls, 1);
     ck_assert_uint_eq(p.rb.requests, 1);
     mc_nub_stats st;
     mc_nub_get_stats(p.a, &st);

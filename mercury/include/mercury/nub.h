@@ -61,6 +61,10 @@ typedef struct {
     mc_time_us inactivity_timeout_us;  /* default 60 s */
     mc_time_us keepalive_interval_us;  /* idle channels send a keepalive; default 1 s */
     uint32_t max_overflow_packets;     /* per-channel overflow bound (default 262144) */
+    uint32_t max_channels;             /* peers may open channels only while the nub has
+                                          fewer than this many (default 1024; each costs
+                                          ~230 KB with the internal window). Refused
+                                          packets count as drops/channelLimit. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
 } mc_nub_config;
@@ -80,7 +84,8 @@ typedef enum {
     MC_DROP_OUT_OF_WINDOW,   /* sequence beyond the receive window */
     MC_DROP_STALE_VERSION,   /* indexed channel packet of an older version */
     MC_DROP_FRAGMENT,        /* bad or expired fragment group */
-    MC_DROP_LATE_REPLY,      /* reply with no waiting request */
+    MC_DROP_LATE_REPLY,      /* reply with no waiting request (from that peer) */
+    MC_DROP_CHANNEL_LIMIT,   /* a peer would open a channel past max_channels */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
 
@@ -134,7 +139,9 @@ typedef void (*mc_channel_created_handler)(void *ctx, mc_channel *ch);
 void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler fn, void *ctx);
 
 /* Off-channel sending of a bundle made with mc_bundle_new. The bundle is emptied (ready for
- * reuse) whether or not the call succeeds. */
+ * reuse) whether or not the call succeeds. MC_ERR_TOO_LARGE for a message spanning more
+ * than 16384 packets (receivers refuse it: use a channel); MC_ERR_OVERFLOW (nothing sent)
+ * when RELIABLE_ONCE would make more than 16384 packets wait for acks at once. */
 typedef enum {
     MC_SEND_UNRELIABLE = 0,    /* one shot; may be lost */
     MC_SEND_RELIABLE_ONCE = 1, /* each packet resent every 200 ms up to 50 times until

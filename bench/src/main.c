@@ -1,0 +1,50 @@
+/* mercury-bench: mercury against ENet, same workload, same relay, one report.
+ * See docs/tools/mercury-bench.md. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "options.h"
+#include "print.h"
+#include "side.h"
+
+int main(int argc, char **argv)
+{
+    mc_log_set_process_name("mercury-bench");
+    bench_options o;
+    char err[256] = "";
+    int rc = bench_options_parse(argc, argv, &o, err, sizeof err);
+    if (rc == 1)
+        return 0;
+    if (rc < 0) {
+        fprintf(stderr, "mercury-bench: %s\n", err);
+        return 2;
+    }
+    static const char *const mode_names[] = {"local", "listen", "connect"};
+    printf("mercury-bench: %llu messages of %zu bytes, loss %g, dup %g, reorder %g, seed %llu, "
+           "time limit %g s, mode %s\n",
+           (unsigned long long)o.messages, o.size, o.loss, o.dup, o.reorder,
+           (unsigned long long)o.seed, o.time_limit_s, mode_names[o.mode]);
+    fflush(stdout);
+
+    const bench_transport *order[2] = {&bench_transport_mercury, &bench_transport_enet};
+    bool run[2] = {o.run_mercury, o.run_enet};
+    bench_figures fig[2] = {{0}, {0}};
+    bool all_ok = true;
+    for (int i = 0; i < 2; i++) {
+        if (!run[i])
+            continue;
+        bench_side side;
+        bench_side_run(&o, order[i], &side);
+        fig[i] = bench_print_side(stdout, &o, &side);
+        fflush(stdout);
+        all_ok = all_ok && fig[i].ok;
+    }
+    if (run[0] && run[1]) {
+        if (fig[1].rate > 0)
+            printf("ratio mercury/enet: %.2f\n", fig[0].rate / fig[1].rate);
+        else
+            printf("ratio mercury/enet: %s\n", fig[0].rate > 0 ? "inf" : "0.00");
+    }
+    return all_ok ? 0 : 1;
+}

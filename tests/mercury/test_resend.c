@@ -1,0 +1,117 @@
+/* Resend rules as the issue states them: at most window/8 resends per check, and RTT
+ * samples only from packets that were never resent. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "common/stream.h"
+#include "harness.h"
+#include "internal.h"
+
+typedef struct {
+    mc_time_us offset;
+} fake_clock;
+
+static mc_time_us real_plus(void *ctx)
+{
+    fake_clock *fc = ctx;
+    mc_clock_set_source(NULL, NULL);
+    mc_time_us now = mc_clock_now_us();
+    mc_clock_set_source(real_plus, fc);
+    return now + fc->offset;
+}
+
+START_TEST(at_most_window_eighth_per_check)
+{
+    pair p;
+    pair_open(&p, NULL);
+    ck_assert_int_eq(mc_channel_set_window(p.ab, 64), MC_OK);
+    mc_nub_rehearse_drop_next(p.a, 64); /* the whole window is lost */
+    send_stream(p.ab, 0, 64, 1400);    /* one message per packet, no loop runs */
+    ck_assert_uint_eq(mc_channel_unacked(p.ab), 64);
+    mc_channel_stats before, after;
+    mc_channel_get_stats(p.ab, &before);
+    ck_assert_uint_eq(before.packets_resent, 0);
+    /* long past any resend delay: every unacked packet is due, one check sends 64/8 */
+    fake_clock fc = {2 * MC_US_PER_S};
+    mc_clock_set_source(real_plus, &fc);
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true);
+    mc_clock_set_source(NULL, NULL);
+    mc_channel_get_stats(p.ab, &after);
+    ck_assert_uint_eq(after.packets_resent, 8);
+    /* and everything still arrives, in order */
+    ck_assert(wait_received(&p, &p.rb, 64, 30));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(late_ack_of_a_resent_packet_causes_no_spurious_resends)
+{
+    pair p;
+    pair_open(&p, NULL);
+    ck_assert_int_eq(mc_channel_set_window(p.ab, 8), MC_OK); /* one resend per check */
+    mc_nub_rehearse_drop_next(p.a, 8);
+    send_stream(p.ab, 0, 8, 1400); /* sequences 0..7, transmissions 1..8, all lost */
+    fake_clock fc = {2 * MC_US_PER_S};
+    mc_clock_set_source(real_plus, &fc);
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true); /* sequence 0 again: 9th */
+    mc_channel_stats cs;
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.packets_resent, 1);
+    /* the peer acknowledges sequence 0: its first transmission was only late. That does
+     * not show that sequences 1..5 (sent before the resend) are lost. */
+    uint8_t ack[7];
+    mc_store_u16(ack, 0x0008 | 0x0004); /* ON_CHANNEL | HAS_ACKS */
+    mc_store_u32(ack + 2, 0);
+    ack[6] = 1;
+    ck_assert_int_eq(mc_nub_process_datagram(p.a, mc_nub_address(p.b), ack, sizeof ack), MC_OK);
+    mc_clock_set_source(NULL, NULL);
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.unacked, 7);
+    ck_assert_uint_eq(cs.packets_resent, 1);
+    ck_assert(wait_received(&p, &p.rb, 8, 30));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
+static bool acked_all(void *ctx) { return mc_channel_unacked(ctx) == 0; }
+
+START_TEST(rtt_only_from_packets_never_resent)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_nub_rehearse_drop_next(p.a, 1);
+    send_stream(p.ab, 0, 1, 40); /* the first packet is lost, then resent and acked */
+    ck_assert(wait_received(&p, &p.rb, 1, 10));
+    ck_assert(pump_until(p.base, acked_all, p.ab, 10));
+    mc_channel_stats cs;
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_ge(cs.packets_resent, 1);
+    ck_assert_uint_eq(cs.rtt_us, 0); /* the resent packet gave no sample */
+    send_stream(p.ab, 1, 1, 40);
+    ck_assert(wait_received(&p, &p.rb, 2, 10));
+    ck_assert(pump_until(p.base, acked_all, p.ab, 10));
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_gt(cs.rtt_us, 0);
+    ck_assert_uint_lt(cs.rtt_us, MC_US_PER_S);
+    pair_close(&p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mercury_resend");
+    TCase *tc = tcase_create("resend");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, at_most_window_eighth_per_check);
+    tcase_add_test(tc, rtt_only_from_packets_never_resent);
+    tcase_add_test(tc, late_ack_of_a_resent_packet_causes_no_spurious_resends);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
