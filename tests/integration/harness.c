@@ -38,19 +38,44 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* Can a socket of this type bind 127.0.0.1:port right now? */
+static bool port_free(int type, int port)
+{
+    int fd = socket(AF_INET, type, 0);
+    if (fd < 0)
+        return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* Ports come from 22000..31999: below the kernel's ephemeral range (32768 and up), so a
+ * port handed out here is not given to some other socket bound to port 0 (the watcher
+ * tool, every process's client sockets) before the test's process binds it, and above the
+ * default layout's 21000..21379. Each port is handed out once per test process. */
+#define PORT_LOW 22000
+#define PORT_SPAN 10000
+static unsigned char ports_given[PORT_SPAN];
+static unsigned port_seed;
+
 int h_free_port(bool tcp)
 {
-    int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    if (!port_seed)
+        port_seed = (unsigned)getpid() * 2654435761u ^ (unsigned)now_ms();
+    for (int i = 0; i < 1000; i++) {
+        int off = (int)(rand_r(&port_seed) % PORT_SPAN);
+        int port = PORT_LOW + off;
+        if (ports_given[off])
+            continue;
+        if (port_free(SOCK_DGRAM, port) && port_free(SOCK_STREAM, port)) {
+            ports_given[off] = 1;
+            return port;
+        }
+    }
+    (void)tcp;
+    return -1;
 }
 
 const char *h_bin(const char *name, char *buf, size_t buflen)

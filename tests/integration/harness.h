@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A free UDP (or TCP when tcp) port on 127.0.0.1. */
+/* A port on 127.0.0.1 free for both UDP and TCP (tcp is kept for readability at call
+ * sites), picked at random below the ephemeral range and never twice per process; -1 if
+ * none is found. */
 int h_free_port(bool tcp);
 /* build/bin/<name> (from MC_BIN_DIR) and the repository root (MC_SOURCE_DIR). */
 const char *h_bin(const char *name, char *buf, size_t buflen);
