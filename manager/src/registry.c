@@ -101,6 +101,11 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
         *out = same;
         return MC_REG_REPEATED;
     }
+    if (!same && mc_registry_count_state(r, MC__CONTROL__PROCESS_STATE__STATE_ALIVE) >=
+                     MC_REG_MAX_ALIVE) {
+        set_why(why, whylen, "the registry is full (%d live processes)", MC_REG_MAX_ALIVE);
+        return MC_REG_FULL;
+    }
     if (r->count == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         mc_reg_entry **e = realloc(r->entries, cap * sizeof *e);
@@ -180,6 +185,34 @@ size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_dea
         }
     }
     return n;
+}
+
+size_t mc_registry_prune(mc_registry *r, size_t keep_gone,
+                         void (*on_forget)(void *ctx, mc_reg_entry *e), void *ctx)
+{
+    size_t gone = r->count - mc_registry_count_state(r, MC__CONTROL__PROCESS_STATE__STATE_ALIVE);
+    size_t forgotten = 0;
+    while (gone > keep_gone) {
+        size_t oldest = r->count;
+        for (size_t i = 0; i < r->count; i++) {
+            mc_reg_entry *e = r->entries[i];
+            if (e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+                (oldest == r->count || e->died_at < r->entries[oldest]->died_at))
+                oldest = i;
+        }
+        if (oldest == r->count)
+            break;
+        mc_reg_entry *e = r->entries[oldest];
+        if (on_forget)
+            on_forget(ctx, e);
+        memmove(&r->entries[oldest], &r->entries[oldest + 1],
+                (r->count - oldest - 1) * sizeof *r->entries);
+        r->count--;
+        free(e);
+        gone--;
+        forgotten++;
+    }
+    return forgotten;
 }
 
 size_t mc_registry_count(const mc_registry *r) { return r->count; }

@@ -52,6 +52,30 @@ int mc_server_build_options(mc_server *s)
     return 0;
 }
 
+bool mc_server_check_options(const mc_config *cfg, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        uint64_t min, max;
+    } ranges[] = {
+        {"channelTimeoutMs", 100, 3600000},
+        {"shutdownTimeoutMs", 100, 600000},
+        {"registerTimeoutMs", 100, 3600000},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        if (!mc_config_has(cfg, ranges[i].name))
+            continue;
+        uint64_t v = mc_config_get_uint(cfg, ranges[i].name);
+        if (v < ranges[i].min || v > ranges[i].max) {
+            snprintf(err, errlen, "--%s: %llu is outside %llu..%llu", ranges[i].name,
+                     (unsigned long long)v, (unsigned long long)ranges[i].min,
+                     (unsigned long long)ranges[i].max);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool is_dir(const char *path)
 {
     struct stat st;
