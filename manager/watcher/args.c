@@ -2,6 +2,8 @@
 #include "args.h"
 
 #include "common/config.h"
+#include "mercury/address.h"
+#include "mercury/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,7 +36,7 @@ const char *wt_command_name(wt_command c)
 
 void wt_args_usage(const char *program)
 {
-    printf("usage: %s [--manager HOST:PORT] [--json] [--timeout MS] COMMAND\n"
+    printf("usage: %s [--manager IP:PORT] [--json] [--timeout MS] COMMAND\n"
            "Read and change the live values (watchers) of a running Mercury Cluster.\n"
            "\n"
            "commands:\n"
@@ -48,7 +50,7 @@ void wt_args_usage(const char *program)
            "cellapps), or all.\n"
            "\n"
            "options:\n"
-           "  --manager HOST:PORT  the manager's internal address (default $MC_MANAGER or %s)\n"
+           "  --manager IP:PORT    the manager's internal address (default $MC_MANAGER or %s)\n"
            "  --json               machine-readable output\n"
            "  --timeout MS         how long to wait for each answer (default %u)\n"
            "  --help               this text\n"
@@ -103,8 +105,6 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             const char *v = opt_value(argc, argv, &i, "--manager", err, errlen);
             if (!v)
                 return -1;
-            if (!*v || !strchr(v, ':'))
-                return bad(err, errlen, "--manager needs HOST:PORT, not '%s'", v);
             a->manager = v;
         } else if (is_opt(arg, "--timeout")) {
             const char *v = opt_value(argc, argv, &i, "--timeout", err, errlen);
@@ -118,6 +118,10 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             return bad(err, errlen, "unknown option '%s' (try --help)", arg);
         }
     }
+    mc_address m;
+    if (mc_address_parse(a->manager, &m) != MC_OK || m.port == 0)
+        return bad(err, errlen, "the manager's address must be IP:PORT, not '%s'%s", a->manager,
+                   a->manager == env ? " (from $MC_MANAGER)" : "");
     if (i >= argc)
         return bad(err, errlen, "missing command: ls, get, set, call or status (try --help)");
     const char *cmd = argv[i++];

@@ -288,6 +288,13 @@ START_TEST(tool_arguments)
     ck_assert_int_eq(parse(&a, err, sizeof err, 5, "get", "all", "a", "b"), -1);
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--timeout=0", "status"), -1);
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--manager=nohost", "status"), -1);
+    ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--manager=foo:bar", "status"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "IP:PORT"));
+    ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--manager=127.0.0.1:0", "status"), -1);
+    setenv("MC_MANAGER", "localhost:21000", 1);
+    ck_assert_int_eq(parse(&a, err, sizeof err, 2, "status"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "MC_MANAGER"));
+    unsetenv("MC_MANAGER");
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--bogus", "status"), -1);
     ck_assert_ptr_nonnull(strstr(err, "--bogus"));
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "frob", "all"), -1);
