@@ -1,6 +1,8 @@
 /* Integration-test harness: spawning and reaping real processes, running the tools. */
 #include "harness.h"
 
+#include <check.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -286,6 +288,37 @@ bool h_wait_watch(const char *manager, const char *target, const char *path, con
         h_sleep_ms(100);
     }
     return false;
+}
+
+pid_t h_start_manager(char *addr, size_t addrlen, const char *log, ...)
+{
+    if (!addr[0])
+        snprintf(addr, addrlen, "127.0.0.1:%d", h_free_port(false));
+    char bin[512], internal[64], ropt[600];
+    snprintf(internal, sizeof internal, "--internal=%s", addr);
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    char *argv[16] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt};
+    int n = 3;
+    va_list ap;
+    va_start(ap, log);
+    const char *a;
+    while (n < 15 && (a = va_arg(ap, const char *)) != NULL)
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid_t pid = h_spawn(argv, log);
+    if (pid <= 0 || !h_wait_watch(addr, "manager", "role", "manager", 15000))
+        return -1;
+    return pid;
+}
+
+int h_run_suite(struct Suite *suite)
+{
+    SRunner *sr = srunner_create(suite);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
 }
 
 bool h_file_contains(const char *path, const char *text)

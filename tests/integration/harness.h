@@ -46,6 +46,15 @@ int h_watcher(char *out, size_t outlen, const char *manager, ...);
 bool h_wait_watch(const char *manager, const char *target, const char *path, const char *want,
                   int timeout_ms);
 
+/* Start a manager with the repository's defs at addr ("IP:PORT"; when addr is "", a free
+ * port on 127.0.0.1 is chosen and written there), the extra options given (a NULL-ended
+ * list), logging to log; wait (15 s) until it answers. Returns its pid, or -1. */
+pid_t h_start_manager(char *addr, size_t addrlen, const char *log, ...);
+
+/* Run a Check suite; returns the exit code for main (0 when every test passed). */
+struct Suite;
+int h_run_suite(struct Suite *suite);
+
 /* Does the file contain the text? */
 bool h_file_contains(const char *path, const char *text);
 

@@ -104,14 +104,10 @@ static void on_guard(evutil_socket_t fd, short what, void *ctx)
 
 START_TEST(framework_registers_queries_and_hears_deaths)
 {
-    char manager[32], bin[512], internal[64], ropt[600], log[600];
-    snprintf(manager, sizeof manager, "127.0.0.1:%d", h_free_port(false));
-    snprintf(internal, sizeof internal, "--internal=%s", manager);
+    char manager[32] = "", ropt[600], log[600];
     snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
     snprintf(log, sizeof log, "%s/manager.log", h_tmpdir());
-    char *margv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
-    ck_assert_int_gt(h_spawn(margv, log), 0);
-    ck_assert(h_wait_watch(manager, "manager", "role", "manager", 15000));
+    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
 
     probe p;
     memset(&p, 0, sizeof p);
@@ -173,14 +169,10 @@ static long long watch_number(const char *manager, const char *target, const cha
 
 START_TEST(hostile_control_messages_are_refused_and_counted)
 {
-    char manager[32], bin[512], internal[64], ropt[600], log[600], mopt[64];
-    snprintf(manager, sizeof manager, "127.0.0.1:%d", h_free_port(false));
-    snprintf(internal, sizeof internal, "--internal=%s", manager);
+    char manager[32] = "", ropt[600], log[600], mopt[64];
     snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
     snprintf(log, sizeof log, "%s/manager-hostile.log", h_tmpdir());
-    char *margv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
-    ck_assert_int_gt(h_spawn(margv, log), 0);
-    ck_assert(h_wait_watch(manager, "manager", "role", "manager", 15000));
+    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
     char baddr[32], bint[64], b2[512], blog[600];
     snprintf(baddr, sizeof baddr, "127.0.0.1:%d", h_free_port(false));
     snprintf(bint, sizeof bint, "--internal=%s", baddr);
@@ -273,11 +265,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return h_run_suite(suite()); }

@@ -363,6 +363,48 @@ START_TEST(tool_output_text_and_json)
 }
 END_TEST
 
+START_TEST(tool_json_numbers_are_valid_json)
+{
+    const struct {
+        Mc__Control__WatcherType type;
+        const char *value, *want;
+    } cases[] = {
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "-1.5e+30", "-1.5e+30"},
+        {MC__CONTROL__WATCHER_TYPE__WT_UINT, "0", "0"},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "nan", "\"nan\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "-inf", "\"-inf\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_INT, "-", "\"-\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_INT, "1-2", "\"1-2\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "1e", "\"1e\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "01", "\"01\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "1.", "\"1.\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Mc__Control__WatcherEntry e = MC__CONTROL__WATCHER_ENTRY__INIT;
+        e.path = "v";
+        e.type = cases[i].type;
+        e.mode = MC__CONTROL__WATCHER_MODE__WM_READ_ONLY;
+        e.has_value = true;
+        e.value = (char *)cases[i].value;
+        Mc__Control__WatcherEntry *entries[] = {&e};
+        Mc__Control__WatcherReply r = MC__CONTROL__WATCHER_REPLY__INIT;
+        r.n_entries = 1;
+        r.entries = entries;
+        wt_result res = {.process = "p", .reply = &r};
+        wt_args a = {.json = true, .command = WT_CMD_GET, .target = "p", .path = "v"};
+        char *text = NULL;
+        size_t tn = 0;
+        FILE *out = open_memstream(&text, &tn);
+        wt_print_results(out, out, &a, &res, 1);
+        fclose(out);
+        char want[64];
+        snprintf(want, sizeof want, "\"value\":%s}", cases[i].want);
+        ck_assert_msg(strstr(text, want), "%s: %s", cases[i].value, text);
+        free(text);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cluster_units");
@@ -374,6 +416,7 @@ static Suite *suite(void)
     tcase_add_test(tc, watcher_service_operations);
     tcase_add_test(tc, tool_arguments);
     tcase_add_test(tc, tool_output_text_and_json);
+    tcase_add_test(tc, tool_json_numbers_are_valid_json);
     suite_add_tcase(s, tc);
     return s;
 }
