@@ -84,6 +84,10 @@ START_TEST(layout_errors_name_file_and_line)
         {"zoneapp 127.0.0.1 21000\n", ":1: unknown role 'zoneapp'"},
         {"baseapp 127.0.0.1 21000\n", "exactly one manager"},
     };
+    char help[4096];
+    ck_assert_int_eq(cluster_cmd(&d, "--help", NULL, help, sizeof help), 0);
+    ck_assert_ptr_nonnull(strstr(help, "up [LAYOUT]"));
+    ck_assert_int_eq(cluster_cmd(&d, "frobnicate", NULL, help, sizeof help), 2);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(d.layout, sizeof d.layout, "%s/bad%zu.layout", h_tmpdir(), i);
         FILE *f = fopen(d.layout, "w");
