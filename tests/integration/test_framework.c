@@ -254,6 +254,48 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
 }
 END_TEST
 
+/* Run a binary with one or two arguments; returns its exit status, output in out. */
+static int run_bin(const char *name, const char *a1, const char *a2, char *out, size_t n)
+{
+    char bin[512];
+    char *argv[] = {(char *)h_bin(name, bin, sizeof bin), (char *)a1, (char *)a2, NULL};
+    return h_run(argv, out, n, 20000);
+}
+
+START_TEST(every_binary_has_help_and_refuses_bad_configuration_in_one_line)
+{
+    const char *servers[] = {"manager", "loginapp", "baseapp", "cellapp"};
+    char out[8192];
+    for (size_t i = 0; i < sizeof servers / sizeof servers[0]; i++) {
+        ck_assert_int_eq(run_bin(servers[i], "--help", NULL, out, sizeof out), 0);
+        ck_assert_msg(strstr(out, "--internal") && strstr(out, "--shutdownTimeoutMs"), "%s", out);
+        const char *bad[][2] = {{"--bogus", NULL},
+                                {"--logLevel=loud", NULL},
+                                {"--internal=nowhere", NULL},
+                                {"--shutdownTimeoutMs=0", NULL},
+                                {"--channelTimeoutMs=5", NULL},
+                                {"stray", NULL}};
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            int rc = run_bin(servers[i], bad[k][0], bad[k][1], out, sizeof out);
+            ck_assert_msg(rc == 1, "%s %s: exit %d", servers[i], bad[k][0], rc);
+            ck_assert_msg(strncmp(out, servers[i], strlen(servers[i])) == 0 &&
+                              strchr(out, '\n') == out + strlen(out) - 1,
+                          "%s %s: not one line: %s", servers[i], bad[k][0], out);
+        }
+    }
+    ck_assert_int_eq(run_bin("manager", "--deadAfterMs=0", NULL, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "deadAfterMs"), "%s", out);
+    ck_assert_int_eq(run_bin("manager", "--heartbeatMs=2000", NULL, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "heartbeatMs"), "%s", out);
+    ck_assert_int_eq(run_bin("baseapp", "--manager=here", NULL, out, sizeof out), 1);
+    ck_assert_int_eq(run_bin("cellapp", "--registerTimeoutMs=1", NULL, out, sizeof out), 1);
+    ck_assert_int_eq(run_bin("watcher", "--help", NULL, out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "exit codes"));
+    ck_assert_int_eq(run_bin("watcher", "--manager=here:1", "status", out, sizeof out), 2);
+    ck_assert_msg(strchr(out, '\n') == out + strlen(out) - 1, "not one line: %s", out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("server_framework");
@@ -261,6 +303,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 90);
     tcase_add_test(tc, framework_registers_queries_and_hears_deaths);
     tcase_add_test(tc, hostile_control_messages_are_refused_and_counted);
+    tcase_add_test(tc, every_binary_has_help_and_refuses_bad_configuration_in_one_line);
     suite_add_tcase(s, tc);
     return s;
 }
