@@ -13,7 +13,8 @@ static const mc_option common_options[] = {
     {"res", MC_OPT_STRING, "",
      "entity definitions folder (default: the repository's defs/ next to the build)"},
     {"internal", MC_OPT_STRING, "127.0.0.1:0",
-     "IP:PORT of the internal (cluster) interface; port 0 picks a free one"},
+     "IP:PORT of the internal (cluster) interface; port 0 picks a free one; a specific IP, "
+     "not 0.0.0.0 (the manager takes a registration only from the address it names)"},
     {"logLevel", MC_OPT_STRING, "info", "trace, debug, info, warning, error or critical"},
     {"channelTimeoutMs", MC_OPT_UINT, "60000",
      "a channel on the internal interface that receives nothing this long is dead"},
