@@ -2,25 +2,16 @@
 #include "args.h"
 
 #include "common/config.h"
+#include "common/error.h"
 #include "mercury/address.h"
 #include "mercury/status.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* A one-line reason into err; returns -1. */
+#define bad(err, errlen, ...) (mc_set_error((err), (errlen), __VA_ARGS__), -1)
 
 const char *wt_command_name(wt_command c)
 {
@@ -70,7 +61,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, ch
     if (arg[n] == '=')
         return arg + n + 1;
     if (*i + 1 >= argc) {
-        bad(err, errlen, "%s needs a value", name);
+        mc_set_error(err, errlen, "%s needs a value", name);
         return NULL;
     }
     return argv[++*i];
