@@ -50,6 +50,19 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
     return false;
 }
 
+/* Whether to log the count-th occurrence of something a sender can repeat at will: the
+ * first ten, then one in a thousand (the counters watch every one). */
+static bool worth_logging(uint64_t count) { return count <= 10 || count % 1000 == 0; }
+
+/* A control message the manager cannot use (counts/malformed). */
+static void unusable(mc_manager *m, const char *what, const char *src)
+{
+    m->malformed++;
+    if (worth_logging(m->malformed))
+        MC_WARNING("%s from %s; ignored (%llu unusable control messages so far)", what, src,
+                   (unsigned long long)m->malformed);
+}
+
 /* --- notifications -------------------------------------------------------------------- */
 
 static void broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_entry *about,
@@ -163,8 +176,10 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
                        : st == MC_REG_FULL ? MC__CONTROL__REGISTER_STATUS__REGISTER_REGISTRY_FULL
                                            : MC__CONTROL__REGISTER_STATUS__REGISTER_BAD_REQUEST;
         reply.reason = why;
-        MC_WARNING("refused a %s from %s: %s", req ? mc_role_name(req->role) : "registration",
-                   src, why);
+        if (worth_logging(m->refusals))
+            MC_WARNING("refused a %s from %s: %s (%llu refusals so far)",
+                       req ? mc_role_name(req->role) : "registration", src, why,
+                       (unsigned long long)m->refusals);
         mc_server_reply(m->server, request, &reply);
         mc_pb_free(req);
         return;
@@ -212,7 +227,7 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
 {
     Mc__Control__Heartbeat *hb = mc__control__heartbeat__unpack(NULL, len, data);
     if (!hb) {
-        MC_WARNING("malformed heartbeat from %s", src);
+        unusable(m, "malformed heartbeat", src);
         return;
     }
     m->heartbeats++;
@@ -224,8 +239,12 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
         Mc__Control__UnknownProcess u = MC__CONTROL__UNKNOWN_PROCESS__INIT;
         u.id = hb->id;
         u.reason = (char *)(e ? "the manager marked it dead" : "no process with that id");
-        MC_INFO("heartbeat from %s for id %u (%s); asking it to register again", src, hb->id,
-                u.reason);
+        /* Logged the first ten times and then once in a thousand: a flood stays counted
+         * (counts/unknownHeartbeats) without filling the log. */
+        if (worth_logging(m->unknown_heartbeats))
+            MC_INFO("heartbeat from %s for id %u (%s); asking it to register again (%llu so "
+                    "far)",
+                    src, hb->id, u.reason, (unsigned long long)m->unknown_heartbeats);
         mc_server_send(m->server, src, MC_CTL_UNKNOWN_PROCESS, &u);
     }
     mc_pb_free(hb);
@@ -248,7 +267,7 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
         }
     } else {
-        MC_WARNING("deregistration from %s for an unknown process", src);
+        unusable(m, "deregistration for an unknown process", src);
     }
     mc_pb_free(d);
     if (request)
@@ -263,7 +282,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
     switch (msg_id) {
     case MC_CTL_REGISTER:
         if (!request) {
-            MC_WARNING("REGISTER from %s is not a request; ignored", src);
+            unusable(m, "REGISTER that is not a request", src);
             return;
         }
         handle_register(m, src, data, len, request);
@@ -278,7 +297,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
         mc_manager_handle_query(m, data, len, request);
         return;
     default:
-        MC_WARNING("%s from %s: not a manager message", mc_control_name(msg_id), src);
+        unusable(m, "a message that is not for the manager", src);
     }
 }
 

@@ -20,6 +20,7 @@ struct mc_manager {
     uint64_t queries;
     uint64_t deaths;
     uint64_t forgotten;
+    uint64_t malformed;
     uint64_t counts[4]; /* refreshed on read */
 };
 

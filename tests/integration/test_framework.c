@@ -213,6 +213,19 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
     mc_pb_free(rr);
     wt_request_clear(&req);
     ck_assert_int_eq(watch_number(manager, "manager", "counts/refusals"), 1);
+    /* Deregistering the baseapp from elsewhere does nothing but count. */
+    Mc__Control__Deregister dq = MC__CONTROL__DEREGISTER__INIT;
+    dq.id = 1;
+    wt_client_send(c, manager, MC_CTL_DEREGISTER, &dq, &req);
+    wt_client_wait(c);
+    ck_assert_int_eq(req.state, WT_REQ_OK);
+    Mc__Control__DeregisterReply *dr =
+        mc__control__deregister_reply__unpack(NULL, req.reply_len, req.reply);
+    ck_assert_ptr_nonnull(dr);
+    ck_assert(!dr->ok);
+    mc_pb_free(dr);
+    wt_request_clear(&req);
+    ck_assert_int_eq(watch_number(manager, "manager", "counts/malformed"), 1);
     ck_assert(h_wait_watch(manager, "manager", "processes/baseapp01/state", "alive", 1000));
 
     /* A death notice sent to the baseapp by someone other than the manager is dropped
