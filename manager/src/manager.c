@@ -1,6 +1,7 @@
 /* The manager: registry bookkeeping, notifications and queries over the control plane. */
 #include "manager_internal.h"
 #include "common/log.h"
+#include "mercury/address.h"
 #include "mercury/status.h"
 #include "server/control.h"
 #include "server/pb.h"
@@ -19,6 +20,48 @@ static const mc_option manager_options[] = {
      "a process silent for this long is marked dead (also settable: registry/deadAfterMs)"},
     {"heartbeatMs", MC_OPT_UINT, "500", "how often processes are asked to send a heartbeat"},
 };
+
+/* deadAfterMs and heartbeatMs must leave room for at least two heartbeats per dead-after
+ * time (one lost heartbeat is not a death). */
+bool mc_manager_check_timing(uint64_t dead_after_ms, uint64_t heartbeat_ms, char *why,
+                             size_t whylen)
+{
+    if (dead_after_ms < 100 || dead_after_ms > 3600000) {
+        snprintf(why, whylen, "deadAfterMs: %llu is outside 100..3600000",
+                 (unsigned long long)dead_after_ms);
+        return false;
+    }
+    if (heartbeat_ms < 10 || heartbeat_ms * 2 > dead_after_ms) {
+        snprintf(why, whylen,
+                 "heartbeatMs: %llu must be at least 10 and at most half of deadAfterMs (%llu)",
+                 (unsigned long long)heartbeat_ms, (unsigned long long)dead_after_ms);
+        return false;
+    }
+    return true;
+}
+
+static bool check_config(const mc_config *cfg, char *err, size_t errlen)
+{
+    char why[200];
+    if (mc_manager_check_timing(mc_config_get_uint(cfg, "deadAfterMs"),
+                                mc_config_get_uint(cfg, "heartbeatMs"), why, sizeof why))
+        return true;
+    snprintf(err, errlen, "--%s", why);
+    return false;
+}
+
+/* Whether to log the count-th occurrence of something a sender can repeat at will: the
+ * first ten, then one in a thousand (the counters watch every one). */
+static bool worth_logging(uint64_t count) { return count <= 10 || count % 1000 == 0; }
+
+/* A control message the manager cannot use (counts/malformed). */
+static void unusable(mc_manager *m, const char *what, const char *src)
+{
+    m->malformed++;
+    if (worth_logging(m->malformed))
+        MC_WARNING("%s from %s; ignored (%llu unusable control messages so far)", what, src,
+                   (unsigned long long)m->malformed);
+}
 
 /* --- notifications -------------------------------------------------------------------- */
 
@@ -65,11 +108,47 @@ static void on_death(void *ctx, mc_reg_entry *e)
     broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
 }
 
+static void on_forget(void *ctx, mc_reg_entry *e)
+{
+    mc_manager *m = ctx;
+    char path[MC_WATCH_MAX_PATH];
+    snprintf(path, sizeof path, "processes/%s", e->name);
+    mc_watch_remove(mc_server_watchers(m->server), path);
+    m->forgotten++;
+    MC_INFO("forgot %s (%s %s): more than %d dead or stopped processes remembered", e->name,
+            mc_state_name(e->state), e->reason, MC_REG_MAX_GONE);
+}
+
 static void on_expire_tick(evutil_socket_t fd, short what, void *ctx)
 {
     mc_manager *m = ctx;
     mc_registry_set_dead_after(m->registry, m->dead_after_ms * MC_US_PER_MS);
     mc_registry_expire(m->registry, mc_clock_now_us(), on_death, m);
+    mc_registry_prune(m->registry, MC_REG_MAX_GONE, on_forget, m);
+}
+
+/* The internal address a process registers must be the one its request came from: nobody
+ * registers (or retires) a process at someone else's address. */
+static bool from_own_address(const Mc__Control__RegisterRequest *req, const char *src,
+                             char *why, size_t whylen)
+{
+    mc_address a;
+    char norm[MC_ADDRESS_STRLEN];
+    if (mc_address_parse(req->internal_addr, &a) != MC_OK || a.port == 0) {
+        snprintf(why, whylen, "internal address '%.64s' is not IP:PORT", req->internal_addr);
+        return false;
+    }
+    mc_address_format(&a, norm, sizeof norm);
+    if (strcmp(norm, src) != 0) {
+        snprintf(why, whylen, "internal address %s is not the address the request came from (%s)",
+                 norm, src);
+        return false;
+    }
+    if (req->external_addr[0] && (mc_address_parse(req->external_addr, &a) != MC_OK || a.port == 0)) {
+        snprintf(why, whylen, "external address '%.64s' is not IP:PORT", req->external_addr);
+        return false;
+    }
+    return true;
 }
 
 /* --- control messages ----------------------------------------------------------------- */
@@ -85,7 +164,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     mc_reg_status st = MC_REG_BAD_REQUEST;
     if (!req)
         snprintf(why, sizeof why, "malformed registration");
-    else
+    else if (from_own_address(req, src, why, sizeof why))
         st = mc_registry_add(m->registry, req, now, on_death, m, &e, why, sizeof why);
     bool repeated = st == MC_REG_REPEATED;
     if (repeated)
@@ -94,10 +173,13 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
         m->refusals++;
         reply.status = st == MC_REG_DIGEST_MISMATCH
                            ? MC__CONTROL__REGISTER_STATUS__REGISTER_DIGEST_MISMATCH
-                           : MC__CONTROL__REGISTER_STATUS__REGISTER_BAD_REQUEST;
+                       : st == MC_REG_FULL ? MC__CONTROL__REGISTER_STATUS__REGISTER_REGISTRY_FULL
+                                           : MC__CONTROL__REGISTER_STATUS__REGISTER_BAD_REQUEST;
         reply.reason = why;
-        MC_WARNING("refused a %s from %s: %s", req ? mc_role_name(req->role) : "registration",
-                   src, why);
+        if (worth_logging(m->refusals))
+            MC_WARNING("refused a %s from %s: %s (%llu refusals so far)",
+                       req ? mc_role_name(req->role) : "registration", src, why,
+                       (unsigned long long)m->refusals);
         mc_server_reply(m->server, request, &reply);
         mc_pb_free(req);
         return;
@@ -145,7 +227,7 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
 {
     Mc__Control__Heartbeat *hb = mc__control__heartbeat__unpack(NULL, len, data);
     if (!hb) {
-        MC_WARNING("malformed heartbeat from %s", src);
+        unusable(m, "malformed heartbeat", src);
         return;
     }
     m->heartbeats++;
@@ -157,8 +239,12 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
         Mc__Control__UnknownProcess u = MC__CONTROL__UNKNOWN_PROCESS__INIT;
         u.id = hb->id;
         u.reason = (char *)(e ? "the manager marked it dead" : "no process with that id");
-        MC_INFO("heartbeat from %s for id %u (%s); asking it to register again", src, hb->id,
-                u.reason);
+        /* Logged the first ten times and then once in a thousand: a flood stays counted
+         * (counts/unknownHeartbeats) without filling the log. */
+        if (worth_logging(m->unknown_heartbeats))
+            MC_INFO("heartbeat from %s for id %u (%s); asking it to register again (%llu so "
+                    "far)",
+                    src, hb->id, u.reason, (unsigned long long)m->unknown_heartbeats);
         mc_server_send(m->server, src, MC_CTL_UNKNOWN_PROCESS, &u);
     }
     mc_pb_free(hb);
@@ -181,7 +267,7 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
         }
     } else {
-        MC_WARNING("deregistration from %s for an unknown process", src);
+        unusable(m, "deregistration for an unknown process", src);
     }
     mc_pb_free(d);
     if (request)
@@ -196,7 +282,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
     switch (msg_id) {
     case MC_CTL_REGISTER:
         if (!request) {
-            MC_WARNING("REGISTER from %s is not a request; ignored", src);
+            unusable(m, "REGISTER that is not a request", src);
             return;
         }
         handle_register(m, src, data, len, request);
@@ -211,7 +297,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
         mc_manager_handle_query(m, data, len, request);
         return;
     default:
-        MC_WARNING("%s from %s: not a manager message", mc_control_name(msg_id), src);
+        unusable(m, "a message that is not for the manager", src);
     }
 }
 
@@ -279,6 +365,7 @@ void mc_manager_describe(mc_manager *m, mc_server_desc *desc)
     desc->options = manager_options;
     desc->option_count = sizeof manager_options / sizeof manager_options[0];
     desc->ctx = m;
+    desc->check_config = check_config;
     desc->on_ready = on_ready;
     desc->on_control = on_control;
     desc->on_channel_dead = on_channel_dead;

@@ -19,8 +19,15 @@ struct mc_manager {
     uint64_t unknown_heartbeats;
     uint64_t queries;
     uint64_t deaths;
+    uint64_t forgotten;
+    uint64_t malformed;
     uint64_t counts[4]; /* refreshed on read */
 };
+
+/* manager.c: do these settings leave room for two heartbeats per dead-after time? false
+ * with a one-line reason ("deadAfterMs: ..." or "heartbeatMs: ..."). */
+bool mc_manager_check_timing(uint64_t dead_after_ms, uint64_t heartbeat_ms, char *why,
+                             size_t whylen);
 
 /* manager_watchers.c: counts/, leastLoaded/, registry/ and processes/<name>/... */
 void mc_manager_publish(mc_manager *m);

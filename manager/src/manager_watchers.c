@@ -71,10 +71,8 @@ static void get_digest(void *ctx, mc_watch_value *out)
 static bool set_dead_after(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
 {
     mc_manager *m = ctx;
-    if (v->as.u < 100 || v->as.u > 3600000) {
-        snprintf(why, whylen, "deadAfterMs must be between 100 and 3600000");
+    if (!mc_manager_check_timing(v->as.u, m->heartbeat_ms, why, whylen))
         return false;
-    }
     m->dead_after_ms = v->as.u;
     MC_INFO("deadAfterMs set to %llu", (unsigned long long)m->dead_after_ms);
     return true;
@@ -96,6 +94,8 @@ void mc_manager_publish(mc_manager *m)
     mc_watch_add_uint(w, "counts/unknownHeartbeats", &m->unknown_heartbeats, MC_WATCH_READ_ONLY);
     mc_watch_add_uint(w, "counts/queries", &m->queries, MC_WATCH_READ_ONLY);
     mc_watch_add_uint(w, "counts/deaths", &m->deaths, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/forgotten", &m->forgotten, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/malformed", &m->malformed, MC_WATCH_READ_ONLY);
     mc_watch_add(w, "leastLoaded/baseapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_base,
                  NULL, m);
     mc_watch_add(w, "leastLoaded/cellapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_cell,

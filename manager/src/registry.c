@@ -1,11 +1,11 @@
 /* The manager's registry of processes. */
 #include "registry.h"
+#include "common/error.h"
 #include "server/pb.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <string.h>
 #include <strings.h>
 
@@ -55,19 +55,6 @@ const char *mc_registry_digest(const mc_registry *r) { return r->digest; }
 mc_time_us mc_registry_dead_after(const mc_registry *r) { return r->dead_after; }
 void mc_registry_set_dead_after(mc_registry *r, mc_time_us d) { r->dead_after = d; }
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-    if (!why || !whylen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
-
 static bool fits(const char *s, size_t max) { return s && strlen(s) < max; }
 
 mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest *req,
@@ -76,22 +63,22 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
 {
     *out = NULL;
     if (!mc_role_registers(req->role)) {
-        set_why(why, whylen, "role %s cannot register", mc_role_name(req->role));
+        mc_set_error(why, whylen, "role %s cannot register", mc_role_name(req->role));
         return MC_REG_BAD_REQUEST;
     }
     if (!fits(req->internal_addr, MC_REG_ADDR_MAX) || !req->internal_addr[0] ||
         !fits(req->external_addr, MC_REG_ADDR_MAX) || !fits(req->host, MC_REG_ADDR_MAX) ||
         !fits(req->build_version, 32)) {
-        set_why(why, whylen, "malformed registration (address, host or version)");
+        mc_set_error(why, whylen, "malformed registration (address, host or version)");
         return MC_REG_BAD_REQUEST;
     }
     if (!valid_digest(req->def_digest)) {
-        set_why(why, whylen, "def digest '%.64s' is not 64 hex characters",
+        mc_set_error(why, whylen, "def digest '%.64s' is not 64 hex characters",
                 req->def_digest ? req->def_digest : "");
         return MC_REG_BAD_REQUEST;
     }
     if (r->digest[0] && strcasecmp(r->digest, req->def_digest) != 0) {
-        set_why(why, whylen, "def digest %.64s differs from the cluster's %.64s", req->def_digest,
+        mc_set_error(why, whylen, "def digest %.64s differs from the cluster's %.64s", req->def_digest,
                 r->digest);
         return MC_REG_DIGEST_MISMATCH;
     }
@@ -100,6 +87,11 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
         same->last_heartbeat = now;
         *out = same;
         return MC_REG_REPEATED;
+    }
+    if (!same && mc_registry_count_state(r, MC__CONTROL__PROCESS_STATE__STATE_ALIVE) >=
+                     MC_REG_MAX_ALIVE) {
+        mc_set_error(why, whylen, "the registry is full (%d live processes)", MC_REG_MAX_ALIVE);
+        return MC_REG_FULL;
     }
     if (r->count == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
@@ -180,6 +172,34 @@ size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_dea
         }
     }
     return n;
+}
+
+size_t mc_registry_prune(mc_registry *r, size_t keep_gone,
+                         void (*on_forget)(void *ctx, mc_reg_entry *e), void *ctx)
+{
+    size_t gone = r->count - mc_registry_count_state(r, MC__CONTROL__PROCESS_STATE__STATE_ALIVE);
+    size_t forgotten = 0;
+    while (gone > keep_gone) {
+        size_t oldest = r->count;
+        for (size_t i = 0; i < r->count; i++) {
+            mc_reg_entry *e = r->entries[i];
+            if (e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+                (oldest == r->count || e->died_at < r->entries[oldest]->died_at))
+                oldest = i;
+        }
+        if (oldest == r->count)
+            break;
+        mc_reg_entry *e = r->entries[oldest];
+        if (on_forget)
+            on_forget(ctx, e);
+        memmove(&r->entries[oldest], &r->entries[oldest + 1],
+                (r->count - oldest - 1) * sizeof *r->entries);
+        r->count--;
+        free(e);
+        gone--;
+        forgotten++;
+    }
+    return forgotten;
 }
 
 size_t mc_registry_count(const mc_registry *r) { return r->count; }

@@ -20,6 +20,11 @@
 #define MC_REG_NAME_MAX 32
 #define MC_REG_ADDR_MAX 64
 #define MC_REG_DIGEST_LEN 64
+/* Bounds, so no sender can grow the registry without limit: at most this many processes
+ * alive at once (more registrations are refused), and at most this many dead or stopped
+ * ones remembered (mc_registry_prune forgets the oldest beyond it; names stay unused). */
+#define MC_REG_MAX_ALIVE 1024
+#define MC_REG_MAX_GONE 256
 
 typedef struct {
     uint32_t id;
@@ -45,6 +50,7 @@ typedef enum {
     MC_REG_BAD_REQUEST = 2,
     MC_REG_NO_MEMORY = 3,
     MC_REG_REPEATED = 4,
+    MC_REG_FULL = 5, /* MC_REG_MAX_ALIVE processes are alive */
 } mc_reg_status;
 
 typedef struct mc_registry mc_registry;
@@ -77,6 +83,12 @@ mc_reg_entry *mc_registry_mark(mc_registry *r, uint32_t id, Mc__Control__Process
                                const char *reason, mc_time_us now);
 /* Mark dead every alive process silent for longer than dead_after; returns how many. */
 size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_death, void *ctx);
+
+/* Forget the dead and stopped processes that died longest ago while more than keep_gone
+ * are remembered; on_forget (may be NULL) sees each entry just before it is freed. Call it
+ * outside any iteration over the registry. Returns how many were forgotten. */
+size_t mc_registry_prune(mc_registry *r, size_t keep_gone,
+                         void (*on_forget)(void *ctx, mc_reg_entry *e), void *ctx);
 
 size_t mc_registry_count(const mc_registry *r);
 mc_reg_entry *mc_registry_at(const mc_registry *r, size_t index);

@@ -2,23 +2,16 @@
 #include "args.h"
 
 #include "common/config.h"
+#include "common/error.h"
+#include "mercury/address.h"
+#include "mercury/status.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* A one-line reason into err; returns -1. */
+#define bad(err, errlen, ...) (mc_set_error((err), (errlen), __VA_ARGS__), -1)
 
 const char *wt_command_name(wt_command c)
 {
@@ -34,7 +27,7 @@ const char *wt_command_name(wt_command c)
 
 void wt_args_usage(const char *program)
 {
-    printf("usage: %s [--manager HOST:PORT] [--json] [--timeout MS] COMMAND\n"
+    printf("usage: %s [--manager IP:PORT] [--json] [--timeout MS] COMMAND\n"
            "Read and change the live values (watchers) of a running Mercury Cluster.\n"
            "\n"
            "commands:\n"
@@ -48,7 +41,7 @@ void wt_args_usage(const char *program)
            "cellapps), or all.\n"
            "\n"
            "options:\n"
-           "  --manager HOST:PORT  the manager's internal address (default $MC_MANAGER or %s)\n"
+           "  --manager IP:PORT    the manager's internal address (default $MC_MANAGER or %s)\n"
            "  --json               machine-readable output\n"
            "  --timeout MS         how long to wait for each answer (default %u)\n"
            "  --help               this text\n"
@@ -68,7 +61,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, ch
     if (arg[n] == '=')
         return arg + n + 1;
     if (*i + 1 >= argc) {
-        bad(err, errlen, "%s needs a value", name);
+        mc_set_error(err, errlen, "%s needs a value", name);
         return NULL;
     }
     return argv[++*i];
@@ -103,8 +96,6 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             const char *v = opt_value(argc, argv, &i, "--manager", err, errlen);
             if (!v)
                 return -1;
-            if (!*v || !strchr(v, ':'))
-                return bad(err, errlen, "--manager needs HOST:PORT, not '%s'", v);
             a->manager = v;
         } else if (is_opt(arg, "--timeout")) {
             const char *v = opt_value(argc, argv, &i, "--timeout", err, errlen);
@@ -118,6 +109,10 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             return bad(err, errlen, "unknown option '%s' (try --help)", arg);
         }
     }
+    mc_address m;
+    if (mc_address_parse(a->manager, &m) != MC_OK || m.port == 0)
+        return bad(err, errlen, "the manager's address must be IP:PORT, not '%s'%s", a->manager,
+                   a->manager == env ? " (from $MC_MANAGER)" : "");
     if (i >= argc)
         return bad(err, errlen, "missing command: ls, get, set, call or status (try --help)");
     const char *cmd = argv[i++];

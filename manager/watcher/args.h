@@ -1,5 +1,5 @@
 /* Command line of the watcher tool:
- *   watcher [--manager HOST:PORT] [--json] [--timeout MS] ls|get|set|call|status ...
+ *   watcher [--manager IP:PORT] [--json] [--timeout MS] ls|get|set|call|status ...
  */
 #ifndef MC_WATCHER_ARGS_H
 #define MC_WATCHER_ARGS_H
@@ -10,7 +10,7 @@
 typedef enum { WT_CMD_LS, WT_CMD_GET, WT_CMD_SET, WT_CMD_CALL, WT_CMD_STATUS } wt_command;
 
 typedef struct {
-    const char *manager;   /* "HOST:PORT" */
+    const char *manager;   /* "IP:PORT" (checked) */
     bool json;
     unsigned timeout_ms;   /* per request */
     bool help;
@@ -25,7 +25,7 @@ typedef struct {
 #define WT_DEFAULT_TIMEOUT_MS 2000u
 
 /* Parse argv. Returns 0, or -1 with a one-line reason in err. The environment variable
- * MC_MANAGER (HOST:PORT) replaces the default manager address. */
+ * MC_MANAGER (IP:PORT) replaces the default manager address. */
 int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen);
 void wt_args_usage(const char *program);
 const char *wt_command_name(wt_command c);

@@ -43,7 +43,36 @@ void wt_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/* A value in JSON: numbers and bools bare, everything else a string. */
+/* Is s a number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static bool json_number(const char *s)
+{
+    const char *p = s + (*s == '-');
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        p += strspn(p, "0123456789");
+    else
+        return false;
+    if (*p == '.') {
+        size_t n = strspn(p + 1, "0123456789");
+        if (n == 0)
+            return false;
+        p += 1 + n;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        size_t n = strspn(p, "0123456789");
+        if (n == 0)
+            return false;
+        p += n;
+    }
+    return *p == '\0';
+}
+
+/* A value in JSON: numbers and bools bare (when they are valid JSON), everything else a
+ * string. */
 static void json_value(FILE *out, const Mc__Control__WatcherEntry *e)
 {
     const char *v = e->value ? e->value : "";
@@ -51,10 +80,8 @@ static void json_value(FILE *out, const Mc__Control__WatcherEntry *e)
     switch (e->type) {
     case MC__CONTROL__WATCHER_TYPE__WT_INT:
     case MC__CONTROL__WATCHER_TYPE__WT_UINT:
-        bare = *v && strspn(v, "-0123456789") == strlen(v);
-        break;
     case MC__CONTROL__WATCHER_TYPE__WT_FLOAT:
-        bare = *v && strspn(v, "-+.0123456789eE") == strlen(v);
+        bare = json_number(v);
         break;
     case MC__CONTROL__WATCHER_TYPE__WT_BOOL:
         bare = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;

@@ -73,6 +73,17 @@ static int run_watcher(wt_client *c, const wt_args *a)
 {
     int code = 0;
     char msg[400];
+    Mc__Control__WatcherRequest wr = MC__CONTROL__WATCHER_REQUEST__INIT;
+    wr.op = op_for(a->command);
+    wr.path = (char *)a->path;
+    wr.n_args = (size_t)a->nargs;
+    wr.args = a->args;
+    size_t size = protobuf_c_message_get_packed_size(&wr.base);
+    if (size > MC_CTL_MAX_PAYLOAD) {
+        snprintf(msg, sizeof msg, "the request is too large (%zu bytes; at most %u)", size,
+                 MC_CTL_MAX_PAYLOAD);
+        return fail(a, WT_EXIT_USAGE, msg);
+    }
     Mc__Control__QueryReply *targets =
         query(c, a, MC__CONTROL__QUERY_KIND__QUERY_TARGET, a->target, &code, msg, sizeof msg);
     if (!targets)
@@ -86,11 +97,6 @@ static int run_watcher(wt_client *c, const wt_args *a)
         mc_pb_free(targets);
         return fail(a, WT_EXIT_FAILURE, "out of memory");
     }
-    Mc__Control__WatcherRequest wr = MC__CONTROL__WATCHER_REQUEST__INIT;
-    wr.op = op_for(a->command);
-    wr.path = (char *)a->path;
-    wr.n_args = (size_t)a->nargs;
-    wr.args = a->args;
     for (size_t i = 0; i < n; i++)
         wt_client_send(c, targets->processes[i]->internal_addr, MC_CTL_WATCHER, &wr, &reqs[i]);
     wt_client_wait(c);

@@ -1,12 +1,18 @@
 /* libFuzzer target for the control plane's receive side without sockets: arbitrary bytes
  * as a RegisterRequest into the manager's registry, as a WatcherRequest into the watcher
- * service, and as the other control messages' unpackers. Nothing may crash or leak. */
+ * service, as the other control messages' unpackers, and as the replies the watcher tool
+ * prints (a hostile manager's QueryReply, a hostile process's WatcherReply, in text and
+ * JSON). Nothing may crash or leak. */
+#include "args.h"
+#include "exit_codes.h"
+#include "format.h"
 #include "registry.h"
 #include "server/pb.h"
 #include "server/watcher_service.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static int64_t value = 1;
@@ -24,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    uint8_t kind = data[0] % 4;
+    uint8_t kind = data[0] % 6;
     data++;
     size--;
     switch (kind) {
@@ -73,6 +79,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mc_pb_free(mc__control__process_event__unpack(NULL, size, data));
         mc_pb_free(mc__control__query_request__unpack(NULL, size, data));
         break;
+    case 4: {
+        /* What the watcher tool prints from a reply it cannot trust. */
+        Mc__Control__QueryReply *q = mc__control__query_reply__unpack(NULL, size, data);
+        FILE *out = fopen("/dev/null", "w");
+        if (q && out) {
+            wt_print_status(out, false, q);
+            wt_print_status(out, true, q);
+        }
+        if (out)
+            fclose(out);
+        mc_pb_free(q);
+        break;
+    }
+    case 5: {
+        Mc__Control__WatcherReply *r = mc__control__watcher_reply__unpack(NULL, size, data);
+        FILE *out = fopen("/dev/null", "w");
+        if (r && out) {
+            wt_result res[2] = {{.process = "baseapp01", .reply = r},
+                                {.process = "cellapp01", .reply = r}};
+            res[0].exit_code = wt_exit_for_status(r->status);
+            res[1].exit_code = res[0].exit_code;
+            snprintf(res[0].error, sizeof res[0].error, "%s", r->error ? r->error : "");
+            snprintf(res[1].error, sizeof res[1].error, "%s", r->error ? r->error : "");
+            const wt_command cmds[] = {WT_CMD_LS, WT_CMD_GET, WT_CMD_SET, WT_CMD_CALL};
+            for (size_t i = 0; i < 8; i++) {
+                wt_args a = {.json = i >= 4, .command = cmds[i % 4], .target = "all",
+                             .path = "x"};
+                wt_print_results(out, out, &a, res, 2);
+            }
+        }
+        if (out)
+            fclose(out);
+        mc_pb_free(r);
+        break;
+    }
     default:
         mc_pb_free(mc__control__query_reply__unpack(NULL, size, data));
         mc_pb_free(mc__control__register_reply__unpack(NULL, size, data));

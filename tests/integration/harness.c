@@ -1,6 +1,8 @@
 /* Integration-test harness: spawning and reaping real processes, running the tools. */
 #include "harness.h"
 
+#include <check.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -38,19 +40,44 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* Can a socket of this type bind 127.0.0.1:port right now? */
+static bool port_free(int type, int port)
+{
+    int fd = socket(AF_INET, type, 0);
+    if (fd < 0)
+        return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* Ports come from 22000..31999: below the kernel's ephemeral range (32768 and up), so a
+ * port handed out here is not given to some other socket bound to port 0 (the watcher
+ * tool, every process's client sockets) before the test's process binds it, and above the
+ * default layout's 21000..21379. Each port is handed out once per test process. */
+#define PORT_LOW 22000
+#define PORT_SPAN 10000
+static unsigned char ports_given[PORT_SPAN];
+static unsigned port_seed;
+
 int h_free_port(bool tcp)
 {
-    int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    if (!port_seed)
+        port_seed = (unsigned)getpid() * 2654435761u ^ (unsigned)now_ms();
+    for (int i = 0; i < 1000; i++) {
+        int off = (int)(rand_r(&port_seed) % PORT_SPAN);
+        int port = PORT_LOW + off;
+        if (ports_given[off])
+            continue;
+        if (port_free(SOCK_DGRAM, port) && port_free(SOCK_STREAM, port)) {
+            ports_given[off] = 1;
+            return port;
+        }
+    }
+    (void)tcp;
+    return -1;
 }
 
 const char *h_bin(const char *name, char *buf, size_t buflen)
@@ -261,6 +288,37 @@ bool h_wait_watch(const char *manager, const char *target, const char *path, con
         h_sleep_ms(100);
     }
     return false;
+}
+
+pid_t h_start_manager(char *addr, size_t addrlen, const char *log, ...)
+{
+    if (!addr[0])
+        snprintf(addr, addrlen, "127.0.0.1:%d", h_free_port(false));
+    char bin[512], internal[64], ropt[600];
+    snprintf(internal, sizeof internal, "--internal=%s", addr);
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    char *argv[16] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt};
+    int n = 3;
+    va_list ap;
+    va_start(ap, log);
+    const char *a;
+    while (n < 15 && (a = va_arg(ap, const char *)) != NULL)
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid_t pid = h_spawn(argv, log);
+    if (pid <= 0 || !h_wait_watch(addr, "manager", "role", "manager", 15000))
+        return -1;
+    return pid;
+}
+
+int h_run_suite(struct Suite *suite)
+{
+    SRunner *sr = srunner_create(suite);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
 }
 
 bool h_file_contains(const char *path, const char *text)

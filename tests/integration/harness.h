@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A free UDP (or TCP when tcp) port on 127.0.0.1. */
+/* A port on 127.0.0.1 free for both UDP and TCP (tcp is kept for readability at call
+ * sites), picked at random below the ephemeral range and never twice per process; -1 if
+ * none is found. */
 int h_free_port(bool tcp);
 /* build/bin/<name> (from MC_BIN_DIR) and the repository root (MC_SOURCE_DIR). */
 const char *h_bin(const char *name, char *buf, size_t buflen);
@@ -43,6 +45,15 @@ int h_watcher(char *out, size_t outlen, const char *manager, ...);
 /* Poll `watcher get TARGET PATH` until its output contains `want` (or timeout_ms). */
 bool h_wait_watch(const char *manager, const char *target, const char *path, const char *want,
                   int timeout_ms);
+
+/* Start a manager with the repository's defs at addr ("IP:PORT"; when addr is "", a free
+ * port on 127.0.0.1 is chosen and written there), the extra options given (a NULL-ended
+ * list), logging to log; wait (15 s) until it answers. Returns its pid, or -1. */
+pid_t h_start_manager(char *addr, size_t addrlen, const char *log, ...);
+
+/* Run a Check suite; returns the exit code for main (0 when every test passed). */
+struct Suite;
+int h_run_suite(struct Suite *suite);
 
 /* Does the file contain the text? */
 bool h_file_contains(const char *path, const char *text);

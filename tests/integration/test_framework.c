@@ -2,13 +2,17 @@
  * with a real manager (a child process), queries it (least-loaded baseapp, by role, by
  * name, everything), receives the death notification of a baseapp killed with SIGKILL
  * through on_peer_event, and shuts down gracefully with exit code 0. */
+#include "client.h"
 #include "harness.h"
+#include "server/control.h"
+#include "server/pb.h"
 #include "server/server.h"
 
 #include <check.h>
 #include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -100,14 +104,10 @@ static void on_guard(evutil_socket_t fd, short what, void *ctx)
 
 START_TEST(framework_registers_queries_and_hears_deaths)
 {
-    char manager[32], bin[512], internal[64], ropt[600], log[600];
-    snprintf(manager, sizeof manager, "127.0.0.1:%d", h_free_port(false));
-    snprintf(internal, sizeof internal, "--internal=%s", manager);
+    char manager[32] = "", ropt[600], log[600];
     snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
     snprintf(log, sizeof log, "%s/manager.log", h_tmpdir());
-    char *margv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
-    ck_assert_int_gt(h_spawn(margv, log), 0);
-    ck_assert(h_wait_watch(manager, "manager", "role", "manager", 15000));
+    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
 
     probe p;
     memset(&p, 0, sizeof p);
@@ -157,21 +157,168 @@ START_TEST(framework_registers_queries_and_hears_deaths)
 }
 END_TEST
 
+/* The single value `watcher get TARGET PATH` prints (its last word), as a number. */
+static long long watch_number(const char *manager, const char *target, const char *path)
+{
+    char out[4096];
+    if (h_watcher(out, sizeof out, manager, "get", target, path, NULL) != 0)
+        return -1;
+    const char *v = strrchr(out, ' ');
+    return v ? atoll(v + 1) : -1;
+}
+
+START_TEST(hostile_control_messages_are_refused_and_counted)
+{
+    char manager[32] = "", ropt[600], log[600], mopt[64];
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    snprintf(log, sizeof log, "%s/manager-hostile.log", h_tmpdir());
+    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
+    char baddr[32], bint[64], b2[512], blog[600];
+    snprintf(baddr, sizeof baddr, "127.0.0.1:%d", h_free_port(false));
+    snprintf(bint, sizeof bint, "--internal=%s", baddr);
+    snprintf(mopt, sizeof mopt, "--manager=%s", manager);
+    snprintf(blog, sizeof blog, "%s/baseapp-hostile.log", h_tmpdir());
+    char *bargv[] = {(char *)h_bin("baseapp", b2, sizeof b2), bint, mopt, ropt, NULL};
+    ck_assert_int_gt(h_spawn(bargv, blog), 0);
+    ck_assert(h_wait_watch(manager, "manager", "counts/alive", "counts/alive  1", 15000));
+
+    char err[200];
+    wt_client *c = wt_client_new(3000, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+
+    /* A registration claiming the baseapp's address from elsewhere is refused; the
+     * baseapp stays alive under its name. */
+    char digest[80];
+    char out[4096];
+    ck_assert_int_eq(h_watcher(out, sizeof out, manager, "get", "manager", "registry/digest",
+                               NULL), 0);
+    snprintf(digest, sizeof digest, "%s", strrchr(out, ' ') + 1);
+    digest[strcspn(digest, "\n")] = '\0';
+    Mc__Control__RegisterRequest rq = MC__CONTROL__REGISTER_REQUEST__INIT;
+    rq.role = MC_ROLE_BASEAPP;
+    rq.pid = 1;
+    rq.host = "spoof";
+    rq.internal_addr = baddr;
+    rq.def_digest = digest;
+    rq.build_version = "0";
+    wt_request req;
+    wt_client_send(c, manager, MC_CTL_REGISTER, &rq, &req);
+    wt_client_wait(c);
+    ck_assert_int_eq(req.state, WT_REQ_OK);
+    Mc__Control__RegisterReply *rr =
+        mc__control__register_reply__unpack(NULL, req.reply_len, req.reply);
+    ck_assert_ptr_nonnull(rr);
+    ck_assert_int_eq(rr->status, MC__CONTROL__REGISTER_STATUS__REGISTER_BAD_REQUEST);
+    ck_assert_msg(strstr(rr->reason, "not the address the request came from"), "%s", rr->reason);
+    mc_pb_free(rr);
+    wt_request_clear(&req);
+    ck_assert_int_eq(watch_number(manager, "manager", "counts/refusals"), 1);
+    /* Deregistering the baseapp from elsewhere does nothing but count. */
+    Mc__Control__Deregister dq = MC__CONTROL__DEREGISTER__INIT;
+    dq.id = 1;
+    wt_client_send(c, manager, MC_CTL_DEREGISTER, &dq, &req);
+    wt_client_wait(c);
+    ck_assert_int_eq(req.state, WT_REQ_OK);
+    Mc__Control__DeregisterReply *dr =
+        mc__control__deregister_reply__unpack(NULL, req.reply_len, req.reply);
+    ck_assert_ptr_nonnull(dr);
+    ck_assert(!dr->ok);
+    mc_pb_free(dr);
+    wt_request_clear(&req);
+    ck_assert_int_eq(watch_number(manager, "manager", "counts/malformed"), 1);
+    ck_assert(h_wait_watch(manager, "manager", "processes/baseapp01/state", "alive", 1000));
+
+    /* A death notice sent to the baseapp by someone other than the manager is dropped
+     * and counted. (The tool sends it as a request; no answer comes.) */
+    Mc__Control__ProcessInfo who = MC__CONTROL__PROCESS_INFO__INIT;
+    who.name = "baseapp77";
+    who.role = MC_ROLE_BASEAPP;
+    who.state = MC__CONTROL__PROCESS_STATE__STATE_DEAD;
+    Mc__Control__ProcessEvent ev = MC__CONTROL__PROCESS_EVENT__INIT;
+    ev.kind = MC__CONTROL__EVENT_KIND__EVENT_DEATH;
+    ev.process = &who;
+    wt_client *quick = wt_client_new(500, err, sizeof err);
+    ck_assert_ptr_nonnull(quick);
+    wt_client_send(quick, baddr, MC_CTL_PROCESS_EVENT, &ev, &req);
+    wt_client_wait(quick);
+    wt_request_clear(&req);
+    /* A watcher request over the size limit: dropped unread, counted. */
+    static char big[MC_CTL_MAX_PAYLOAD + 100];
+    memset(big, 'x', sizeof big - 1);
+    Mc__Control__WatcherRequest wr = MC__CONTROL__WATCHER_REQUEST__INIT;
+    wr.op = MC__CONTROL__WATCHER_OP__WATCHER_SET;
+    wr.path = "config/logLevel";
+    char *args[] = {big};
+    wr.n_args = 1;
+    wr.args = args;
+    wt_client_send(quick, baddr, MC_CTL_WATCHER, &wr, &req);
+    wt_client_wait(quick);
+    ck_assert_int_eq(req.state, WT_REQ_TIMEOUT);
+    wt_request_clear(&req);
+    wt_client_free(quick);
+    wt_client_free(c);
+    ck_assert_int_eq(watch_number(manager, "baseapp01", "controlRejected"), 2);
+    ck_assert_int_eq(h_watcher(out, sizeof out, manager, "get", "baseapp01", "peers/baseapp77",
+                               NULL), 4);
+    ck_assert_int_eq(watch_number(manager, "baseapp01", "peers/deaths"), 0);
+    ck_assert(h_file_contains(blog, "PROCESS_EVENT from 127.0.0.1:"));
+    ck_assert(h_file_contains(blog, "not from the manager"));
+    h_kill_all();
+}
+END_TEST
+
+/* Run a binary with one or two arguments; returns its exit status, output in out. */
+static int run_bin(const char *name, const char *a1, const char *a2, char *out, size_t n)
+{
+    char bin[512];
+    char *argv[] = {(char *)h_bin(name, bin, sizeof bin), (char *)a1, (char *)a2, NULL};
+    return h_run(argv, out, n, 20000);
+}
+
+START_TEST(every_binary_has_help_and_refuses_bad_configuration_in_one_line)
+{
+    const char *servers[] = {"manager", "loginapp", "baseapp", "cellapp"};
+    char out[8192];
+    for (size_t i = 0; i < sizeof servers / sizeof servers[0]; i++) {
+        ck_assert_int_eq(run_bin(servers[i], "--help", NULL, out, sizeof out), 0);
+        ck_assert_msg(strstr(out, "--internal") && strstr(out, "--shutdownTimeoutMs"), "%s", out);
+        const char *bad[][2] = {{"--bogus", NULL},
+                                {"--logLevel=loud", NULL},
+                                {"--internal=nowhere", NULL},
+                                {"--shutdownTimeoutMs=0", NULL},
+                                {"--channelTimeoutMs=5", NULL},
+                                {"stray", NULL}};
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            int rc = run_bin(servers[i], bad[k][0], bad[k][1], out, sizeof out);
+            ck_assert_msg(rc == 1, "%s %s: exit %d", servers[i], bad[k][0], rc);
+            ck_assert_msg(strncmp(out, servers[i], strlen(servers[i])) == 0 &&
+                              strchr(out, '\n') == out + strlen(out) - 1,
+                          "%s %s: not one line: %s", servers[i], bad[k][0], out);
+        }
+    }
+    ck_assert_int_eq(run_bin("manager", "--deadAfterMs=0", NULL, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "deadAfterMs"), "%s", out);
+    ck_assert_int_eq(run_bin("manager", "--heartbeatMs=2000", NULL, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "heartbeatMs"), "%s", out);
+    ck_assert_int_eq(run_bin("baseapp", "--manager=here", NULL, out, sizeof out), 1);
+    ck_assert_int_eq(run_bin("cellapp", "--registerTimeoutMs=1", NULL, out, sizeof out), 1);
+    ck_assert_int_eq(run_bin("watcher", "--help", NULL, out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "exit codes"));
+    ck_assert_int_eq(run_bin("watcher", "--manager=here:1", "status", out, sizeof out), 2);
+    ck_assert_msg(strchr(out, '\n') == out + strlen(out) - 1, "not one line: %s", out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("server_framework");
     TCase *tc = tcase_create("framework");
     tcase_set_timeout(tc, 90);
     tcase_add_test(tc, framework_registers_queries_and_hears_deaths);
+    tcase_add_test(tc, hostile_control_messages_are_refused_and_counted);
+    tcase_add_test(tc, every_binary_has_help_and_refuses_bad_configuration_in_one_line);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int main(void) { return h_run_suite(suite()); }

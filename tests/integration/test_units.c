@@ -3,6 +3,7 @@
 #include "args.h"
 #include "exit_codes.h"
 #include "format.h"
+#include "manager_internal.h"
 #include "registry.h"
 #include "server/pb.h"
 #include "server/watcher_service.h"
@@ -103,6 +104,64 @@ START_TEST(registry_adopts_first_digest_and_expires)
     ck_assert_ptr_null(mc_registry_mark(r, b->id, MC__CONTROL__PROCESS_STATE__STATE_DEAD, "x", 8));
     ck_assert_uint_eq(mc_registry_count_state(r, MC__CONTROL__PROCESS_STATE__STATE_ALIVE), 0);
     mc_registry_free(r);
+}
+END_TEST
+
+static void note_forgotten(void *ctx, mc_reg_entry *e)
+{
+    /* The oldest gone entries go first: cellapp01.. in order of death. */
+    int *n = ctx;
+    char want[32];
+    snprintf(want, sizeof want, "cellapp%02d", ++*n);
+    ck_assert_str_eq(e->name, want);
+}
+
+START_TEST(registry_is_bounded)
+{
+    mc_registry *r = mc_registry_new(DIGEST_A, 3 * MC_US_PER_S);
+    mc_reg_entry *e = NULL;
+    char why[256], addr[32];
+    for (int i = 0; i < MC_REG_MAX_ALIVE; i++) {
+        snprintf(addr, sizeof addr, "127.0.0.1:%d", 1000 + i);
+        Mc__Control__RegisterRequest q = req_for(MC_ROLE_CELLAPP, addr, DIGEST_A);
+        ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    }
+    /* One more live process is refused with a reason; a retry of a live one is not. */
+    Mc__Control__RegisterRequest q = req_for(MC_ROLE_BASEAPP, "127.0.0.2:1", DIGEST_A);
+    ck_assert_int_eq(mc_registry_add(r, &q, 1, NULL, NULL, &e, why, sizeof why), MC_REG_FULL);
+    ck_assert_ptr_nonnull(strstr(why, "full"));
+    q = req_for(MC_ROLE_CELLAPP, "127.0.0.1:1000", DIGEST_A);
+    ck_assert_int_eq(mc_registry_add(r, &q, 1, NULL, NULL, &e, why, sizeof why), MC_REG_REPEATED);
+    /* Every one dies in turn; pruning keeps the MC_REG_MAX_GONE most recent deaths. */
+    for (uint32_t id = 1; id <= MC_REG_MAX_ALIVE; id++)
+        ck_assert_ptr_nonnull(
+            mc_registry_mark(r, id, MC__CONTROL__PROCESS_STATE__STATE_DEAD, "x", 10 + id));
+    int forgotten = 0;
+    ck_assert_uint_eq(mc_registry_prune(r, MC_REG_MAX_GONE, note_forgotten, &forgotten),
+                      MC_REG_MAX_ALIVE - MC_REG_MAX_GONE);
+    ck_assert_int_eq(forgotten, MC_REG_MAX_ALIVE - MC_REG_MAX_GONE);
+    ck_assert_uint_eq(mc_registry_count(r), MC_REG_MAX_GONE);
+    ck_assert_ptr_null(mc_registry_find_name(r, "cellapp01"));
+    ck_assert_ptr_nonnull(mc_registry_find_name(r, "cellapp1024"));
+    ck_assert_uint_eq(mc_registry_prune(r, MC_REG_MAX_GONE, NULL, NULL), 0);
+    /* Room again, and names are never reused. */
+    q = req_for(MC_ROLE_CELLAPP, "127.0.0.1:1000", DIGEST_A);
+    ck_assert_int_eq(mc_registry_add(r, &q, 2000, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    ck_assert_str_eq(e->name, "cellapp1025");
+    mc_registry_free(r);
+}
+END_TEST
+
+START_TEST(manager_timing_is_checked)
+{
+    char why[200];
+    ck_assert(mc_manager_check_timing(3000, 500, why, sizeof why));
+    ck_assert(mc_manager_check_timing(1000, 500, why, sizeof why));
+    ck_assert(!mc_manager_check_timing(0, 500, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "deadAfterMs"));
+    ck_assert(!mc_manager_check_timing(3000, 1501, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "heartbeatMs"));
+    ck_assert(!mc_manager_check_timing(3000, 0, why, sizeof why));
 }
 END_TEST
 
@@ -229,6 +288,13 @@ START_TEST(tool_arguments)
     ck_assert_int_eq(parse(&a, err, sizeof err, 5, "get", "all", "a", "b"), -1);
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--timeout=0", "status"), -1);
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--manager=nohost", "status"), -1);
+    ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--manager=foo:bar", "status"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "IP:PORT"));
+    ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--manager=127.0.0.1:0", "status"), -1);
+    setenv("MC_MANAGER", "localhost:21000", 1);
+    ck_assert_int_eq(parse(&a, err, sizeof err, 2, "status"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "MC_MANAGER"));
+    unsetenv("MC_MANAGER");
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "--bogus", "status"), -1);
     ck_assert_ptr_nonnull(strstr(err, "--bogus"));
     ck_assert_int_eq(parse(&a, err, sizeof err, 3, "frob", "all"), -1);
@@ -297,15 +363,60 @@ START_TEST(tool_output_text_and_json)
 }
 END_TEST
 
+START_TEST(tool_json_numbers_are_valid_json)
+{
+    const struct {
+        Mc__Control__WatcherType type;
+        const char *value, *want;
+    } cases[] = {
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "-1.5e+30", "-1.5e+30"},
+        {MC__CONTROL__WATCHER_TYPE__WT_UINT, "0", "0"},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "nan", "\"nan\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "-inf", "\"-inf\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_INT, "-", "\"-\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_INT, "1-2", "\"1-2\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "1e", "\"1e\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "01", "\"01\""},
+        {MC__CONTROL__WATCHER_TYPE__WT_FLOAT, "1.", "\"1.\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Mc__Control__WatcherEntry e = MC__CONTROL__WATCHER_ENTRY__INIT;
+        e.path = "v";
+        e.type = cases[i].type;
+        e.mode = MC__CONTROL__WATCHER_MODE__WM_READ_ONLY;
+        e.has_value = true;
+        e.value = (char *)cases[i].value;
+        Mc__Control__WatcherEntry *entries[] = {&e};
+        Mc__Control__WatcherReply r = MC__CONTROL__WATCHER_REPLY__INIT;
+        r.n_entries = 1;
+        r.entries = entries;
+        wt_result res = {.process = "p", .reply = &r};
+        wt_args a = {.json = true, .command = WT_CMD_GET, .target = "p", .path = "v"};
+        char *text = NULL;
+        size_t tn = 0;
+        FILE *out = open_memstream(&text, &tn);
+        wt_print_results(out, out, &a, &res, 1);
+        fclose(out);
+        char want[64];
+        snprintf(want, sizeof want, "\"value\":%s}", cases[i].want);
+        ck_assert_msg(strstr(text, want), "%s: %s", cases[i].value, text);
+        free(text);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cluster_units");
     TCase *tc = tcase_create("units");
     tcase_add_test(tc, registry_names_and_refuses);
     tcase_add_test(tc, registry_adopts_first_digest_and_expires);
+    tcase_add_test(tc, registry_is_bounded);
+    tcase_add_test(tc, manager_timing_is_checked);
     tcase_add_test(tc, watcher_service_operations);
     tcase_add_test(tc, tool_arguments);
     tcase_add_test(tc, tool_output_text_and_json);
+    tcase_add_test(tc, tool_json_numbers_are_valid_json);
     suite_add_tcase(s, tc);
     return s;
 }

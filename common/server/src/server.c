@@ -113,6 +113,11 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         fail(exit_code, program, err);
         goto bad;
     }
+    if (!mc_server_check_options(s->cfg, err, sizeof err) ||
+        (desc->check_config && !desc->check_config(s->cfg, err, sizeof err))) {
+        fail(exit_code, program, err);
+        goto bad;
+    }
     mc_log_level level;
     if (mc_log_level_parse(mc_config_get_string(s->cfg, "logLevel"), &level) != 0) {
         snprintf(err, sizeof err, "--logLevel: unknown level '%s'",

@@ -25,6 +25,9 @@ typedef enum {
     REG_REGISTERED,
 } reg_state;
 
+/* Peers remembered at most; beyond, a dead or stopped one's slot is reused. */
+#define MC_SERVER_MAX_PEERS 2048
+
 /* A peer the manager told us about. */
 typedef struct {
     uint32_t id;
@@ -90,8 +93,9 @@ struct mc_server {
     uint64_t births_seen;
     uint64_t deaths_seen;
 
-    /* Watcher requests served. */
+    /* Watcher requests served; control messages dropped (too long, wrong sender). */
     uint64_t watcher_requests;
+    uint64_t control_rejected;
 
     /* Shutdown. */
     bool shutting_down;
@@ -103,6 +107,8 @@ struct mc_server {
 
 /* Options (server_options.c). */
 int mc_server_build_options(mc_server *s);
+/* The standard options' ranges (timeouts); false with a one-line reason. */
+bool mc_server_check_options(const mc_config *cfg, char *err, size_t errlen);
 bool mc_server_resolve_res(const char *given, char *out, size_t outlen, char *err,
                            size_t errlen);
 

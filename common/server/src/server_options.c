@@ -13,7 +13,8 @@ static const mc_option common_options[] = {
     {"res", MC_OPT_STRING, "",
      "entity definitions folder (default: the repository's defs/ next to the build)"},
     {"internal", MC_OPT_STRING, "127.0.0.1:0",
-     "IP:PORT of the internal (cluster) interface; port 0 picks a free one"},
+     "IP:PORT of the internal (cluster) interface; port 0 picks a free one; a specific IP, "
+     "not 0.0.0.0 (the manager takes a registration only from the address it names)"},
     {"logLevel", MC_OPT_STRING, "info", "trace, debug, info, warning, error or critical"},
     {"channelTimeoutMs", MC_OPT_UINT, "60000",
      "a channel on the internal interface that receives nothing this long is dead"},
@@ -50,6 +51,30 @@ int mc_server_build_options(mc_server *s)
         s->options[k++] = s->desc.options[i];
     s->option_count = k;
     return 0;
+}
+
+bool mc_server_check_options(const mc_config *cfg, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        uint64_t min, max;
+    } ranges[] = {
+        {"channelTimeoutMs", 100, 3600000},
+        {"shutdownTimeoutMs", 100, 600000},
+        {"registerTimeoutMs", 100, 3600000},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        if (!mc_config_has(cfg, ranges[i].name))
+            continue;
+        uint64_t v = mc_config_get_uint(cfg, ranges[i].name);
+        if (v < ranges[i].min || v > ranges[i].max) {
+            snprintf(err, errlen, "--%s: %llu is outside %llu..%llu", ranges[i].name,
+                     (unsigned long long)v, (unsigned long long)ranges[i].min,
+                     (unsigned long long)ranges[i].max);
+            return false;
+        }
+    }
+    return true;
 }
 
 static bool is_dir(const char *path)

@@ -93,6 +93,7 @@ int mc_server_add_std_watchers(mc_server *s)
     if (s->desc.has_external)
         bad |= mc_watch_add_const_string(w, "interfaces/external", s->external_addr);
     bad |= mc_watch_add_uint(w, "watcherRequests", &s->watcher_requests, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "controlRejected", &s->control_rejected, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_callable(w, "command/shutdown", call_shutdown, s,
                                  "graceful shutdown: deregister, flush channels, exit 0");
 

@@ -27,6 +27,10 @@ enum {
     MC_CTL_UNKNOWN_PROCESS = 7,
 };
 
+/* Largest control payload a process accepts (bytes of protobuf). Anything longer is
+ * dropped unparsed and counted (watcher controlRejected); senders refuse to build one. */
+#define MC_CTL_MAX_PAYLOAD (64u * 1024u)
+
 /* The interface table (every message variable-length with a 4-byte length field). A
  * sender may use it to look up defs; the handlers belong to mc_server and expect an
  * mc_server as the nub's handler context. */

@@ -46,6 +46,9 @@ typedef struct {
     const mc_option *options;    /* role-specific options, may be NULL */
     size_t option_count;
     void *ctx;                   /* passed to every callback */
+    /* Check the role's options once they are parsed (may be NULL): false with a one-line
+     * reason in err makes mc_server_new fail (exit code 1). */
+    bool (*check_config)(const mc_config *cfg, char *err, size_t errlen);
     /* The process is set up (manager: listening; others: registered; name known). */
     void (*on_ready)(mc_server *s, void *ctx);
     /* Another process was born or died (manager's notification). */
