@@ -523,17 +523,27 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
     if (!nub || !addr)
         return NULL;
     mc_channel *ch = mc_map_get(&nub->by_index, id, 0);
-    if (ch && !ch->dead) {
+    if (ch && !ch->dead && !ch->condemned) {
         ch->addr = *addr;
         return ch;
     }
-    if (ch)
-        mc_nub_retire_channel(nub, ch, ch->death_reason);
-    return open_channel(nub, addr, traits, true, id);
+    /* A condemned or dying channel must not be handed out again (it is freed once idle).
+     * Its replacement starts the next version, so the peer drops the old one's packets
+     * and resets to the new one instead of taking the new one's for stale. */
+    uint32_t version = 0;
+    if (ch) {
+        version = ch->version + 1;
+        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason
+                                                : MC_CHANNEL_DEATH_INACTIVITY);
+    }
+    mc_channel *fresh = open_channel(nub, addr, traits, true, id);
+    if (fresh)
+        fresh->version = version;
+    return fresh;
 }
 
 mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id)
 {
     mc_channel *ch = nub ? mc_map_get(&nub->by_index, id, 0) : NULL;
-    return ch && !ch->dead ? ch : NULL;
+    return ch && !ch->dead && !ch->condemned ? ch : NULL;
 }

@@ -801,6 +801,30 @@ START_TEST(unreliable_messages_on_channel)
 }
 END_TEST
 
+START_TEST(condemned_indexed_channel_is_not_handed_out_again)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 9, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ic);
+    send_stream(ic, 0, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 10, 10));
+    mc_channel_condemn(ic);
+    ck_assert_ptr_null(mc_nub_find_indexed_channel(p.a, 9));
+    /* asking for id 9 again gives a live channel, not the condemned one (freed once idle) */
+    mc_channel *again = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 9, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(again);
+    ck_assert_ptr_ne(again, ic);
+    ck_assert_uint_eq(mc_channel_version(again), 1);
+    pump_for(p.base, 0.3); /* the condemned channel is freed meanwhile */
+    send_stream(again, 10, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(mc_channel_version(mc_nub_find_indexed_channel(p.b, 9)), 1);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("mercury_api");
@@ -826,6 +850,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, off_channel_fragment_expires);
     tcase_add_test(tc, external_channel_piggybacks);
     tcase_add_test(tc, unreliable_messages_on_channel);
+    tcase_add_test(tc, condemned_indexed_channel_is_not_handed_out_again);
     suite_add_tcase(s, tc);
     return s;
 }
