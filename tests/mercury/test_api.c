@@ -67,29 +67,7 @@ START_TEST(bad_interfaces_and_addresses_refused)
 }
 END_TEST
 
-/* ---- requests ---- */
-typedef struct {
-    int calls;
-    mc_reply_status status;
-    size_t len;
-    uint8_t data[64];
-} reply_rec;
-
-static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
-                     mc_istream *data)
-{
-    reply_rec *r = ctx;
-    r->calls++;
-    r->status = status;
-    if (status == MC_REPLY_OK) {
-        ck_assert_ptr_nonnull(info);
-        r->len = mc_istream_remaining(data);
-        if (r->len <= sizeof r->data)
-            mc_read_into(data, r->data, r->len);
-    }
-}
-
-static bool reply_done(void *ctx) { return ((reply_rec *)ctx)->calls > 0; }
+/* ---- requests (reply_rec, on_reply, reply_done: harness.h) ---- */
 
 START_TEST(request_reply_on_channel)
 {
@@ -102,6 +80,7 @@ START_TEST(request_reply_on_channel)
     ck_assert(pump_until(p.base, reply_done, &rr, 10));
     ck_assert_int_eq(rr.calls, 1);
     ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_int_eq(rr.info_missing, 0);
     ck_assert_uint_eq(rr.len, 4);
     ck_assert(memcmp(rr.data, "ping", 4) == 0);
     pump_for(p.base, 0.05);
@@ -363,6 +342,7 @@ START_TEST(channel_dies_of_inactivity)
     /* the peer goes away: the channel dies, a pending request fails */
     reply_rec rr = {0};
     uint8_t msg[] = {1, 'z'};
+    mc_address baddr = *mc_nub_address(p.b);
     mc_nub_free(p.b);
     p.b = NULL;
     mc_channel_request(p.ab, tdef(T_REQ), msg, sizeof msg, on_reply, &rr, 30 * MC_US_PER_S);
@@ -370,7 +350,7 @@ START_TEST(channel_dies_of_inactivity)
     ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_INACTIVITY);
     ck_assert_int_eq(rr.calls, 1);
     ck_assert_int_eq(rr.status, MC_REPLY_CHANNEL_DEAD);
-    ck_assert_ptr_null(mc_nub_find_channel(p.a, &(mc_address){0x7F000001, 1}));
+    ck_assert_ptr_null(mc_nub_find_channel(p.a, &baddr));
     mc_nub_stats st;
     mc_nub_get_stats(p.a, &st);
     ck_assert_uint_eq(st.channels, 0);
@@ -586,7 +566,7 @@ START_TEST(bad_packets_dropped_by_reason)
 {
     pair p;
     pair_open(&p, NULL);
-    mc_address from = {0x7F000001u, 40000};
+    mc_address from = {0x7F000002u, 40000};
     uint8_t pk[64];
     /* too short */
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 1), MC_ERR_DROPPED);
@@ -637,29 +617,31 @@ START_TEST(bad_packets_dropped_by_reason)
     pk[5] = 9;
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 6), MC_OK);
     ck_assert_uint_eq(p.rb.notes, 1);
-    /* checksums required: a packet without one is refused */
     pair_close(&p);
+    /* checksums required: a packet without one, or with a wrong one, is refused */
+    struct event_base *base = event_base_new();
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.checksums = true;
+    mc_nub *c;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &c), MC_OK);
+    ck_assert_int_eq(mc_nub_process_datagram(c, &from, pk, 6), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(c, MC_DROP_BAD_CHECKSUM), 1);
+    mc_store_u16(pk, 0x0100); /* HAS_CHECKSUM */
+    mc_store_u32(pk + 6, 0x12345678);
+    ck_assert_int_eq(mc_nub_process_datagram(c, &from, pk, 10), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(c, MC_DROP_BAD_CHECKSUM), 2);
+    mc_nub_free(c);
+    event_base_free(base);
 }
 END_TEST
-
-typedef struct {
-    mc_time_us offset;
-} fake_clock;
-
-static mc_time_us real_plus(void *ctx)
-{
-    fake_clock *fc = ctx;
-    mc_clock_set_source(NULL, NULL);
-    mc_time_us now = mc_clock_now_us();
-    mc_clock_set_source(real_plus, fc);
-    return now + fc->offset;
-}
 
 START_TEST(off_channel_fragment_expires)
 {
     pair p;
     pair_open(&p, NULL);
-    mc_address from = {0x7F000001u, 40001};
+    mc_address from = {0x7F000002u, 40001};
     uint8_t pk[64];
     size_t n = 0;
     mc_store_u16(pk, 0x0040 | 0x0020); /* HAS_SEQUENCE_NUMBER | IS_FRAGMENT */
@@ -677,7 +659,7 @@ START_TEST(off_channel_fragment_expires)
     pump_for(p.base, 0.05);
     ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 0);
     fake_clock fc = {11 * MC_US_PER_S};
-    mc_clock_set_source(real_plus, &fc);
+    mc_clock_set_source(fake_clock_now, &fc);
     pump_for(p.base, 0.05);
     mc_clock_set_source(NULL, NULL);
     ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
