@@ -313,11 +313,16 @@ typedef struct {
     void *ctx;
     mc_time_us deadline;
     mc_channel *channel;
+    bool has_dest;   /* off-channel: sent to dest, so only dest may answer */
+    mc_address dest;
 } mc_pending_request;
 
 uint32_t mc_request_register(mc_nub *nub, mc_channel *ch, mc_reply_handler h, void *ctx,
                              mc_time_us timeout);
 void mc_request_forget(mc_nub *nub, uint32_t reply_id);
+/* The off-channel packet pkt (not yet finalised) goes to dest: its requests accept replies
+ * from dest only. */
+void mc_request_note_dest(mc_nub *nub, const mc_packet *pkt, const mc_address *dest);
 void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
                         mc_istream *data);
 void mc_request_check_timeouts(mc_nub *nub, mc_time_us now);

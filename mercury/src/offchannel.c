@@ -42,6 +42,7 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
         mc_packet *p = chain;
         chain = p->next;
         p->next = NULL;
+        mc_request_note_dest(nub, p, dest);
         mc_finalise_opts o;
         memset(&o, 0, sizeof(o));
         bool need_seq = mode == MC_SEND_RELIABLE_ONCE || p->group_count;

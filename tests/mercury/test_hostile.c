@@ -243,6 +243,26 @@ START_TEST(third_party_cannot_answer_a_channel_request)
                      MC_OK);
     ck_assert(pump_until(p.base, reply_done, &ok, 5));
     ck_assert_int_eq(ok.status, MC_REPLY_OK);
+    /* the same for a request sent off-channel: only its destination may answer */
+    reply_rec off = {0};
+    mc_bundle *b = mc_bundle_new(p.a);
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &off, 800 * MC_US_PER_MS),
+                     MC_OK);
+    mc_bundle_write(b, ask, sizeof ask);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    before = p.rb.requests;
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE),
+                     MC_OK);
+    for (int i = 0; i < 500 && p.rb.requests == before; i++)
+        event_base_loop(p.base, EVLOOP_ONCE);
+    ck_assert_uint_eq(p.rb.requests, before + 1);
+    uint64_t late = drops(p.a, MC_DROP_LATE_REPLY);
+    ck_assert_int_eq(mc_reply_to(c, NULL, mc_nub_address(p.a), p.rb.last_reply_id, "z", 1),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &off, 5));
+    ck_assert_int_eq(off.status, MC_REPLY_TIMEOUT);
+    ck_assert_uint_gt(drops(p.a, MC_DROP_LATE_REPLY), late);
+    mc_bundle_free(b);
     mc_nub_free(c);
     pair_close(&p);
 }
