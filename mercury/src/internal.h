@@ -425,7 +425,6 @@ struct mc_nub {
     uint32_t offchannel_seq;
     mc_once_off *once_offs;
     uint32_t once_off_count; /* once-off packets waiting for their ack */
-    uint64_t once_off_refused; /* once-off bundles refused at MC_MAX_ONCE_OFFS */
     mc_map once_off_map;
     mc_frag_group *frags;
     mc_map frag_map;

@@ -199,6 +199,9 @@ START_TEST(once_off_queue_is_bounded)
             ck_assert_int_eq(rc, MC_OK);
     }
     ck_assert_int_eq(refused, 17000 - 16384);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_eq(st.once_off_refused, 17000 - 16384);
     /* unreliable bundles are unaffected */
     mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_NO, note, sizeof note);
     ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_UNRELIABLE), MC_OK);

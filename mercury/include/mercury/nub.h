@@ -100,6 +100,7 @@ typedef struct {
     uint64_t resends;           /* channel retransmissions (incl. piggybacks) */
     uint64_t piggybacks;        /* lost packets resent as piggybacks */
     uint64_t once_off_resends;
+    uint64_t once_off_refused;  /* RELIABLE_ONCE bundles refused: too many awaiting acks */
     uint64_t acks_sent;         /* ack-only packets sent */
     uint64_t acks_received;     /* sequence numbers acknowledged to us */
     uint64_t send_retries;      /* EAGAIN/ENOBUFS retries */
@@ -168,8 +169,8 @@ void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
 
 /* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
  * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, onceOffResends,
- * acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut, channelsCreated,
- * channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
+ * onceOffRefused, acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut,
+ * channelsCreated, channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
  * drops/<reason> (mc_drop_reason_name), channels/count, read-write
  * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs,reorderMs}; and per channel
  * channels/<ip>:<port>[#id]/{rttUs,window,unacked,overflow,sent,resent,received,buffered}.
