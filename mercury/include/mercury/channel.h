@@ -82,7 +82,8 @@ typedef struct {
 } mc_channel_stats;
 
 /* The channel to addr, created if it does not exist (traits apply only on creation).
- * NULL on allocation failure or if the address is the nub's own. */
+ * A condemned channel to addr is replaced by a new one (its unsent and unacked data is
+ * dropped). NULL on allocation failure or if the address is the nub's own. */
 mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits);
 /* The existing (non-indexed) channel to addr, or NULL. */
 mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr);
