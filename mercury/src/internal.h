@@ -168,6 +168,7 @@ struct mc_channel {
     mc_channel_death death_reason;
     bool peer_acked; /* the peer acknowledged something: stop sending CREATE_CHANNEL */
     bool send_create; /* we opened the channel (mc_nub_channel): announce it */
+    bool accepted;    /* a peer opened it (counts against max_channels) */
     uint32_t nonce;      /* our incarnation id, sent with CREATE_CHANNEL */
     uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
     uint64_t plain_reliable_received; /* reliable packets from the peer without CREATE */
@@ -396,6 +397,7 @@ struct mc_nub {
     mc_channel *ack_list;
     mc_channel *progress_list;
     uint32_t recv_buffered_total; /* out-of-order packets held over all channels */
+    uint32_t accepted_channels;   /* live channels that peers opened */
 
     /* packet pool */
     mc_packet *pool;

@@ -110,6 +110,10 @@ bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
 {
     mc_channel_unregister_watchers(ch);
+    if (ch->accepted) {
+        ch->accepted = false;
+        nub->accepted_channels--;
+    }
     size_t i = ch->index;
     if (i < nub->nchannels && nub->channels[i] == ch) {
         nub->channels[i] = nub->channels[--nub->nchannels];

@@ -60,6 +60,10 @@ START_TEST(spoofed_sources_cannot_open_unbounded_channels)
     }
     ck_assert_uint_eq(nub_stat_channels(p.b), 8);
     ck_assert_uint_eq(drops(p.b, MC_DROP_CHANNEL_LIMIT), 400 - 7);
+    /* channels the nub opens itself do not count against the limit */
+    mc_address mine = {0x7F000002u, 45000};
+    ck_assert_ptr_nonnull(mc_nub_channel(p.b, &mine, MC_CHANNEL_INTERNAL));
+    ck_assert_uint_eq(nub_stat_channels(p.b), 9);
     /* a packet claiming to come from the nub itself (or port 0) opens nothing */
     mc_store_u16(pk, F_ON_CHANNEL | F_CREATE);
     mc_store_u32(pk + 2, 99);

@@ -61,10 +61,12 @@ typedef struct {
     mc_time_us inactivity_timeout_us;  /* default 60 s */
     mc_time_us keepalive_interval_us;  /* idle channels send a keepalive; default 1 s */
     uint32_t max_overflow_packets;     /* per-channel overflow bound (default 262144) */
-    uint32_t max_channels;             /* peers may open channels only while the nub has
-                                          fewer than this many (default 1024; each costs
-                                          ~230 KB with the internal window). Refused
-                                          packets count as drops/channelLimit. */
+    uint32_t max_channels;             /* peers may open channels only while fewer than
+                                          this many channels opened by peers are live
+                                          (default 1024; each costs ~230 KB with the
+                                          internal window, ~30 KB indexed; channels this
+                                          nub opens do not count). Refused packets count
+                                          as drops/channelLimit. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
 } mc_nub_config;
