@@ -423,12 +423,14 @@ void mc_nub_free(mc_nub *nub)
         return;
     mc_nub_flush(nub);
     mc_nub_unregister_watchers(nub);
+    /* from here on no channel can be opened: a dead handler that reopens the channel it is
+     * told about would otherwise keep the loop below going for ever */
+    nub->freeing = true;
     while (nub->nchannels) {
         mc_channel *ch = nub->channels[nub->nchannels - 1];
         kill_channel(nub, ch, MC_CHANNEL_DEATH_NUB_FREED, !ch->condemned);
     }
     mc_request_cancel_all(nub);
-    nub->freeing = true;
     mc_offchannel_free_all(nub);
     event_free(nub->read_ev);
     event_free(nub->timer_ev);
@@ -497,6 +499,8 @@ mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
 static mc_channel *open_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
                                 bool indexed, uint32_t id)
 {
+    if (nub->freeing)
+        return NULL;
     mc_channel *ch = mc_channel_create(nub, addr, traits, indexed, id);
     if (!ch)
         return NULL;

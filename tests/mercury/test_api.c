@@ -421,6 +421,65 @@ START_TEST(peer_restart_replaces_channel)
 END_TEST
 
 
+/* A dead handler that opens a channel to the restarted peer at once and writes to it (as
+ * the server framework re-registers with a restarted manager). */
+static void reopen_on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
+{
+    death_rec *d = ctx;
+    d->deaths++;
+    d->reason = reason;
+    mc_address addr = *mc_channel_address(ch);
+    mc_channel *fresh = mc_nub_channel(mc_channel_nub(ch), &addr, MC_CHANNEL_INTERNAL);
+    uint8_t note[1] = {5};
+    if (fresh) {
+        mc_channel_send_message(fresh, tdef(T_NOTE), note, sizeof note);
+        mc_channel_send(fresh);
+    }
+}
+
+static bool note_seen(void *ctx) { return ((recv_state *)ctx)->notes > 0; }
+
+START_TEST(dead_handler_reopening_the_restarted_peer)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0}, da = {0};
+    mc_nub_set_channel_dead_handler(p.b, reopen_on_dead, &d);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 10));
+    pump_for(p.base, 0.05);
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.a), bind, sizeof bind);
+    mc_nub_free(p.a);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &da);
+    p.ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    p.rb.next = 0;
+    p.rb.received = 0;
+    send_stream(p.ab, 0, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 300, 10));
+    ck_assert_int_eq(d.deaths, 1);
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* b's handler-made channel is the new incarnation's partner: one channel, both ways */
+    ck_assert(pump_until(p.base, note_seen, &p.ra, 5));
+    ck_assert_uint_eq(p.ra.notes, 1);
+    send_stream(p.ab, 300, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 600, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.channels, 1);
+    ck_assert_int_eq(da.deaths, 0); /* a never took b for restarted */
+    ck_assert_int_eq(d.deaths, 1);
+    pair_close(&p);
+}
+END_TEST
+
 START_TEST(accepting_peer_restart_replaces_channel)
 {
     pair p;
@@ -824,6 +883,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, condemned_channel_finishes_sending);
     tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, accepting_peer_restart_replaces_channel);
+    tcase_add_test(tc, dead_handler_reopening_the_restarted_peer);
     tcase_add_test(tc, simultaneous_open_is_not_a_restart);
     tcase_add_test(tc, overflow_bound_kills_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);

@@ -124,9 +124,9 @@ void mc_nub_config_init(mc_nub_config *cfg);
 /* Create a nub: binds the socket and registers its events on base. On failure returns an
  * mc_status and logs why. */
 int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out);
-/* Free everything: channels (dead handlers called with MC_CHANNEL_DEATH_NUB_FREED), pending
- * requests (MC_REPLY_CANCELLED), queued datagrams (delayed rehearsal ones are dropped),
- * watchers registered by mc_nub_register_watchers. */
+/* Free everything: channels (dead handlers called with MC_CHANNEL_DEATH_NUB_FREED; opening
+ * a channel from one returns NULL), pending requests (MC_REPLY_CANCELLED), queued datagrams
+ * (delayed rehearsal ones are dropped), watchers registered by mc_nub_register_watchers. */
 void mc_nub_free(mc_nub *nub);
 
 /* The bound address (with the real port when bound to port 0). */
