@@ -168,6 +168,7 @@ struct mc_channel {
     mc_channel_death death_reason;
     bool peer_acked; /* the peer acknowledged something: stop sending CREATE_CHANNEL */
     bool send_create; /* we opened the channel (mc_nub_channel): announce it */
+    bool accepted;    /* a peer opened it (counts against max_channels) */
     uint32_t nonce;      /* our incarnation id, sent with CREATE_CHANNEL */
     uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
     uint64_t plain_reliable_received; /* reliable packets from the peer without CREATE */
@@ -313,11 +314,16 @@ typedef struct {
     void *ctx;
     mc_time_us deadline;
     mc_channel *channel;
+    bool has_dest;   /* off-channel: sent to dest, so only dest may answer */
+    mc_address dest;
 } mc_pending_request;
 
 uint32_t mc_request_register(mc_nub *nub, mc_channel *ch, mc_reply_handler h, void *ctx,
                              mc_time_us timeout);
 void mc_request_forget(mc_nub *nub, uint32_t reply_id);
+/* The off-channel packet pkt (not yet finalised) goes to dest: its requests accept replies
+ * from dest only. */
+void mc_request_note_dest(mc_nub *nub, const mc_packet *pkt, const mc_address *dest);
 void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
                         mc_istream *data);
 void mc_request_check_timeouts(mc_nub *nub, mc_time_us now);
@@ -391,6 +397,7 @@ struct mc_nub {
     mc_channel *ack_list;
     mc_channel *progress_list;
     uint32_t recv_buffered_total; /* out-of-order packets held over all channels */
+    uint32_t accepted_channels;   /* live channels that peers opened */
 
     /* packet pool */
     mc_packet *pool;
@@ -420,7 +427,6 @@ struct mc_nub {
     uint32_t offchannel_seq;
     mc_once_off *once_offs;
     uint32_t once_off_count; /* once-off packets waiting for their ack */
-    uint64_t once_off_refused; /* once-off bundles refused at MC_MAX_ONCE_OFFS */
     mc_map once_off_map;
     mc_frag_group *frags;
     mc_map frag_map;

@@ -110,6 +110,10 @@ bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
 {
     mc_channel_unregister_watchers(ch);
+    if (ch->accepted) {
+        ch->accepted = false;
+        nub->accepted_channels--;
+    }
     size_t i = ch->index;
     if (i < nub->nchannels && nub->channels[i] == ch) {
         nub->channels[i] = nub->channels[--nub->nchannels];
@@ -419,12 +423,14 @@ void mc_nub_free(mc_nub *nub)
         return;
     mc_nub_flush(nub);
     mc_nub_unregister_watchers(nub);
+    /* from here on no channel can be opened: a dead handler that reopens the channel it is
+     * told about would otherwise keep the loop below going for ever */
+    nub->freeing = true;
     while (nub->nchannels) {
         mc_channel *ch = nub->channels[nub->nchannels - 1];
         kill_channel(nub, ch, MC_CHANNEL_DEATH_NUB_FREED, !ch->condemned);
     }
     mc_request_cancel_all(nub);
-    nub->freeing = true;
     mc_offchannel_free_all(nub);
     event_free(nub->read_ev);
     event_free(nub->timer_ev);
@@ -493,6 +499,8 @@ mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
 static mc_channel *open_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
                                 bool indexed, uint32_t id)
 {
+    if (nub->freeing)
+        return NULL;
     mc_channel *ch = mc_channel_create(nub, addr, traits, indexed, id);
     if (!ch)
         return NULL;
@@ -523,17 +531,27 @@ mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t
     if (!nub || !addr)
         return NULL;
     mc_channel *ch = mc_map_get(&nub->by_index, id, 0);
-    if (ch && !ch->dead) {
+    if (ch && !ch->dead && !ch->condemned) {
         ch->addr = *addr;
         return ch;
     }
-    if (ch)
-        mc_nub_retire_channel(nub, ch, ch->death_reason);
-    return open_channel(nub, addr, traits, true, id);
+    /* A condemned or dying channel must not be handed out again (it is freed once idle).
+     * Its replacement starts the next version, so the peer drops the old one's packets
+     * and resets to the new one instead of taking the new one's for stale. */
+    uint32_t version = 0;
+    if (ch) {
+        version = ch->version + 1;
+        mc_nub_retire_channel(nub, ch, ch->dead ? ch->death_reason
+                                                : MC_CHANNEL_DEATH_INACTIVITY);
+    }
+    mc_channel *fresh = open_channel(nub, addr, traits, true, id);
+    if (fresh)
+        fresh->version = version;
+    return fresh;
 }
 
 mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id)
 {
     mc_channel *ch = nub ? mc_map_get(&nub->by_index, id, 0) : NULL;
-    return ch && !ch->dead ? ch : NULL;
+    return ch && !ch->dead && !ch->condemned ? ch : NULL;
 }

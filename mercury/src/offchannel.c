@@ -27,7 +27,7 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
     }
     if (mode == MC_SEND_RELIABLE_ONCE &&
         nub->once_off_count + b->npackets > MC_MAX_ONCE_OFFS) {
-        uint64_t n = ++nub->once_off_refused;
+        uint64_t n = ++nub->stats.once_off_refused;
         if ((n & (n - 1)) == 0) /* 1st, 2nd, 4th, ... */
             MC_WARNING("nub: %u once-off packets already waiting for acks; bundle of %zu "
                        "refused (%llu so far)",
@@ -42,6 +42,7 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
         mc_packet *p = chain;
         chain = p->next;
         p->next = NULL;
+        mc_request_note_dest(nub, p, dest);
         mc_finalise_opts o;
         memset(&o, 0, sizeof(o));
         bool need_seq = mode == MC_SEND_RELIABLE_ONCE || p->group_count;

@@ -422,8 +422,9 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
     return false;
 }
 
-/* Create the channel a peer opens with a CREATE_CHANNEL packet, within max_channels: a
- * flood of packets from spoofed sources (or ids) must not allocate without bound. */
+/* Create the channel a peer opens with a CREATE_CHANNEL packet, within max_channels
+ * channels opened by peers: a flood of packets from spoofed sources (or ids) must not
+ * allocate without bound. */
 static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_footers *f,
                                   int *why)
 {
@@ -433,12 +434,13 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
         *why = drop(MC_DROP_NO_CHANNEL);
         return NULL;
     }
-    if (nub->nchannels >= nub->cfg.max_channels) {
+    if (nub->accepted_channels >= nub->cfg.max_channels) {
         *why = drop(MC_DROP_CHANNEL_LIMIT);
         uint64_t refused = nub->stats.drops[MC_DROP_CHANNEL_LIMIT];
         if ((refused & (refused + 1)) == 0) { /* 1st, 2nd, 4th, 8th... refusal */
             char a[MC_ADDRESS_STRLEN];
-            MC_WARNING("nub: refused a channel from %s: %u channels (max_channels) reached",
+            MC_WARNING("nub: refused a channel from %s: %u channels opened by peers "
+                       "(max_channels) reached",
                        mc_address_format(src, a, sizeof a), nub->cfg.max_channels);
         }
         return NULL;
@@ -458,6 +460,8 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
         *why = drop(MC_DROP_NO_CHANNEL);
         return NULL;
     }
+    ch->accepted = true;
+    nub->accepted_channels++;
     if (nub->created_fn)
         nub->created_fn(nub->created_ctx, ch);
     return ch;

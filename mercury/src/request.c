@@ -18,6 +18,7 @@ uint32_t mc_request_register(mc_nub *nub, mc_channel *ch, mc_reply_handler h, vo
     r->handler = h;
     r->ctx = ctx;
     r->channel = ch;
+    r->has_dest = false;
     r->deadline = mc_clock_now_us() + (timeout ? timeout : nub->cfg.request_timeout_us);
     if (!mc_map_put(&nub->requests, id, 0, r)) {
         free(r);
@@ -33,6 +34,21 @@ void mc_request_forget(mc_nub *nub, uint32_t reply_id)
     free(mc_map_remove(&nub->requests, reply_id, 0));
 }
 
+void mc_request_note_dest(mc_nub *nub, const mc_packet *pkt, const mc_address *dest)
+{
+    /* the packet's request chain, as written by the bundle (offsets strictly increase) */
+    uint32_t prev = 0;
+    for (uint32_t off = pkt->first_request; off > prev && off + 7u <= pkt->len;
+         off = mc_load_u16(pkt->data + off + 5)) {
+        mc_pending_request *r = mc_map_get(&nub->requests, mc_load_u32(pkt->data + off + 1), 0);
+        if (r && !r->channel) {
+            r->has_dest = true;
+            r->dest = *dest;
+        }
+        prev = off;
+    }
+}
+
 void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *info,
                         mc_istream *data)
 {
@@ -41,6 +57,8 @@ void mc_request_deliver(mc_nub *nub, uint32_t reply_id, const mc_message_info *i
      * off-channel from its address): another peer cannot complete it by guessing the id */
     if (r && r->channel && info->channel != r->channel &&
         !mc_address_equal(info->source, &r->channel->addr))
+        r = NULL;
+    if (r && r->has_dest && !mc_address_equal(info->source, &r->dest))
         r = NULL;
     if (!r) {
         mc_nub_count_drop(nub, MC_DROP_LATE_REPLY, info->source);

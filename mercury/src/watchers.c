@@ -76,6 +76,7 @@ int mc_nub_register_watchers(mc_nub *nub, mc_watchers *w, const char *prefix)
     STAT("resends", resends);
     STAT("piggybacks", piggybacks);
     STAT("onceOffResends", once_off_resends);
+    STAT("onceOffRefused", once_off_refused);
     STAT("acksSent", acks_sent);
     STAT("acksReceived", acks_received);
     STAT("sendRetries", send_retries);

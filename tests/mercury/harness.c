@@ -199,3 +199,31 @@ bool wait_received(pair *p, recv_state *r, uint64_t total, double seconds)
     wait_ctx w = {r, total};
     return pump_until(p->base, got_all, &w, seconds);
 }
+
+void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+              mc_istream *data)
+{
+    reply_rec *r = ctx;
+    r->calls++;
+    r->status = status;
+    if (status != MC_REPLY_OK)
+        return;
+    if (!info || !data) {
+        r->info_missing++;
+        return;
+    }
+    r->len = mc_istream_remaining(data);
+    if (r->len <= sizeof r->data)
+        mc_read_into(data, r->data, r->len);
+}
+
+bool reply_done(void *ctx) { return ((reply_rec *)ctx)->calls > 0; }
+
+mc_time_us fake_clock_now(void *ctx)
+{
+    fake_clock *fc = ctx;
+    mc_clock_set_source(NULL, NULL);
+    mc_time_us now = mc_clock_now_us();
+    mc_clock_set_source(fake_clock_now, fc);
+    return now + fc->offset;
+}

@@ -64,4 +64,23 @@ bool wait_received(pair *p, recv_state *r, uint64_t total, double seconds);
 
 const mc_message_def *tdef(uint8_t id);
 
+/* A reply handler's record (on_reply): calls, last status, the first 64 bytes of data. */
+typedef struct {
+    int calls;
+    mc_reply_status status;
+    int info_missing; /* MC_REPLY_OK calls without info or data */
+    size_t len;
+    uint8_t data[64];
+} reply_rec;
+void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+              mc_istream *data);
+bool reply_done(void *ctx); /* ctx: reply_rec; true once called */
+
+/* A clock running `offset` ahead of the real one: mc_clock_set_source(fake_clock_now, &fc),
+ * and mc_clock_set_source(NULL, NULL) to go back. */
+typedef struct {
+    mc_time_us offset;
+} fake_clock;
+mc_time_us fake_clock_now(void *ctx);
+
 #endif

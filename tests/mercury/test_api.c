@@ -67,29 +67,7 @@ START_TEST(bad_interfaces_and_addresses_refused)
 }
 END_TEST
 
-/* ---- requests ---- */
-typedef struct {
-    int calls;
-    mc_reply_status status;
-    size_t len;
-    uint8_t data[64];
-} reply_rec;
-
-static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
-                     mc_istream *data)
-{
-    reply_rec *r = ctx;
-    r->calls++;
-    r->status = status;
-    if (status == MC_REPLY_OK) {
-        ck_assert_ptr_nonnull(info);
-        r->len = mc_istream_remaining(data);
-        if (r->len <= sizeof r->data)
-            mc_read_into(data, r->data, r->len);
-    }
-}
-
-static bool reply_done(void *ctx) { return ((reply_rec *)ctx)->calls > 0; }
+/* ---- requests (reply_rec, on_reply, reply_done: harness.h) ---- */
 
 START_TEST(request_reply_on_channel)
 {
@@ -102,6 +80,7 @@ START_TEST(request_reply_on_channel)
     ck_assert(pump_until(p.base, reply_done, &rr, 10));
     ck_assert_int_eq(rr.calls, 1);
     ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_int_eq(rr.info_missing, 0);
     ck_assert_uint_eq(rr.len, 4);
     ck_assert(memcmp(rr.data, "ping", 4) == 0);
     pump_for(p.base, 0.05);
@@ -363,6 +342,7 @@ START_TEST(channel_dies_of_inactivity)
     /* the peer goes away: the channel dies, a pending request fails */
     reply_rec rr = {0};
     uint8_t msg[] = {1, 'z'};
+    mc_address baddr = *mc_nub_address(p.b);
     mc_nub_free(p.b);
     p.b = NULL;
     mc_channel_request(p.ab, tdef(T_REQ), msg, sizeof msg, on_reply, &rr, 30 * MC_US_PER_S);
@@ -370,7 +350,7 @@ START_TEST(channel_dies_of_inactivity)
     ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_INACTIVITY);
     ck_assert_int_eq(rr.calls, 1);
     ck_assert_int_eq(rr.status, MC_REPLY_CHANNEL_DEAD);
-    ck_assert_ptr_null(mc_nub_find_channel(p.a, &(mc_address){0x7F000001, 1}));
+    ck_assert_ptr_null(mc_nub_find_channel(p.a, &baddr));
     mc_nub_stats st;
     mc_nub_get_stats(p.a, &st);
     ck_assert_uint_eq(st.channels, 0);
@@ -440,6 +420,65 @@ START_TEST(peer_restart_replaces_channel)
 }
 END_TEST
 
+
+/* A dead handler that opens a channel to the restarted peer at once and writes to it (as
+ * the server framework re-registers with a restarted manager). */
+static void reopen_on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
+{
+    death_rec *d = ctx;
+    d->deaths++;
+    d->reason = reason;
+    mc_address addr = *mc_channel_address(ch);
+    mc_channel *fresh = mc_nub_channel(mc_channel_nub(ch), &addr, MC_CHANNEL_INTERNAL);
+    uint8_t note[1] = {5};
+    if (fresh) {
+        mc_channel_send_message(fresh, tdef(T_NOTE), note, sizeof note);
+        mc_channel_send(fresh);
+    }
+}
+
+static bool note_seen(void *ctx) { return ((recv_state *)ctx)->notes > 0; }
+
+START_TEST(dead_handler_reopening_the_restarted_peer)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0}, da = {0};
+    mc_nub_set_channel_dead_handler(p.b, reopen_on_dead, &d);
+    send_stream(p.ab, 0, 100, 40);
+    ck_assert(wait_received(&p, &p.rb, 100, 10));
+    pump_for(p.base, 0.05);
+    char bind[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p.a), bind, sizeof bind);
+    mc_nub_free(p.a);
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = &p;
+    cfg.bind = bind;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.a), MC_OK);
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &da);
+    p.ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    p.rb.next = 0;
+    p.rb.received = 0;
+    send_stream(p.ab, 0, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 300, 10));
+    ck_assert_int_eq(d.deaths, 1);
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* b's handler-made channel is the new incarnation's partner: one channel, both ways */
+    ck_assert(pump_until(p.base, note_seen, &p.ra, 5));
+    ck_assert_uint_eq(p.ra.notes, 1);
+    send_stream(p.ab, 300, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 600, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.channels, 1);
+    ck_assert_int_eq(da.deaths, 0); /* a never took b for restarted */
+    ck_assert_int_eq(d.deaths, 1);
+    pair_close(&p);
+}
+END_TEST
 
 START_TEST(accepting_peer_restart_replaces_channel)
 {
@@ -586,7 +625,7 @@ START_TEST(bad_packets_dropped_by_reason)
 {
     pair p;
     pair_open(&p, NULL);
-    mc_address from = {0x7F000001u, 40000};
+    mc_address from = {0x7F000002u, 40000};
     uint8_t pk[64];
     /* too short */
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 1), MC_ERR_DROPPED);
@@ -637,29 +676,31 @@ START_TEST(bad_packets_dropped_by_reason)
     pk[5] = 9;
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &from, pk, 6), MC_OK);
     ck_assert_uint_eq(p.rb.notes, 1);
-    /* checksums required: a packet without one is refused */
     pair_close(&p);
+    /* checksums required: a packet without one, or with a wrong one, is refused */
+    struct event_base *base = event_base_new();
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    cfg.checksums = true;
+    mc_nub *c;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &c), MC_OK);
+    ck_assert_int_eq(mc_nub_process_datagram(c, &from, pk, 6), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(c, MC_DROP_BAD_CHECKSUM), 1);
+    mc_store_u16(pk, 0x0100); /* HAS_CHECKSUM */
+    mc_store_u32(pk + 6, 0x12345678);
+    ck_assert_int_eq(mc_nub_process_datagram(c, &from, pk, 10), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(c, MC_DROP_BAD_CHECKSUM), 2);
+    mc_nub_free(c);
+    event_base_free(base);
 }
 END_TEST
-
-typedef struct {
-    mc_time_us offset;
-} fake_clock;
-
-static mc_time_us real_plus(void *ctx)
-{
-    fake_clock *fc = ctx;
-    mc_clock_set_source(NULL, NULL);
-    mc_time_us now = mc_clock_now_us();
-    mc_clock_set_source(real_plus, fc);
-    return now + fc->offset;
-}
 
 START_TEST(off_channel_fragment_expires)
 {
     pair p;
     pair_open(&p, NULL);
-    mc_address from = {0x7F000001u, 40001};
+    mc_address from = {0x7F000002u, 40001};
     uint8_t pk[64];
     size_t n = 0;
     mc_store_u16(pk, 0x0040 | 0x0020); /* HAS_SEQUENCE_NUMBER | IS_FRAGMENT */
@@ -677,7 +718,7 @@ START_TEST(off_channel_fragment_expires)
     pump_for(p.base, 0.05);
     ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 0);
     fake_clock fc = {11 * MC_US_PER_S};
-    mc_clock_set_source(real_plus, &fc);
+    mc_clock_set_source(fake_clock_now, &fc);
     pump_for(p.base, 0.05);
     mc_clock_set_source(NULL, NULL);
     ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
@@ -801,6 +842,30 @@ START_TEST(unreliable_messages_on_channel)
 }
 END_TEST
 
+START_TEST(condemned_indexed_channel_is_not_handed_out_again)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 9, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ic);
+    send_stream(ic, 0, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 10, 10));
+    mc_channel_condemn(ic);
+    ck_assert_ptr_null(mc_nub_find_indexed_channel(p.a, 9));
+    /* asking for id 9 again gives a live channel, not the condemned one (freed once idle) */
+    mc_channel *again = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 9, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(again);
+    ck_assert_ptr_ne(again, ic);
+    ck_assert_uint_eq(mc_channel_version(again), 1);
+    pump_for(p.base, 0.3); /* the condemned channel is freed meanwhile */
+    send_stream(again, 10, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(mc_channel_version(mc_nub_find_indexed_channel(p.b, 9)), 1);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("mercury_api");
@@ -818,6 +883,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, condemned_channel_finishes_sending);
     tcase_add_test(tc, peer_restart_replaces_channel);
     tcase_add_test(tc, accepting_peer_restart_replaces_channel);
+    tcase_add_test(tc, dead_handler_reopening_the_restarted_peer);
     tcase_add_test(tc, simultaneous_open_is_not_a_restart);
     tcase_add_test(tc, overflow_bound_kills_channel);
     tcase_add_test(tc, watchers_publish_and_rehearse);
@@ -826,6 +892,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, off_channel_fragment_expires);
     tcase_add_test(tc, external_channel_piggybacks);
     tcase_add_test(tc, unreliable_messages_on_channel);
+    tcase_add_test(tc, condemned_indexed_channel_is_not_handed_out_again);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -46,7 +46,7 @@ START_TEST(spoofed_sources_cannot_open_unbounded_channels)
     ck_assert_uint_eq(nub_stat_channels(p.b), 1);
     uint8_t pk[16];
     for (uint32_t i = 0; i < 200; i++) {
-        mc_address from = {0x7F000001u, (uint16_t)(41000 + i)};
+        mc_address from = {0x7F000002u, (uint16_t)(41000 + i)};
         /* CREATE_CHANNEL with a nonce: opens a channel from an address */
         mc_store_u16(pk, F_ON_CHANNEL | F_CREATE);
         mc_store_u32(pk + 2, 1000 + i);
@@ -60,11 +60,15 @@ START_TEST(spoofed_sources_cannot_open_unbounded_channels)
     }
     ck_assert_uint_eq(nub_stat_channels(p.b), 8);
     ck_assert_uint_eq(drops(p.b, MC_DROP_CHANNEL_LIMIT), 400 - 7);
+    /* channels the nub opens itself do not count against the limit */
+    mc_address mine = {0x7F000002u, 45000};
+    ck_assert_ptr_nonnull(mc_nub_channel(p.b, &mine, MC_CHANNEL_INTERNAL));
+    ck_assert_uint_eq(nub_stat_channels(p.b), 9);
     /* a packet claiming to come from the nub itself (or port 0) opens nothing */
     mc_store_u16(pk, F_ON_CHANNEL | F_CREATE);
     mc_store_u32(pk + 2, 99);
     uint64_t before = drops(p.b, MC_DROP_NO_CHANNEL);
-    mc_address zero = {0x7F000001u, 0};
+    mc_address zero = {0x7F000002u, 0};
     ck_assert_int_eq(mc_nub_process_datagram(p.b, mc_nub_address(p.b), pk, 6), MC_ERR_DROPPED);
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &zero, pk, 6), MC_ERR_DROPPED);
     ck_assert_uint_eq(drops(p.b, MC_DROP_NO_CHANNEL), before + 2);
@@ -99,7 +103,7 @@ START_TEST(incomplete_off_channel_groups_are_bounded)
     pair p;
     pair_open(&p, NULL);
     uint8_t pk[64];
-    mc_address s1 = {0x7F000001u, 42001}, s2 = {0x7F000001u, 42002}, s3 = {0x7F000001u, 42003};
+    mc_address s1 = {0x7F000002u, 42001}, s2 = {0x7F000002u, 42002}, s3 = {0x7F000002u, 42003};
     /* a group claiming more packets than any receiver holds is refused at once */
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &s3, pk, fragment(pk, false, 0, 20000, 0)),
                      MC_ERR_DROPPED);
@@ -133,12 +137,12 @@ START_TEST(off_channel_group_count_is_bounded)
     uint8_t pk[64];
     /* strangers each start a group and never finish it: at most 64 are held */
     for (uint32_t g = 0; g < 100; g++) {
-        mc_address s = {0x7F000001u, (uint16_t)(43000 + g)};
+        mc_address s = {0x7F000002u, (uint16_t)(43000 + g)};
         mc_nub_process_datagram(p.b, &s, pk, fragment(pk, false, 0, 1, 0));
     }
     ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 100 - 64);
     /* a pending group still completes */
-    mc_address s0 = {0x7F000001u, 43000};
+    mc_address s0 = {0x7F000002u, 43000};
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &s0, pk, fragment(pk, false, 0, 1, 1)),
                      MC_OK);
     ck_assert_uint_eq(p.rb.notes, 2);
@@ -154,7 +158,7 @@ START_TEST(receive_windows_hold_a_bounded_total)
      * their 4096-packet windows would wait: 68000 packets, more than the 65536 held */
     uint8_t pk[16];
     for (uint32_t c = 0; c < 17; c++) {
-        mc_address from = {0x7F000001u, (uint16_t)(44000 + c)};
+        mc_address from = {0x7F000002u, (uint16_t)(44000 + c)};
         for (uint32_t seq = 1; seq <= 4000; seq++) {
             mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_IS_RELIABLE | F_HAS_SEQ);
             mc_store_u32(pk + 2, seq);     /* sequence */
@@ -164,7 +168,7 @@ START_TEST(receive_windows_hold_a_bounded_total)
     }
     uint64_t held = 0;
     for (uint32_t c = 0; c < 17; c++) {
-        mc_address from = {0x7F000001u, (uint16_t)(44000 + c)};
+        mc_address from = {0x7F000002u, (uint16_t)(44000 + c)};
         mc_channel_stats cs;
         mc_channel_get_stats(mc_nub_find_channel(p.b, &from), &cs);
         held += cs.recv_buffered;
@@ -199,6 +203,9 @@ START_TEST(once_off_queue_is_bounded)
             ck_assert_int_eq(rc, MC_OK);
     }
     ck_assert_int_eq(refused, 17000 - 16384);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_eq(st.once_off_refused, 17000 - 16384);
     /* unreliable bundles are unaffected */
     mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_NO, note, sizeof note);
     ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_UNRELIABLE), MC_OK);
@@ -207,29 +214,13 @@ START_TEST(once_off_queue_is_bounded)
 }
 END_TEST
 
-typedef struct {
-    int calls;
-    mc_reply_status status;
-} reply_seen;
-
-static void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
-                     mc_istream *data)
-{
-    (void)info;
-    (void)data;
-    reply_seen *r = ctx;
-    r->calls++;
-    r->status = status;
-}
-
 static bool got_request(void *ctx) { return ((recv_state *)ctx)->requests > 0; }
-static bool replied(void *ctx) { return ((reply_seen *)ctx)->calls > 0; }
 
 START_TEST(third_party_cannot_answer_a_channel_request)
 {
     pair p;
     pair_open(&p, NULL);
-    reply_seen rs = {0};
+    reply_rec rs = {0};
     uint8_t ask[] = {0, 'q'}; /* b does not answer */
     ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask, sizeof ask, on_reply, &rs,
                                         800 * MC_US_PER_MS),
@@ -242,12 +233,12 @@ START_TEST(third_party_cannot_answer_a_channel_request)
     ck_assert_int_eq(mc_nub_new(p.base, &cfg, &c), MC_OK);
     ck_assert_int_eq(mc_reply_to(c, NULL, mc_nub_address(p.a), p.rb.last_reply_id, "x", 1),
                      MC_OK);
-    ck_assert(pump_until(p.base, replied, &rs, 5));
+    ck_assert(pump_until(p.base, reply_done, &rs, 5));
     ck_assert_int_eq(rs.calls, 1);
     ck_assert_int_eq(rs.status, MC_REPLY_TIMEOUT);
     ck_assert_uint_ge(drops(p.a, MC_DROP_LATE_REPLY), 1);
     /* the real peer may answer off-channel from its address */
-    reply_seen ok = {0};
+    reply_rec ok = {0};
     uint8_t ask2[] = {0, 'r'};
     ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask2, sizeof ask2, on_reply, &ok, 0),
                      MC_OK);
@@ -257,8 +248,28 @@ START_TEST(third_party_cannot_answer_a_channel_request)
     ck_assert_uint_eq(p.rb.requests, before + 1);
     ck_assert_int_eq(mc_reply_to(p.b, NULL, mc_nub_address(p.a), p.rb.last_reply_id, "y", 1),
                      MC_OK);
-    ck_assert(pump_until(p.base, replied, &ok, 5));
+    ck_assert(pump_until(p.base, reply_done, &ok, 5));
     ck_assert_int_eq(ok.status, MC_REPLY_OK);
+    /* the same for a request sent off-channel: only its destination may answer */
+    reply_rec off = {0};
+    mc_bundle *b = mc_bundle_new(p.a);
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &off, 800 * MC_US_PER_MS),
+                     MC_OK);
+    mc_bundle_write(b, ask, sizeof ask);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    before = p.rb.requests;
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE),
+                     MC_OK);
+    for (int i = 0; i < 500 && p.rb.requests == before; i++)
+        event_base_loop(p.base, EVLOOP_ONCE);
+    ck_assert_uint_eq(p.rb.requests, before + 1);
+    uint64_t late = drops(p.a, MC_DROP_LATE_REPLY);
+    ck_assert_int_eq(mc_reply_to(c, NULL, mc_nub_address(p.a), p.rb.last_reply_id, "z", 1),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &off, 5));
+    ck_assert_int_eq(off.status, MC_REPLY_TIMEOUT);
+    ck_assert_uint_gt(drops(p.a, MC_DROP_LATE_REPLY), late);
+    mc_bundle_free(b);
     mc_nub_free(c);
     pair_close(&p);
 }

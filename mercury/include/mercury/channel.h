@@ -82,15 +82,17 @@ typedef struct {
 } mc_channel_stats;
 
 /* The channel to addr, created if it does not exist (traits apply only on creation).
- * NULL on allocation failure or if the address is the nub's own. */
+ * A condemned channel to addr is replaced by a new one (its unsent and unacked data is
+ * dropped). NULL on allocation failure or if the address is the nub's own. */
 mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits);
 /* The existing (non-indexed) channel to addr, or NULL. */
 mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr);
 /* The indexed channel `id` (created if needed, sending to addr). An existing channel's
- * address is updated to addr. */
+ * address is updated to addr. A condemned one is replaced by a new channel with the next
+ * version (its queued data is dropped). */
 mc_channel *mc_nub_indexed_channel(mc_nub *nub, const mc_address *addr, uint32_t id,
                                    mc_channel_traits traits);
-/* The existing indexed channel id, or NULL. */
+/* The existing indexed channel id (not condemned), or NULL. */
 mc_channel *mc_nub_find_indexed_channel(mc_nub *nub, uint32_t id);
 
 /* The channel's own bundle (write messages into it, then mc_channel_send). */

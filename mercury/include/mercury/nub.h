@@ -61,10 +61,12 @@ typedef struct {
     mc_time_us inactivity_timeout_us;  /* default 60 s */
     mc_time_us keepalive_interval_us;  /* idle channels send a keepalive; default 1 s */
     uint32_t max_overflow_packets;     /* per-channel overflow bound (default 262144) */
-    uint32_t max_channels;             /* peers may open channels only while the nub has
-                                          fewer than this many (default 1024; each costs
-                                          ~230 KB with the internal window). Refused
-                                          packets count as drops/channelLimit. */
+    uint32_t max_channels;             /* peers may open channels only while fewer than
+                                          this many channels opened by peers are live
+                                          (default 1024; each costs ~230 KB with the
+                                          internal window, ~30 KB indexed; channels this
+                                          nub opens do not count). Refused packets count
+                                          as drops/channelLimit. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
 } mc_nub_config;
@@ -100,6 +102,7 @@ typedef struct {
     uint64_t resends;           /* channel retransmissions (incl. piggybacks) */
     uint64_t piggybacks;        /* lost packets resent as piggybacks */
     uint64_t once_off_resends;
+    uint64_t once_off_refused;  /* RELIABLE_ONCE bundles refused: too many awaiting acks */
     uint64_t acks_sent;         /* ack-only packets sent */
     uint64_t acks_received;     /* sequence numbers acknowledged to us */
     uint64_t send_retries;      /* EAGAIN/ENOBUFS retries */
@@ -121,9 +124,9 @@ void mc_nub_config_init(mc_nub_config *cfg);
 /* Create a nub: binds the socket and registers its events on base. On failure returns an
  * mc_status and logs why. */
 int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out);
-/* Free everything: channels (dead handlers called with MC_CHANNEL_DEATH_NUB_FREED), pending
- * requests (MC_REPLY_CANCELLED), queued datagrams (delayed rehearsal ones are dropped),
- * watchers registered by mc_nub_register_watchers. */
+/* Free everything: channels (dead handlers called with MC_CHANNEL_DEATH_NUB_FREED; opening
+ * a channel from one returns NULL), pending requests (MC_REPLY_CANCELLED), queued datagrams
+ * (delayed rehearsal ones are dropped), watchers registered by mc_nub_register_watchers. */
 void mc_nub_free(mc_nub *nub);
 
 /* The bound address (with the real port when bound to port 0). */
@@ -168,8 +171,8 @@ void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
 
 /* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
  * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, onceOffResends,
- * acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut, channelsCreated,
- * channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
+ * onceOffRefused, acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut,
+ * channelsCreated, channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
  * drops/<reason> (mc_drop_reason_name), channels/count, read-write
  * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs,reorderMs}; and per channel
  * channels/<ip>:<port>[#id]/{rttUs,window,unacked,overflow,sent,resent,received,buffered}.
