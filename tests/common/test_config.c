@@ -2,7 +2,7 @@
 #include "common/config.h"
 #include "common/log.h"
 
-#include <check.h>
+#include "check_main.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,11 +254,4 @@ static Suite *config_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(config_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+MC_CHECK_MAIN(config_suite)

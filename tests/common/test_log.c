@@ -2,7 +2,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 
-#include <check.h>
+#include "check_main.h"
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,11 +151,4 @@ static Suite *log_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(log_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+MC_CHECK_MAIN(log_suite)

@@ -1,7 +1,7 @@
 /* Binary streams: every encoding at its limits, and every malformed input. */
 #include "common/stream.h"
 
-#include <check.h>
+#include "check_main.h"
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -400,11 +400,4 @@ static Suite *stream_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(stream_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+MC_CHECK_MAIN(stream_suite)

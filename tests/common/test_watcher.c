@@ -1,7 +1,7 @@
 /* The watcher registry: reads, writes, calls, listing, and every error path. */
 #include "common/watcher.h"
 
-#include <check.h>
+#include "check_main.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,11 +410,4 @@ static Suite *watcher_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(watcher_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+MC_CHECK_MAIN(watcher_suite)

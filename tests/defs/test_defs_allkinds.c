@@ -1,7 +1,7 @@
 /* Generated code for a type that uses every def type as argument, property and return value:
  * it compiles, its senders produce the bytes the decoder expects, and dispatching those
  * bytes reaches the handler with the same values. */
-#include <check.h>
+#include "check_main.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,11 +295,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+MC_CHECK_MAIN(suite)

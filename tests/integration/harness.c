@@ -1,4 +1,5 @@
 /* Integration-test harness: spawning and reaping real processes, running the tools. */
+#include "check_main.h"
 #include "harness.h"
 
 #include <check.h>
@@ -312,14 +313,7 @@ pid_t h_start_manager(char *addr, size_t addrlen, const char *log, ...)
     return pid;
 }
 
-int h_run_suite(struct Suite *suite)
-{
-    SRunner *sr = srunner_create(suite);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+int h_run_suite(struct Suite *suite) { return mc_check_run(suite); }
 
 bool h_file_contains(const char *path, const char *text)
 {

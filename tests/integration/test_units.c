@@ -8,7 +8,7 @@
 #include "server/pb.h"
 #include "server/watcher_service.h"
 
-#include <check.h>
+#include "check_main.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,11 +421,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
+MC_CHECK_MAIN(suite)

@@ -1,6 +1,6 @@
 /* Mercury API behaviour: requests and replies, message lengths and the oversize case,
  * off-channel sends, channel death and condemning, watchers, hostile packets. */
-#include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -897,11 +897,4 @@ static Suite *api_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(api_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+MC_CHECK_MAIN(api_suite)

@@ -1,5 +1,5 @@
 /* Ordered exactly-once delivery over real loopback sockets, under rehearsed bad networks. */
-#include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,11 +285,4 @@ Suite *delivery_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(delivery_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+MC_CHECK_MAIN(delivery_suite)

@@ -1,6 +1,6 @@
 /* Resource bounds under hostile traffic: spoofed sources opening channels, and fragment
  * groups from strangers that never complete, must not allocate without bound. */
-#include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,11 +290,4 @@ static Suite *hostile_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(hostile_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+MC_CHECK_MAIN(hostile_suite)

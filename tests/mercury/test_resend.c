@@ -1,6 +1,6 @@
 /* Resend rules as the issue states them: at most window/8 resends per check, and RTT
  * samples only from packets that were never resent. */
-#include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 
 #include "common/stream.h"
@@ -96,9 +96,5 @@ int main(void)
     tcase_add_test(tc, rtt_only_from_packets_never_resent);
     tcase_add_test(tc, late_ack_of_a_resent_packet_causes_no_spurious_resends);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return mc_check_run(s);
 }

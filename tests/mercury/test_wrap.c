@@ -1,6 +1,6 @@
 /* 28-bit sequence numbers: wrap-safe comparison and a channel carried across the wrap
  * under loss (the 16-bit wrap trap of seed 002 must not exist here). */
-#include <check.h>
+#include "check_main.h"
 #include <stdlib.h>
 
 #include "harness.h"
@@ -53,9 +53,5 @@ int main(void)
     tcase_add_test(tc, seq_arithmetic);
     tcase_add_test(tc, channel_across_wrap_under_loss);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return mc_check_run(s);
 }
