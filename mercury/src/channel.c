@@ -82,7 +82,10 @@ static void clear_recv_state(mc_channel *ch)
 {
     for (uint32_t i = 0; i < ch->cap; i++) {
         if (ch->recv_ring[i]) {
-            mc_packet_release(ch->nub, ch->recv_ring[i]);
+            mc_packet *q = ch->recv_ring[i];
+            if (mc_packet_is_fragment(q))
+                mc_reasm_unbuffered(ch, q->len);
+            mc_packet_release(ch->nub, q);
             ch->recv_ring[i] = NULL;
         }
     }
@@ -90,9 +93,17 @@ static void clear_recv_state(mc_channel *ch)
     ch->recv_buffered = 0;
     ch->in_seq_at = 0;
     ch->ack_count = 0;
-    ch->asm_active = false;
+    mc_reasm_stop(ch);
     mc_ostream_free(&ch->asm_buf);
     ch->asm_req_count = 0;
+}
+
+void mc_channel_clear_receive(mc_channel *ch)
+{
+    clear_recv_state(ch);
+    free(ch->asm_req);
+    ch->asm_req = NULL;
+    ch->asm_req_cap = 0;
 }
 
 void mc_channel_reset_state(mc_channel *ch, uint32_t version)

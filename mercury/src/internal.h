@@ -67,6 +67,11 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 /* Once-off reliable packets a nub keeps resending at once (replies to a flood of spoofed
  * off-channel requests must not pile up). */
 #define MC_MAX_ONCE_OFFS 16384u
+/* Default per-nub budget of bytes held in on-channel reassembly. */
+#define MC_DEFAULT_MAX_REASSEMBLY_BYTES (256ull * 1024u * 1024u)
+/* A fragment group may hold a little more than its largest message (the messages sharing
+ * its first and last packets). */
+#define MC_GROUP_SLACK 65536u
 
 /* ---- packets ---- */
 typedef struct mc_packet {
@@ -218,6 +223,9 @@ struct mc_channel {
     mc_ostream asm_buf;
     uint32_t *asm_req;
     uint32_t asm_req_count, asm_req_cap;
+    uint64_t asm_bytes;      /* counted in the nub's reassembly bytes */
+    uint64_t frag_buffered;  /* bytes of out-of-order fragment packets (counted too) */
+    struct mc_channel *asm_prev, *asm_next; /* nub's reassemblies in start order */
 
     /* stats */
     uint64_t packets_sent, packets_resent, packets_received, messages_received;
@@ -260,10 +268,30 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
 void mc_channel_send_acks(mc_channel *ch);
 void mc_channel_note_ack(mc_channel *ch, uint32_t seq);
 void mc_channel_reset_state(mc_channel *ch, uint32_t version);
+/* Free everything the receive side holds (buffered packets, reassembly). */
+void mc_channel_clear_receive(mc_channel *ch);
 void mc_channel_register_watchers(mc_channel *ch);
 /* Tests only: move an idle channel's sequence numbers (to exercise wrap-around). */
 void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq);
 void mc_channel_unregister_watchers(mc_channel *ch);
+
+/* ---- on-channel reassembly budget (reassembly.c) ---- */
+/* May ch take `bytes` more into reassembly? Within the nub's max_reassembly_bytes, or ch
+ * holds the oldest reassembly in progress, or (in_order) none is in progress. */
+bool mc_reasm_admit(mc_channel *ch, size_t bytes, bool in_order);
+/* ch starts reassembling a group (joins the start-order list) / stops (buffer freed or
+ * handed on: its bytes no longer count). */
+void mc_reasm_start(mc_channel *ch);
+void mc_reasm_stop(mc_channel *ch);
+void mc_reasm_grow(mc_channel *ch, size_t bytes);
+/* An out-of-order fragment packet of len bytes is buffered / leaves the receive window. */
+void mc_reasm_buffered(mc_channel *ch, size_t len);
+void mc_reasm_unbuffered(mc_channel *ch, size_t len);
+/* Is this packet (header in place) a fragment? */
+bool mc_packet_is_fragment(const mc_packet *pkt);
+/* ch received a message over max_message_size: count it, free its receive buffers and
+ * retire it (reported dead with MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE). */
+void mc_reasm_too_large(mc_channel *ch);
 
 /* ---- receive path ---- */
 /* Process a datagram held in pkt (pkt->len set). Returns true if pkt was kept. */
@@ -398,6 +426,7 @@ struct mc_nub {
     mc_channel *progress_list;
     uint32_t recv_buffered_total; /* out-of-order packets held over all channels */
     uint32_t accepted_channels;   /* live channels that peers opened */
+    mc_channel *asm_head, *asm_tail; /* channels reassembling, oldest first */
 
     /* packet pool */
     mc_packet *pool;

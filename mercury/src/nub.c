@@ -28,6 +28,8 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->keepalive_interval_us = 1 * MC_US_PER_S;
     cfg->max_overflow_packets = 262144;
     cfg->max_channels = MC_DEFAULT_MAX_CHANNELS;
+    cfg->max_message_size = MC_MAX_MESSAGE_SIZE;
+    cfg->max_reassembly_bytes = MC_DEFAULT_MAX_REASSEMBLY_BYTES;
 }
 
 void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
@@ -36,7 +38,8 @@ void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
         why = MC_DROP_BAD_FOOTER;
     nub->stats.drops[why]++;
     nub->stats.dropped_total++;
-    if (why != MC_DROP_DUPLICATE && why != MC_DROP_OUT_OF_WINDOW && mc_log_enabled(MC_LOG_DEBUG)) {
+    if (why != MC_DROP_DUPLICATE && why != MC_DROP_OUT_OF_WINDOW &&
+        why != MC_DROP_REASSEMBLY_BUDGET && mc_log_enabled(MC_LOG_DEBUG)) {
         char a[MC_ADDRESS_STRLEN];
         MC_DEBUG("dropped packet from %s: %s", mc_address_format(src, a, sizeof a),
                  mc_drop_reason_name(why));
@@ -350,6 +353,12 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
         nub->cfg.max_overflow_packets = 262144;
     if (!nub->cfg.max_channels)
         nub->cfg.max_channels = MC_DEFAULT_MAX_CHANNELS;
+    if (!nub->cfg.max_message_size || nub->cfg.max_message_size > MC_MAX_MESSAGE_SIZE)
+        nub->cfg.max_message_size = MC_MAX_MESSAGE_SIZE;
+    if (nub->cfg.max_message_size < MC_PACKET_MAX_SIZE)
+        nub->cfg.max_message_size = MC_PACKET_MAX_SIZE; /* a one-packet message always fits */
+    if (!nub->cfg.max_reassembly_bytes)
+        nub->cfg.max_reassembly_bytes = MC_DEFAULT_MAX_REASSEMBLY_BYTES;
     if (cfg->iface)
         for (size_t i = 0; i < cfg->iface->count; i++)
             if (cfg->iface->defs[i].handler)

@@ -196,6 +196,8 @@ static int read_header(mc_nub *nub, const uint8_t *data, size_t len, size_t pos,
             v->length = v->wire = val;
         }
     }
+    if (v->length > nub->cfg.max_message_size)
+        return drop(MC_DROP_MESSAGE_TOO_LARGE);
     if (id == MC_REPLY_MESSAGE_ID && v->length < 4)
         return drop(MC_DROP_BAD_MESSAGE);
     if (len - pos - v->hdr < v->wire)
@@ -289,16 +291,25 @@ static void process_in_order(mc_channel *ch, mc_packet *pkt, const mc_footers *f
     if (!(f->flags & MC_PF_IS_FRAGMENT)) {
         if (ch->asm_active) {
             mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
-            ch->asm_active = false;
+            mc_reasm_stop(ch);
         }
         mc_dispatch_unit(nub, &ch->addr, ch, pkt->data + MC_HEADER_SIZE,
                          f->body_end - MC_HEADER_SIZE, req, (uint32_t)nreq);
         return;
     }
+    size_t body = f->body_end - MC_HEADER_SIZE;
     if (f->seq == f->frag_first) {
         if (ch->asm_active)
             mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
-        ch->asm_active = true;
+        /* a message whose header is in the first packet and that is too large: now */
+        mc_drop_reason first_why;
+        if (mc_validate_unit(nub, pkt->data + MC_HEADER_SIZE, body, req, (uint32_t)nreq,
+                             &first_why) != MC_OK &&
+            first_why == MC_DROP_MESSAGE_TOO_LARGE) {
+            mc_reasm_too_large(ch);
+            return;
+        }
+        mc_reasm_start(ch);
         ch->asm_first = f->frag_first;
         ch->asm_last = f->frag_last;
         mc_ostream_reset(&ch->asm_buf);
@@ -306,25 +317,24 @@ static void process_in_order(mc_channel *ch, mc_packet *pkt, const mc_footers *f
     } else if (!ch->asm_active || ch->asm_first != f->frag_first ||
                ch->asm_last != f->frag_last) {
         mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
-        ch->asm_active = false;
+        mc_reasm_stop(ch);
         return;
     }
     size_t base = ch->asm_buf.size;
-    size_t body = f->body_end - MC_HEADER_SIZE;
-    if (base + body > MC_MAX_MESSAGE_SIZE + 65536u) {
-        mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
-        ch->asm_active = false;
-        mc_ostream_free(&ch->asm_buf);
+    if (base + body > (size_t)nub->cfg.max_message_size + MC_GROUP_SLACK) {
+        /* an ordered stream cannot skip it */
+        mc_reasm_too_large(ch);
         return;
     }
     mc_write_bytes(&ch->asm_buf, pkt->data + MC_HEADER_SIZE, body);
+    mc_reasm_grow(ch, body);
     if (nreq > 0 && ch->asm_req_count + (uint32_t)nreq > ch->asm_req_cap) {
         uint32_t ncap = ch->asm_req_cap ? ch->asm_req_cap : 16;
         while (ncap < ch->asm_req_count + (uint32_t)nreq)
             ncap *= 2;
         uint32_t *n = realloc(ch->asm_req, ncap * sizeof(uint32_t));
         if (!n) {
-            ch->asm_active = false;
+            mc_reasm_stop(ch);
             return;
         }
         ch->asm_req = n;
@@ -334,16 +344,20 @@ static void process_in_order(mc_channel *ch, mc_packet *pkt, const mc_footers *f
         ch->asm_req[ch->asm_req_count++] = (uint32_t)(base + req[i]);
     if (!mc_ostream_ok(&ch->asm_buf)) {
         mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &ch->addr);
-        ch->asm_active = false;
+        mc_reasm_stop(ch);
         mc_ostream_free(&ch->asm_buf);
         return;
     }
     if (f->seq != ch->asm_last)
         return;
-    ch->asm_active = false;
+    mc_reasm_stop(ch);
     mc_drop_reason why;
     if (mc_validate_unit(nub, ch->asm_buf.data, ch->asm_buf.size, ch->asm_req,
                          ch->asm_req_count, &why) != MC_OK) {
+        if (why == MC_DROP_MESSAGE_TOO_LARGE) {
+            mc_reasm_too_large(ch);
+            return;
+        }
         mc_nub_count_drop(nub, why, &ch->addr);
     } else {
         /* take the buffer: a handler may send on this channel or reset it */
@@ -387,6 +401,12 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
             mc_channel_note_ack(ch, s);
             return false;
         }
+        bool fragment = f->flags & MC_PF_IS_FRAGMENT;
+        if (fragment && !mc_reasm_admit(ch, pkt->len, false)) {
+            /* over the nub's reassembly budget: not acknowledged, resent later */
+            mc_nub_count_drop(nub, MC_DROP_REASSEMBLY_BUDGET, &ch->addr);
+            return false;
+        }
         if (nub->recv_buffered_total >= MC_MAX_RECV_BUFFERED) {
             /* over all channels: peers (or spoofed sources) leaving holes cannot make us
              * hold more; not acknowledged, so a real sender resends it later */
@@ -397,8 +417,16 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
         ch->recv_ring[s & mask] = pkt;
         ch->recv_buffered++;
         nub->recv_buffered_total++;
+        if (fragment)
+            mc_reasm_buffered(ch, pkt->len);
         mc_channel_note_ack(ch, s);
         return true;
+    }
+    if ((f->flags & MC_PF_IS_FRAGMENT) &&
+        !(ch->asm_active && f->seq == ch->asm_last) && /* completing frees memory */
+        !mc_reasm_admit(ch, (size_t)(f->body_end - MC_HEADER_SIZE), true)) {
+        mc_nub_count_drop(nub, MC_DROP_REASSEMBLY_BUDGET, &ch->addr);
+        return false;
     }
     uint32_t epoch = ch->epoch;
     ch->in_seq_at = mc_seq_add(ch->in_seq_at, 1);
@@ -412,6 +440,8 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
         ch->recv_ring[ch->in_seq_at & mask] = NULL;
         ch->recv_buffered--;
         nub->recv_buffered_total--;
+        if (mc_packet_is_fragment(q))
+            mc_reasm_unbuffered(ch, q->len);
         ch->in_seq_at = mc_seq_add(ch->in_seq_at, 1);
         mc_footers fq;
         if (mc_parse_footers(nub, q, &fq) == 0)

@@ -39,6 +39,7 @@ const char *mc_channel_death_name(mc_channel_death reason)
     case MC_CHANNEL_DEATH_OVERFLOW: return "overflow";
     case MC_CHANNEL_DEATH_NUB_FREED: return "nub-freed";
     case MC_CHANNEL_DEATH_PEER_RESTARTED: return "peer-restarted";
+    case MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE: return "message-too-large";
     }
     return "unknown";
 }
@@ -61,6 +62,8 @@ const char *mc_drop_reason_name(mc_drop_reason reason)
         [MC_DROP_FRAGMENT] = "fragment",
         [MC_DROP_LATE_REPLY] = "lateReply",
         [MC_DROP_CHANNEL_LIMIT] = "channelLimit",
+        [MC_DROP_MESSAGE_TOO_LARGE] = "messageTooLarge",
+        [MC_DROP_REASSEMBLY_BUDGET] = "reassemblyBudget",
     };
     if ((unsigned)reason >= MC_DROP_REASON_COUNT)
         return "unknown";

@@ -87,6 +87,7 @@ int mc_nub_register_watchers(mc_nub *nub, mc_watchers *w, const char *prefix)
     STAT("rehearsalDropped", rehearsal_dropped);
     STAT("droppedTotal", dropped_total);
     STAT("overflowPackets", overflow_packets);
+    STAT("reassemblyBytes", reassembly_bytes);
     for (int i = 0; i < MC_DROP_REASON_COUNT; i++) {
         char name[64];
         snprintf(name, sizeof name, "drops/%s", mc_drop_reason_name((mc_drop_reason)i));

@@ -55,6 +55,9 @@ typedef enum {
     MC_CHANNEL_DEATH_NUB_FREED = 2,  /* the nub is being freed */
     MC_CHANNEL_DEATH_PEER_RESTARTED = 3, /* the peer opened a new channel from the same
                                             address (it restarted): this one is replaced */
+    MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE = 4, /* the peer sent a message over the nub's
+                                               max_message_size: an ordered stream cannot
+                                               skip it */
 } mc_channel_death;
 
 const char *mc_channel_death_name(mc_channel_death reason);

@@ -67,6 +67,20 @@ typedef struct {
                                           internal window, ~30 KB indexed; channels this
                                           nub opens do not count). Refused packets count
                                           as drops/channelLimit. */
+    uint32_t max_message_size;         /* largest message accepted (default and upper bound
+                                          MC_MAX_MESSAGE_SIZE; values below 1472 are raised
+                                          to 1472). On a channel, a larger message (or a
+                                          fragment group over max_message_size + 64 KiB)
+                                          kills the channel with
+                                          MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE; off-channel it
+                                          is dropped. Counted as drops/messageTooLarge. */
+    uint64_t max_reassembly_bytes;     /* bytes all channels together may hold in messages
+                                          being reassembled, including out-of-order fragment
+                                          packets (default 256 MiB). A fragment packet that
+                                          would pass it is not accepted (not acknowledged:
+                                          the sender resends it) and counts as
+                                          drops/reassemblyBudget, except on the channel whose
+                                          reassembly started first, which always continues. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
 } mc_nub_config;
@@ -88,6 +102,8 @@ typedef enum {
     MC_DROP_FRAGMENT,        /* bad or expired fragment group */
     MC_DROP_LATE_REPLY,      /* reply with no waiting request (from that peer) */
     MC_DROP_CHANNEL_LIMIT,   /* a peer would open a channel past max_channels */
+    MC_DROP_MESSAGE_TOO_LARGE, /* a message over max_message_size */
+    MC_DROP_REASSEMBLY_BUDGET, /* a fragment over max_reassembly_bytes (not acknowledged) */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
 
@@ -116,6 +132,7 @@ typedef struct {
     uint64_t overflow_packets;   /* current: sum over channels (gauge) */
     uint64_t channels;           /* current: live channels (gauge) */
     uint64_t pending_requests;   /* current (gauge) */
+    uint64_t reassembly_bytes;   /* current: bytes held for reassembly on channels (gauge) */
 } mc_nub_stats;
 
 /* Fill *cfg with the defaults above. */
@@ -172,7 +189,8 @@ void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
 /* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
  * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, onceOffResends,
  * onceOffRefused, acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut,
- * channelsCreated, channelsDead, rehearsalDropped, droppedTotal, overflowPackets, pendingRequests, address,
+ * channelsCreated, channelsDead, rehearsalDropped, droppedTotal, overflowPackets,
+ * reassemblyBytes, pendingRequests, address,
  * drops/<reason> (mc_drop_reason_name), channels/count, read-write
  * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs,reorderMs}; and per channel
  * channels/<ip>:<port>[#id]/{rttUs,window,unacked,overflow,sent,resent,received,buffered}.
