@@ -95,6 +95,48 @@ START_TEST(message_over_max_kills_channel)
 }
 END_TEST
 
+/* The too-large message follows a message spanning packets in the same bundle (100 KiB and
+ * 200 KiB, over the 64 KiB limit): the channel dies with the reason whichever check finds
+ * it; what came before it in order may be delivered, nothing after or corrupted. */
+START_TEST(too_large_message_after_another_kills_channel)
+{
+    static const size_t sizes[] = {100u * 1024u, 200u * 1024u};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        pair p;
+        pair_open(&p, small_messages);
+        death_rec d = {0};
+        mc_nub_set_channel_dead_handler(p.b, on_dead, &d);
+        send_stream(p.ab, 0, 1, 40);
+        ck_assert(wait_received(&p, &p.rb, 1, 10));
+        pump_for(p.base, 0.3);
+        mc_nub_stats before;
+        mc_nub_get_stats(p.b, &before);
+        /* one bundle: a 3000-byte message spanning packets, then the large one */
+        uint8_t *buf = malloc(sizes[k]);
+        ck_assert_ptr_nonnull(buf);
+        pattern_fill(buf, 3000, 1);
+        ck_assert_int_eq(mc_channel_send_message(p.ab, tdef(T_VAR4), buf, 3000), MC_OK);
+        pattern_fill(buf, sizes[k], 2);
+        ck_assert_int_eq(mc_channel_send_message(p.ab, tdef(T_VAR4), buf, sizes[k]), MC_OK);
+        ck_assert_int_eq(mc_channel_send(p.ab), MC_OK);
+        free(buf);
+        ck_assert(pump_until(p.base, died, &d, 10));
+        ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE);
+        pump_for(p.base, 0.3);
+        mc_nub_stats after;
+        mc_nub_get_stats(p.b, &after);
+        ck_assert_uint_eq(after.drops[MC_DROP_MESSAGE_TOO_LARGE], 1);
+        ck_assert_uint_eq(after.reassembly_bytes, 0);
+        ck_assert_uint_eq(after.channels, 0);
+        ck_assert_uint_le(after.messages_received, before.messages_received + 1);
+        ck_assert_uint_le(p.rb.received, 2);
+        ck_assert_uint_eq(p.rb.bad_content, 0);
+        ck_assert_uint_eq(p.rb.out_of_order, 0);
+        pair_close(&p);
+    }
+}
+END_TEST
+
 /* ---- two senders, one receiver with a small reassembly budget ---- */
 #define BIG_MSG (1024u * 1024u)
 #define BIG_COUNT 2u
@@ -207,6 +249,7 @@ static Suite *limits_suite(void)
     TCase *tc = tcase_create("limits");
     tcase_set_timeout(tc, 280);
     tcase_add_test(tc, message_over_max_kills_channel);
+    tcase_add_test(tc, too_large_message_after_another_kills_channel);
     tcase_add_test(tc, reassembly_budget_two_channels_complete);
     suite_add_tcase(s, tc);
     return s;
