@@ -144,3 +144,18 @@ int tu_replace(const char *dir, const char *rel, const char *from, const char *t
     free(text);
     return rc;
 }
+
+int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                 const uint8_t *args, size_t len)
+{
+    capture *c = ctx;
+    if (len > sizeof(c->bytes))
+        return -1;
+    c->calls++;
+    c->to = *to;
+    c->part = part;
+    c->index = index;
+    memcpy(c->bytes, args, len);
+    c->len = len;
+    return 0;
+}

@@ -3,6 +3,9 @@
 #define MC_DEFS_TEST_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "common/game_module.h"
 
 /* Create a fresh temporary directory; returns a heap path. */
 char *tu_mkdtemp(void);
@@ -18,5 +21,18 @@ const char *tu_example_res(char *out, size_t len);
 char *tu_read(const char *path);
 /* Replace the first occurrence of from by to in dir/rel. Returns 0 or -1 (not found). */
 int tu_replace(const char *dir, const char *rel, const char *from, const char *to);
+
+/* A call sink (mc_call_sink's send) that records the last call: where it went, which part
+ * and method index, and its argument bytes (calls of more than 4096 bytes are refused). */
+typedef struct {
+    int calls;
+    mc_mailbox_ref to;
+    mc_part part;
+    uint16_t index;
+    uint8_t bytes[4096];
+    size_t len;
+} capture;
+int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                 const uint8_t *args, size_t len);
 
 #endif

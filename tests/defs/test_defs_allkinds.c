@@ -2,35 +2,13 @@
  * it compiles, its senders produce the bytes the decoder expects, and dispatching those
  * bytes reaches the handler with the same values. */
 #include "check_main.h"
+#include "defs_test_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "game.h"
 
-typedef struct {
-    int calls;
-    mc_mailbox_ref to;
-    mc_part part;
-    uint16_t index;
-    uint8_t bytes[4096];
-    size_t len;
-} capture;
-
-static int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
-                        const uint8_t *args, size_t len)
-{
-    capture *c = ctx;
-    if (len > sizeof(c->bytes))
-        return -1;
-    c->calls++;
-    c->to = *to;
-    c->part = part;
-    c->index = index;
-    memcpy(c->bytes, args, len);
-    c->len = len;
-    return 0;
-}
 
 /* The client part's handler (what a C client writes): counts calls and keeps the string. */
 int Probe_client_every(const mc_call_ctx *call, Probe_client *self, int8_t i8, int16_t i16,

@@ -8,29 +8,6 @@
 #include "common/game_module.h"
 #include "defs_test_util.h"
 
-typedef struct {
-    int calls;
-    mc_mailbox_ref to;
-    mc_part part;
-    uint16_t index;
-    uint8_t bytes[4096];
-    size_t len;
-} capture;
-
-static int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
-                        const uint8_t *args, size_t len)
-{
-    capture *c = ctx;
-    if (len > sizeof(c->bytes))
-        return -1;
-    c->calls++;
-    c->to = *to;
-    c->part = part;
-    c->index = index;
-    memcpy(c->bytes, args, len);
-    c->len = len;
-    return 0;
-}
 
 typedef struct {
     mc_entity_defs *defs;

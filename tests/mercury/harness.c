@@ -227,3 +227,13 @@ mc_time_us fake_clock_now(void *ctx)
     mc_clock_set_source(fake_clock_now, fc);
     return now + fc->offset;
 }
+
+void on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
+{
+    (void)ch;
+    death_rec *d = ctx;
+    d->deaths++;
+    d->reason = reason;
+}
+
+bool died(void *ctx) { return ((death_rec *)ctx)->deaths > 0; }

@@ -76,6 +76,14 @@ void on_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
               mc_istream *data);
 bool reply_done(void *ctx); /* ctx: reply_rec; true once called */
 
+/* A channel-death handler's record (on_dead): how many deaths, the last reason. */
+typedef struct {
+    int deaths;
+    mc_channel_death reason;
+} death_rec;
+void on_dead(void *ctx, mc_channel *ch, mc_channel_death reason);
+bool died(void *ctx); /* ctx: death_rec; true once a death was recorded */
+
 /* A clock running `offset` ahead of the real one: mc_clock_set_source(fake_clock_now, &fc),
  * and mc_clock_set_source(NULL, NULL) to go back. */
 typedef struct {

@@ -306,21 +306,6 @@ START_TEST(off_channel_unreliable_and_once_off)
 END_TEST
 
 /* ---- channel death and condemning ---- */
-typedef struct {
-    int deaths;
-    mc_channel_death reason;
-} death_rec;
-
-static void on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
-{
-    (void)ch;
-    death_rec *d = ctx;
-    d->deaths++;
-    d->reason = reason;
-}
-
-static bool died(void *ctx) { return ((death_rec *)ctx)->deaths > 0; }
-
 static void short_inactivity(mc_nub_config *cfg, int which)
 {
     (void)which;

@@ -9,21 +9,6 @@
 #include "common/watcher.h"
 #include "harness.h"
 
-typedef struct {
-    int deaths;
-    mc_channel_death reason;
-} death_rec;
-
-static void on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
-{
-    (void)ch;
-    death_rec *d = ctx;
-    d->deaths++;
-    d->reason = reason;
-}
-
-static bool died(void *ctx) { return ((death_rec *)ctx)->deaths > 0; }
-
 static void small_messages(mc_nub_config *cfg, int which)
 {
     if (which == 1)
