@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "game.h"
+#include "tagged.h"
 
 int Avatar_base_onTimer(const mc_call_ctx *call, Avatar_base *self, uint32_t arg1, int64_t arg2)
 {
@@ -40,12 +41,7 @@ int Avatar_base_getName(const mc_call_ctx *call, Avatar_base *self, char **out_n
 int Avatar_cell_addTag(const mc_call_ctx *call, Avatar_cell *self, const char *arg1)
 {
     (void)call;
-    mc_value tag;
-    if (mc_value_set_bytes(&tag, MC_TYPE_STRING, arg1, strlen(arg1)) != 0)
-        return -1;
-    int rc = mc_value_append(&self->tags, &tag);
-    mc_value_free(&tag);
-    return rc;
+    return tagged_add(&self->tags, arg1);
 }
 
 /* Chat: the cell tells the speaker's client (the cellapp fans client calls of entities in

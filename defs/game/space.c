@@ -3,6 +3,7 @@
 
 #include "common/clock.h"
 #include "game.h"
+#include "tagged.h"
 
 int Space_base_onTimer(const mc_call_ctx *call, Space_base *self, uint32_t arg1, int64_t arg2)
 {
@@ -25,12 +26,7 @@ int Space_base_onLoaded(const mc_call_ctx *call, Space_base *self)
 int Space_cell_addTag(const mc_call_ctx *call, Space_cell *self, const char *arg1)
 {
     (void)call;
-    mc_value tag;
-    if (mc_value_set_bytes(&tag, MC_TYPE_STRING, arg1, strlen(arg1)) != 0)
-        return -1;
-    int rc = mc_value_append(&self->tags, &tag);
-    mc_value_free(&tag);
-    return rc;
+    return tagged_add(&self->tags, arg1);
 }
 
 int Space_cell_addEntity(const mc_call_ctx *call, Space_cell *self, mc_mailbox_ref entity,

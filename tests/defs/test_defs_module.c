@@ -293,6 +293,46 @@ START_TEST(mailbox_arguments)
 }
 END_TEST
 
+/* The Tagged interface (shared by Avatar and Space): addTag dispatched through the module
+ * appends to each type's own cell `tags` property. */
+START_TEST(tagged_interface_on_two_types)
+{
+    fixture f;
+    setup(&f);
+    const uint16_t AVATAR = 1, SPACE = 2;
+    const uint16_t types[2] = {AVATAR, SPACE};
+    for (int t = 0; t < 2; t++) {
+        uint16_t type = types[t];
+        void *cell = new_props(&f, type, MC_PART_CELL);
+        mc_call_ctx call = {.defs = f.defs, .sink = &f.sink};
+        mc_mailbox_ref_init(&call.self, 40 + t, 0x7f000001, 6000, MC_COMPONENT_CELL, type);
+        uint16_t add_tag =
+            mc_defs_method_by_name(mc_defs_type(f.defs, type), MC_PART_CELL, "addTag")->index;
+        const char *tags[2] = {"crimson-banner", "night-watch"};
+        for (int i = 0; i < 2; i++) {
+            mc_value arg = mc_gen_str(MC_TYPE_STRING, tags[i]);
+            uint8_t bytes[64];
+            size_t n = encode_args(&f, type, MC_PART_CELL, "addTag", &arg, bytes, sizeof(bytes));
+            char why[256];
+            int rc = mc_game_dispatch(f.m, &call, type, MC_PART_CELL, add_tag, cell, bytes, n,
+                                      NULL, why, sizeof(why));
+            ck_assert_msg(rc == MC_CALL_OK, "%s", why);
+        }
+        mc_ostream os;
+        mc_ostream_init(&os);
+        char why[256];
+        ck_assert_int_eq(f.m->types[type].props_encode(f.defs, MC_PART_CELL, cell, false, &os,
+                                                       why, sizeof(why)),
+                         MC_CALL_OK);
+        ck_assert_ptr_nonnull(memmem(os.data, os.size, "crimson-banner", 14));
+        ck_assert_ptr_nonnull(memmem(os.data, os.size, "night-watch", 11));
+        mc_ostream_free(&os);
+        free_props(&f, type, MC_PART_CELL, cell);
+    }
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(refuses_other_definitions)
 {
     char *dir = tu_copy_example();
@@ -323,6 +363,7 @@ static Suite *suite(void)
     tcase_add_test(tc, exposed_cell_calls);
     tcase_add_test(tc, account_flow);
     tcase_add_test(tc, mailbox_arguments);
+    tcase_add_test(tc, tagged_interface_on_two_types);
     tcase_add_test(tc, refuses_other_definitions);
     suite_add_tcase(s, tc);
     return s;
