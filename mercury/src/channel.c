@@ -26,6 +26,7 @@ mc_channel *mc_channel_create(mc_nub *nub, const mc_address *addr, mc_channel_tr
     mc_channel *ch = calloc(1, sizeof(*ch));
     if (!ch)
         return NULL;
+    ch->next_seq = ch->oldest_unacked = MC_CHANNEL_FIRST_SEQ;
     ch->nub = nub;
     ch->addr = *addr;
     ch->traits = traits;
@@ -72,8 +73,7 @@ static void clear_send_state(mc_channel *ch)
     ch->unacked = 0;
     ch->critical_unacked = 0;
     ch->tx_head = ch->tx_tail = MC_NIL;
-    ch->next_seq = 0;
-    ch->oldest_unacked = 0;
+    ch->next_seq = ch->oldest_unacked = MC_CHANNEL_FIRST_SEQ;
     ch->highest_acked_tx = 0;
     mc_bundle_release_all(&ch->bundle);
 }
@@ -354,16 +354,21 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
 }
 
 /* ---- acks received ---- */
-bool mc_channel_acks_valid(const mc_channel *ch, const mc_footers *f)
+bool mc_acks_valid_before(const mc_footers *f, uint32_t next_seq)
 {
-    if ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) && mc_seq_diff(f->cum_ack, ch->next_seq) > 0)
+    if ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) && mc_seq_diff(f->cum_ack, next_seq) > 0)
         return false;
     for (uint32_t i = 0; i < f->ack_count; i++) {
         uint32_t s = mc_load_u32(f->acks + 4 * i);
-        if (mc_seq_diff(s, ch->next_seq) >= 0)
+        if (mc_seq_diff(s, next_seq) >= 0)
             return false;
     }
     return true;
+}
+
+bool mc_channel_acks_valid(const mc_channel *ch, const mc_footers *f)
+{
+    return mc_acks_valid_before(f, ch->next_seq);
 }
 
 static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)

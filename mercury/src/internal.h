@@ -177,6 +177,7 @@ struct mc_channel {
     uint32_t nonce;      /* our incarnation id, sent with CREATE_CHANNEL */
     uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
     uint64_t plain_reliable_received; /* reliable packets from the peer without CREATE */
+    uint32_t bad_ack_run; /* packets in a row acknowledging what we never sent */
     size_t index;    /* in nub->channels */
     void *user_data;
     mc_channel_dead_handler dead_fn;
@@ -261,6 +262,13 @@ typedef struct {
 } mc_footers;
 
 /* Apply acks carried by a packet. Returns false for impossible values. */
+/* Packets in a row that acknowledge what a channel never sent before it is declared out of
+ * sync with the peer (the two sides belong to different incarnations) and dies. */
+#define MC_BAD_ACK_RUN_LIMIT 4u
+/* The sequence number a new channel sends first. */
+#define MC_CHANNEL_FIRST_SEQ 0u
+/* Acks in f only name packets sent before next_seq (what a channel at next_seq sent). */
+bool mc_acks_valid_before(const mc_footers *f, uint32_t next_seq);
 bool mc_channel_acks_valid(const mc_channel *ch, const mc_footers *f);
 void mc_channel_apply_acks(mc_channel *ch, const mc_footers *f, mc_time_us now);
 /* Reliable packet arrived on ch; returns true if the packet was kept (buffered). */

@@ -459,6 +459,14 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
                                   int *why)
 {
     bool indexed = f->flags & MC_PF_INDEXED;
+    if (!mc_acks_valid_before(f, MC_CHANNEL_FIRST_SEQ)) {
+        /* It acknowledges packets a new channel never sent: it belongs to a channel with an
+         * earlier incarnation of this nub. Accepting it would leave a channel behind that
+         * can take none of the peer's packets yet keeps the peer's side alive with
+         * keepalives; dropped, the peer's channel goes silent and its owner reconnects. */
+        *why = drop(MC_DROP_BAD_ACKS);
+        return NULL;
+    }
     if (mc_address_equal(src, &nub->addr) || src->port == 0) {
         /* spoofed: a channel to ourselves (or to nowhere) would only talk to itself */
         *why = drop(MC_DROP_NO_CHANNEL);
@@ -617,8 +625,20 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
         if (!mc_channel_acks_valid(ch, &f)) {
             mc_nub_count_drop(nub, MC_DROP_BAD_ACKS, src);
             *status = MC_ERR_DROPPED;
+            /* A peer that keeps acknowledging packets we never sent talks to an earlier
+             * incarnation of this channel (one side restarted while the other resent what
+             * it had written before): nothing it sends can be taken, and our keepalives
+             * would keep its side alive for ever. End it so both sides start afresh. */
+            if (++ch->bad_ack_run >= MC_BAD_ACK_RUN_LIMIT) {
+                char a[MC_ADDRESS_STRLEN];
+                MC_WARNING("channel %s: %u packets in a row acknowledge what was never sent; "
+                           "the peer's side belongs to another incarnation: closing",
+                           mc_address_format(src, a, sizeof a), ch->bad_ack_run);
+                mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
+            }
             return false;
         }
+        ch->bad_ack_run = 0;
         ch->last_received = now;
         mc_channel_apply_acks(ch, &f, now);
         if (f.flags & MC_PF_IS_RELIABLE) {

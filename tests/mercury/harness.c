@@ -141,6 +141,24 @@ void pair_open(pair *p, void (*cfg_tweak)(mc_nub_config *cfg, int which))
     p->ab = mc_nub_channel(p->a, mc_nub_address(p->b), MC_CHANNEL_INTERNAL);
 }
 
+void pair_restart_b(pair *p)
+{
+    char addr[MC_ADDRESS_STRLEN];
+    mc_address_format(mc_nub_address(p->b), addr, sizeof addr);
+    mc_nub_free(p->b);
+    p->b = NULL;
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.bind = addr;
+    cfg.iface = &test_iface;
+    cfg.handler_ctx = p;
+    cfg.rehearsal_seed = 4321;
+    if (mc_nub_new(p->base, &cfg, &p->b) != MC_OK) {
+        fprintf(stderr, "cannot reopen a nub on %s\n", addr);
+        abort();
+    }
+}
+
 void pair_close(pair *p)
 {
     mc_nub_free(p->a);

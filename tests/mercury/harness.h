@@ -52,6 +52,8 @@ typedef struct {
 /* Two nubs on one base; cfg_tweak may adjust each config (NULL = defaults). */
 void pair_open(pair *p, void (*cfg_tweak)(mc_nub_config *cfg, int which));
 void pair_close(pair *p);
+/* Free b and open a new nub (default config) on b's address: b's process restarted. */
+void pair_restart_b(pair *p);
 /* Run the loop until pred(ctx) is true or seconds pass. Returns pred's final value. */
 bool pump_until(struct event_base *base, bool (*pred)(void *), void *ctx, double seconds);
 void pump_for(struct event_base *base, double seconds);

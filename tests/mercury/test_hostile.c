@@ -275,6 +275,38 @@ START_TEST(third_party_cannot_answer_a_channel_request)
 }
 END_TEST
 
+/* One side restarts on the same address while the other still announces its channel and
+ * acknowledges what the previous incarnation sent (a's side of a simultaneous open). The
+ * restarted b accepts a's first packet (resent as first written, before a had anything to
+ * acknowledge) and then sees only packets acknowledging what it never sent. It used to drop
+ * them as badAcks for ever while its keepalives kept a's channel alive: a never noticed.
+ * Now b closes the out-of-sync channel and a's channel falls silent and dies. */
+START_TEST(restarted_peer_takes_no_channel_from_acks_of_its_previous_incarnation)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_channel_set_inactivity_timeout(p.ab, 2500 * MC_US_PER_MS);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    /* a opens its channel to b, but nothing a sends gets through: it keeps announcing it */
+    mc_nub_rehearse_drop_next(p.a, 1000000);
+    send_stream(p.ab, 0, 1, 8);
+    /* b opens its own channel to a: a takes it into its channel and acknowledges b's packet */
+    mc_channel *ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ba);
+    send_stream(ba, 0, 1, 8);
+    ck_assert(wait_received(&p, &p.ra, 1, 5));
+    /* b restarts on the same address; a's resends (announcing, acking b's packet) reach it */
+    pair_restart_b(&p);
+    mc_nub_rehearse_drop_next(p.a, 0);
+    ck_assert_msg(pump_until(p.base, died, &d, 10), "a's channel to the restarted b never died");
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_INACTIVITY);
+    ck_assert_uint_gt(drops(p.b, MC_DROP_BAD_ACKS), 0);
+    ck_assert_uint_eq(nub_stat_channels(p.b), 0);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("mercury_hostile");
@@ -284,6 +316,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, incomplete_off_channel_groups_are_bounded);
     tcase_add_test(tc, off_channel_group_count_is_bounded);
     tcase_add_test(tc, third_party_cannot_answer_a_channel_request);
+    tcase_add_test(tc, restarted_peer_takes_no_channel_from_acks_of_its_previous_incarnation);
     tcase_add_test(tc, receive_windows_hold_a_bounded_total);
     tcase_add_test(tc, once_off_queue_is_bounded);
     suite_add_tcase(s, tc);

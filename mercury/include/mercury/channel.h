@@ -54,7 +54,10 @@ typedef enum {
     MC_CHANNEL_DEATH_OVERFLOW = 1,   /* the overflow queue hit its bound */
     MC_CHANNEL_DEATH_NUB_FREED = 2,  /* the nub is being freed */
     MC_CHANNEL_DEATH_PEER_RESTARTED = 3, /* the peer opened a new channel from the same
-                                            address (it restarted): this one is replaced */
+                                            address (it restarted): this one is replaced; or
+                                            the two sides belong to different incarnations
+                                            (the peer keeps acknowledging packets this side
+                                            never sent) */
     MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE = 4, /* the peer sent a message over the nub's
                                                max_message_size: an ordered stream cannot
                                                skip it */
