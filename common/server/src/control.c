@@ -330,7 +330,30 @@ int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen)
     mc_nub_config cfg;
     mc_nub_config_init(&cfg);
     cfg.bind = mc_config_get_string(s->cfg, "internal");
-    cfg.iface = &control_iface;
+    size_t nctl = control_iface.count, nrole = s->desc.role_message_count;
+    s->iface_defs = calloc(nctl + nrole, sizeof *s->iface_defs);
+    if (!s->iface_defs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(s->iface_defs, control_defs, nctl * sizeof *s->iface_defs);
+    if (nrole)
+        memcpy(s->iface_defs + nctl, s->desc.role_messages, nrole * sizeof *s->iface_defs);
+    s->iface.name = "internal";
+    s->iface.defs = s->iface_defs;
+    s->iface.count = nctl + nrole;
+    for (size_t i = 0; i < nrole; i++)
+        if (s->desc.role_messages[i].id < 32) {
+            snprintf(err, errlen, "role message %s: id %u is reserved for the framework",
+                     s->desc.role_messages[i].name, s->desc.role_messages[i].id);
+            return -1;
+        }
+    char why[256];
+    if (mc_interface_validate(&s->iface, why, sizeof why) != MC_OK) {
+        snprintf(err, errlen, "internal interface: %s", why);
+        return -1;
+    }
+    cfg.iface = &s->iface;
     cfg.handler_ctx = s;
     uint64_t timeout_ms = mc_config_get_uint(s->cfg, "channelTimeoutMs");
     cfg.inactivity_timeout_us = timeout_ms * MC_US_PER_MS;
@@ -375,4 +398,23 @@ void mc_server_close_interfaces(mc_server *s)
         mc_nub_free(s->internal);
     s->external = s->internal = NULL;
     s->nchannels = 0;
+    free(s->iface_defs);
+    s->iface_defs = NULL;
+}
+
+mc_nub *mc_server_internal_nub(mc_server *s) { return s->internal; }
+void *mc_server_role_ctx(mc_server *s) { return s->desc.ctx; }
+mc_channel *mc_server_channel(mc_server *s, const mc_address *addr) { return channel_to(s, addr); }
+
+Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *internal_addr)
+{
+    Mc__Control__ProcessState st = MC__CONTROL__PROCESS_STATE__STATE_UNKNOWN;
+    for (size_t i = 0; i < s->npeers; i++) {
+        if (strcmp(s->peers[i]->internal_addr, internal_addr) != 0)
+            continue;
+        if (s->peers[i]->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+            return s->peers[i]->state;
+        st = s->peers[i]->state;
+    }
+    return st;
 }

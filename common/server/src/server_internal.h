@@ -65,6 +65,8 @@ struct mc_server {
     size_t nchannels;
     size_t channels_cap;
     mc_nub *internal;
+    mc_message_def *iface_defs; /* control + role messages */
+    mc_interface iface;
     mc_nub *external;
     char internal_addr[MC_ADDRESS_STRLEN];
     char external_addr[MC_ADDRESS_STRLEN];

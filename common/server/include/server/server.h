@@ -20,6 +20,9 @@
 
 #include "common/config.h"
 #include "common/watcher.h"
+#include "mercury/address.h"
+#include "mercury/channel.h"
+#include "mercury/interface.h"
 #include "proto/control.pb-c.h"
 #include "server/role.h"
 
@@ -28,7 +31,6 @@
 #include <stdint.h>
 
 struct event_base;
-struct mc_nub;
 typedef struct mc_server mc_server;
 
 /* A control message the framework does not handle itself (the manager's register,
@@ -62,6 +64,11 @@ typedef struct {
     /* The server is being freed: release the role's events (the event_base is still
      * valid). */
     void (*on_free)(mc_server *s, void *ctx);
+    /* Messages the role handles on the internal interface beside the control messages
+     * (ids 1..31 are the framework's; a role uses 32 and up). Their handlers receive the
+     * mc_server as ctx (mc_server_role_ctx gives the role's own). May be NULL. */
+    const mc_message_def *role_messages;
+    size_t role_message_count;
 } mc_server_desc;
 
 /* Build the process from its command line. Returns NULL when it should not run, with
@@ -107,6 +114,17 @@ typedef void (*mc_server_query_fn)(mc_server *s, void *ctx,
                                    const Mc__Control__QueryReply *reply);
 int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, const char *name,
                     mc_server_query_fn fn, void *ctx);
+
+/* The role's ctx (desc.ctx), for handlers of role_messages. */
+void *mc_server_role_ctx(mc_server *s);
+/* The internal interface's nub. */
+mc_nub *mc_server_internal_nub(mc_server *s);
+/* The channel to a peer's internal address (created if needed; flushed at shutdown like
+ * the framework's own). NULL when out of memory or addr is our own address. */
+mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);
+/* What the manager last said about the process at this internal address: ALIVE when a
+ * live process has it, DEAD when only dead or stopped ones had it, UNKNOWN when none. */
+Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *internal_addr);
 
 /* Stop waiting for the channel to addr when flushing at shutdown (its process is gone). */
 void mc_server_forget_peer(mc_server *s, const char *addr);
