@@ -44,7 +44,7 @@ START_TEST(every_kind_through_sender_and_dispatch)
     ck_assert_msg(mc_game_check(mc_game_module_get(), defs, err, sizeof(err)) == 0, "%s", err);
     ck_assert_str_eq(MC_GAME_DIGEST, mc_defs_digest_hex(defs));
     capture cap = {0};
-    mc_call_sink sink = {defs, capture_send, &cap};
+    mc_call_sink sink = {.defs = defs, .send = capture_send, .ctx = &cap};
     mc_mailbox_ref cell, client, other;
     mc_mailbox_ref_init(&cell, 77, 0x7f000001, 4000, MC_COMPONENT_CELL, Probe_TYPE_ID);
     mc_mailbox_ref_init(&client, 77, 0x7f000001, 4001, MC_COMPONENT_CLIENT_VIA_BASE,
@@ -163,7 +163,7 @@ START_TEST(every_kind_through_sender_and_dispatch)
 
     /* The client sender encodes the same bytes for the same arguments. */
     capture cap2 = {0};
-    mc_call_sink sink2 = {defs, capture_send, &cap2};
+    mc_call_sink sink2 = {.defs = defs, .send = capture_send, .ctx = &cap2};
     rc = send_Probe_client_every(&sink2, &client, -8, -16, -32, -64, 8, 16, 32, 64, 1.5f, 2.5,
                                  "str", "\xe2\x82\xac", &blob, (mc_vector2){1, 2},
                                  (mc_vector3){3, 4, 5}, (mc_vector4){6, 7, 8, 9}, other, &arr,
@@ -212,7 +212,7 @@ START_TEST(two_way_returns_every_kind)
 {
     mc_entity_defs *defs = load_probe();
     capture cap = {0};
-    mc_call_sink sink = {defs, capture_send, &cap};
+    mc_call_sink sink = {.defs = defs, .send = capture_send, .ctx = &cap};
     mc_mailbox_ref base;
     mc_mailbox_ref_init(&base, 9, 0x7f000001, 4000, MC_COMPONENT_BASE, Probe_TYPE_ID);
     ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 7), MC_CALL_OK);

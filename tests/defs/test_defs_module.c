@@ -26,7 +26,7 @@ static void setup(fixture *f)
     f->game = mc_game_open(MC_GAME_EXAMPLE_PATH, f->defs, err, sizeof(err));
     ck_assert_msg(f->game != NULL, "%s", err);
     f->m = mc_game_table(f->game);
-    f->sink = (mc_call_sink){f->defs, capture_send, &f->cap};
+    f->sink = (mc_call_sink){.defs = f->defs, .send = capture_send, .ctx = &f->cap};
 }
 
 static void teardown(fixture *f)

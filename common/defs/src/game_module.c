@@ -21,6 +21,16 @@ const char *mc_call_status_name(int status)
     case MC_CALL_ERR_SEND: return "send failed";
     case MC_CALL_ERR_HANDLER: return "handler failed";
     case MC_CALL_ERR_NO_METHOD: return "no such method";
+    case MC_CALL_ERR_NO_ENTITY: return "no such entity";
+    case MC_CALL_ERR_DESTROYED: return "entity destroyed";
+    case MC_CALL_ERR_PROCESS_DEAD: return "process dead";
+    case MC_CALL_ERR_TIMEOUT: return "timed out";
+    case MC_CALL_ERR_NO_CLIENT: return "no client";
+    case MC_CALL_ERR_STATE: return "not in this state";
+    case MC_CALL_ERR_UNAVAILABLE: return "unavailable";
+    case MC_CALL_ERR_BUSY: return "busy";
+    case MC_CALL_ERR_NOT_FOUND: return "not found";
+    case MC_CALL_ERR_TAKEN: return "taken";
     default: return "unknown status";
     }
 }
@@ -181,7 +191,8 @@ int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t typ
     }
     int rc = sink->send(sink->ctx, to, part, index, os.data, os.size);
     mc_ostream_free(&os);
-    return rc == 0 ? MC_CALL_OK : MC_CALL_ERR_SEND;
+    /* The engine's own statuses (entity layer) pass through; anything else is a send failure. */
+    return rc == 0 ? MC_CALL_OK : rc <= MC_CALL_ERR_NO_ENTITY ? rc : MC_CALL_ERR_SEND;
 }
 
 const mc_def_property *mc_gen_property(const mc_entity_defs *defs, uint16_t type_id,

@@ -22,7 +22,7 @@
 #include "common/stream.h"
 #include "common/value.h"
 
-#define MC_GAME_ABI 1u
+#define MC_GAME_ABI 2u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -34,6 +34,17 @@ typedef enum {
     MC_CALL_ERR_SEND = -4,     /* the sink refused */
     MC_CALL_ERR_HANDLER = -5,  /* the handler returned an error */
     MC_CALL_ERR_NO_METHOD = -6,/* no such method (or not exposed, for client calls) */
+    /* Entity layer (engine API, routing, two-way calls). */
+    MC_CALL_ERR_NO_ENTITY = -7,    /* no such entity (or not that part) where the call went */
+    MC_CALL_ERR_DESTROYED = -8,    /* the entity was destroyed before the call could run */
+    MC_CALL_ERR_PROCESS_DEAD = -9, /* the process holding it was declared dead */
+    MC_CALL_ERR_TIMEOUT = -10,     /* no answer within the call timeout */
+    MC_CALL_ERR_NO_CLIENT = -11,   /* the entity has no client */
+    MC_CALL_ERR_STATE = -12,       /* not now: e.g. destroy while a cell exists */
+    MC_CALL_ERR_UNAVAILABLE = -13, /* no process of the needed role (or no entity ids yet) */
+    MC_CALL_ERR_BUSY = -14,        /* a bounded queue is full */
+    MC_CALL_ERR_NOT_FOUND = -15,   /* no entity type / property / name of that name */
+    MC_CALL_ERR_TAKEN = -16,       /* a global name is registered already */
 } mc_call_status;
 
 const char *mc_call_status_name(int status);
@@ -48,24 +59,55 @@ typedef struct {
     float x, y, z, w;
 } mc_vector4;
 
+typedef struct mc_call_ctx mc_call_ctx;
+struct mc_engine_ops; /* common/entity_api.h */
+
+/* The answer to a two-way call, as the engine hands it to the generated trampoline of the
+ * method: status MC_CALL_OK with the encoded return values in `returns`, or an error status
+ * (returns NULL). The trampoline decodes the values against the def and calls the typed
+ * callback `cb` the game passed to the sender, with `ud`. */
+typedef void (*mc_reply_fn)(const mc_call_ctx *call, int status, mc_istream *returns,
+                            void *cb, void *ud);
+
 /* Where generated senders put a call. send() gets the target mailbox, the part and index
- * of the method and its encoded arguments; it returns 0 or a negative status. */
+ * of the method and its encoded arguments; it returns 0 or a negative mc_call_status.
+ * request() does the same for a two-way call: when it returns 0 the engine calls
+ * on_reply(call, status, returns, cb, ud) exactly once, later (never from inside request);
+ * when it fails on_reply is never called. */
 typedef struct {
     const mc_entity_defs *defs;
     int (*send)(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t method_index,
                 const uint8_t *args, size_t len);
+    int (*request)(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t method_index,
+                   const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb, void *ud);
     void *ctx;
 } mc_call_sink;
 
 /* What a handler knows about the call it is running. */
-typedef struct {
+struct mc_call_ctx {
     const mc_entity_defs *defs;
     const mc_call_sink *sink;  /* for calls the handler makes */
     void *engine;              /* the engine's own context, opaque to the module */
     mc_mailbox_ref self;       /* the receiving entity (component = the part called) */
     int32_t caller_id;         /* for calls from a client: its player's entity id, else 0 */
     bool from_client;
-} mc_call_ctx;
+    const struct mc_engine_ops *ops; /* the engine API (common/entity_api.h); NULL in tools */
+};
+
+/* Engine callbacks a game may define per type and part (defc fills the table from
+ * functions named <Type>_<part>_<callback>; a slot is NULL when the game defines none).
+ * Each returns 0, or non-zero to report a failure (logged and counted). */
+typedef struct {
+    int (*on_created)(const mc_call_ctx *call, void *props);
+    int (*on_destroy)(const mc_call_ctx *call, void *props);
+    int (*on_get_cell)(const mc_call_ctx *call, void *props);   /* base */
+    int (*on_lose_cell)(const mc_call_ctx *call, void *props);  /* base */
+    int (*on_create_cell_failure)(const mc_call_ctx *call, void *props,
+                                  const char *reason);          /* base */
+    int (*on_space_gone)(const mc_call_ctx *call, void *props); /* cell */
+    int (*on_timer)(const mc_call_ctx *call, void *props, uint32_t timer_id,
+                    int64_t user_arg);
+} mc_game_hooks;
 
 /* Decode args for one method, run the handler on props, encode return values into reply
  * (two-way calls). Returns an mc_call_status, the reason in why. */
@@ -94,6 +136,7 @@ typedef struct {
                         bool persistent_only, mc_istream *is, char *why, size_t whylen);
     size_t nmethods[MC_PART_COUNT];            /* base and cell (client in a client table) */
     const mc_game_method *methods[MC_PART_COUNT];
+    mc_game_hooks hooks[MC_PART_COUNT];        /* base and cell (client slots unused) */
 } mc_game_type;
 
 typedef struct {

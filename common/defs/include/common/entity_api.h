@@ -1,0 +1,157 @@
+/* The engine API: what game code calls to create and destroy entities, give them cells in
+ * spaces, set timers, find services by name and convert mailboxes. The names are
+ * BigWorld's where it has them, with an mc_ prefix (createBaseAnywhere ->
+ * mc_createBaseAnywhere). docs/ENTITIES.md tells the whole story.
+ *
+ * Every function takes the mc_call_ctx the handler or callback received: it names the
+ * calling entity (call->self, whose component says the part: BASE or CELL) and the engine
+ * (call->ops). A base-part function called from a cell handler (or the reverse) returns
+ * MC_CALL_ERR_STATE. Statuses are mc_call_status values (common/game_module.h).
+ *
+ * Asynchronous results (creations, global names, two-way calls) arrive in callbacks that
+ * get the calling entity's context again; mc_self() gives its properties then, or NULL
+ * when it was destroyed in the meantime. A callback is called exactly once when the
+ * function returned MC_CALL_OK, and never when it returned an error.
+ *
+ * Engine callbacks (onCreated, onDestroy, onGetCell, onLoseCell, onCreateCellFailure,
+ * onSpaceGone, onTimer) are functions the game defines as <Type>_<part>_<callback> (see
+ * mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
+ */
+#ifndef MC_COMMON_ENTITY_API_H
+#define MC_COMMON_ENTITY_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/game_module.h"
+
+/* An initial property value, by property name (base or cell property of the type). */
+typedef struct {
+    const char *name;
+    const mc_value *value;
+} mc_prop_init;
+
+/* A base was created (status MC_CALL_OK, `base` its BASE mailbox) or not (an error status,
+ * `reason` says why; base is none). */
+typedef void (*mc_create_fn)(const mc_call_ctx *call, void *ud, int status,
+                             mc_mailbox_ref base, const char *reason);
+/* A global name was looked up: status MC_CALL_OK with a SERVICE mailbox, or
+ * MC_CALL_ERR_NOT_FOUND / another error. */
+typedef void (*mc_lookup_fn)(const mc_call_ctx *call, void *ud, int status,
+                             mc_mailbox_ref service);
+/* An operation finished: MC_CALL_OK or an error with a reason. */
+typedef void (*mc_done_fn)(const mc_call_ctx *call, void *ud, int status, const char *reason);
+
+/* The engine's side (one table per engine; game code never calls these directly). */
+typedef struct mc_engine_ops {
+    void *(*self)(const mc_call_ctx *call);
+    double (*time)(const mc_call_ctx *call);
+    int (*add_timer)(const mc_call_ctx *call, double initial_s, double repeat_s,
+                     int64_t user_arg, uint32_t *out_id);
+    int (*del_timer)(const mc_call_ctx *call, uint32_t timer_id);
+    int (*destroy)(const mc_call_ctx *call);
+    int (*create_base_locally)(const mc_call_ctx *call, const char *type,
+                               const mc_prop_init *props, size_t nprops, mc_mailbox_ref *out);
+    int (*create_base_anywhere)(const mc_call_ctx *call, const char *type,
+                                const mc_prop_init *props, size_t nprops, mc_create_fn fn,
+                                void *ud);
+    int (*create_base_remotely)(const mc_call_ctx *call, const mc_mailbox_ref *where,
+                                const char *type, const mc_prop_init *props, size_t nprops,
+                                mc_create_fn fn, void *ud);
+    int (*create_cell_entity)(const mc_call_ctx *call, const mc_mailbox_ref *near,
+                              const mc_vector3 *position, const mc_vector3 *direction);
+    int (*create_in_new_space)(const mc_call_ctx *call, const mc_vector3 *position,
+                               const mc_vector3 *direction);
+    int (*destroy_cell_entity)(const mc_call_ctx *call);
+    mc_mailbox_ref (*base_cell)(const mc_call_ctx *call);
+    void *(*cell_data)(const mc_call_ctx *call);
+    int (*register_globally)(const mc_call_ctx *call, const char *name, mc_done_fn fn,
+                             void *ud);
+    int (*deregister_globally)(const mc_call_ctx *call, const char *name);
+    int (*look_up_base_by_name)(const mc_call_ctx *call, const char *name, mc_lookup_fn fn,
+                                void *ud);
+    int (*get_vec)(const mc_call_ctx *call, int which, mc_vector3 *out);
+    int (*set_vec)(const mc_call_ctx *call, int which, mc_vector3 v);
+    int32_t (*space_id)(const mc_call_ctx *call);
+    mc_mailbox_ref (*cell_base)(const mc_call_ctx *call);
+    int (*destroy_space)(const mc_call_ctx *call);
+} mc_engine_ops;
+
+/* ---- both parts ---------------------------------------------------------------------- */
+
+/* The calling entity's property struct (<Type>_base or <Type>_cell), NULL once destroyed. */
+void *mc_self(const mc_call_ctx *call);
+/* Seconds on the engine's clock (monotonic; use it, not the system clock). */
+double mc_time(const mc_call_ctx *call);
+/* Call the part's onTimer(timerId, userArg) after initial_s seconds, then every repeat_s
+ * seconds (0 = once). The id (never 0) goes to *out_id. Timers go with the entity. */
+int mc_addTimer(const mc_call_ctx *call, double initial_s, double repeat_s, int64_t user_arg,
+                uint32_t *out_id);
+/* Cancel a timer of the calling entity (MC_CALL_ERR_NOT_FOUND if it has none of that id). */
+int mc_delTimer(const mc_call_ctx *call, uint32_t timer_id);
+/* Destroy the calling part once the handler returns (onDestroy runs first). A base with a
+ * cell (or one being created) is refused with MC_CALL_ERR_STATE: destroyCellEntity first.
+ * A cell's base is told (onLoseCell). */
+int mc_destroy(const mc_call_ctx *call);
+
+/* ---- base part ----------------------------------------------------------------------- */
+
+/* Create a base of `type` on this baseapp now; its mailbox goes to *out. Properties not
+ * given take their defaults; cell properties go to its cellData. */
+int mc_createBaseLocally(const mc_call_ctx *call, const char *type, const mc_prop_init *props,
+                         size_t nprops, mc_mailbox_ref *out);
+/* Create a base on the least-loaded baseapp (the manager says which). */
+int mc_createBaseAnywhere(const mc_call_ctx *call, const char *type, const mc_prop_init *props,
+                          size_t nprops, mc_create_fn fn, void *ud);
+/* Create a base on the baseapp of the base mailbox `where`. */
+int mc_createBaseRemotely(const mc_call_ctx *call, const mc_mailbox_ref *where,
+                          const char *type, const mc_prop_init *props, size_t nprops,
+                          mc_create_fn fn, void *ud);
+/* Give the calling base a cell in the space of the cell mailbox `near` (CELL component),
+ * at position / direction (NULL: its cellData's, the origin at first). The result comes as
+ * onGetCell or onCreateCellFailure. Calls on base.cell made meanwhile wait (bounded). */
+int mc_createCellEntity(const mc_call_ctx *call, const mc_mailbox_ref *near,
+                        const mc_vector3 *position, const mc_vector3 *direction);
+/* The same in a new space, on the least-loaded cellapp. */
+int mc_createInNewSpace(const mc_call_ctx *call, const mc_vector3 *position,
+                        const mc_vector3 *direction);
+/* Destroy the base's cell; onLoseCell follows (its cell properties return to cellData). */
+int mc_destroyCellEntity(const mc_call_ctx *call);
+/* self.cell: the cell's CELL mailbox, or none while the base has no cell. */
+mc_mailbox_ref mc_base_cell(const mc_call_ctx *call);
+/* self.cellData: the <Type>_cell struct the base keeps while it has no cell (its next
+ * cell starts from it); NULL while a cell exists or the type has no cell part. */
+void *mc_cellData(const mc_call_ctx *call);
+/* Register the calling base under a cluster-wide name (MC_CALL_ERR_TAKEN if another base
+ * has it). The name goes when the base is destroyed or its baseapp dies. */
+int mc_registerGlobally(const mc_call_ctx *call, const char *name, mc_done_fn fn, void *ud);
+int mc_deregisterGlobally(const mc_call_ctx *call, const char *name);
+/* Find the base registered under name: a SERVICE mailbox to it. */
+int mc_lookUpBaseByName(const mc_call_ctx *call, const char *name, mc_lookup_fn fn, void *ud);
+
+/* ---- cell part ----------------------------------------------------------------------- */
+
+mc_vector3 mc_position(const mc_call_ctx *call);
+mc_vector3 mc_direction(const mc_call_ctx *call); /* roll, pitch, yaw in radians */
+/* Finite values only (MC_CALL_ERR_ARGS otherwise). */
+int mc_setPosition(const mc_call_ctx *call, mc_vector3 position);
+int mc_setDirection(const mc_call_ctx *call, mc_vector3 direction);
+/* The id of the space the cell is in (0 outside a cell handler). */
+int32_t mc_spaceID(const mc_call_ctx *call);
+/* self.base: the entity's BASE mailbox. */
+mc_mailbox_ref mc_cell_base(const mc_call_ctx *call);
+/* Destroy the space the calling cell is in, after the handler returns: every cell in it
+ * gets onSpaceGone and is destroyed; their bases get onLoseCell. */
+int mc_destroySpace(const mc_call_ctx *call);
+
+/* ---- mailboxes (no engine needed) ---------------------------------------------------- */
+
+/* base.cell: BASE -> CELL_VIA_BASE (and CELL stays CELL); none for anything else. */
+mc_mailbox_ref mc_mailbox_cell(mc_mailbox_ref m);
+/* cell.base: CELL -> BASE_VIA_CELL (and BASE stays BASE); none for anything else. */
+mc_mailbox_ref mc_mailbox_base(mc_mailbox_ref m);
+/* .client: BASE -> CLIENT_VIA_BASE, CELL -> CLIENT_VIA_CELL; none for anything else. */
+mc_mailbox_ref mc_mailbox_client(mc_mailbox_ref m);
+
+#endif

@@ -1,0 +1,200 @@
+/* The engine API game code calls: each function forwards to the engine named in the call
+ * context (call->ops), so a game module needs no symbols from the engine binary. */
+#include "common/entity_api.h"
+
+#include <stddef.h>
+
+#define NO_ENGINE(call, fn) (!(call) || !(call)->ops || !(call)->ops->fn)
+
+void *mc_self(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, self) ? NULL : call->ops->self(call);
+}
+
+double mc_time(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, time) ? 0.0 : call->ops->time(call);
+}
+
+int mc_addTimer(const mc_call_ctx *call, double initial_s, double repeat_s, int64_t user_arg,
+                uint32_t *out_id)
+{
+    if (NO_ENGINE(call, add_timer))
+        return MC_CALL_ERR_STATE;
+    return call->ops->add_timer(call, initial_s, repeat_s, user_arg, out_id);
+}
+
+int mc_delTimer(const mc_call_ctx *call, uint32_t timer_id)
+{
+    return NO_ENGINE(call, del_timer) ? MC_CALL_ERR_STATE : call->ops->del_timer(call, timer_id);
+}
+
+int mc_destroy(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, destroy) ? MC_CALL_ERR_STATE : call->ops->destroy(call);
+}
+
+int mc_createBaseLocally(const mc_call_ctx *call, const char *type, const mc_prop_init *props,
+                         size_t nprops, mc_mailbox_ref *out)
+{
+    if (NO_ENGINE(call, create_base_locally))
+        return MC_CALL_ERR_STATE;
+    return call->ops->create_base_locally(call, type, props, nprops, out);
+}
+
+int mc_createBaseAnywhere(const mc_call_ctx *call, const char *type, const mc_prop_init *props,
+                          size_t nprops, mc_create_fn fn, void *ud)
+{
+    if (NO_ENGINE(call, create_base_anywhere))
+        return MC_CALL_ERR_STATE;
+    return call->ops->create_base_anywhere(call, type, props, nprops, fn, ud);
+}
+
+int mc_createBaseRemotely(const mc_call_ctx *call, const mc_mailbox_ref *where,
+                          const char *type, const mc_prop_init *props, size_t nprops,
+                          mc_create_fn fn, void *ud)
+{
+    if (NO_ENGINE(call, create_base_remotely))
+        return MC_CALL_ERR_STATE;
+    return call->ops->create_base_remotely(call, where, type, props, nprops, fn, ud);
+}
+
+int mc_createCellEntity(const mc_call_ctx *call, const mc_mailbox_ref *near,
+                        const mc_vector3 *position, const mc_vector3 *direction)
+{
+    if (NO_ENGINE(call, create_cell_entity))
+        return MC_CALL_ERR_STATE;
+    return call->ops->create_cell_entity(call, near, position, direction);
+}
+
+int mc_createInNewSpace(const mc_call_ctx *call, const mc_vector3 *position,
+                        const mc_vector3 *direction)
+{
+    if (NO_ENGINE(call, create_in_new_space))
+        return MC_CALL_ERR_STATE;
+    return call->ops->create_in_new_space(call, position, direction);
+}
+
+int mc_destroyCellEntity(const mc_call_ctx *call)
+{
+    if (NO_ENGINE(call, destroy_cell_entity))
+        return MC_CALL_ERR_STATE;
+    return call->ops->destroy_cell_entity(call);
+}
+
+mc_mailbox_ref mc_base_cell(const mc_call_ctx *call)
+{
+    mc_mailbox_ref none = {0};
+    return NO_ENGINE(call, base_cell) ? none : call->ops->base_cell(call);
+}
+
+void *mc_cellData(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, cell_data) ? NULL : call->ops->cell_data(call);
+}
+
+int mc_registerGlobally(const mc_call_ctx *call, const char *name, mc_done_fn fn, void *ud)
+{
+    if (NO_ENGINE(call, register_globally))
+        return MC_CALL_ERR_STATE;
+    return call->ops->register_globally(call, name, fn, ud);
+}
+
+int mc_deregisterGlobally(const mc_call_ctx *call, const char *name)
+{
+    if (NO_ENGINE(call, deregister_globally))
+        return MC_CALL_ERR_STATE;
+    return call->ops->deregister_globally(call, name);
+}
+
+int mc_lookUpBaseByName(const mc_call_ctx *call, const char *name, mc_lookup_fn fn, void *ud)
+{
+    if (NO_ENGINE(call, look_up_base_by_name))
+        return MC_CALL_ERR_STATE;
+    return call->ops->look_up_base_by_name(call, name, fn, ud);
+}
+
+enum { VEC_POSITION = 0, VEC_DIRECTION = 1 };
+
+mc_vector3 mc_position(const mc_call_ctx *call)
+{
+    mc_vector3 v = {0, 0, 0};
+    if (!NO_ENGINE(call, get_vec))
+        call->ops->get_vec(call, VEC_POSITION, &v);
+    return v;
+}
+
+mc_vector3 mc_direction(const mc_call_ctx *call)
+{
+    mc_vector3 v = {0, 0, 0};
+    if (!NO_ENGINE(call, get_vec))
+        call->ops->get_vec(call, VEC_DIRECTION, &v);
+    return v;
+}
+
+int mc_setPosition(const mc_call_ctx *call, mc_vector3 position)
+{
+    if (NO_ENGINE(call, set_vec))
+        return MC_CALL_ERR_STATE;
+    return call->ops->set_vec(call, VEC_POSITION, position);
+}
+
+int mc_setDirection(const mc_call_ctx *call, mc_vector3 direction)
+{
+    if (NO_ENGINE(call, set_vec))
+        return MC_CALL_ERR_STATE;
+    return call->ops->set_vec(call, VEC_DIRECTION, direction);
+}
+
+int32_t mc_spaceID(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, space_id) ? 0 : call->ops->space_id(call);
+}
+
+mc_mailbox_ref mc_cell_base(const mc_call_ctx *call)
+{
+    mc_mailbox_ref none = {0};
+    return NO_ENGINE(call, cell_base) ? none : call->ops->cell_base(call);
+}
+
+int mc_destroySpace(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, destroy_space) ? MC_CALL_ERR_STATE : call->ops->destroy_space(call);
+}
+
+static mc_mailbox_ref convert(mc_mailbox_ref m, mc_component from, mc_component to)
+{
+    mc_mailbox_ref none = {0};
+    if (mc_mailbox_ref_is_none(&m))
+        return none;
+    mc_component c = mc_mailbox_ref_component(&m);
+    if (c == from) {
+        mc_mailbox_ref_set_component(&m, to);
+        return m;
+    }
+    return none;
+}
+
+mc_mailbox_ref mc_mailbox_cell(mc_mailbox_ref m)
+{
+    if (!mc_mailbox_ref_is_none(&m) && mc_mailbox_ref_component(&m) == MC_COMPONENT_CELL)
+        return m;
+    return convert(m, MC_COMPONENT_BASE, MC_COMPONENT_CELL_VIA_BASE);
+}
+
+mc_mailbox_ref mc_mailbox_base(mc_mailbox_ref m)
+{
+    if (!mc_mailbox_ref_is_none(&m) && mc_mailbox_ref_component(&m) == MC_COMPONENT_BASE)
+        return m;
+    return convert(m, MC_COMPONENT_CELL, MC_COMPONENT_BASE_VIA_CELL);
+}
+
+mc_mailbox_ref mc_mailbox_client(mc_mailbox_ref m)
+{
+    mc_mailbox_ref none = {0};
+    if (mc_mailbox_ref_is_none(&m))
+        return none;
+    if (mc_mailbox_ref_component(&m) == MC_COMPONENT_BASE)
+        return convert(m, MC_COMPONENT_BASE, MC_COMPONENT_CLIENT_VIA_BASE);
+    return convert(m, MC_COMPONENT_CELL, MC_COMPONENT_CLIENT_VIA_CELL);
+}
