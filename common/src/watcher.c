@@ -22,12 +22,23 @@ struct node {
     mc_watch_get_fn get;
     mc_watch_set_fn set;
     mc_watch_call_fn call;
+    mc_watch_async_fn async_call;
     void *ctx;
     const char *help;
 };
 
+struct mc_watch_done {
+    mc_watchers *w; /* NULL once detached (the registry was freed or the caller left) */
+    mc_watch_done *prev, *next;
+    mc_watch_result_fn fn;
+    void *ctx;
+    char path[MC_WATCH_MAX_PATH];
+};
+
 struct mc_watchers {
     node root;
+    mc_watch_done *pending; /* asynchronous calls in flight */
+    size_t npending;
 };
 
 const char *mc_watch_status_name(mc_watch_status s)
@@ -44,6 +55,7 @@ const char *mc_watch_status_name(mc_watch_status s)
     case MC_WATCH_ERR_EXISTS: return "already exists";
     case MC_WATCH_ERR_BAD_PATH: return "bad path";
     case MC_WATCH_ERR_NO_MEMORY: return "out of memory";
+    case MC_WATCH_ERR_PENDING: return "asynchronous call did not complete at once";
     }
     return "unknown status";
 }
@@ -150,6 +162,8 @@ void mc_watchers_free(mc_watchers *w)
 {
     if (!w)
         return;
+    for (mc_watch_done *d = w->pending; d; d = d->next)
+        d->w = NULL; /* the owner's mc_watch_complete frees it */
     node_free_children(&w->root);
     free(w);
 }
@@ -334,6 +348,23 @@ mc_watch_status mc_watch_add_callable(mc_watchers *w, const char *path, mc_watch
     n->type = MC_WATCH_STRING;
     n->mode = MC_WATCH_CALLABLE;
     n->call = call;
+    n->ctx = ctx;
+    n->help = help;
+    return MC_WATCH_OK;
+}
+
+mc_watch_status mc_watch_add_async_callable(mc_watchers *w, const char *path,
+                                            mc_watch_async_fn fn, void *ctx, const char *help)
+{
+    if (!fn)
+        return MC_WATCH_ERR_BAD_VALUE;
+    node *n;
+    mc_watch_status st = create_node(w, path, false, &n);
+    if (st != MC_WATCH_OK)
+        return st;
+    n->type = MC_WATCH_STRING;
+    n->mode = MC_WATCH_CALLABLE;
+    n->async_call = fn;
     n->ctx = ctx;
     n->help = help;
     return MC_WATCH_OK;
@@ -568,18 +599,88 @@ mc_watch_status mc_watch_set(mc_watchers *w, const char *path, const char *text,
     return MC_WATCH_OK;
 }
 
-mc_watch_status mc_watch_call(mc_watchers *w, const char *path, int argc,
-                              const char *const *argv, char **result, char *err, size_t errlen)
+/* The callable at path, or NULL with a status and detail. */
+static node *callable(mc_watchers *w, const char *path, mc_watch_status *st, char *err,
+                      size_t errlen)
 {
-    *result = NULL;
-    mc_watch_status st;
-    node *n = resolve(w, path, &st, err, errlen);
-    if (!n)
-        return st;
-    if (n->is_dir || n->mode != MC_WATCH_CALLABLE) {
+    node *n = resolve(w, path, st, err, errlen);
+    if (n && (n->is_dir || n->mode != MC_WATCH_CALLABLE)) {
         mc_set_error(err, errlen, "'%s' is not callable", path);
-        return MC_WATCH_ERR_NOT_CALLABLE;
+        *st = MC_WATCH_ERR_NOT_CALLABLE;
+        return NULL;
     }
+    return n;
+}
+
+bool mc_watch_is_async(const mc_watchers *w, const char *path)
+{
+    mc_watch_status st;
+    node *n = resolve(w, path, &st, NULL, 0);
+    return n && !n->is_dir && n->mode == MC_WATCH_CALLABLE && n->async_call;
+}
+
+size_t mc_watch_pending(const mc_watchers *w) { return w->npending; }
+
+static void unlink_done(mc_watch_done *d)
+{
+    if (!d->w)
+        return;
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        d->w->pending = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    d->w->npending--;
+    d->w = NULL;
+    d->prev = d->next = NULL;
+}
+
+void mc_watch_complete(mc_watch_done *d, bool ok, const char *result, const char *why)
+{
+    if (!d)
+        return;
+    bool live = d->w != NULL;
+    unlink_done(d);
+    if (live && d->fn) {
+        if (ok) {
+            d->fn(d->ctx, MC_WATCH_OK, result, NULL);
+        } else {
+            char err[512];
+            mc_set_error(err, sizeof err, "'%s' refused: %s", d->path,
+                         why && why[0] ? why : "call failed");
+            d->fn(d->ctx, MC_WATCH_ERR_REFUSED, NULL, err);
+        }
+    }
+    free(d);
+}
+
+/* Start an asynchronous callable: the done is linked into w's pending list before fn runs,
+ * so fn may complete it at once. */
+static mc_watch_status start_async(mc_watchers *w, node *n, const char *path, int argc,
+                                   const char *const *argv, mc_watch_result_fn on_result,
+                                   void *ctx, mc_watch_done **out)
+{
+    mc_watch_done *d = calloc(1, sizeof *d);
+    if (!d)
+        return MC_WATCH_ERR_NO_MEMORY;
+    d->w = w;
+    d->fn = on_result;
+    d->ctx = ctx;
+    snprintf(d->path, sizeof d->path, "%s", path);
+    d->next = w->pending;
+    if (w->pending)
+        w->pending->prev = d;
+    w->pending = d;
+    w->npending++;
+    *out = d;
+    n->async_call(n->ctx, argc, argv, d); /* d may be freed from here on */
+    return MC_WATCH_OK;
+}
+
+static mc_watch_status run_sync(node *n, const char *path, int argc, const char *const *argv,
+                                char **result, char *err, size_t errlen)
+{
     char why[256] = "";
     if (!n->call(n->ctx, argc, argv, result, why, sizeof why)) {
         free(*result);
@@ -587,5 +688,72 @@ mc_watch_status mc_watch_call(mc_watchers *w, const char *path, int argc,
         mc_set_error(err, errlen, "'%s' refused: %s", path, why[0] ? why : "call failed");
         return MC_WATCH_ERR_REFUSED;
     }
+    return MC_WATCH_OK;
+}
+
+/* What a synchronous caller of an asynchronous callable collects. */
+typedef struct {
+    bool done;
+    mc_watch_status st;
+    char *result;
+    char err[512];
+} sync_wait;
+
+static void on_sync_result(void *ctx, mc_watch_status st, const char *result, const char *err)
+{
+    sync_wait *sw = ctx;
+    sw->done = true;
+    sw->st = st;
+    sw->result = result ? strdup(result) : NULL;
+    if (result && !sw->result)
+        sw->st = MC_WATCH_ERR_NO_MEMORY;
+    snprintf(sw->err, sizeof sw->err, "%s", err ? err : "");
+}
+
+mc_watch_status mc_watch_call(mc_watchers *w, const char *path, int argc,
+                              const char *const *argv, char **result, char *err, size_t errlen)
+{
+    *result = NULL;
+    mc_watch_status st;
+    node *n = callable(w, path, &st, err, errlen);
+    if (!n)
+        return st;
+    if (!n->async_call)
+        return run_sync(n, path, argc, argv, result, err, errlen);
+    sync_wait sw = {.done = false};
+    mc_watch_done *d = NULL;
+    st = start_async(w, n, path, argc, argv, on_sync_result, &sw, &d);
+    if (st != MC_WATCH_OK)
+        return st;
+    if (!sw.done) {
+        d->fn = NULL; /* still pending (so d is alive): its result goes nowhere */
+        mc_set_error(err, errlen, "'%s' is asynchronous and did not complete at once", path);
+        return MC_WATCH_ERR_PENDING;
+    }
+    if (sw.st != MC_WATCH_OK)
+        mc_set_error(err, errlen, "%s", sw.err);
+    *result = sw.result;
+    return sw.st;
+}
+
+mc_watch_status mc_watch_call_async(mc_watchers *w, const char *path, int argc,
+                                    const char *const *argv, mc_watch_result_fn on_result,
+                                    void *ctx, char *err, size_t errlen)
+{
+    mc_watch_status st;
+    node *n = on_result ? callable(w, path, &st, err, errlen) : NULL;
+    if (!on_result)
+        return MC_WATCH_ERR_BAD_VALUE;
+    if (!n)
+        return st;
+    if (n->async_call) {
+        mc_watch_done *d;
+        return start_async(w, n, path, argc, argv, on_result, ctx, &d);
+    }
+    char *result = NULL;
+    char why[512] = "";
+    st = run_sync(n, path, argc, argv, &result, why, sizeof why);
+    on_result(ctx, st, result, st == MC_WATCH_OK ? NULL : why);
+    free(result);
     return MC_WATCH_OK;
 }

@@ -388,6 +388,190 @@ START_TEST(value_text_round_trip)
 }
 END_TEST
 
+
+/* --- asynchronous callables ------------------------------------------------------------ */
+
+/* An asynchronous callable that keeps its done to complete later, or completes at once
+ * when its first argument is "now" (refusing when it is "no"). */
+typedef struct {
+    mc_watch_done *held;
+    int calls;
+} async_owner;
+
+static void async_fn(void *ctx, int argc, const char *const *argv, mc_watch_done *done)
+{
+    async_owner *o = ctx;
+    o->calls++;
+    if (argc >= 1 && strcmp(argv[0], "now") == 0)
+        mc_watch_complete(done, true, argc >= 2 ? argv[1] : NULL, NULL);
+    else if (argc >= 1 && strcmp(argv[0], "no") == 0)
+        mc_watch_complete(done, false, NULL, "not today");
+    else
+        o->held = done;
+}
+
+typedef struct {
+    int count;
+    mc_watch_status st;
+    char result[128];
+    bool has_result;
+    char err[256];
+} outcome;
+
+static void on_outcome(void *ctx, mc_watch_status st, const char *result, const char *err)
+{
+    outcome *o = ctx;
+    o->count++;
+    o->st = st;
+    o->has_result = result != NULL;
+    snprintf(o->result, sizeof o->result, "%s", result ? result : "");
+    snprintf(o->err, sizeof o->err, "%s", err ? err : "");
+}
+
+START_TEST(async_callable_answers_later)
+{
+    async_owner own = {0};
+    char err[256] = "";
+    ck_assert_int_eq(mc_watch_add_async_callable(w, "command/later", async_fn, &own, "later"),
+                     MC_WATCH_OK);
+    ck_assert(mc_watch_is_async(w, "command/later"));
+    ck_assert(!mc_watch_is_async(w, "command/echo"));
+    ck_assert(!mc_watch_is_async(w, "command"));
+    outcome o = {0};
+    const char *args[] = {"wait"};
+    ck_assert_int_eq(mc_watch_call_async(w, "command/later", 1, args, on_outcome, &o, err,
+                                         sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(o.count, 0);
+    ck_assert_ptr_nonnull(own.held);
+    ck_assert_uint_eq(mc_watch_pending(w), 1);
+    mc_watch_complete(own.held, true, "base 17 on baseapp02", NULL);
+    ck_assert_int_eq(o.count, 1);
+    ck_assert_int_eq(o.st, MC_WATCH_OK);
+    ck_assert_str_eq(o.result, "base 17 on baseapp02");
+    ck_assert_uint_eq(mc_watch_pending(w), 0);
+
+    /* Completing inside the function answers before call_async returns; refusals carry
+     * the path and the reason. */
+    outcome now = {0}, no = {0};
+    const char *a_now[] = {"now", "at once"}, *a_no[] = {"no"};
+    ck_assert_int_eq(mc_watch_call_async(w, "command/later", 2, a_now, on_outcome, &now, err,
+                                         sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(now.count, 1);
+    ck_assert_str_eq(now.result, "at once");
+    ck_assert_int_eq(mc_watch_call_async(w, "command/later", 1, a_no, on_outcome, &no, err,
+                                         sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(no.count, 1);
+    ck_assert_int_eq(no.st, MC_WATCH_ERR_REFUSED);
+    ck_assert_msg(strstr(no.err, "command/later") && strstr(no.err, "not today"), "%s", no.err);
+    ck_assert_uint_eq(mc_watch_pending(w), 0);
+
+    /* A listing shows it as an ordinary callable. */
+    mc_watch_value v;
+    ck_assert_int_eq(mc_watch_get(w, "command/later", &v, err, sizeof err),
+                     MC_WATCH_ERR_NOT_CALLABLE);
+}
+END_TEST
+
+START_TEST(call_async_runs_sync_callables_and_reports_errors)
+{
+    char err[256] = "";
+    outcome o = {0};
+    const char *args[] = {"x", "y"};
+    ck_assert_int_eq(mc_watch_call_async(w, "command/echo", 2, args, on_outcome, &o, err,
+                                         sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(o.count, 1);
+    ck_assert_int_eq(o.st, MC_WATCH_OK);
+    ck_assert_str_eq(o.result, "x y");
+    const char *fail[] = {"fail"};
+    ck_assert_int_eq(mc_watch_call_async(w, "command/echo", 1, fail, on_outcome, &o, err,
+                                         sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(o.count, 2);
+    ck_assert_int_eq(o.st, MC_WATCH_ERR_REFUSED);
+    ck_assert_ptr_nonnull(strstr(o.err, "asked to fail"));
+    /* Nothing runs (and on_result is not called) when there is nothing to call. */
+    ck_assert_int_eq(mc_watch_call_async(w, "command/none", 0, NULL, on_outcome, &o, err,
+                                         sizeof err),
+                     MC_WATCH_ERR_NOT_FOUND);
+    ck_assert_int_eq(mc_watch_call_async(w, "nub/resends", 0, NULL, on_outcome, &o, err,
+                                         sizeof err),
+                     MC_WATCH_ERR_NOT_CALLABLE);
+    ck_assert_int_eq(mc_watch_call_async(w, "command", 0, NULL, on_outcome, &o, err, sizeof err),
+                     MC_WATCH_ERR_NOT_CALLABLE);
+    ck_assert_int_eq(mc_watch_call_async(w, "a//b", 0, NULL, on_outcome, &o, err, sizeof err),
+                     MC_WATCH_ERR_BAD_PATH);
+    ck_assert_int_eq(mc_watch_call_async(w, "command/echo", 0, NULL, NULL, NULL, err, sizeof err),
+                     MC_WATCH_ERR_BAD_VALUE);
+    ck_assert_int_eq(o.count, 2);
+}
+END_TEST
+
+START_TEST(sync_call_on_async_callable)
+{
+    async_owner own = {0};
+    char err[256] = "";
+    char *result = NULL;
+    ck_assert_int_eq(mc_watch_add_async_callable(w, "command/later", async_fn, &own, NULL),
+                     MC_WATCH_OK);
+    ck_assert_int_eq(mc_watch_add_async_callable(w, "command/nofn", NULL, &own, NULL),
+                     MC_WATCH_ERR_BAD_VALUE);
+    const char *a_now[] = {"now", "done"};
+    ck_assert_int_eq(mc_watch_call(w, "command/later", 2, a_now, &result, err, sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_str_eq(result, "done");
+    free(result);
+    const char *a_no[] = {"no"};
+    ck_assert_int_eq(mc_watch_call(w, "command/later", 1, a_no, &result, err, sizeof err),
+                     MC_WATCH_ERR_REFUSED);
+    ck_assert_ptr_null(result);
+    ck_assert_ptr_nonnull(strstr(err, "not today"));
+    /* One that does not complete at once: a clear error; its later result goes nowhere. */
+    const char *a_wait[] = {"wait"};
+    ck_assert_int_eq(mc_watch_call(w, "command/later", 1, a_wait, &result, err, sizeof err),
+                     MC_WATCH_ERR_PENDING);
+    ck_assert_ptr_null(result);
+    ck_assert_ptr_nonnull(strstr(err, "asynchronous"));
+    ck_assert_ptr_nonnull(own.held);
+    ck_assert_uint_eq(mc_watch_pending(w), 1);
+    mc_watch_complete(own.held, true, "too late", NULL);
+    ck_assert_uint_eq(mc_watch_pending(w), 0);
+    ck_assert_str_eq(mc_watch_status_name(MC_WATCH_ERR_PENDING),
+                     "asynchronous call did not complete at once");
+}
+END_TEST
+
+START_TEST(freeing_the_registry_detaches_pending_calls)
+{
+    mc_watchers *own_w = mc_watchers_new();
+    async_owner own = {0};
+    char err[256] = "";
+    ck_assert_int_eq(mc_watch_add_async_callable(own_w, "slow", async_fn, &own, NULL),
+                     MC_WATCH_OK);
+    outcome o = {0};
+    mc_watch_done *held[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(mc_watch_call_async(own_w, "slow", 0, NULL, on_outcome, &o, err,
+                                             sizeof err),
+                         MC_WATCH_OK);
+        held[i] = own.held;
+    }
+    ck_assert_uint_eq(mc_watch_pending(own_w), 3);
+    mc_watch_complete(held[1], false, NULL, "gave up"); /* one from the middle of the list */
+    ck_assert_int_eq(o.count, 1);
+    mc_watchers_free(own_w);
+    /* The owner completes later: nothing is called, the dones are freed (ASan: no leak,
+     * no use-after-free). */
+    mc_watch_complete(held[0], true, "late", NULL);
+    mc_watch_complete(held[2], false, NULL, "late");
+    mc_watch_complete(NULL, true, NULL, NULL);
+    ck_assert_int_eq(o.count, 1);
+}
+END_TEST
+
 static Suite *watcher_suite(void)
 {
     Suite *s = suite_create("common_watcher");
@@ -406,6 +590,10 @@ static Suite *watcher_suite(void)
     tcase_add_test(tc, remove_subtrees);
     tcase_add_test(tc, two_registries_are_independent);
     tcase_add_test(tc, value_text_round_trip);
+    tcase_add_test(tc, async_callable_answers_later);
+    tcase_add_test(tc, call_async_runs_sync_callables_and_reports_errors);
+    tcase_add_test(tc, sync_call_on_async_callable);
+    tcase_add_test(tc, freeing_the_registry_detaches_pending_calls);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,6 +6,8 @@
  *   - read-only: a getter;
  *   - read-write: a getter and a setter that may refuse a value with a reason;
  *   - callable: a function taking string arguments and producing a string result.
+ * A callable may also be asynchronous (mc_watch_add_async_callable): it answers later,
+ * from the event loop, through the mc_watch_done it was handed.
  * Every instance is independent (two nubs in one process each have their own registry or
  * their own subtree). Operations return an mc_watch_status; a detail line is written to the
  * caller's error buffer.
@@ -29,6 +31,8 @@ typedef enum {
     MC_WATCH_ERR_EXISTS = -8,        /* add over an existing path */
     MC_WATCH_ERR_BAD_PATH = -9,      /* empty component, bad character, too long */
     MC_WATCH_ERR_NO_MEMORY = -10,
+    MC_WATCH_ERR_PENDING = -11,      /* mc_watch_call on an asynchronous callable that did not
+                                      * complete at once (use mc_watch_call_async) */
 } mc_watch_status;
 
 typedef enum {
@@ -73,7 +77,23 @@ typedef bool (*mc_watch_set_fn)(void *ctx, const mc_watch_value *value, char *wh
 typedef bool (*mc_watch_call_fn)(void *ctx, int argc, const char *const *argv, char **result,
                                  char *why, size_t whylen);
 
+/* An asynchronous call in flight. The callable that receives it owns it until it calls
+ * mc_watch_complete (which frees it). */
+typedef struct mc_watch_done mc_watch_done;
+/* An asynchronous callable: must eventually call mc_watch_complete(done, ...) exactly once,
+ * from inside fn or later from the event loop (also when its owner is torn down: complete
+ * with ok=false then). */
+typedef void (*mc_watch_async_fn)(void *ctx, int argc, const char *const *argv,
+                                  mc_watch_done *done);
+/* The outcome of a call: st is MC_WATCH_OK with result (may be NULL: no output), or
+ * MC_WATCH_ERR_REFUSED with a one-line err. Both strings are valid during the call only. */
+typedef void (*mc_watch_result_fn)(void *ctx, mc_watch_status st, const char *result,
+                                   const char *err);
+
 mc_watchers *mc_watchers_new(void);
+/* Free the registry. Asynchronous calls still pending are detached: their result
+ * functions are never called, and the owner's later mc_watch_complete only frees the
+ * done (it stays valid until then). */
 void mc_watchers_free(mc_watchers *w);
 
 const char *mc_watch_status_name(mc_watch_status status);
@@ -86,6 +106,9 @@ mc_watch_status mc_watch_add(mc_watchers *w, const char *path, mc_watch_type typ
                              void *ctx);
 mc_watch_status mc_watch_add_callable(mc_watchers *w, const char *path, mc_watch_call_fn call,
                                       void *ctx, const char *help);
+/* An asynchronous callable (listed, typed and shown like any callable). */
+mc_watch_status mc_watch_add_async_callable(mc_watchers *w, const char *path,
+                                            mc_watch_async_fn fn, void *ctx, const char *help);
 /* Convenience: expose a variable directly. Read-write ones accept any value of the type. */
 mc_watch_status mc_watch_add_int(mc_watchers *w, const char *path, int64_t *var,
                                  mc_watch_mode mode);
@@ -126,10 +149,27 @@ mc_watch_status mc_watch_get(const mc_watchers *w, const char *path, mc_watch_va
 /* Set a read-write leaf from text parsed as its type. */
 mc_watch_status mc_watch_set(mc_watchers *w, const char *path, const char *text, char *err,
                              size_t errlen);
-/* Run a callable. *result receives a heap string (or NULL); the caller frees it. */
+/* Run a callable. *result receives a heap string (or NULL); the caller frees it. An
+ * asynchronous callable that does not complete before its function returns gives
+ * MC_WATCH_ERR_PENDING (its later result is discarded). */
 mc_watch_status mc_watch_call(mc_watchers *w, const char *path, int argc,
                               const char *const *argv, char **result, char *err,
                               size_t errlen);
+/* Run a callable, synchronous or asynchronous. MC_WATCH_OK: it ran, and on_result is called
+ * exactly once with the outcome (for a synchronous callable, or an asynchronous one that
+ * completes at once, before this returns; otherwise when it completes, unless the registry
+ * is freed first). Any other status (no such path, not callable, bad path, out of memory):
+ * nothing ran and on_result is not called; a detail is in err. */
+mc_watch_status mc_watch_call_async(mc_watchers *w, const char *path, int argc,
+                                    const char *const *argv, mc_watch_result_fn on_result,
+                                    void *ctx, char *err, size_t errlen);
+/* Deliver an asynchronous call's outcome: ok with result (may be NULL), or !ok with a
+ * reason in why. Frees done; calling it twice on one done is a use-after-free. */
+void mc_watch_complete(mc_watch_done *done, bool ok, const char *result, const char *why);
+/* Is path an asynchronous callable? */
+bool mc_watch_is_async(const mc_watchers *w, const char *path);
+/* Asynchronous calls started and not completed yet. */
+size_t mc_watch_pending(const mc_watchers *w);
 
 /* Value helpers. */
 void mc_watch_value_clear(mc_watch_value *v);

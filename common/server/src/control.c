@@ -4,7 +4,6 @@
 #include "common/log.h"
 #include "server/control.h"
 #include "server/pb.h"
-#include "server/watcher_service.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,44 +25,6 @@ const char *mc_control_name(unsigned id)
     case MC_CTL_UNKNOWN_PROCESS: return "UNKNOWN_PROCESS";
     default: return "?";
     }
-}
-
-static void handle_watcher(mc_server *s, const mc_message_info *info, const uint8_t *data,
-                           size_t len)
-{
-    s->watcher_requests++;
-    if (!info->is_request) {
-        MC_WARNING("WATCHER message that is not a request; ignored");
-        return;
-    }
-    Mc__Control__WatcherReply *reply = NULL;
-    Mc__Control__WatcherRequest *req = mc__control__watcher_request__unpack(NULL, len, data);
-    if (req) {
-        reply = mc_watcher_service_handle(s->watchers, req);
-        mc_pb_free(req);
-    } else {
-        reply = malloc(sizeof *reply);
-        if (reply) {
-            mc__control__watcher_reply__init(reply);
-            reply->status = MC__CONTROL__WATCHER_STATUS__WS_BAD_REQUEST;
-            reply->error = mc_pb_strdup("malformed watcher request");
-        }
-    }
-    if (!reply) {
-        MC_ERROR("out of memory answering a watcher request");
-        return;
-    }
-    size_t n = 0;
-    uint8_t *buf = mc_pb_pack(reply, &n);
-    mc_pb_free(reply);
-    if (!buf) {
-        MC_ERROR("out of memory packing a watcher reply");
-        return;
-    }
-    int rc = mc_reply(info, buf, n);
-    if (rc != MC_OK)
-        MC_WARNING("cannot answer a watcher request: %s", mc_status_name(rc));
-    free(buf);
 }
 
 /* A control message we drop unread: counted, and logged (the first ten, then one in a
@@ -101,7 +62,7 @@ static void on_control(void *ctx, const mc_message_info *info, mc_istream *data)
         return;
     switch (id) {
     case MC_CTL_WATCHER:
-        handle_watcher(s, info, bytes, len);
+        mc_server_watcher_request(s, info, bytes, len);
         return;
     case MC_CTL_PROCESS_EVENT:
     case MC_CTL_UNKNOWN_PROCESS:

@@ -216,6 +216,7 @@ void mc_server_free(mc_server *s)
 {
     if (!s)
         return;
+    s->freeing = true; /* watcher calls completed from here on are not answered */
     if (s->desc.on_free && s->base)
         s->desc.on_free(s, s->desc.ctx);
     if (s->sigterm_ev)
@@ -231,7 +232,8 @@ void mc_server_free(mc_server *s)
         free(s->peers[i]);
     free(s->peers);
     free(s->channels);
-    mc_watchers_free(s->watchers);
+    mc_watchers_free(s->watchers); /* detaches the dones of calls still waiting */
+    mc_server_watch_calls_free(s);
     if (s->base)
         event_base_free(s->base);
     if (s->defs)

@@ -28,6 +28,10 @@ typedef enum {
 /* Peers remembered at most; beyond, a dead or stopped one's slot is reused. */
 #define MC_SERVER_MAX_PEERS 2048
 
+/* Asynchronous watcher calls waiting at once; beyond, calls are refused ("busy"). */
+#define MC_SERVER_MAX_WATCH_CALLS 256
+typedef struct server_watch_call server_watch_call;
+
 /* A peer the manager told us about. */
 typedef struct {
     uint32_t id;
@@ -98,6 +102,10 @@ struct mc_server {
     /* Watcher requests served; control messages dropped (too long, wrong sender). */
     uint64_t watcher_requests;
     uint64_t control_rejected;
+    /* Watcher calls waiting for an asynchronous callable (watcher_calls.c). */
+    server_watch_call *watch_calls;
+    size_t nwatch_calls;
+    bool freeing; /* mc_server_free has begun: nothing is sent any more */
 
     /* Shutdown. */
     bool shutting_down;
@@ -131,6 +139,12 @@ int mc_server_send_request(mc_server *s, const mc_address *to, uint8_t msg_id, c
 void mc_server_set_channel_timeout(mc_server *s, const mc_address *addr, mc_time_us timeout_us);
 /* Unacked reliable data left on any channel (for the shutdown flush). */
 bool mc_server_channels_idle(mc_server *s);
+
+/* Watcher requests (watcher_calls.c): answer one (a call perhaps later); free the records
+ * of calls still waiting (after the watchers are freed, which detaches their dones). */
+void mc_server_watcher_request(mc_server *s, const mc_message_info *info, const uint8_t *data,
+                               size_t len);
+void mc_server_watch_calls_free(mc_server *s);
 
 /* Registration and heartbeats (registration.c). */
 void mc_server_reg_tick(mc_server *s, mc_time_us now);

@@ -25,6 +25,10 @@ static void get_registered(void *ctx, mc_watch_value *out)
     out->as.b = ((mc_server *)ctx)->reg == REG_REGISTERED;
 }
 static void get_id(void *ctx, mc_watch_value *out) { out->as.u = ((mc_server *)ctx)->id; }
+static void get_calls_waiting(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((mc_server *)ctx)->nwatch_calls;
+}
 
 static void get_config(void *ctx, mc_watch_value *out)
 {
@@ -94,6 +98,8 @@ int mc_server_add_std_watchers(mc_server *s)
         bad |= mc_watch_add_const_string(w, "interfaces/external", s->external_addr);
     bad |= mc_watch_add_uint(w, "watcherRequests", &s->watcher_requests, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "controlRejected", &s->control_rejected, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add(w, "watcherCallsWaiting", MC_WATCH_UINT, MC_WATCH_READ_ONLY,
+                        get_calls_waiting, NULL, s);
     bad |= mc_watch_add_callable(w, "command/shutdown", call_shutdown, s,
                                  "graceful shutdown: deregister, flush channels, exit 0");
 
