@@ -1,5 +1,6 @@
 /* Handlers of the test type Probe: every() stores each argument in the cell's properties;
- * twoWay(n) returns values derived from n, one of every def type. */
+ * twoWay(n) returns values derived from n, one of every def type; a few engine callbacks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,5 +96,30 @@ int Probe_base_twoWay(const mc_call_ctx *call, Probe_base *self, int32_t arg1, i
     if (mc_value_set_bytes(&out_tup->as.list.items[1], MC_TYPE_STRING, "second", 6) != 0)
         return -1;
     (void)out_dict;
+    return 0;
+}
+
+/* Engine callbacks: some defined (their slots are set), the others not (NULL slots). The
+ * base ones write what they saw into the text buffer call->engine points at (64 bytes). */
+int Probe_base_onCreated(const mc_call_ctx *call, Probe_base *self)
+{
+    (void)self;
+    snprintf(call->engine, 64, "created %d", (int)call->self.id);
+    return 0;
+}
+
+int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self, const char *reason)
+{
+    (void)self;
+    snprintf(call->engine, 64, "no cell: %s", reason);
+    return 7;
+}
+
+int Probe_cell_onTimer(const mc_call_ctx *call, Probe_cell *self, uint32_t timerId,
+                       int64_t userArg)
+{
+    (void)call;
+    self->u32 = timerId;
+    self->i64 = userArg;
     return 0;
 }

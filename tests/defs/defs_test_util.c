@@ -159,3 +159,18 @@ int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t ind
     c->len = len;
     return 0;
 }
+
+int capture_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                    const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb, void *ud)
+{
+    capture *c = ctx;
+    if (c->request_status)
+        return c->request_status;
+    int rc = capture_send(ctx, to, part, index, args, len);
+    if (rc == 0) {
+        c->on_reply = on_reply;
+        c->cb = cb;
+        c->ud = ud;
+    }
+    return rc;
+}

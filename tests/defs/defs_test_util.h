@@ -31,8 +31,17 @@ typedef struct {
     uint16_t index;
     uint8_t bytes[4096];
     size_t len;
+    /* two-way calls (capture_request): what the engine would call back later */
+    mc_reply_fn on_reply;
+    void *cb;
+    void *ud;
+    int request_status; /* what capture_request returns (0: records the call) */
 } capture;
 int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
                  const uint8_t *args, size_t len);
+/* mc_call_sink's request: records the call as capture_send does, plus the reply trampoline,
+ * callback and user data; returns c->request_status instead when it is not 0. */
+int capture_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                    const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb, void *ud);
 
 #endif

@@ -208,16 +208,69 @@ START_TEST(every_kind_through_sender_and_dispatch)
 }
 END_TEST
 
+/* What the reply callback of twoWay saw. */
+typedef struct {
+    int calls;
+    int status;
+    const mc_call_ctx *call;
+    int8_t i8;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    char s[32];
+    bool s_null;
+    bool b_null;
+    size_t b_len;
+    mc_vector3 v3;
+    mc_mailbox_ref mb;
+    size_t arr_count;
+    bool dict_none;
+} two_way_seen;
+
+static void on_two_way(const mc_call_ctx *call, void *ud, int status, int8_t i8, int16_t i16,
+                       int32_t i32, int64_t i64, uint8_t u8, uint16_t u16, uint32_t u32,
+                       uint64_t u64, float f32, double f64, const char *s, const char *us,
+                       const mc_value *b, mc_vector2 v2, mc_vector3 v3, mc_vector4 v4,
+                       mc_mailbox_ref mb, const mc_value *arr, const mc_value *tup,
+                       const mc_value *dict)
+{
+    (void)i16; (void)i32; (void)u8; (void)u16; (void)u32; (void)f32; (void)us; (void)v2;
+    (void)v4; (void)tup;
+    two_way_seen *w = ud;
+    w->calls++;
+    w->status = status;
+    w->call = call;
+    w->i8 = i8;
+    w->i64 = i64;
+    w->u64 = u64;
+    w->f64 = f64;
+    w->s_null = s == NULL;
+    snprintf(w->s, sizeof(w->s), "%s", s ? s : "");
+    w->b_null = b == NULL;
+    w->b_len = b ? b->as.bytes.len : 0;
+    w->v3 = v3;
+    w->mb = mb;
+    w->arr_count = arr ? arr->as.list.count : 0;
+    w->dict_none = dict && dict->as.list.none;
+}
+
 START_TEST(two_way_returns_every_kind)
 {
     mc_entity_defs *defs = load_probe();
     capture cap = {0};
-    mc_call_sink sink = {.defs = defs, .send = capture_send, .ctx = &cap};
+    mc_call_sink sink = {.defs = defs, .send = capture_send, .request = capture_request,
+                         .ctx = &cap};
     mc_mailbox_ref base;
     mc_mailbox_ref_init(&base, 9, 0x7f000001, 4000, MC_COMPONENT_BASE, Probe_TYPE_ID);
-    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 7), MC_CALL_OK);
+    two_way_seen seen = {0};
+    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 7, on_two_way, &seen), MC_CALL_OK);
+    ck_assert_int_eq(cap.calls, 1);
+    ck_assert_uint_eq(cap.index, Probe_base_twoWay_INDEX);
     ck_assert_uint_eq(cap.len, 4);
     ck_assert_mem_eq(cap.bytes, ((const uint8_t[]){0, 0, 0, 7}), 4);
+    ck_assert_ptr_nonnull(cap.on_reply);
+    ck_assert_ptr_eq(cap.ud, &seen);
+    ck_assert_int_eq(seen.calls, 0); /* the reply comes later, from the engine */
     Probe_base props;
     ck_assert_int_eq(init_Probe_base(defs, &props), 0);
     mc_call_ctx call = {.defs = defs, .sink = &sink, .self = base};
@@ -249,6 +302,65 @@ START_TEST(two_way_returns_every_kind)
     ck_assert(r[19].as.list.none);
     for (int i = 0; i < 20; i++)
         mc_value_free(&r[i]);
+
+    /* The engine hands the reply bytes to the trampoline: the callback gets typed values. */
+    mc_istream_init(&is, reply.data, reply.size);
+    cap.on_reply(&call, MC_CALL_OK, &is, cap.cb, cap.ud);
+    ck_assert_int_eq(seen.calls, 1);
+    ck_assert_int_eq(seen.status, MC_CALL_OK);
+    ck_assert_ptr_eq(seen.call, &call);
+    ck_assert_int_eq(seen.i8, -7);
+    ck_assert_int_eq(seen.i64, 7000000000000);
+    ck_assert_uint_eq(seen.u64, 11);
+    ck_assert(seen.f64 == 1.75);
+    ck_assert_str_eq(seen.s, "plain");
+    ck_assert(!seen.b_null);
+    ck_assert_uint_eq(seen.b_len, 3);
+    ck_assert(seen.v3.z == 3.0f);
+    ck_assert_int_eq(seen.mb.id, 9);
+    ck_assert_uint_eq(seen.arr_count, 1);
+    ck_assert(seen.dict_none);
+    /* bytes that do not decode: MC_CALL_ERR_ARGS and zero / NULL values */
+    mc_istream_init(&is, reply.data, reply.size - 1);
+    cap.on_reply(&call, MC_CALL_OK, &is, cap.cb, cap.ud);
+    ck_assert_int_eq(seen.calls, 2);
+    ck_assert_int_eq(seen.status, MC_CALL_ERR_ARGS);
+    ck_assert_int_eq(seen.i8, 0);
+    ck_assert_int_eq(seen.i64, 0);
+    ck_assert(seen.s_null);
+    ck_assert(seen.b_null);
+    ck_assert_int_eq(seen.mb.id, 0);
+    ck_assert_uint_eq(seen.arr_count, 0);
+    /* an error status from the engine reaches the callback as is */
+    cap.on_reply(&call, MC_CALL_ERR_TIMEOUT, NULL, cap.cb, cap.ud);
+    ck_assert_int_eq(seen.calls, 3);
+    ck_assert_int_eq(seen.status, MC_CALL_ERR_TIMEOUT);
+    ck_assert(seen.s_null);
+    /* no callback: the trampoline does nothing */
+    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 1, NULL, NULL), MC_CALL_OK);
+    ck_assert_ptr_null(cap.cb);
+    mc_istream_init(&is, reply.data, reply.size);
+    cap.on_reply(&call, MC_CALL_OK, &is, cap.cb, cap.ud);
+    ck_assert_int_eq(seen.calls, 3);
+
+    /* The sender's own failures: a wrong mailbox, a sink without request(), the sink's
+     * entity-layer status passed through, its other failures as MC_CALL_ERR_SEND. */
+    mc_mailbox_ref cellmb;
+    mc_mailbox_ref_init(&cellmb, 9, 0x7f000001, 4000, MC_COMPONENT_CELL, Probe_TYPE_ID);
+    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &cellmb, 1, on_two_way, &seen),
+                     MC_CALL_ERR_MAILBOX);
+    mc_call_sink one_way = {.defs = defs, .send = capture_send, .ctx = &cap};
+    ck_assert_int_eq(send_Probe_base_twoWay(&one_way, &base, 1, on_two_way, &seen),
+                     MC_CALL_ERR_SEND);
+    cap.request_status = MC_CALL_ERR_PROCESS_DEAD;
+    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 1, on_two_way, &seen),
+                     MC_CALL_ERR_PROCESS_DEAD);
+    cap.request_status = -1;
+    ck_assert_int_eq(send_Probe_base_twoWay(&sink, &base, 1, on_two_way, &seen),
+                     MC_CALL_ERR_SEND);
+    ck_assert_int_eq(cap.calls, 2);
+    ck_assert_int_eq(seen.calls, 3);
+
     /* the handler refusing (negative argument) is reported and writes no reply */
     mc_ostream_reset(&reply);
     uint8_t neg[4] = {0xff, 0xff, 0xff, 0xff};
@@ -263,12 +375,88 @@ START_TEST(two_way_returns_every_kind)
 }
 END_TEST
 
+/* The hook slots of a Probe table: the callbacks allkinds_handlers.c defines are set and reach
+ * the handlers with their arguments; the others are NULL. */
+static void check_probe_hooks(const mc_game_module *gm, const mc_entity_defs *defs)
+{
+    const mc_game_hooks *b = &gm->types[Probe_TYPE_ID].hooks[MC_PART_BASE];
+    const mc_game_hooks *c = &gm->types[Probe_TYPE_ID].hooks[MC_PART_CELL];
+    ck_assert_ptr_nonnull(b->on_created);
+    ck_assert_ptr_nonnull(b->on_create_cell_failure);
+    ck_assert_ptr_null(b->on_destroy);
+    ck_assert_ptr_null(b->on_get_cell);
+    ck_assert_ptr_null(b->on_lose_cell);
+    ck_assert_ptr_null(b->on_timer);
+    ck_assert_ptr_null(b->on_space_gone); /* a cell callback */
+    ck_assert_ptr_nonnull(c->on_timer);
+    ck_assert_ptr_null(c->on_created);
+    ck_assert_ptr_null(c->on_destroy);
+    ck_assert_ptr_null(c->on_space_gone);
+    ck_assert_ptr_null(c->on_get_cell); /* base callbacks */
+    ck_assert_ptr_null(c->on_create_cell_failure);
+
+    char text[64] = "";
+    mc_call_ctx call = {.defs = defs, .engine = text};
+    mc_mailbox_ref_init(&call.self, 42, 0x7f000001, 4000, MC_COMPONENT_BASE, Probe_TYPE_ID);
+    void *base = calloc(1, gm->types[Probe_TYPE_ID].props_size[MC_PART_BASE]);
+    void *cell = calloc(1, gm->types[Probe_TYPE_ID].props_size[MC_PART_CELL]);
+    ck_assert(base && cell);
+    ck_assert_int_eq(gm->types[Probe_TYPE_ID].props_init(defs, MC_PART_BASE, base), 0);
+    ck_assert_int_eq(gm->types[Probe_TYPE_ID].props_init(defs, MC_PART_CELL, cell), 0);
+    ck_assert_int_eq(b->on_created(&call, base), 0);
+    ck_assert_str_eq(text, "created 42");
+    ck_assert_int_eq(b->on_create_cell_failure(&call, base, "space gone"), 7);
+    ck_assert_str_eq(text, "no cell: space gone");
+    ck_assert_int_eq(c->on_timer(&call, cell, 4000000000u, -12345678901), 0);
+    mc_ostream os;
+    mc_ostream_init(&os);
+    char err[256];
+    ck_assert_int_eq(gm->types[Probe_TYPE_ID].props_encode(defs, MC_PART_CELL, cell, false, &os,
+                                                           err, sizeof(err)),
+                     MC_CALL_OK);
+    Probe_cell got;
+    ck_assert_int_eq(init_Probe_cell(defs, &got), 0);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert_int_eq(decode_Probe_cell(defs, &got, false, &is, err, sizeof(err)), MC_CALL_OK);
+    ck_assert_uint_eq(got.u32, 4000000000u);
+    ck_assert_int_eq(got.i64, -12345678901);
+    free_Probe_cell(&got);
+    mc_ostream_free(&os);
+    gm->types[Probe_TYPE_ID].props_free(MC_PART_BASE, base);
+    gm->types[Probe_TYPE_ID].props_free(MC_PART_CELL, cell);
+    free(base);
+    free(cell);
+}
+
+START_TEST(engine_callbacks)
+{
+    mc_entity_defs *defs = load_probe();
+    /* linked into this test */
+    check_probe_hooks(mc_game_module_get(), defs);
+    /* and the module built by mc_add_game_module (hidden symbols), opened as engines do */
+    const char *bin = getenv("MC_BIN_DIR");
+    char path[4096], err[512];
+    snprintf(path, sizeof(path), "%s/../lib/mc_game_allkinds.so", bin ? bin : "build/bin");
+    mc_game *g = mc_game_open(path, defs, err, sizeof(err));
+    ck_assert_msg(g != NULL, "%s", err);
+    ck_assert_ptr_ne(mc_game_table(g), mc_game_module_get());
+    check_probe_hooks(mc_game_table(g), defs);
+    mc_game_close(g);
+    /* the client table has no callbacks */
+    const mc_game_hooks *ch = &mc_game_client_get()->types[Probe_TYPE_ID].hooks[MC_PART_BASE];
+    ck_assert_ptr_null(ch->on_created);
+    mc_defs_free(defs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_allkinds");
     TCase *tc = tcase_create("allkinds");
     tcase_add_test(tc, every_kind_through_sender_and_dispatch);
     tcase_add_test(tc, two_way_returns_every_kind);
+    tcase_add_test(tc, engine_callbacks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,13 @@
 
 static const char *const part_tags[MC_PART_COUNT] = {"base", "cell", "client"};
 
+/* A def name as it appears in generated C identifiers (buf: a char array). */
+#define CN(name, buf) defc_cname((name), (buf), sizeof(buf))
+
+static void emit_reply_typedef(FILE *f, const mc_entity_type_def *t, const mc_def_method *m);
+static void emit_hook_decls(FILE *f, const mc_entity_type_def *t);
+static void emit_hooks(FILE *f, const mc_entity_type_def *t);
+
 static bool is_int(mc_type_kind k)
 {
     return k <= MC_TYPE_INT64;
@@ -80,7 +87,7 @@ static const char *sep_type(const char *ct)
 static char *arg_name(const mc_def_arg *a, size_t i, char *buf, size_t len)
 {
     if (a->name)
-        snprintf(buf, len, "%s", a->name);
+        defc_cname(a->name, buf, len);
     else
         snprintf(buf, len, "arg%zu", i + 1);
     return buf;
@@ -136,16 +143,16 @@ static void emit_from_value(FILE *f, mc_type_kind k, const char *v)
 static void emit_handler_proto(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
 {
     const char *pt = part_tags[m->part];
-    fprintf(f, "int %s_%s_%s(const mc_call_ctx *call, %s_%s *self", t->name, pt, m->name,
-            t->name, pt);
     char nb[80];
+    fprintf(f, "int %s_%s_%s(const mc_call_ctx *call, %s_%s *self", t->name, pt,
+            CN(m->name, nb), t->name, pt);
     for (size_t i = 0; i < m->nargs; i++) {
         const char *ct = arg_ctype(m->args[i].type->kind);
         fprintf(f, ", %s%s%s", ct, sep_type(ct), arg_name(&m->args[i], i, nb, sizeof(nb)));
     }
     for (size_t i = 0; i < m->nreturns; i++) {
         const char *ct = field_ctype(m->returns[i].type->kind);
-        fprintf(f, ", %s%s*out_%s", ct, sep_type(ct), m->returns[i].name);
+        fprintf(f, ", %s%s*out_%s", ct, sep_type(ct), CN(m->returns[i].name, nb));
     }
     fprintf(f, ")");
 }
@@ -153,13 +160,16 @@ static void emit_handler_proto(FILE *f, const mc_entity_type_def *t, const mc_de
 static void emit_sender_proto(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
 {
     const char *pt = part_tags[m->part];
-    fprintf(f, "int send_%s_%s_%s(const mc_call_sink *defc_sink, const mc_mailbox_ref *defc_to",
-            t->name, pt, m->name);
     char nb[80];
+    fprintf(f, "int send_%s_%s_%s(const mc_call_sink *defc_sink, const mc_mailbox_ref *defc_to",
+            t->name, pt, CN(m->name, nb));
     for (size_t i = 0; i < m->nargs; i++) {
         const char *ct = arg_ctype(m->args[i].type->kind);
         fprintf(f, ", %s%s%s", ct, sep_type(ct), arg_name(&m->args[i], i, nb, sizeof(nb)));
     }
+    if (m->nreturns)
+        fprintf(f, ", %s_%s_%s_reply defc_on_reply, void *defc_ud", t->name, pt,
+                CN(m->name, nb));
     fprintf(f, ")");
 }
 
@@ -172,14 +182,15 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
     fprintf(f, "#ifndef MC_GEN_%s_H\n#define MC_GEN_%s_H\n\n", t->name, t->name);
     fprintf(f, "#include <stdbool.h>\n#include <stdint.h>\n\n#include \"common/game_module.h\"\n\n");
     fprintf(f, "#define %s_TYPE_ID %uu\n\n", t->name, (unsigned)t->id);
+    char nb[80];
     for (int part = 0; part < MC_PART_COUNT; part++) {
         for (size_t i = 0; i < t->nmethods[part]; i++)
             fprintf(f, "#define %s_%s_%s_INDEX %uu\n", t->name, part_tags[part],
-                    t->methods[part][i].name, (unsigned)i);
+                    CN(t->methods[part][i].name, nb), (unsigned)i);
         for (size_t i = 0; i < t->nmethods[part]; i++)
             if (t->methods[part][i].exposed)
                 fprintf(f, "#define %s_%s_%s_EXPOSED_INDEX %du\n", t->name, part_tags[part],
-                        t->methods[part][i].name, (int)t->methods[part][i].exposed_index);
+                        CN(t->methods[part][i].name, nb), (int)t->methods[part][i].exposed_index);
     }
     fprintf(f, "\n");
     for (int part = 0; part < MC_PART_COUNT; part++) {
@@ -192,8 +203,9 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
                 continue;
             const char *ct = field_ctype(p->type->kind);
             char *d = mc_def_type_describe(p->type);
-            fprintf(f, "    %s%s%s; /* %s %s */\n", ct, sep_type(ct), p->name, d ? d : "?",
-                    mc_prop_flags_name(p->flags));
+            fprintf(f, "    %s%s%s; /* %s%s%s %s */\n", ct, sep_type(ct), CN(p->name, nb),
+                    p->name[0] == '_' ? p->name : "", p->name[0] == '_' ? ": " : "",
+                    d ? d : "?", mc_prop_flags_name(p->flags));
             free(d);
             n++;
         }
@@ -211,9 +223,16 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
                    "bool persistent_only,\n    mc_istream *is, char *why, size_t whylen);\n\n",
                 t->name, part_tags[part], t->name, part_tags[part]);
     }
-    fprintf(f, "/* Senders: encode the arguments (checked against the def) and hand them to the\n"
-               " * sink. The mailbox must be of this type and reach the method's part. Return an\n"
-               " * mc_call_status. */\n");
+    fprintf(f, "/* Reply callbacks of two-way methods: status MC_CALL_OK with the return values "
+               "(valid\n * during the call only), or an error status with zero / NULL values. */\n");
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
+        for (size_t i = 0; i < t->nmethods[part]; i++)
+            if (t->methods[part][i].nreturns)
+                emit_reply_typedef(f, t, &t->methods[part][i]);
+    fprintf(f, "\n/* Senders: encode the arguments (checked against the def) and hand them to the\n"
+               " * sink (sink->request for two-way methods: the callback runs once, later, unless "
+               "the\n * sender fails). The mailbox must be of this type and reach the method's "
+               "part. Return an\n * mc_call_status. */\n");
     for (int part = 0; part < MC_PART_COUNT; part++)
         for (size_t i = 0; i < t->nmethods[part]; i++) {
             emit_sender_proto(f, t, &t->methods[part][i]);
@@ -236,6 +255,7 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
             fprintf(f, ";\n");
         }
     }
+    emit_hook_decls(f, t);
     fprintf(f, "\n/* Registration pieces (game_module.c). */\n");
     fprintf(f, "int mc_gen_%s_props_init(const mc_entity_defs *defs, mc_part part, void *props);\n",
             t->name);
@@ -246,6 +266,7 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
                "    bool persistent_only, mc_istream *is, char *why, size_t whylen);\n",
             t->name);
     fprintf(f, "void mc_gen_%s_props_free(mc_part part, void *props);\n", t->name);
+    fprintf(f, "void mc_gen_%s_hooks(mc_game_hooks hooks[MC_PART_COUNT]);\n", t->name);
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
         if (t->nmethods[part])
             fprintf(f, "extern const mc_game_method mc_gen_%s_%s_methods[%zu];\n", t->name,
@@ -258,6 +279,7 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
 static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
 {
     const char *pt = part_tags[part];
+    char nb[80];
     fprintf(f, "int init_%s_%s(const mc_entity_defs *defs, %s_%s *props)\n{\n", t->name, pt,
             t->name, pt);
     fprintf(f, "    const mc_value *d;\n    memset(props, 0, sizeof(*props));\n    (void)d;\n");
@@ -272,13 +294,13 @@ static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
         if (is_str(k))
             fprintf(f, "    if (mc_gen_default_str(defs, %s_TYPE_ID, %u, &props->%s) != 0)\n"
                        "        goto fail;\n",
-                    t->name, (unsigned)i, p->name);
+                    t->name, (unsigned)i, CN(p->name, nb));
         else if (is_generic(k))
             fprintf(f, "    if (mc_gen_default_value(defs, %s_TYPE_ID, %u, &props->%s) != 0)\n"
                        "        goto fail;\n",
-                    t->name, (unsigned)i, p->name);
+                    t->name, (unsigned)i, CN(p->name, nb));
         else {
-            fprintf(f, "    props->%s = ", p->name);
+            fprintf(f, "    props->%s = ", CN(p->name, nb));
             emit_from_value(f, k, "(*d)");
             fprintf(f, ";\n");
         }
@@ -294,9 +316,9 @@ static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
         if (p->part_index[part] < 0)
             continue;
         if (is_str(p->type->kind))
-            fprintf(f, "    free(props->%s);\n", p->name);
+            fprintf(f, "    free(props->%s);\n", CN(p->name, nb));
         else if (is_generic(p->type->kind))
-            fprintf(f, "    mc_value_free(&props->%s);\n", p->name);
+            fprintf(f, "    mc_value_free(&props->%s);\n", CN(p->name, nb));
     }
     fprintf(f, "    memset(props, 0, sizeof(*props));\n}\n\n");
 }
@@ -311,6 +333,7 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
 {
     const char *pt = part_tags[part];
     size_t n = t->nparts_props[part];
+    char nb[80];
     fprintf(f, "int encode_%s_%s(const mc_entity_defs *defs, const %s_%s *props, "
                "bool persistent_only,\n    mc_ostream *os, char *why, size_t whylen)\n{\n",
             t->name, pt, t->name, pt);
@@ -324,7 +347,7 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
             if (p->part_index[part] < 0)
                 continue;
             char e[96];
-            snprintf(e, sizeof(e), "props->%s", p->name);
+            snprintf(e, sizeof(e), "props->%s", CN(p->name, nb));
             fprintf(f, "    p = mc_gen_property(defs, %s_TYPE_ID, %u, \"%s\");\n", t->name,
                     (unsigned)i, p->name);
             fprintf(f, "    if (!p)\n        goto defs;\n");
@@ -376,15 +399,15 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
         if (is_str(kind))
             fprintf(f, "        free(props->%s);\n        props->%s = v[%zu].as.bytes.data;\n"
                        "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
-                    p->name, p->name, k, k, k);
+                    CN(p->name, nb), nb, k, k, k);
         else if (is_generic(kind))
             fprintf(f, "        mc_value_free(&props->%s);\n        props->%s = v[%zu];\n"
                        "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
-                    p->name, p->name, k, k, k);
+                    CN(p->name, nb), nb, k, k, k);
         else {
             char vb[32];
             snprintf(vb, sizeof(vb), "v[%zu]", k);
-            fprintf(f, "        props->%s = ", p->name);
+            fprintf(f, "        props->%s = ", CN(p->name, nb));
             emit_from_value(f, kind, vb);
             fprintf(f, ";\n");
         }
@@ -396,8 +419,12 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
             n);
 }
 
+static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc_def_method *m);
+
 static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
 {
+    if (m->nreturns)
+        emit_reply_trampoline(f, t, m);
     emit_sender_proto(f, t, m);
     fprintf(f, "\n{\n");
     char nb[80];
@@ -416,20 +443,172 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
         }
         fprintf(f, "    };\n");
     }
-    fprintf(f, "    return mc_gen_send(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", %s, "
-               "%zu);\n}\n\n",
-            t->name, m->part == MC_PART_BASE ? "BASE" : m->part == MC_PART_CELL ? "CELL" : "CLIENT",
-            (unsigned)m->index, m->name, m->nargs ? "defc_args" : "NULL", m->nargs);
+    if (!m->nreturns) {
+        fprintf(f, "    return mc_gen_send(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", "
+                   "%s, %zu);\n}\n\n",
+                t->name, part_enum(m->part), (unsigned)m->index, m->name,
+                m->nargs ? "defc_args" : "NULL", m->nargs);
+        return;
+    }
+    fprintf(f, "    return mc_gen_request(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", "
+               "%s, %zu,\n                          defc_reply_%s_%s_%s, (void *)defc_on_reply, "
+               "defc_ud);\n}\n\n",
+            t->name, part_enum(m->part), (unsigned)m->index, m->name,
+            m->nargs ? "defc_args" : "NULL", m->nargs, t->name, part_tags[m->part],
+            CN(m->name, nb));
+}
+
+/* typedef of the callback a two-way sender takes: the return values as handler arguments. */
+static void emit_reply_typedef(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+{
+    char nb[80];
+    fprintf(f, "typedef void (*%s_%s_%s_reply)(const mc_call_ctx *call, void *ud, int status",
+            t->name, part_tags[m->part], CN(m->name, nb));
+    for (size_t i = 0; i < m->nreturns; i++) {
+        const char *ct = arg_ctype(m->returns[i].type->kind);
+        fprintf(f, ", %s%s%s", ct, sep_type(ct), CN(m->returns[i].name, nb));
+    }
+    fprintf(f, ");\n");
+}
+
+/* The mc_reply_fn of a two-way method: decode the returns, call the typed callback. */
+static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+{
+    char mn[80];
+    const char *pt = part_tags[m->part];
+    size_t n = m->nreturns;
+    CN(m->name, mn);
+    fprintf(f, "static void defc_reply_%s_%s_%s(const mc_call_ctx *call, int status, "
+               "mc_istream *returns,\n    void *cb, void *ud)\n{\n",
+            t->name, pt, mn);
+    fprintf(f, "    if (!cb)\n        return;\n");
+    fprintf(f, "    %s_%s_%s_reply fn = (%s_%s_%s_reply)cb;\n", t->name, pt, mn, t->name, pt, mn);
+    fprintf(f, "    mc_value v[%zu];\n    memset(v, 0, sizeof(v));\n", n);
+    fprintf(f, "    if (status == MC_CALL_OK) {\n        const mc_def_method *m = call ? "
+               "mc_gen_method(call->defs, %s_TYPE_ID,\n            MC_PART_%s, %uu, \"%s\") : "
+               "NULL;\n        char why[256];\n",
+            t->name, part_enum(m->part), (unsigned)m->index, m->name);
+    fprintf(f, "        if (!m || m->nreturns != %zu)\n            status = MC_CALL_ERR_DEFS;\n"
+               "        else if (!returns || mc_defs_decode_returns(call->defs, m, returns, v, "
+               "why, sizeof(why)) != 0)\n            status = MC_CALL_ERR_ARGS;\n    }\n",
+            n);
+    fprintf(f, "    const bool ok = status == MC_CALL_OK;\n    (void)ok;\n");
+    fprintf(f, "    fn(call, ud, status");
+    for (size_t i = 0; i < n; i++) {
+        mc_type_kind k = m->returns[i].type->kind;
+        char vb[32];
+        snprintf(vb, sizeof(vb), "v[%zu]", i);
+        fprintf(f, ",\n       ");
+        if (is_generic(k))
+            fprintf(f, "ok ? &v[%zu] : NULL", i);
+        else
+            emit_from_value(f, k, vb);
+    }
+    fprintf(f, ");\n    for (size_t i = 0; i < %zu; i++)\n        mc_value_free(&v[i]);\n}\n\n",
+            n);
+}
+
+/* ---- Engine callbacks (mc_game_hooks). */
+
+static const char *const hook_params[] = {
+    [DEFC_HOOK_PLAIN] = "",
+    [DEFC_HOOK_REASON] = ", const char *reason",
+    [DEFC_HOOK_TIMER] = ", uint32_t timerId, int64_t userArg",
+};
+
+/* The prototype a game may define for a callback no def method implements. */
+static void emit_hook_proto(FILE *f, const mc_entity_type_def *t, int part, const defc_hook *h)
+{
+    const char *pt = part_tags[part];
+    fprintf(f, "int %s_%s_%s(const mc_call_ctx *call, %s_%s *self%s)", t->name, pt, h->name,
+            t->name, pt, hook_params[h->shape]);
+}
+
+static void emit_hook_decls(FILE *f, const mc_entity_type_def *t)
+{
+    fprintf(f, "\n/* Engine callbacks (mc_game_hooks): define any of these and the engine calls "
+               "it; one left\n * undefined leaves its slot NULL. Return 0, or non-zero to report "
+               "a failure. */\n");
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
+        for (size_t i = 0; i < defc_nhooks; i++) {
+            const defc_hook *h = &defc_hooks[i];
+            if (!(h->parts & (1u << part)))
+                continue;
+            if (defc_hook_method(t, part, h)) {
+                fprintf(f, "/* %s_%s_%s: the %s method's handler above. */\n", t->name,
+                        part_tags[part], h->name, part_tags[part]);
+                continue;
+            }
+            emit_hook_proto(f, t, part, h);
+            fprintf(f, ";\n");
+        }
+}
+
+/* Arguments a hook adapter passes on to the function it calls. */
+static void emit_hook_call_args(FILE *f, const defc_hook *h, const mc_def_method *m)
+{
+    if (h->shape == DEFC_HOOK_REASON)
+        fprintf(f, ", reason ? reason : \"\"");
+    else if (h->shape == DEFC_HOOK_TIMER)
+        fprintf(f, ", (%s)timer_id, user_arg",
+                m ? scalar_ctype(m->args[0].type->kind) : "uint32_t");
+}
+
+static void emit_hook_adapter(FILE *f, const mc_entity_type_def *t, int part, const defc_hook *h)
+{
+    const char *pt = part_tags[part];
+    const mc_def_method *m = defc_hook_method(t, part, h);
+    if (!m) {
+        fprintf(f, "__attribute__((weak, visibility(\"hidden\"))) ");
+        emit_hook_proto(f, t, part, h);
+        fprintf(f, ";\n");
+    }
+    fprintf(f, "static int defc_hook_%s_%s_%s(const mc_call_ctx *call, void *props%s)\n{\n",
+            t->name, pt, h->name,
+            h->shape == DEFC_HOOK_REASON  ? ", const char *reason"
+            : h->shape == DEFC_HOOK_TIMER ? ", uint32_t timer_id, int64_t user_arg"
+                                          : "");
+    fprintf(f, "    return %s_%s_%s(call, (%s_%s *)props", t->name, pt, h->name, t->name, pt);
+    emit_hook_call_args(f, h, m);
+    fprintf(f, ");\n}\n\n");
+}
+
+/* Adapters per callback, and mc_gen_T_hooks filling a type's slots: a def method's handler
+ * always, a game function when the game defines it (weak reference, NULL otherwise). */
+static void emit_hooks(FILE *f, const mc_entity_type_def *t)
+{
+    fprintf(f, "/* Engine callbacks. */\n");
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
+        for (size_t i = 0; i < defc_nhooks; i++)
+            if (defc_hooks[i].parts & (1u << part))
+                emit_hook_adapter(f, t, part, &defc_hooks[i]);
+    fprintf(f, "void mc_gen_%s_hooks(mc_game_hooks hooks[MC_PART_COUNT])\n{\n", t->name);
+    for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
+        for (size_t i = 0; i < defc_nhooks; i++) {
+            const defc_hook *h = &defc_hooks[i];
+            if (!(h->parts & (1u << part)))
+                continue;
+            const char *pt = part_tags[part];
+            if (defc_hook_method(t, part, h))
+                fprintf(f, "    hooks[MC_PART_%s].%s = defc_hook_%s_%s_%s;\n", part_enum(part),
+                        h->slot, t->name, pt, h->name);
+            else
+                fprintf(f, "    hooks[MC_PART_%s].%s = %s_%s_%s ? defc_hook_%s_%s_%s : NULL;\n",
+                        part_enum(part), h->slot, t->name, pt, h->name, t->name, pt, h->name);
+        }
+    fprintf(f, "}\n");
 }
 
 static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
 {
     const char *pt = part_tags[m->part];
+    char mn[80];
+    CN(m->name, mn);
     const char *PT = part_enum(m->part);
     fprintf(f,
             "static int dispatch_%s_%s_%s(const mc_call_ctx *call, void *props, mc_istream *args,\n"
             "                             mc_ostream *reply, char *why, size_t whylen)\n{\n",
-            t->name, pt, m->name);
+            t->name, pt, mn);
     fprintf(f, "    const mc_def_method *m = mc_gen_method(call->defs, %s_TYPE_ID, MC_PART_%s, "
                "%uu, \"%s\");\n",
             t->name, PT, (unsigned)m->index, m->name);
@@ -453,7 +632,7 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
             fprintf(f, "    %s%sr%zu;\n    memset(&r%zu, 0, sizeof(r%zu));\n", ct, sep_type(ct), i,
                     i, i);
     }
-    fprintf(f, "    int rc = %s_%s_%s(call, (%s_%s *)props", t->name, pt, m->name, t->name, pt);
+    fprintf(f, "    int rc = %s_%s_%s(call, (%s_%s *)props", t->name, pt, mn, t->name, pt);
     for (size_t i = 0; i < m->nargs; i++) {
         char vb[32];
         snprintf(vb, sizeof(vb), "v[%zu]", i);
@@ -493,6 +672,7 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
 
 static int emit_source(FILE *f, const mc_entity_type_def *t)
 {
+    char nb[80];
     /* the type's own file, relative: the output does not depend on where --res is */
     fprintf(f, "/* Generated by defc from entity_defs/%s.def: do not edit. */\n", t->name);
     fprintf(f, "#include \"%s.h\"\n\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
@@ -544,9 +724,10 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
                 part_tags[part], t->nmethods[part]);
         for (size_t i = 0; i < t->nmethods[part]; i++)
             fprintf(f, "    {\"%s\", dispatch_%s_%s_%s},\n", t->methods[part][i].name, t->name,
-                    part_tags[part], t->methods[part][i].name);
+                    part_tags[part], CN(t->methods[part][i].name, nb));
         fprintf(f, "};\n\n");
     }
+    emit_hooks(f, t);
     return 0;
 }
 
@@ -576,7 +757,8 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
 
     fprintf(f, "/* Generated by defc: the registration table of game module %s. */\n", module);
     fprintf(f, "#include \"game.h\"\n\n");
-    fprintf(f, "static const mc_game_type defc_types[%zu] = {\n", nt);
+    fprintf(f, "/* Not const: defc_hooks_init fills the engine callback slots when the module "
+               "loads. */\nstatic mc_game_type defc_types[%zu] = {\n", nt);
     for (size_t i = 0; i < nt; i++) {
         const mc_entity_type_def *t = mc_defs_type(defs, (uint16_t)i);
         emit_type_entry_start(f, t);
@@ -587,6 +769,12 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
                 t->nmethods[1] ? t->name : "", t->nmethods[1] ? "_cell_methods" : "");
     }
     fprintf(f, "};\n\n");
+    fprintf(f, "/* The engine callbacks the game defines (resolved when the module was linked). "
+               "*/\n__attribute__((constructor)) static void defc_hooks_init(void)\n{\n");
+    for (size_t i = 0; i < nt; i++)
+        fprintf(f, "    mc_gen_%s_hooks(defc_types[%zu].hooks);\n", mc_defs_type(defs, (uint16_t)i)->name,
+                i);
+    fprintf(f, "}\n\n");
     fprintf(f, "static const mc_game_module defc_module = {\n    .abi = MC_GAME_ABI,\n"
                "    .name = \"%s\",\n    .digest_hex = MC_GAME_DIGEST,\n    .ntypes = %zu,\n"
                "    .types = defc_types,\n};\n\n",
@@ -600,6 +788,7 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
  * modules do not compile it (they do not implement client handlers). */
 static void emit_client(FILE *f, const mc_entity_defs *defs, const char *module)
 {
+    char nb[80];
     size_t nt = mc_defs_type_count(defs);
     fprintf(f, "/* Generated by defc: client-side dispatch of game %s (for a C client; not part "
                "of a server\n * game module). */\n",
@@ -616,7 +805,7 @@ static void emit_client(FILE *f, const mc_entity_defs *defs, const char *module)
                 t->nmethods[MC_PART_CLIENT]);
         for (size_t k = 0; k < t->nmethods[MC_PART_CLIENT]; k++)
             fprintf(f, "    {\"%s\", dispatch_%s_client_%s},\n", t->methods[MC_PART_CLIENT][k].name,
-                    t->name, t->methods[MC_PART_CLIENT][k].name);
+                    t->name, CN(t->methods[MC_PART_CLIENT][k].name, nb));
         fprintf(f, "};\n\n");
     }
     fprintf(f, "static const mc_game_type defc_client_types[%zu] = {\n", nt);

@@ -86,6 +86,11 @@ int main(int argc, char **argv)
         return 2;
     }
     free(err);
+    if (defc_check_codegen(stderr, defs) != 0) {
+        fprintf(stderr, "defc: %s: definitions refused\n", res);
+        mc_defs_free(defs);
+        return 2;
+    }
     int rc = 0;
     if (check)
         defc_print_summary(stdout, defs);

@@ -76,8 +76,11 @@ static int add_listed(loader *L, listed_type **list, size_t *n, size_t *cap,
         mc_errs_add(&L->errs, file, xml_line(c), nm, "entity type name is not a valid identifier");
         return -1;
     }
+    /* Type names start file names and every generated identifier of the type: no leading
+     * '_' (it would make reserved C identifiers such as _Foo_TYPE_ID). */
     if (!strcmp(nm, "game") || !strcmp(nm, "game_module") || !strcmp(nm, "game_types") ||
-        !strncmp(nm, "defc_", 5) || !strncmp(nm, "mc_", 3)) {
+        !strcmp(nm, "game_client") || nm[0] == '_' || !strncmp(nm, "defc_", 5) ||
+        !strncmp(nm, "mc_", 3)) {
         mc_errs_add(&L->errs, file, xml_line(c), nm,
                     "entity type name is reserved (generated files and symbols use it)");
         return -1;

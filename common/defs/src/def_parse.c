@@ -32,10 +32,11 @@ static bool name_ok(loader *L, xmlNodePtr n, const char *file, const char *what)
                         "%s name is reserved in generated C code", what);
             return false;
         }
-    if (nm[0] == '_' || !strncmp(nm, "defc_", 5)) {
+    /* A leading '_' is fine (BigWorld's _timer1): generated code writes such a name as
+     * defc_timer1, so user names may not start with defc_ themselves. */
+    if (!strncmp(nm, "defc_", 5)) {
         mc_errs_add(&L->errs, file, xml_line(n), nm,
-                    "%s name may not start with '_' or 'defc_' (reserved for generated code)",
-                    what);
+                    "%s name may not start with 'defc_' (reserved for generated code)", what);
         return false;
     }
     return true;
@@ -349,15 +350,20 @@ static int parse_method(loader *L, raw_def *rd, xmlNodePtr n, mc_part part, mc_d
     /* Handlers take return values as out_<name> pointers after the arguments (both lists
      * hold at most 255 names, checked below, so this stays small). */
     for (size_t r = 0; r < m->nreturns && m->nreturns <= 255 && m->nargs <= 255; r++)
-        for (size_t a = 0; a < m->nargs; a++)
-            if (m->args[a].name && m->returns[r].name && !strncmp(m->args[a].name, "out_", 4) &&
-                !strcmp(m->args[a].name + 4, m->returns[r].name)) {
-                mc_errs_add(&L->errs, file, xml_line(ret_n), m->returns[r].name,
+        for (size_t a = 0; a < m->nargs; a++) {
+            const char *an = m->args[a].name, *rn = m->returns[r].name;
+            if (!an || !rn || strncmp(an, "out_", 4))
+                continue;
+            /* a return value _x is written out_defc_x (a leading '_' becomes defc_) */
+            bool mangled = rn[0] == '_';
+            if (mangled ? !strncmp(an + 4, "defc", 4) && !strcmp(an + 8, rn) : !strcmp(an + 4, rn)) {
+                mc_errs_add(&L->errs, file, xml_line(ret_n), rn,
                             "return value %s clashes with argument %s (handlers receive it as "
-                            "out_%s)",
-                            m->returns[r].name, m->args[a].name, m->returns[r].name);
+                            "out_%s%s)",
+                            rn, an, mangled ? "defc" : "", rn);
                 ok = false;
             }
+        }
     if (m->nreturns > 255) {
         mc_errs_add(&L->errs, file, xml_line(ret_n), "ReturnValues", "more than 255 values");
         ok = false;

@@ -169,30 +169,67 @@ const mc_def_method *mc_gen_method(const mc_entity_defs *defs, uint16_t type_id,
     return m && !strcmp(m->name, name) ? m : NULL;
 }
 
-int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
-                mc_part part, uint16_t index, const char *name, const mc_value *args,
-                size_t nargs)
+/* Check the method and mailbox and encode the arguments of a generated sender into os.
+ * Returns the method, or NULL with *rc set. */
+static const mc_def_method *gen_encode_call(const mc_call_sink *sink, const mc_mailbox_ref *to,
+                                            uint16_t type_id, mc_part part, uint16_t index,
+                                            const char *name, const mc_value *args,
+                                            size_t nargs, bool two_way, mc_ostream *os, int *rc)
 {
     const mc_def_method *m = mc_gen_method(sink->defs, type_id, part, index, name);
-    if (!m || m->nargs != nargs)
-        return MC_CALL_ERR_DEFS;
+    if (!m || m->nargs != nargs || (m->nreturns != 0) != two_way) {
+        *rc = MC_CALL_ERR_DEFS;
+        return NULL;
+    }
     static const mc_component finals[MC_PART_COUNT] = {MC_COMPONENT_BASE, MC_COMPONENT_CELL,
                                                        MC_COMPONENT_CLIENT};
     mc_component c = mc_mailbox_ref_component(to);
     if (mc_mailbox_ref_is_none(to) || mc_mailbox_ref_type(to) != type_id ||
-        mc_component_final(c) != finals[part] || c == MC_COMPONENT_SERVICE)
-        return MC_CALL_ERR_MAILBOX;
+        mc_component_final(c) != finals[part] || c == MC_COMPONENT_SERVICE) {
+        *rc = MC_CALL_ERR_MAILBOX;
+        return NULL;
+    }
+    char why[256];
+    if (mc_defs_encode_args(sink->defs, m, args, os, why, sizeof(why)) != 0) {
+        *rc = MC_CALL_ERR_ARGS;
+        return NULL;
+    }
+    return m;
+}
+
+/* The engine's own statuses (entity layer) pass through; anything else is a send failure. */
+static int sink_status(int rc)
+{
+    return rc == 0 ? MC_CALL_OK : rc <= MC_CALL_ERR_NO_ENTITY ? rc : MC_CALL_ERR_SEND;
+}
+
+int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                mc_part part, uint16_t index, const char *name, const mc_value *args,
+                size_t nargs)
+{
     mc_ostream os;
     mc_ostream_init(&os);
-    char why[256];
-    if (mc_defs_encode_args(sink->defs, m, args, &os, why, sizeof(why)) != 0) {
-        mc_ostream_free(&os);
-        return MC_CALL_ERR_ARGS;
-    }
-    int rc = sink->send(sink->ctx, to, part, index, os.data, os.size);
+    int rc = MC_CALL_ERR_SEND;
+    if (gen_encode_call(sink, to, type_id, part, index, name, args, nargs, false, &os, &rc) &&
+        sink->send)
+        rc = sink_status(sink->send(sink->ctx, to, part, index, os.data, os.size));
     mc_ostream_free(&os);
-    /* The engine's own statuses (entity layer) pass through; anything else is a send failure. */
-    return rc == 0 ? MC_CALL_OK : rc <= MC_CALL_ERR_NO_ENTITY ? rc : MC_CALL_ERR_SEND;
+    return rc;
+}
+
+int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                   mc_part part, uint16_t index, const char *name, const mc_value *args,
+                   size_t nargs, mc_reply_fn on_reply, void *cb, void *ud)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    int rc = MC_CALL_ERR_SEND;
+    if (gen_encode_call(sink, to, type_id, part, index, name, args, nargs, true, &os, &rc) &&
+        sink->request)
+        rc = sink_status(sink->request(sink->ctx, to, part, index, os.data, os.size, on_reply,
+                                       cb, ud));
+    mc_ostream_free(&os);
+    return rc;
 }
 
 const mc_def_property *mc_gen_property(const mc_entity_defs *defs, uint16_t type_id,

@@ -186,9 +186,17 @@ int mc_gen_encode_prop(const mc_entity_defs *defs, const mc_def_property *p, con
                        mc_ostream *os, char *why, size_t whylen);
 int mc_gen_decode_prop(const mc_entity_defs *defs, const mc_def_property *p, mc_istream *is,
                        mc_value *v, char *why, size_t whylen);
+/* Check the mailbox (of type_id, reaching part) and the arguments against the def, encode
+ * them and hand them to sink->send; 0 or an mc_call_status (the sink's entity-layer statuses
+ * pass through, its other failures become MC_CALL_ERR_SEND). */
 int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
                 mc_part part, uint16_t index, const char *name, const mc_value *args,
                 size_t nargs);
+/* The same for a two-way method, through sink->request (NULL: MC_CALL_ERR_SEND); on_reply is
+ * the method's generated trampoline, cb the game's typed callback. */
+int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                   mc_part part, uint16_t index, const char *name, const mc_value *args,
+                   size_t nargs, mc_reply_fn on_reply, void *cb, void *ud);
 const mc_def_method *mc_gen_method(const mc_entity_defs *defs, uint16_t type_id, mc_part part,
                                    uint16_t index, const char *name);
 /* Borrowing views (no copies) of C arguments as values. */
