@@ -136,6 +136,196 @@ START_TEST(generate_and_usage)
 }
 END_TEST
 
+/* Handlers for the underscore test type, as a game writes them against the generated header. */
+static const char underscore_handlers[] =
+    "#include <stdlib.h>\n#include <string.h>\n#include \"game.h\"\n"
+    "int ClientAvatar_base_defc_lookup(const mc_call_ctx *call, ClientAvatar_base *self,\n"
+    "    const char *defc_key, uint8_t *out_defc_found, char **out_name)\n"
+    "{ (void)call; self->defc_timerTick = 1.0f; *out_defc_found = 1; *out_name = strdup(defc_key);\n"
+    "  return *out_name ? 0 : -1; }\n"
+    "int ClientAvatar_base_onCreateCellFailure(const mc_call_ctx *call, ClientAvatar_base *self,\n"
+    "    const char *reason) { (void)call; (void)self; return reason[0] != 0; }\n"
+    "int ClientAvatar_cell_defc_ping(const mc_call_ctx *call, ClientAvatar_cell *self,\n"
+    "    uint16_t defc_seq) { (void)call; self->defc_timer1 = defc_seq; return 0; }\n"
+    "int ClientAvatar_cell_onTimer(const mc_call_ctx *call, ClientAvatar_cell *self,\n"
+    "    uint64_t arg1, int64_t arg2) { (void)call; self->defc_timer2 = (int32_t)(arg1 + (uint64_t)arg2);\n"
+    "  return 0; }\n"
+    "int ClientAvatar_base_onCreated(const mc_call_ctx *call, ClientAvatar_base *self)\n"
+    "{ (void)call; self->defc_timerTick = 0.5f; return 0; }\n"
+    "static void got_lookup(const mc_call_ctx *call, void *ud, int status, uint8_t defc_found,\n"
+    "    const char *name) { (void)call; (void)ud; (void)status; (void)defc_found; (void)name; }\n"
+    "int ask(const mc_call_sink *sink, const mc_mailbox_ref *to);\n"
+    "int ask(const mc_call_sink *sink, const mc_mailbox_ref *to)\n"
+    "{ return send_ClientAvatar_base_defc_lookup(sink, to, \"k\", got_lookup, NULL) +\n"
+    "         send_ClientAvatar_cell_defc_ping(sink, to, ClientAvatar_cell_defc_ping_INDEX); }\n";
+
+/* A def modeled on BigWorld's client-integration avatar (properties _timer1, _timer2,
+ * _timerTick; methods, arguments and return values starting with '_'): it loads, and the
+ * generated code and handlers written against it compile with the warnings the build uses. */
+START_TEST(underscore_names_generate_and_compile)
+{
+    const char *src = getenv("MC_SOURCE_DIR");
+    src = src ? src : ".";
+    char res[4096], cmd[16384], path[8192], err[4096];
+    char out[1 << 14];
+    snprintf(res, sizeof(res), "%s/tests/defs/underscore", src);
+    mc_entity_defs *d = mc_defs_load(res, err, sizeof(err));
+    ck_assert_msg(d != NULL, "%s", err);
+    mc_defs_free(d);
+    char *dir = tu_mkdtemp();
+    snprintf(cmd, sizeof(cmd), "%s/defc --check --res %s", bin(), res);
+    ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "1 _timer1: INT32 OWN_CLIENT"));
+    snprintf(cmd, sizeof(cmd), "%s/defc --res %s --out %s/gen", bin(), res, dir);
+    ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "%s", out);
+    snprintf(path, sizeof(path), "%s/gen/ClientAvatar.h", dir);
+    char *h = tu_read(path);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_ptr_nonnull(strstr(h, "    int32_t defc_timer1; /* _timer1: INT32 OWN_CLIENT */"));
+    ck_assert_ptr_nonnull(strstr(h, "    float defc_timerTick;"));
+    ck_assert_ptr_nonnull(strstr(h, "int send_ClientAvatar_cell_defc_ping(const mc_call_sink "
+                                    "*defc_sink, const mc_mailbox_ref *defc_to, uint16_t "
+                                    "defc_seq);"));
+    ck_assert_ptr_nonnull(strstr(h, "typedef void (*ClientAvatar_base_defc_lookup_reply)(const "
+                                    "mc_call_ctx *call, void *ud, int status, uint8_t "
+                                    "defc_found, const char *name);"));
+    ck_assert_ptr_nonnull(strstr(h, "int send_ClientAvatar_base_defc_lookup(const mc_call_sink "
+                                    "*defc_sink, const mc_mailbox_ref *defc_to, const char "
+                                    "*defc_key, ClientAvatar_base_defc_lookup_reply "
+                                    "defc_on_reply, void *defc_ud);"));
+    ck_assert_ptr_nonnull(strstr(h, "int ClientAvatar_base_onCreated(const mc_call_ctx *call, "
+                                    "ClientAvatar_base *self);"));
+    ck_assert_ptr_nonnull(strstr(h, "int ClientAvatar_base_onTimer(const mc_call_ctx *call, "
+                                    "ClientAvatar_base *self, uint32_t timerId, int64_t "
+                                    "userArg);"));
+    /* cell onTimer and base onCreateCellFailure are def methods: no second prototype */
+    ck_assert_ptr_null(strstr(h, "ClientAvatar_cell *self, uint32_t timerId"));
+    ck_assert_ptr_null(strstr(h, " _timer1;"));
+    free(h);
+    ck_assert_int_eq(tu_write(dir, "gen/handlers.c", underscore_handlers), 0);
+    const char *cc = getenv("CC");
+    static const char *const units[] = {"game_types.c", "game_module.c", "game_client.c",
+                                        "handlers.c"};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        snprintf(cmd, sizeof(cmd),
+                 "%s -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes "
+                 "-Wno-unused-parameter -fPIC -fvisibility=hidden -I%s/gen "
+                 "-I%s/common/defs/include -I%s/common/include -c %s/gen/%s -o %s/gen/%zu.o",
+                 cc && *cc ? cc : "cc", dir, src, src, dir, units[i], dir, i);
+        ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "%s failed:\n%s", units[i], out);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+static int check_res(const char *dir, char *out, size_t outlen)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd), "%s/defc --check --res %s", bin(), dir);
+    return run(cmd, out, outlen);
+}
+
+/* Two types whose generated names meet: one line per collision, naming both sources; the
+ * loader itself accepts them (only generated C cannot hold both). */
+START_TEST(generated_name_collisions)
+{
+    char *dir = tu_mkdtemp();
+    char out[1 << 14], cmd[8192], err[4096];
+    tu_write(dir, "entities.xml", "<root>\n<A/>\n<A_base_b/>\n</root>\n");
+    tu_write(dir, "entity_defs/A.def",
+             "<root>\n<BaseMethods>\n<b_cell_c/>\n</BaseMethods>\n</root>\n");
+    tu_write(dir, "entity_defs/A_base_b.def",
+             "<root>\n<CellMethods>\n<c/>\n</CellMethods>\n</root>\n");
+    mc_entity_defs *d = mc_defs_load(dir, err, sizeof(err));
+    ck_assert_msg(d != NULL, "%s", err);
+    mc_defs_free(d);
+    ck_assert_int_eq(check_res(dir, out, sizeof(out)), 2);
+    ck_assert_msg(strstr(out, "A_base_b.def:3: <c>: generated C name send_A_base_b_cell_c (the "
+                             "sender of cell method A_base_b.c) is also the sender of base "
+                             "method A.b_cell_c (") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "A.def:3)") != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "generated C name A_base_b_cell_c (the handler of cell "
+                                      "method A_base_b.c) is also the handler of base method "
+                                      "A.b_cell_c"));
+    ck_assert_ptr_nonnull(strstr(out, "generated C name A_base_b_cell_c_INDEX"));
+    ck_assert_ptr_nonnull(strstr(out, "definitions refused"));
+    ck_assert_ptr_null(strstr(out, "entity types:")); /* no summary */
+    snprintf(cmd, sizeof(cmd), "%s/defc --res %s --out %s/gen", bin(), dir, dir);
+    ck_assert_int_eq(run(cmd, out, sizeof(out)), 2);
+    /* a type name against a type's property struct; a type named game_client */
+    tu_write(dir, "entities.xml", "<root>\n<init_A/>\n<A/>\n</root>\n");
+    tu_write(dir, "entity_defs/init_A.def", "<root/>\n");
+    tu_write(dir, "entity_defs/A.def", "<root/>\n");
+    ck_assert_int_eq(check_res(dir, out, sizeof(out)), 2);
+    ck_assert_msg(strstr(out, "generated C name init_A_base (a base property function of "
+                              "entity type A) is also the base property struct of entity type "
+                              "init_A") != NULL,
+                  "%s", out);
+    /* a property named like a generated macro, an argument like a sender's parameter, a
+     * return value like the reply callback's */
+    tu_write(dir, "entities.xml", "<root>\n<A/>\n</root>\n");
+    tu_write(dir, "entity_defs/A.def",
+             "<root>\n<Properties>\n<A_TYPE_ID> <Type> INT8 </Type> <Flags> BASE </Flags> "
+             "</A_TYPE_ID>\n</Properties>\n<BaseMethods>\n<m> <Args> <_sink> INT8 </_sink> "
+             "</Args> </m>\n<n> <ReturnValues> <status> INT8 </status> </ReturnValues> </n>\n"
+             "<o> <Args> <mc_value> INT8 </mc_value> </Args> </o>\n</BaseMethods>\n</root>\n");
+    ck_assert_int_eq(check_res(dir, out, sizeof(out)), 2);
+    ck_assert_msg(strstr(out, "A.def:3: <A_TYPE_ID>: property A_TYPE_ID: its C name A_TYPE_ID "
+                              "is also a macro of entity type A") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "A.def:6: <m>: argument _sink: its C name defc_sink is a "
+                              "parameter of the sender of A.m") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "A.def:7: <n>: return value status: its C name status is a "
+                              "parameter of the reply callback of A.n") != NULL,
+                  "%s", out);
+    ck_assert_msg(strstr(out, "A.def:8: <o>: argument mc_value: its C name mc_value is used by "
+                              "generated code") != NULL,
+                  "%s", out);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Methods named like engine callbacks must take the callback's arguments. */
+START_TEST(engine_callback_methods)
+{
+    char *dir = tu_mkdtemp();
+    char out[1 << 14];
+    tu_write(dir, "entities.xml", "<root>\n<E/>\n</root>\n");
+    tu_write(dir, "entity_defs/E.def",
+             "<root>\n<CellMethods>\n<onTimer> <Arg> INT32 </Arg> <Arg> INT64 </Arg> "
+             "</onTimer>\n<onSpaceGone> <Arg> INT8 </Arg> </onSpaceGone>\n</CellMethods>\n"
+             "<BaseMethods>\n<onCreateCellFailure> <Arg> BLOB </Arg> </onCreateCellFailure>\n"
+             "<onCreated> <ReturnValues> <x> INT8 </x> </ReturnValues> </onCreated>\n"
+             "<onSpaceGone> <Arg> INT8 </Arg> </onSpaceGone>\n</BaseMethods>\n</root>\n");
+    ck_assert_int_eq(check_res(dir, out, sizeof(out)), 2);
+    ck_assert_msg(strstr(out, "E.def:3: <onTimer>: onTimer is an engine callback: its arguments "
+                              "must be the timer id (UINT32, INT64 or UINT64) then the user "
+                              "argument (INT64), and no ReturnValues\n") != NULL,
+                  "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "E.def:4: <onSpaceGone>: onSpaceGone is an engine "
+                                      "callback: its arguments must be none"));
+    ck_assert_ptr_nonnull(strstr(out, "E.def:7: <onCreateCellFailure>: onCreateCellFailure is "
+                                      "an engine callback: its arguments must be one STRING or "
+                                      "UNICODE_STRING"));
+    ck_assert_ptr_nonnull(strstr(out, "E.def:8: <onCreated>: onCreated is an engine callback"));
+    /* onSpaceGone is a cell callback: a base method of that name is an ordinary method */
+    ck_assert_ptr_null(strstr(out, "E.def:9:"));
+    /* fitting ones are accepted */
+    tu_write(dir, "entity_defs/E.def",
+             "<root>\n<CellMethods>\n<onTimer> <Arg> UINT32 </Arg> <Arg> INT64 </Arg> "
+             "</onTimer>\n<onSpaceGone/>\n</CellMethods>\n<BaseMethods>\n<onCreateCellFailure> "
+             "<Arg> STRING </Arg> </onCreateCellFailure>\n<onTimer> <Arg> INT64 </Arg> <Arg> "
+             "INT64 </Arg> </onTimer>\n</BaseMethods>\n</root>\n");
+    ck_assert_msg(check_res(dir, out, sizeof(out)) == 0, "%s", out);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defc");
@@ -144,6 +334,9 @@ static Suite *suite(void)
     tcase_add_test(tc, check_bad_defs);
     tcase_add_test(tc, check_garbage_bytes);
     tcase_add_test(tc, generate_and_usage);
+    tcase_add_test(tc, underscore_names_generate_and_compile);
+    tcase_add_test(tc, generated_name_collisions);
+    tcase_add_test(tc, engine_callback_methods);
     suite_add_tcase(s, tc);
     return s;
 }

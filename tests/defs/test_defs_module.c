@@ -333,6 +333,64 @@ START_TEST(tagged_interface_on_two_types)
 }
 END_TEST
 
+/* The integer property name of a part's properties, read back through props_encode. */
+static int64_t prop_int(fixture *f, uint16_t type, mc_part part, const void *props,
+                        const char *name)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    char why[256];
+    ck_assert_int_eq(f->m->types[type].props_encode(f->defs, part, props, false, &os, why,
+                                                    sizeof(why)),
+                     MC_CALL_OK);
+    const mc_entity_type_def *t = mc_defs_type(f->defs, type);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    int64_t got = 0;
+    bool found = false;
+    for (size_t k = 0; k < t->nparts_props[part]; k++) {
+        const mc_def_property *p = &t->props[t->part_props[part][k]];
+        mc_value v;
+        ck_assert_int_eq(mc_gen_decode_prop(f->defs, p, &is, &v, why, sizeof(why)), 0);
+        if (!strcmp(p->name, name)) {
+            got = v.as.i;
+            found = true;
+        }
+        mc_value_free(&v);
+    }
+    mc_ostream_free(&os);
+    ck_assert_msg(found, "no %s property %s", mc_part_name(part), name);
+    return got;
+}
+
+/* Engine callbacks: Avatar's base onTimer is the Timed interface's method (its handler runs);
+ * the example game defines no other callback, so those slots are NULL. */
+START_TEST(engine_callback_slots)
+{
+    fixture f;
+    setup(&f);
+    const uint16_t AVATAR = 1;
+    const mc_game_hooks *b = &f.m->types[AVATAR].hooks[MC_PART_BASE];
+    const mc_game_hooks *c = &f.m->types[AVATAR].hooks[MC_PART_CELL];
+    ck_assert_ptr_nonnull(b->on_timer);
+    ck_assert_ptr_null(c->on_timer);
+    ck_assert_ptr_null(b->on_created);
+    ck_assert_ptr_null(b->on_create_cell_failure);
+    ck_assert_ptr_null(c->on_created);
+    ck_assert_ptr_null(c->on_space_gone);
+    ck_assert_ptr_nonnull(f.m->types[2].hooks[MC_PART_BASE].on_timer); /* Space is Timed too */
+    ck_assert_ptr_null(f.m->types[0].hooks[MC_PART_BASE].on_timer);    /* Account is not */
+    void *base = new_props(&f, AVATAR, MC_PART_BASE);
+    mc_call_ctx call = {.defs = f.defs, .sink = &f.sink};
+    mc_mailbox_ref_init(&call.self, 12, 0x7f000001, 5001, MC_COMPONENT_BASE, AVATAR);
+    int64_t xp = prop_int(&f, AVATAR, MC_PART_BASE, base, "xp");
+    ck_assert_int_eq(b->on_timer(&call, base, 3, 250), 0);
+    ck_assert_int_eq(prop_int(&f, AVATAR, MC_PART_BASE, base, "xp"), xp + 250);
+    free_props(&f, AVATAR, MC_PART_BASE, base);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(refuses_other_definitions)
 {
     char *dir = tu_copy_example();
@@ -365,6 +423,7 @@ static Suite *suite(void)
     tcase_add_test(tc, mailbox_arguments);
     tcase_add_test(tc, tagged_interface_on_two_types);
     tcase_add_test(tc, refuses_other_definitions);
+    tcase_add_test(tc, engine_callback_slots);
     suite_add_tcase(s, tc);
     return s;
 }
