@@ -19,6 +19,9 @@ static const mc_option manager_options[] = {
     {"deadAfterMs", MC_OPT_UINT, "3000",
      "a process silent for this long is marked dead (also settable: registry/deadAfterMs)"},
     {"heartbeatMs", MC_OPT_UINT, "500", "how often processes are asked to send a heartbeat"},
+    {"stateFile", MC_OPT_STRING, "",
+     "file keeping the entity id reservation across restarts (created if missing; without "
+     "it ids start at 1 again after a restart)"},
 };
 
 /* deadAfterMs and heartbeatMs must leave room for at least two heartbeats per dead-after
@@ -55,7 +58,7 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
 static bool worth_logging(uint64_t count) { return count <= 10 || count % 1000 == 0; }
 
 /* A control message the manager cannot use (counts/malformed). */
-static void unusable(mc_manager *m, const char *what, const char *src)
+void mc_manager_unusable(mc_manager *m, const char *what, const char *src)
 {
     m->malformed++;
     if (worth_logging(m->malformed))
@@ -105,6 +108,7 @@ static void on_death(void *ctx, mc_reg_entry *e)
     m->deaths++;
     mc_server_forget_peer(m->server, e->internal_addr);
     MC_WARNING("%s (pid %u at %s) is dead: %s", e->name, e->pid, e->internal_addr, e->reason);
+    mc_manager_drop_globals(m, e);
     broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
 }
 
@@ -227,7 +231,7 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
 {
     Mc__Control__Heartbeat *hb = mc__control__heartbeat__unpack(NULL, len, data);
     if (!hb) {
-        unusable(m, "malformed heartbeat", src);
+        mc_manager_unusable(m, "malformed heartbeat", src);
         return;
     }
     m->heartbeats++;
@@ -264,10 +268,11 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             reply.ok = true;
             mc_server_forget_peer(m->server, e->internal_addr);
             MC_INFO("%s deregistered: %s", e->name, reason);
+            mc_manager_drop_globals(m, e);
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
         }
     } else {
-        unusable(m, "deregistration for an unknown process", src);
+        mc_manager_unusable(m, "deregistration for an unknown process", src);
     }
     mc_pb_free(d);
     if (request)
@@ -282,7 +287,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
     switch (msg_id) {
     case MC_CTL_REGISTER:
         if (!request) {
-            unusable(m, "REGISTER that is not a request", src);
+            mc_manager_unusable(m, "REGISTER that is not a request", src);
             return;
         }
         handle_register(m, src, data, len, request);
@@ -296,8 +301,16 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
     case MC_CTL_QUERY:
         mc_manager_handle_query(m, data, len, request);
         return;
+    case MC_CTL_ID_RANGE:
+        mc_manager_handle_id_range(m, src, data, len, request);
+        return;
+    case MC_CTL_GLOBAL_REGISTER:
+    case MC_CTL_GLOBAL_DEREGISTER:
+    case MC_CTL_GLOBAL_LOOKUP:
+        mc_manager_handle_global(m, msg_id, src, data, len, request);
+        return;
     default:
-        unusable(m, "a message that is not for the manager", src);
+        mc_manager_unusable(m, "a message that is not for the manager", src);
     }
 }
 
@@ -327,6 +340,14 @@ static void on_ready(mc_server *s, void *ctx)
     struct timeval tv = {0, EXPIRE_CHECK_MS * 1000};
     event_add(m->expire_ev, &tv);
     mc_manager_publish(m);
+    mc_manager_publish_ids(m);
+    mc_manager_publish_globals(m);
+    if (m->ids.path[0])
+        MC_INFO("entity ids: state file %s, continuing from id %llu", m->ids.path,
+                (unsigned long long)m->ids.next);
+    else
+        MC_WARNING("no --stateFile: entity ids restart at 1 after a manager restart (ids may "
+                   "repeat in a cluster that outlives this manager)");
     MC_INFO("manager ready at %s: dead after %llu ms of silence, heartbeats every %llu ms",
             mc_server_internal_addr(s), (unsigned long long)m->dead_after_ms,
             (unsigned long long)m->heartbeat_ms);
@@ -347,12 +368,30 @@ static void on_shutdown(mc_server *s, void *ctx)
         event_del(m->expire_ev);
 }
 
-mc_manager *mc_manager_new(void) { return calloc(1, sizeof(mc_manager)); }
+mc_manager *mc_manager_new(void)
+{
+    mc_manager *m = calloc(1, sizeof *m);
+    if (m)
+        m->globals = mc_globals_new(MC_GLOBALS_MAX);
+    if (m && !m->globals) {
+        free(m);
+        return NULL;
+    }
+    if (m)
+        mc_id_ranges_open(&m->ids, NULL, NULL, 0);
+    return m;
+}
+
+bool mc_manager_open_state(mc_manager *m, const mc_config *cfg, char *why, size_t whylen)
+{
+    return mc_id_ranges_open(&m->ids, mc_config_get_string(cfg, "stateFile"), why, whylen);
+}
 
 void mc_manager_free(mc_manager *m)
 {
     if (!m)
         return;
+    mc_globals_free(m->globals);
     mc_registry_free(m->registry);
     free(m);
 }

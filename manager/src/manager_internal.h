@@ -3,6 +3,8 @@
 #ifndef MC_MANAGER_INTERNAL_H
 #define MC_MANAGER_INTERNAL_H
 
+#include "globals.h"
+#include "id_ranges.h"
 #include "manager.h"
 
 #include <event2/event.h>
@@ -22,7 +24,26 @@ struct mc_manager {
     uint64_t forgotten;
     uint64_t malformed;
     uint64_t counts[4]; /* refreshed on read */
+    mc_id_ranges ids;   /* entity id ranges (manager_ids.c) */
+    uint64_t id_refusals;
+    mc_globals *globals; /* globally registered bases (manager_globals.c) */
+    uint64_t global_lookups;
 };
+
+/* manager.c: count (and, rate-limited, log) a control message the manager cannot use. */
+void mc_manager_unusable(mc_manager *m, const char *what, const char *src);
+
+/* manager_ids.c: ID_RANGE requests; the ids/ watchers. */
+void mc_manager_handle_id_range(mc_manager *m, const char *src, const uint8_t *data, size_t len,
+                                mc_server_request *request);
+void mc_manager_publish_ids(mc_manager *m);
+
+/* manager_globals.c: GLOBAL_REGISTER / GLOBAL_DEREGISTER / GLOBAL_LOOKUP; dropping a dead or
+ * stopped process's names; the globals/ watchers. */
+void mc_manager_handle_global(mc_manager *m, uint8_t msg_id, const char *src,
+                              const uint8_t *data, size_t len, mc_server_request *request);
+void mc_manager_drop_globals(mc_manager *m, const mc_reg_entry *e);
+void mc_manager_publish_globals(mc_manager *m);
 
 /* manager.c: do these settings leave room for two heartbeats per dead-after time? false
  * with a one-line reason ("deadAfterMs: ..." or "heartbeatMs: ..."). */

@@ -22,7 +22,7 @@ typedef struct {
 } wt_args;
 
 #define WT_DEFAULT_MANAGER "127.0.0.1:21000"
-#define WT_DEFAULT_TIMEOUT_MS 2000u
+#define WT_DEFAULT_TIMEOUT_MS 5000u
 
 /* Parse argv. Returns 0, or -1 with a one-line reason in err. The environment variable
  * MC_MANAGER (IP:PORT) replaces the default manager address. */

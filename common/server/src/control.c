@@ -23,6 +23,10 @@ const char *mc_control_name(unsigned id)
     case MC_CTL_QUERY: return "QUERY";
     case MC_CTL_WATCHER: return "WATCHER";
     case MC_CTL_UNKNOWN_PROCESS: return "UNKNOWN_PROCESS";
+    case MC_CTL_ID_RANGE: return "ID_RANGE";
+    case MC_CTL_GLOBAL_REGISTER: return "GLOBAL_REGISTER";
+    case MC_CTL_GLOBAL_DEREGISTER: return "GLOBAL_DEREGISTER";
+    case MC_CTL_GLOBAL_LOOKUP: return "GLOBAL_LOOKUP";
     default: return "?";
     }
 }
@@ -93,6 +97,10 @@ static const mc_message_def control_defs[] = {
     {MC_CTL_QUERY, "QUERY", MC_MSG_VARIABLE, 4, on_control},
     {MC_CTL_WATCHER, "WATCHER", MC_MSG_VARIABLE, 4, on_control},
     {MC_CTL_UNKNOWN_PROCESS, "UNKNOWN_PROCESS", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_ID_RANGE, "ID_RANGE", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_GLOBAL_REGISTER, "GLOBAL_REGISTER", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_GLOBAL_DEREGISTER, "GLOBAL_DEREGISTER", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_GLOBAL_LOOKUP, "GLOBAL_LOOKUP", MC_MSG_VARIABLE, 4, on_control},
 };
 static const mc_interface control_iface = MC_INTERFACE("control", control_defs);
 

@@ -123,6 +123,8 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
             "every %llu ms",
             s->name, s->id, s->manager_addr, r->n_peers, (unsigned long long)s->heartbeat_ms);
     mc_pb_free(r);
+    s->ids.retry_at = 0;
+    mc_server_ids_tick(s, now);
     bool first = !s->ever_registered;
     s->ever_registered = true;
     if (first && s->desc.on_ready)
@@ -197,6 +199,7 @@ void mc_server_reg_tick(mc_server *s, mc_time_us now)
     case REG_REGISTERED:
         if (now - s->last_heartbeat_sent >= s->heartbeat_ms * MC_US_PER_MS)
             send_heartbeat(s, now);
+        mc_server_ids_tick(s, now);
         return;
     }
 }

@@ -32,6 +32,19 @@ typedef enum {
 #define MC_SERVER_MAX_WATCH_CALLS 256
 typedef struct server_watch_call server_watch_call;
 
+/* Entity id ranges held at most (the current one and the next). */
+#define MC_SERVER_ID_RANGES_HELD 4
+typedef struct {
+    struct {
+        uint64_t next, end; /* ids next .. end-1 are unused */
+    } ranges[MC_SERVER_ID_RANGES_HELD];
+    size_t n;
+    bool asking;          /* an ID_RANGE request is outstanding */
+    mc_time_us retry_at;  /* after a failure, not before */
+    uint64_t received;    /* ranges received */
+    uint64_t used;        /* ids handed out */
+} server_entity_ids;
+
 /* A peer the manager told us about. */
 typedef struct {
     uint32_t id;
@@ -106,6 +119,8 @@ struct mc_server {
     server_watch_call *watch_calls;
     size_t nwatch_calls;
     bool freeing; /* mc_server_free has begun: nothing is sent any more */
+    /* Entity ids (entity_ids.c). */
+    server_entity_ids ids;
 
     /* Shutdown. */
     bool shutting_down;
@@ -145,6 +160,10 @@ bool mc_server_channels_idle(mc_server *s);
 void mc_server_watcher_request(mc_server *s, const mc_message_info *info, const uint8_t *data,
                                size_t len);
 void mc_server_watch_calls_free(mc_server *s);
+
+/* Entity id ranges (entity_ids.c): ask when registered and running low; the watchers. */
+void mc_server_ids_tick(mc_server *s, mc_time_us now);
+int mc_server_ids_publish(mc_server *s);
 
 /* Registration and heartbeats (registration.c). */
 void mc_server_reg_tick(mc_server *s, mc_time_us now);

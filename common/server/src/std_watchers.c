@@ -98,6 +98,7 @@ int mc_server_add_std_watchers(mc_server *s)
         bad |= mc_watch_add_const_string(w, "interfaces/external", s->external_addr);
     bad |= mc_watch_add_uint(w, "watcherRequests", &s->watcher_requests, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "controlRejected", &s->control_rejected, MC_WATCH_READ_ONLY);
+    bad |= mc_server_ids_publish(s);
     bad |= mc_watch_add(w, "watcherCallsWaiting", MC_WATCH_UINT, MC_WATCH_READ_ONLY,
                         get_calls_waiting, NULL, s);
     bad |= mc_watch_add_callable(w, "command/shutdown", call_shutdown, s,

@@ -11,6 +11,12 @@
  *   5   QUERY              anyone -> manager, request    QueryRequest -> QueryReply
  *   6   WATCHER            anyone -> process, request    WatcherRequest -> WatcherReply
  *   7   UNKNOWN_PROCESS    manager -> process            UnknownProcess
+ *   8   ID_RANGE           process -> manager, request   IdRangeRequest -> IdRangeReply
+ *   9   GLOBAL_REGISTER    process -> manager, request   GlobalEntry -> GlobalReply
+ *   10  GLOBAL_DEREGISTER  process -> manager, request   GlobalEntry -> GlobalReply
+ *   11  GLOBAL_LOOKUP      anyone -> manager, request    GlobalLookup -> GlobalReply
+ *
+ * Ids 12..31 are free for the framework; roles use 32 and up.
  */
 #ifndef MC_SERVER_CONTROL_H
 #define MC_SERVER_CONTROL_H
@@ -25,7 +31,18 @@ enum {
     MC_CTL_QUERY = 5,
     MC_CTL_WATCHER = 6,
     MC_CTL_UNKNOWN_PROCESS = 7,
+    MC_CTL_ID_RANGE = 8,
+    MC_CTL_GLOBAL_REGISTER = 9,
+    MC_CTL_GLOBAL_DEREGISTER = 10,
+    MC_CTL_GLOBAL_LOOKUP = 11,
 };
+
+/* Entity id ranges: the most a process may ask for at once. */
+#define MC_ID_RANGE_MAX_COUNT 65536u
+/* The largest entity id (ids are 1 .. 2^31-1). */
+#define MC_ENTITY_ID_MAX 0x7FFFFFFFu
+/* Global names: 1..MC_GLOBAL_NAME_MAX bytes of printable ASCII without spaces. */
+#define MC_GLOBAL_NAME_MAX 64u
 
 /* Largest control payload a process accepts (bytes of protobuf). Anything longer is
  * dropped unparsed and counted (watcher controlRejected); senders refuse to build one. */

@@ -19,6 +19,7 @@
 #define MC_SERVER_SERVER_H
 
 #include "common/config.h"
+#include "common/mailbox_ref.h"
 #include "common/watcher.h"
 #include "mercury/address.h"
 #include "mercury/channel.h"
@@ -69,6 +70,9 @@ typedef struct {
      * mc_server as ctx (mc_server_role_ctx gives the role's own). May be NULL. */
     const mc_message_def *role_messages;
     size_t role_message_count;
+    /* The role creates entities: once registered the framework asks the manager for entity
+     * id ranges and keeps some in hand (mc_server_next_entity_id). */
+    bool entity_ids;
 } mc_server_desc;
 
 /* Build the process from its command line. Returns NULL when it should not run, with
@@ -125,6 +129,49 @@ mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);
 /* What the manager last said about the process at this internal address: ALIVE when a
  * live process has it, DEAD when only dead or stopped ones had it, UNKNOWN when none. */
 Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *internal_addr);
+
+/* --- entity ids (desc.entity_ids) ---------------------------------------------------
+ * Entity ids are 1 .. 2^31-1, unique in the cluster. The framework asks the manager for a
+ * range of MC_SERVER_ID_BATCH ids as soon as it is registered, and for the next one (one
+ * request at a time) when fewer than half a batch remain; unused ids are kept, also across
+ * a re-registration with a restarted manager. Watchers entityIds/left, entityIds/ranges. */
+#define MC_SERVER_ID_BATCH 4096u
+/* The next unused entity id (consumed): 0, or -1 when none is available yet (the first
+ * range has not arrived, or the role did not set entity_ids). */
+int mc_server_next_entity_id(mc_server *s, int32_t *out);
+uint64_t mc_server_entity_ids_left(const mc_server *s);
+
+/* --- globally named bases (BigWorld's registerGlobally / lookUpBaseByName) -------------
+ * The manager keeps name -> mailbox for the whole cluster and drops a process's names
+ * when it dies or stops. Names are 1..64 bytes of printable ASCII without spaces. */
+typedef enum {
+    MC_GLOBAL_OK = 0,
+    MC_GLOBAL_TAKEN,          /* register: the name is taken */
+    MC_GLOBAL_NOT_FOUND,      /* deregister: no such name with that mailbox; lookup: no name */
+    MC_GLOBAL_BAD,            /* bad name or mailbox (or a malformed exchange) */
+    MC_GLOBAL_FULL,           /* the manager holds as many names as it may */
+    MC_GLOBAL_NOT_REGISTERED, /* this process is not (yet, or any more) registered */
+    MC_GLOBAL_NO_ANSWER,      /* the manager did not answer in time, or the server is freed */
+} mc_global_status;
+
+const char *mc_global_status_name(mc_global_status st);
+/* The outcome: mailbox is the registered one for a successful lookup, else NULL; reason is
+ * a one-line explanation when status != OK ("" otherwise). Valid during the call only. */
+typedef void (*mc_server_global_fn)(mc_server *s, void *ctx, mc_global_status status,
+                                    const mc_mailbox_ref *mailbox, const char *reason);
+/* Each returns 0 when the request was sent, and then calls fn exactly once (fn may be NULL
+ * for deregister); or a negative mercury status (MC_ERR_INVALID for a bad name, a none
+ * mailbox, or on the manager itself), and then fn is not called. */
+int mc_server_global_register(mc_server *s, const char *name, const mc_mailbox_ref *mb,
+                              mc_server_global_fn fn, void *ctx);
+int mc_server_global_deregister(mc_server *s, const char *name, const mc_mailbox_ref *mb,
+                                mc_server_global_fn fn, void *ctx);
+int mc_server_global_lookup(mc_server *s, const char *name, mc_server_global_fn fn, void *ctx);
+
+/* The 12-byte MAILBOX wire form of a reference, and back (false when len is not 12, the
+ * bytes do not form a valid reference, or it is the none mailbox). */
+void mc_server_mailbox_pack(const mc_mailbox_ref *mb, uint8_t out[MC_MAILBOX_WIRE_SIZE]);
+bool mc_server_mailbox_unpack(const uint8_t *data, size_t len, mc_mailbox_ref *out);
 
 /* Stop waiting for the channel to addr when flushing at shutdown (its process is gone). */
 void mc_server_forget_peer(mc_server *s, const char *addr);
