@@ -134,8 +134,8 @@ static bool hook_args_fit(const mc_def_method *m, defc_hook_shape shape)
 static const char *const hook_rules[] = {
     [DEFC_HOOK_PLAIN] = "none, and no ReturnValues",
     [DEFC_HOOK_REASON] = "one STRING or UNICODE_STRING (the reason), and no ReturnValues",
-    [DEFC_HOOK_TIMER] = "the timer id (UINT32, INT64 or UINT64) then the user argument "
-                        "(INT64), and no ReturnValues",
+    [DEFC_HOOK_TIMER] = ("the timer id (UINT32, INT64 or UINT64) then the user argument "
+                         "(INT64), and no ReturnValues"),
 };
 
 static size_t check_hooks(FILE *out, const mc_entity_type_def *t)

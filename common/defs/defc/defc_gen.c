@@ -224,7 +224,8 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
                 t->name, part_tags[part], t->name, part_tags[part]);
     }
     fprintf(f, "/* Reply callbacks of two-way methods: status MC_CALL_OK with the return values "
-               "(valid\n * during the call only), or an error status with zero / NULL values. */\n");
+               "(valid\n * during the call only), or an error status with zero / NULL "
+               "values. */\n");
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
         for (size_t i = 0; i < t->nmethods[part]; i++)
             if (t->methods[part][i].nreturns)
@@ -444,8 +445,8 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
         fprintf(f, "    };\n");
     }
     if (!m->nreturns) {
-        fprintf(f, "    return mc_gen_send(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", "
-                   "%s, %zu);\n}\n\n",
+        fprintf(f, "    return mc_gen_send(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
+                   "\"%s\", %s, %zu);\n}\n\n",
                 t->name, part_enum(m->part), (unsigned)m->index, m->name,
                 m->nargs ? "defc_args" : "NULL", m->nargs);
         return;
@@ -772,8 +773,8 @@ static int emit_module(FILE *f, FILE *h, const mc_entity_defs *defs, const char 
     fprintf(f, "/* The engine callbacks the game defines (resolved when the module was linked). "
                "*/\n__attribute__((constructor)) static void defc_hooks_init(void)\n{\n");
     for (size_t i = 0; i < nt; i++)
-        fprintf(f, "    mc_gen_%s_hooks(defc_types[%zu].hooks);\n", mc_defs_type(defs, (uint16_t)i)->name,
-                i);
+        fprintf(f, "    mc_gen_%s_hooks(defc_types[%zu].hooks);\n",
+                mc_defs_type(defs, (uint16_t)i)->name, i);
     fprintf(f, "}\n\n");
     fprintf(f, "static const mc_game_module defc_module = {\n    .abi = MC_GAME_ABI,\n"
                "    .name = \"%s\",\n    .digest_hex = MC_GAME_DIGEST,\n    .ntypes = %zu,\n"

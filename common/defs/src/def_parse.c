@@ -356,7 +356,9 @@ static int parse_method(loader *L, raw_def *rd, xmlNodePtr n, mc_part part, mc_d
                 continue;
             /* a return value _x is written out_defc_x (a leading '_' becomes defc_) */
             bool mangled = rn[0] == '_';
-            if (mangled ? !strncmp(an + 4, "defc", 4) && !strcmp(an + 8, rn) : !strcmp(an + 4, rn)) {
+            bool clash = mangled ? !strncmp(an + 4, "defc", 4) && !strcmp(an + 8, rn)
+                                 : !strcmp(an + 4, rn);
+            if (clash) {
                 mc_errs_add(&L->errs, file, xml_line(ret_n), rn,
                             "return value %s clashes with argument %s (handlers receive it as "
                             "out_%s%s)",
