@@ -94,34 +94,22 @@ static bool parse_state(const char *text, uint64_t *reserved, char *why, size_t 
     return true;
 }
 
-bool mc_id_ranges_open(mc_id_ranges *r, const char *path, char *why, size_t whylen)
+/* Read the state file: true with *exists false when there is none, or *exists true and
+ * *reserved; false with a reason ("--stateFile: ...") when it cannot be read or is corrupt. */
+static bool read_state(const char *path, bool *exists, uint64_t *reserved, char *why,
+                       size_t whylen)
 {
-    memset(r, 0, sizeof *r);
-    r->next = 1;
-    if (!path || !*path) {
-        r->reserved = MC_ID_END; /* nothing to persist */
-        return true;
-    }
-    if (strlen(path) >= sizeof r->path) {
+    *exists = false;
+    if (strlen(path) >= sizeof(((mc_id_ranges *)0)->path)) {
         snprintf(why, whylen, "--stateFile: path too long");
         return false;
     }
-    snprintf(r->path, sizeof r->path, "%s", path);
     FILE *f = fopen(path, "r");
     if (!f) {
-        if (errno != ENOENT) {
-            snprintf(why, whylen, "--stateFile: cannot read %s: %s", path, strerror(errno));
-            return false;
-        }
-        /* A new cluster: create the file now, so an unwritable path fails at start. */
-        r->reserved = 1;
-        char w[512];
-        if (!mc_id_ranges_write_state(path, r->reserved, w, sizeof w)) {
-            snprintf(why, whylen, "--stateFile: %s", w);
-            return false;
-        }
-        r->writes++;
-        return true;
+        if (errno == ENOENT)
+            return true;
+        snprintf(why, whylen, "--stateFile: cannot read %s: %s", path, strerror(errno));
+        return false;
     }
     char text[256];
     size_t n = fread(text, 1, sizeof text - 1, f);
@@ -130,12 +118,61 @@ bool mc_id_ranges_open(mc_id_ranges *r, const char *path, char *why, size_t whyl
     fclose(f);
     text[n] = '\0';
     char w[256];
-    if (err || too_long || memchr(text, '\0', n) || !parse_state(text, &r->reserved, w, sizeof w)) {
-        snprintf(why, whylen, "--stateFile: %s is corrupt: %s", path,
-                 err ? "read error" : too_long ? "too long" : memchr(text, '\0', n) ? "binary data" : w);
+    const char *problem = err ? "cannot be read (a directory?)" : too_long ? "too long"
+                          : memchr(text, '\0', n) ? "binary data" : NULL;
+    if (problem || !parse_state(text, reserved, w, sizeof w)) {
+        snprintf(why, whylen, "--stateFile: %s is corrupt: %s", path, problem ? problem : w);
         return false;
     }
-    r->next = r->reserved;
+    *exists = true;
+    return true;
+}
+
+bool mc_id_ranges_check(const char *path, char *why, size_t whylen)
+{
+    if (!path || !*path)
+        return true;
+    bool exists;
+    uint64_t reserved;
+    if (!read_state(path, &exists, &reserved, why, whylen))
+        return false;
+    if (!exists) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", path);
+        const char *d = dirname(dir);
+        if (access(d, W_OK) != 0) {
+            snprintf(why, whylen, "--stateFile: cannot create %s: %s: %s", path, d,
+                     strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+bool mc_id_ranges_open(mc_id_ranges *r, const char *path, char *why, size_t whylen)
+{
+    memset(r, 0, sizeof *r);
+    r->next = 1;
+    if (!path || !*path) {
+        r->reserved = MC_ID_END; /* nothing to persist */
+        return true;
+    }
+    bool exists;
+    if (!read_state(path, &exists, &r->reserved, why, whylen))
+        return false;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    if (exists) {
+        r->next = r->reserved;
+        return true;
+    }
+    /* A new cluster: create the file now, so an unwritable path fails at start. */
+    r->reserved = 1;
+    char w[512];
+    if (!mc_id_ranges_write_state(path, r->reserved, w, sizeof w)) {
+        snprintf(why, whylen, "--stateFile: %s", w);
+        return false;
+    }
+    r->writes++;
     return true;
 }
 

@@ -43,6 +43,11 @@ typedef struct {
  * when it cannot be read, is corrupt, or cannot be created. */
 bool mc_id_ranges_open(mc_id_ranges *r, const char *path, char *why, size_t whylen);
 
+/* Check the state file without changing anything (before the process sets up): false with
+ * a one-line reason when it exists but cannot be read or is corrupt, or does not exist and
+ * its directory is not writable. */
+bool mc_id_ranges_check(const char *path, char *why, size_t whylen);
+
 /* Hand out up to count ids (fewer only at the end of the id space): *first and *got. */
 mc_ids_status mc_id_ranges_take(mc_id_ranges *r, uint32_t count, uint32_t *first, uint32_t *got,
                                 char *why, size_t whylen);

@@ -46,11 +46,13 @@ bool mc_manager_check_timing(uint64_t dead_after_ms, uint64_t heartbeat_ms, char
 static bool check_config(const mc_config *cfg, char *err, size_t errlen)
 {
     char why[200];
-    if (mc_manager_check_timing(mc_config_get_uint(cfg, "deadAfterMs"),
-                                mc_config_get_uint(cfg, "heartbeatMs"), why, sizeof why))
-        return true;
-    snprintf(err, errlen, "--%s", why);
-    return false;
+    if (!mc_manager_check_timing(mc_config_get_uint(cfg, "deadAfterMs"),
+                                 mc_config_get_uint(cfg, "heartbeatMs"), why, sizeof why)) {
+        snprintf(err, errlen, "--%s", why);
+        return false;
+    }
+    /* A corrupt state file stops the manager before anything else happens. */
+    return mc_id_ranges_check(mc_config_get_string(cfg, "stateFile"), err, errlen);
 }
 
 /* Whether to log the count-th occurrence of something a sender can repeat at will: the

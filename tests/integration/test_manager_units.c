@@ -125,9 +125,16 @@ START_TEST(corrupt_or_unusable_state_files_are_refused)
         mc_id_ranges r;
         ck_assert_msg(!mc_id_ranges_open(&r, path, why, sizeof why), "accepted %zu", i);
         ck_assert_msg(strstr(why, "corrupt") && !strchr(why, '\n'), "%s", why);
+        ck_assert(!mc_id_ranges_check(path, why, sizeof why));
     }
+    write_file(path, "mercury-cluster manager state 1\nidReserved 5\n");
+    ck_assert(mc_id_ranges_check(path, why, sizeof why));
+    unlink(path);
+    ck_assert(mc_id_ranges_check(path, why, sizeof why)); /* created at start */
+    ck_assert(mc_id_ranges_check("", why, sizeof why));
     mc_id_ranges r;
     snprintf(path, sizeof path, "%s/no/such/dir/manager.state", dir);
+    ck_assert(!mc_id_ranges_check(path, why, sizeof why));
     ck_assert(!mc_id_ranges_open(&r, path, why, sizeof why));
     ck_assert_ptr_nonnull(strstr(why, "cannot write"));
     /* A directory where the file should be. */
