@@ -559,6 +559,44 @@ START_TEST(hostile_shapes)
 }
 END_TEST
 
+/* A FIXED_DICT of 300 fields: keys in any order go through the sorted index. */
+START_TEST(many_fields)
+{
+    enum { N = 300 };
+    static char names[N][8];
+    static mc_def_field fields[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof(names[i]), "f%d", i);
+        fields[i] = (mc_def_field){.name = names[i], .type = &t_u16};
+    }
+    mc_def_type wide = {.kind = MC_TYPE_FIXED_DICT, .nfields = N, .fields = fields, .depth = 2,
+                        .cells = N + 1};
+    char *json = malloc(N * 16 + 16), *o = json;
+    o += sprintf(o, "{");
+    for (int i = N - 1; i >= 0; i--)
+        o += sprintf(o, "%s\"f%d\":%d", i == N - 1 ? "" : ",", i, i);
+    strcpy(o, "}");
+    mc_value v;
+    char why[256];
+    ck_assert_msg(mc_value_from_json(&wide, json, strlen(json), NULL, &v, why, sizeof(why)) == 0,
+                  "%s", why);
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(v.as.list.items[i].as.u, (unsigned)i);
+    round_trip(&wide, &v, NULL);
+    mc_value_free(&v);
+    strcpy(o, ",\"f150\":1}");
+    refuse(&wide, json, "repeated field \"f150\" in FIXED_DICT");
+    strcpy(o, ",\"f300\":1}");
+    refuse(&wide, json, "unknown field \"f300\" in FIXED_DICT");
+    o = json + sprintf(json, "{");
+    for (int i = 0; i < 20; i++)
+        o += sprintf(o, "\"f%d\":1,", i * 7);
+    strcpy(o, "\"f0\":2}");
+    refuse(&wide, json, "repeated field \"f0\"");
+    free(json);
+}
+END_TEST
+
 static void args_refused(const mc_entity_defs *d, const char *type, mc_part part,
                          const char *method, const char *json, const char *want)
 {
@@ -616,7 +654,8 @@ START_TEST(args_helper)
     args_refused(d, "Avatar", MC_PART_CELL, "teleport", "[[1,2,3],[1,2,3],[1,2,3]]",
                  "too many arguments: teleport takes 2");
     args_refused(d, "Avatar", MC_PART_CELL, "teleport", "[[1,2,3],[1,2]]",
-                 "teleport argument direction: expected ','");
+                 "teleport argument direction: expected ',' (a VECTOR has more numbers), found ']' "
+                 "(offset 13)");
     args_refused(d, "Avatar", MC_PART_CELL, "teleport", "[[1,2,3] [1,2,3]]",
                  "expected ',' or ']' after an argument");
     args_refused(d, "Avatar", MC_PART_BASE, "onTimer", "[1, 1.5]",
@@ -697,10 +736,45 @@ START_TEST(props_helper)
     ck_assert_uint_eq(count, 0);
     mc_json_props_free(idx, vals, count);
 
+    /* every property's default, as one object (more keys than the linear scan handles) */
+    for (uint16_t id = 0; id < mc_defs_type_count(d); id++) {
+        const mc_entity_type_def *et = mc_defs_type(d, id);
+        size_t cap = 64, len = 1, want = 0;
+        char *obj = malloc(cap);
+        strcpy(obj, "{");
+        for (size_t i = 0; i < et->nprops; i++) {
+            if (et->props[i].flags == MC_FLAGS_EDITOR_ONLY)
+                continue;
+            char *v = mc_value_to_json(et->props[i].type, &et->props[i].default_value);
+            size_t need = len + strlen(v) + strlen(et->props[i].name) + 8;
+            if (need > cap)
+                obj = realloc(obj, cap = 2 * need);
+            len += (size_t)sprintf(obj + len, "%s\"%s\":%s", want ? "," : "", et->props[i].name, v);
+            want++;
+            free(v);
+        }
+        strcpy(obj + len, "}");
+        ck_assert_msg(mc_json_to_props(d, et, obj, strlen(obj), &idx, &vals, &count, why,
+                                       sizeof(why)) == 0,
+                      "%s: %s", obj, why);
+        ck_assert_uint_eq(count, want);
+        for (size_t i = 0; i < count; i++)
+            ck_assert(mc_value_equal(&vals[i], &et->props[idx[i]].default_value));
+        mc_json_props_free(idx, vals, count);
+        free(obj);
+    }
+    props_refused(d, "Avatar",
+                  "{\"name\":\"a\",\"health\":1,\"maxHealth\":1,\"level\":1,\"rank\":1,"
+                  "\"title\":\"t\",\"aggro\":1,\"faction\":1,\"gold\":1,\"xp\":1,\"rank\":2}",
+                  "property rank given twice");
+    props_refused(d, "Avatar",
+                  "{\"name\":\"a\",\"health\":1,\"maxHealth\":1,\"level\":1,\"rank\":1,"
+                  "\"title\":\"t\",\"aggro\":1,\"faction\":1,\"gold\":1,\"xp\":1,\"editorTint\":2}",
+                  "property editorTint is EDITOR_ONLY");
     props_refused(d, "Avatar", "{\"look\": [1, 2, 300, 4]}",
                   "property look[2]: 300 does not fit UINT8");
     props_refused(d, "Avatar", "{\"inventory\": [{\"id\": 1, \"count\": 70000}]}",
-                  "property inventory[0].count: 70000 does not fit UINT16");
+                  "property inventory[0].count: 70000 does not fit UINT16 (offset 34)");
     props_refused(d, "Avatar", "{\"inventory\": [{\"id\": 1, \"colour\": 1}]}",
                   "property inventory[0]: unknown field \"colour\" in ITEM");
     props_refused(d, "Avatar", "{\"editorTint\": [1, 1, 1, 1]}", "property editorTint is EDITOR_ONLY");
@@ -735,6 +809,7 @@ static Suite *suite(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, mailbox_refusals);
     tcase_add_test(tc, hostile_shapes);
+    tcase_add_test(tc, many_fields);
     tcase_add_test(tc, args_helper);
     tcase_add_test(tc, props_helper);
     suite_add_tcase(s, tc);

@@ -2,6 +2,7 @@
  * only descends into a JSON array or object where the type has a container: nesting is bounded
  * by the type's depth (and MC_JSON_MAX_DEPTH), and nothing is ever skipped unparsed. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@
 #include "common/error.h"
 #include "common/value_json.h"
 #include "value_json_internal.h"
+
+_Static_assert(offsetof(mc_def_field, name) == 0, "mc_jlookup reads the name first");
 
 static bool kind_signed(mc_type_kind k)
 {
@@ -318,14 +321,14 @@ static int parse_list(mc_jp *p, const mc_def_type *t, mc_value *out)
 }
 
 /* One "field": value member of a FIXED_DICT object. */
-static int dict_member(mc_jp *p, const mc_def_type *t, mc_value *out, bool *seen)
+static int dict_member(mc_jp *p, const mc_def_type *t, mc_value *out, bool *seen,
+                       mc_jlookup *names)
 {
     char *key, show[64];
-    size_t n, at = jp_here(p), f = 0;
+    size_t n, at = jp_here(p);
     if (jp_string(p, &key, &n) != 0)
         return -1;
-    while (f < t->nfields && strcmp(key, t->fields[f].name))
-        f++;
+    size_t f = jl_find(names, key);
     if (f == t->nfields || seen[f])
         jp_fail_at(p, at, "%s field \"%s\" in %s", f == t->nfields ? "unknown" : "repeated",
                    jp_show(show, sizeof(show), key, n), t->alias ? t->alias : "FIXED_DICT");
@@ -353,14 +356,15 @@ static int dict_defaults(mc_jp *p, const mc_def_type *t, mc_value *out, const bo
     return 0;
 }
 
-static int dict_body(mc_jp *p, const mc_def_type *t, mc_value *out, bool *seen)
+static int dict_body(mc_jp *p, const mc_def_type *t, mc_value *out, bool *seen,
+                     mc_jlookup *names)
 {
     if (jp_peek(p) == '}') {
         p->pos++;
         return dict_defaults(p, t, out, seen);
     }
     for (;;) {
-        if (dict_member(p, t, out, seen) != 0)
+        if (dict_member(p, t, out, seen, names) != 0)
             return -1;
         if (jp_peek(p) == '}') {
             p->pos++;
@@ -391,7 +395,10 @@ static int parse_dict(mc_jp *p, const mc_def_type *t, mc_value *out)
         return jp_fail(p, "out of memory");
     }
     out->as.list.count = (uint32_t)t->nfields;
-    int rc = dict_body(p, t, out, seen);
+    mc_jlookup names;
+    jl_init(&names, t->fields, sizeof(t->fields[0]), t->nfields);
+    int rc = dict_body(p, t, out, seen, &names);
+    jl_free(&names);
     free(seen);
     if (rc == 0)
         jp_leave(p);

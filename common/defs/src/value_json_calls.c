@@ -1,10 +1,13 @@
 /* JSON as a method's arguments and as an entity's initial properties. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/value_json.h"
 #include "value_json_internal.h"
+
+_Static_assert(offsetof(mc_def_property, name) == 0, "mc_jlookup reads the name first");
 
 static void free_values(mc_value *vals, size_t n)
 {
@@ -87,6 +90,7 @@ typedef struct {
     mc_value *values;
     size_t count;
     bool *seen; /* per property index */
+    mc_jlookup names;
 } props_out;
 
 /* One "name": value member of the property object. */
@@ -97,7 +101,8 @@ static int prop_member(mc_jp *p, const mc_entity_defs *defs, const mc_entity_typ
     size_t n, at = jp_here(p);
     if (jp_string(p, &key, &n) != 0)
         return -1;
-    const mc_def_property *prop = mc_defs_property_by_name(t, key);
+    size_t pi = jl_find(&o->names, key);
+    const mc_def_property *prop = pi < t->nprops ? &t->props[pi] : NULL;
     int rc = 0;
     if (!prop)
         rc = jp_fail_at(p, at, "%s has no property \"%s\"", t->name,
@@ -160,8 +165,10 @@ int mc_json_to_props(const mc_entity_defs *defs, const mc_entity_type_def *t, co
     size_t n = t->nprops ? t->nprops : 1;
     props_out o = {.indices = calloc(n, sizeof(uint16_t)), .values = calloc(n, sizeof(mc_value)),
                    .seen = calloc(n, sizeof(bool))};
+    jl_init(&o.names, t->props, sizeof(t->props[0]), t->nprops);
     int rc = o.indices && o.values && o.seen ? props_body(&p, defs, t, &o)
                                              : jp_fail(&p, "out of memory");
+    jl_free(&o.names);
     free(o.seen);
     if (rc != 0) {
         mc_json_props_free(o.indices, o.values, o.count);

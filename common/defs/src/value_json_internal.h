@@ -61,6 +61,20 @@ void jp_pop(mc_jp *p, size_t saved);
 /* Quote untrusted bytes for an error message (printable ASCII, at most ~40 bytes). */
 const char *jp_show(char *buf, size_t buflen, const char *s, size_t len);
 
+/* Name -> index over n structs whose first member is their const char *name (mc_def_field,
+ * mc_def_property): a linear scan for the first few lookups, then a sorted index and binary
+ * search, so an object with many keys costs n log n, not n^2. */
+typedef struct {
+    const char *base;
+    size_t stride, n;
+    unsigned lookups;
+    struct jl_name *sorted;
+} mc_jlookup;
+void jl_init(mc_jlookup *l, const void *base, size_t stride, size_t n);
+/* The index of name, or n when there is none. */
+size_t jl_find(mc_jlookup *l, const char *name);
+void jl_free(mc_jlookup *l);
+
 /* Parse one value of type t at the cursor (max_bytes: the byte limit of a STRING, BLOB... at
  * this place, 0 = type limit). On failure *out is zeroed. */
 int jv_parse(mc_jp *p, const mc_def_type *t, uint32_t max_bytes, mc_value *out);

@@ -402,3 +402,59 @@ const char *jp_show(char *buf, size_t buflen, const char *s, size_t len)
     buf[n] = '\0';
     return buf;
 }
+
+struct jl_name {
+    const char *name;
+    size_t index;
+};
+
+#define JL_LINEAR 8u /* lookups done by a scan before the index is built */
+
+static const char *jl_name_at(const mc_jlookup *l, size_t i)
+{
+    return *(const char *const *)(const void *)(l->base + i * l->stride);
+}
+
+static int jl_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct jl_name *)a)->name, ((const struct jl_name *)b)->name);
+}
+
+void jl_init(mc_jlookup *l, const void *base, size_t stride, size_t n)
+{
+    memset(l, 0, sizeof(*l));
+    l->base = base;
+    l->stride = stride;
+    l->n = n;
+}
+
+static void jl_build(mc_jlookup *l)
+{
+    l->sorted = malloc(l->n * sizeof(*l->sorted));
+    if (!l->sorted)
+        return; /* keep scanning */
+    for (size_t i = 0; i < l->n; i++)
+        l->sorted[i] = (struct jl_name){.name = jl_name_at(l, i), .index = i};
+    qsort(l->sorted, l->n, sizeof(*l->sorted), jl_cmp);
+}
+
+size_t jl_find(mc_jlookup *l, const char *name)
+{
+    if (++l->lookups > JL_LINEAR && !l->sorted && l->n > JL_LINEAR)
+        jl_build(l);
+    if (l->sorted) {
+        struct jl_name key = {.name = name};
+        const struct jl_name *hit = bsearch(&key, l->sorted, l->n, sizeof(key), jl_cmp);
+        return hit ? hit->index : l->n;
+    }
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(jl_name_at(l, i), name))
+            return i;
+    return l->n;
+}
+
+void jl_free(mc_jlookup *l)
+{
+    free(l->sorted);
+    l->sorted = NULL;
+}
