@@ -261,6 +261,7 @@ const mc_config *mc_server_config(const mc_server *s) { return s->cfg; }
 mc_role mc_server_role(const mc_server *s) { return s->desc.role; }
 const char *mc_server_name(const mc_server *s) { return s->name; }
 const char *mc_server_digest(const mc_server *s) { return s->digest; }
+const struct mc_entity_defs *mc_server_defs(const mc_server *s) { return s->defs; }
 const char *mc_server_internal_addr(const mc_server *s) { return s->internal_addr; }
 const char *mc_server_external_addr(const mc_server *s) { return s->external_addr; }
 double mc_server_load(const mc_server *s) { return s->load_value; }

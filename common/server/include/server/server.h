@@ -97,6 +97,8 @@ mc_role mc_server_role(const mc_server *s);
 /* "baseapp01" once registered; the role name before; "manager" for the manager. */
 const char *mc_server_name(const mc_server *s);
 void mc_server_set_name(mc_server *s, const char *name);
+/* The entity definitions the process loaded (--res). */
+const struct mc_entity_defs *mc_server_defs(const mc_server *s);
 /* The def digest (64 hex characters) the process loaded. */
 const char *mc_server_digest(const mc_server *s);
 /* "IP:PORT" of the internal / external interface ("" when there is none). */
