@@ -151,6 +151,11 @@ START_TEST(up_status_down_leaves_nothing)
     rc = cluster_cmd(&d, "logs", "baseapp02", out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "registered as baseapp02"), "%d %s", rc, out);
 
+    /* The manager keeps its entity id reservation in the run dir. */
+    char mstate[700];
+    snprintf(mstate, sizeof mstate, "%s/manager.state", d.run);
+    ck_assert_msg(h_file_contains(mstate, "mercury-cluster manager state 1"), "no %s", mstate);
+
     /* A process that hangs (stopped) is killed after the timeout; a recorded pid that is
      * not one of ours any more (reused) is left alone. */
     pid_t hung = -1, stranger = -1;

@@ -452,7 +452,9 @@ END_TEST
 
 typedef struct {
     mc_server *s;
-    mc_watch_done *held; /* command/never keeps its done */
+    mc_watch_done *held;      /* command/never keeps its dones */
+    mc_watch_done *all_held[300];
+    int nheld;
     struct event *timer;
     mc_watch_done *slow_done;
     char slow_arg[64];
@@ -485,7 +487,10 @@ static void call_slow(void *ctx, int argc, const char *const *argv, mc_watch_don
 
 static void call_never(void *ctx, int argc, const char *const *argv, mc_watch_done *done)
 {
-    ((async_probe *)ctx)->held = done;
+    async_probe *p = ctx;
+    p->held = done;
+    if (p->nheld < 300)
+        p->all_held[p->nheld++] = done;
 }
 
 static void on_async_ready(mc_server *s, void *ctx)
@@ -579,6 +584,59 @@ START_TEST(async_watcher_calls_are_answered_when_they_complete)
 }
 END_TEST
 
+
+static bool all_waiting(void *ctx) { return watch_u(ctx, "watcherCallsWaiting") == 256; }
+static bool all_heard(void *ctx) { return watch_u(ctx, "watcherRequests") >= 257; }
+
+START_TEST(a_server_refuses_asynchronous_calls_beyond_256_waiting)
+{
+    char manager[32] = "", log[600];
+    snprintf(log, sizeof log, "%s/manager-busy.log", h_tmpdir());
+    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
+    static async_probe p;
+    memset(&p, 0, sizeof p);
+    server_args args;
+    p.s = new_server(&args, manager, MC_ROLE_CELLAPP, false, on_async_ready, &p);
+    p.timer = evtimer_new(mc_server_event_base(p.s), on_slow_timer, &p);
+    start(p.s);
+    mc_server *ss[1] = {p.s};
+    ck_assert(pump(ss, 1, is_registered, p.s, 20000));
+    char err[200];
+    wt_client *c = wt_client_new(3000, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    static wt_request reqs[257];
+    Mc__Control__WatcherRequest wr = MC__CONTROL__WATCHER_REQUEST__INIT;
+    wr.op = MC__CONTROL__WATCHER_OP__WATCHER_CALL;
+    wr.path = "command/never";
+    for (int i = 0; i < 256; i++)
+        wt_client_send(c, mc_server_internal_addr(p.s), MC_CTL_WATCHER, &wr, &reqs[i]);
+    ck_assert(pump(ss, 1, all_waiting, p.s, 20000));
+    wt_client_send(c, mc_server_internal_addr(p.s), MC_CTL_WATCHER, &wr, &reqs[256]);
+    ck_assert(pump(ss, 1, all_heard, p.s, 20000));
+    wt_client_wait(c); /* the 257th's answer is here; the others time out */
+    ck_assert_int_eq(reqs[256].state, WT_REQ_OK);
+    Mc__Control__WatcherReply *r =
+        mc__control__watcher_reply__unpack(NULL, reqs[256].reply_len, reqs[256].reply);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, MC__CONTROL__WATCHER_STATUS__WS_REFUSED);
+    ck_assert_msg(strstr(r->error, "busy"), "%s", r->error);
+    mc_pb_free(r);
+    for (int i = 0; i < 257; i++) {
+        ck_assert(i == 256 || reqs[i].state == WT_REQ_TIMEOUT);
+        wt_request_clear(&reqs[i]);
+    }
+    wt_client_free(c);
+    /* Freed with 256 calls waiting: nothing is answered; the owner completes them later
+     * (no-ops), and nothing leaks (ASan). */
+    event_free(p.timer);
+    mc_server_free(p.s);
+    ck_assert_int_eq(p.nheld, 256);
+    for (int i = 0; i < p.nheld; i++)
+        mc_watch_complete(p.all_held[i], false, NULL, "owner gone");
+    h_kill_all();
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("manager_services");
@@ -588,6 +646,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_corrupt_state_file_stops_the_manager);
     tcase_add_test(tc, global_names_register_lookup_and_drop_with_their_process);
     tcase_add_test(tc, async_watcher_calls_are_answered_when_they_complete);
+    tcase_add_test(tc, a_server_refuses_asynchronous_calls_beyond_256_waiting);
     suite_add_tcase(s, tc);
     return s;
 }
