@@ -6,6 +6,8 @@
 #include "args.h"
 #include "exit_codes.h"
 #include "format.h"
+#include "globals.h"
+#include "server/server.h"
 #include "registry.h"
 #include "server/pb.h"
 #include "server/watcher_service.h"
@@ -75,10 +77,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mc_watchers_free(w);
         break;
     }
-    case 2:
+    case 2: {
         mc_pb_free(mc__control__process_event__unpack(NULL, size, data));
         mc_pb_free(mc__control__query_request__unpack(NULL, size, data));
+        mc_pb_free(mc__control__id_range_request__unpack(NULL, size, data));
+        mc_pb_free(mc__control__id_range_reply__unpack(NULL, size, data));
+        mc_pb_free(mc__control__global_lookup__unpack(NULL, size, data));
+        mc_pb_free(mc__control__global_reply__unpack(NULL, size, data));
+        /* A global registration as the manager reads it: name and mailbox checked. */
+        Mc__Control__GlobalEntry *g = mc__control__global_entry__unpack(NULL, size, data);
+        if (g) {
+            mc_mailbox_ref mb;
+            mc_globals *table = mc_globals_new(4);
+            if (table && mc_server_mailbox_unpack(g->mailbox.data, g->mailbox.len, &mb) &&
+                mc_globals_register(table, g->name, &mb, 1) == MC_GLOBALS_OK)
+                mc_globals_drop_owner(table, 1);
+            mc_globals_free(table);
+        }
+        mc_pb_free(g);
         break;
+    }
     case 4: {
         /* What the watcher tool prints from a reply it cannot trust. */
         Mc__Control__QueryReply *q = mc__control__query_reply__unpack(NULL, size, data);
