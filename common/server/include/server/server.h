@@ -6,7 +6,11 @@
  * load, config/..., nub/..., peers/..., manager/..., command/shutdown) and, for every role
  * but the manager, registers with the manager and then sends a heartbeat carrying the
  * process's load every interval the manager asked for. Birth and death notifications from
- * the manager are kept in peers/ and passed to the role's on_peer_event.
+ * the manager are kept in peers/ and passed to the role's on_peer_event. A role that
+ * creates entities sets desc.entity_ids and takes ids with mc_server_next_entity_id; global
+ * names of bases go through mc_server_global_register/deregister/lookup. Watcher requests
+ * are answered here, a call on an asynchronous callable when it completes (at most 256
+ * waiting; a server freed with calls waiting answers none of them).
  *
  * mc_server_run runs the libevent loop until shutdown: SIGTERM, SIGINT or the
  * command/shutdown watcher start a graceful shutdown (deregister from the manager, flush
