@@ -86,7 +86,10 @@ static int parse_real(mc_jp *p, bool f32, const char *what, double *out)
         return jp_fail(p, "expected a number for %s, found %s", what, jp_found(p));
     if (jp_number(p, tok, &integral) != 0)
         return -1;
-    double d = strtod(tok, NULL); /* the token is JSON's grammar: locale "C" digits and '.' */
+    char *end;
+    double d = strtod(tok, &end); /* the token is JSON's grammar: "C" locale digits and '.' */
+    if (end != tok + strlen(tok)) /* a process that set another LC_NUMERIC: refuse, not misread */
+        return jp_fail_at(p, at, "%.40s is not understood as a number (LC_NUMERIC)", tok);
     /* a float rounds to infinity from FLT_MAX + half its last unit (2^128 - 2^103) up */
     if (!isfinite(d) || (f32 && fabs(d) >= ldexp(1.0, 128) - ldexp(1.0, 103)))
         return jp_fail_at(p, at, "%.40s does not fit %s", tok, f32 ? "FLOAT32" : "FLOAT64");

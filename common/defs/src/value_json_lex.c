@@ -2,6 +2,7 @@
  * JSON grammar, located error messages, and the depth, size and path bookkeeping. Nothing here
  * recurses; every scan is linear in the text. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ void jp_init(mc_jp *p, const char *s, size_t len, size_t entity_types, char *why
     p->why = why;
     p->whylen = whylen;
     p->entity_types = entity_types;
-    p->max_cells = p->len + MC_DEFS_MAX_CELLS;
+    p->max_cells = p->len < SIZE_MAX - MC_DEFS_MAX_CELLS ? p->len + MC_DEFS_MAX_CELLS : SIZE_MAX;
 }
 
 static int fail_v(mc_jp *p, size_t at, const char *fmt, va_list ap)
@@ -377,7 +378,7 @@ size_t jp_push_index(mc_jp *p, uint32_t i)
 
 size_t jp_push_name(mc_jp *p, const char *sep, const char *name)
 {
-    char piece[MC_DEFS_MAX_NAME + 32];
+    char piece[sizeof(p->path)];
     snprintf(piece, sizeof(piece), "%s%s", sep, name);
     return push(p, piece);
 }

@@ -18,6 +18,8 @@
  * Bounds: nesting at most MC_JSON_MAX_DEPTH (and never deeper than the type), numbers at most
  * MC_JSON_MAX_NUMBER characters, at most len + MC_DEFS_MAX_CELLS values built from one text
  * (missing FIXED_DICT fields count their defaults), everything else as mc_value_check.
+ * Numbers assume the "C" LC_NUMERIC (no process here calls setlocale); under a locale with
+ * another decimal mark a fractional number is refused, never misread.
  */
 #ifndef MC_COMMON_VALUE_JSON_H
 #define MC_COMMON_VALUE_JSON_H
