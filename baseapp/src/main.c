@@ -1,16 +1,10 @@
-/* baseapp: a server process on the framework (common/server). It registers with the
- * manager, heartbeats its load, publishes the standard watchers and shuts down cleanly.
- * Its role-specific work arrives in later issues. */
-#include "server/server.h"
-
-#include <string.h>
+/* baseapp: hosts base entities (common/entity's engine with the baseapp's part). */
+#include "baseapp.h"
 
 int main(int argc, char **argv)
 {
-    mc_server_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.role = MC_ROLE_BASEAPP;
-    desc.summary = "The Mercury Cluster baseapp: hosts base entities and client channels (entities arrive in the next issues).";
-    desc.has_external = true;
-    return mc_server_main(&desc, argc, argv);
+    return mc_engine_main(MC_ROLE_BASEAPP,
+                          "The Mercury Cluster baseapp: hosts base entities, creates their "
+                          "cells and relays calls to them.",
+                          true, &base_role_part, argc, argv);
 }

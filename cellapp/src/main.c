@@ -1,16 +1,10 @@
-/* cellapp: a server process on the framework (common/server). It registers with the
- * manager, heartbeats its load, publishes the standard watchers and shuts down cleanly.
- * Its role-specific work arrives in later issues. */
-#include "server/server.h"
-
-#include <string.h>
+/* cellapp: runs spaces and cell entities (common/entity's engine with the cellapp's part). */
+#include "cellapp.h"
 
 int main(int argc, char **argv)
 {
-    mc_server_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.role = MC_ROLE_CELLAPP;
-    desc.summary = "The Mercury Cluster cellapp: runs spaces and cell entities (spaces arrive in the next issues).";
-    desc.has_external = false;
-    return mc_server_main(&desc, argc, argv);
+    return mc_engine_main(MC_ROLE_CELLAPP,
+                          "The Mercury Cluster cellapp: runs spaces and the cell entities in "
+                          "them.",
+                          false, &cell_role_part, argc, argv);
 }

@@ -1,0 +1,137 @@
+/* The baseapp's role table for the engine: its engine API, its messages, destroying bases
+ * and their watchers. */
+#include "baseapp.h"
+#include "common/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int base_op_destroy(const mc_call_ctx *call)
+{
+    mc_engine *e = mc_engine_of(call);
+    mc_entity *ent = mc_engine_entity_of(call, MC_PART_BASE);
+    if (!ent)
+        return MC_CALL_ERR_STATE;
+    if (ent->cell_state != MC_CELL_NONE)
+        return MC_CALL_ERR_STATE; /* as BigWorld: destroyCellEntity first */
+    mc_engine_destroy_entity(e, ent);
+    return MC_CALL_OK;
+}
+
+static mc_mailbox_ref base_op_cell(const mc_call_ctx *call)
+{
+    mc_entity *ent = mc_engine_entity_of(call, MC_PART_BASE);
+    mc_mailbox_ref none = {0};
+    return ent && ent->cell_state == MC_CELL_LIVE ? ent->cell : none;
+}
+
+static void *base_op_cell_data(const mc_call_ctx *call)
+{
+    mc_entity *ent = mc_engine_entity_of(call, MC_PART_BASE);
+    return ent && ent->cell_state == MC_CELL_NONE ? ent->cell_data : NULL;
+}
+
+const mc_engine_ops base_engine_ops = {
+    .self = mc_engine_op_self,
+    .time = mc_engine_op_time,
+    .add_timer = mc_engine_op_add_timer,
+    .del_timer = mc_engine_op_del_timer,
+    .destroy = base_op_destroy,
+    .create_base_locally = base_op_create_locally,
+    .create_base_anywhere = base_op_create_anywhere,
+    .create_base_remotely = base_op_create_remotely,
+    .create_cell_entity = base_op_create_cell,
+    .create_in_new_space = base_op_create_in_new_space,
+    .destroy_cell_entity = base_op_destroy_cell,
+    .base_cell = base_op_cell,
+    .cell_data = base_op_cell_data,
+    .register_globally = base_op_register_globally,
+    .deregister_globally = base_op_deregister_globally,
+    .look_up_base_by_name = base_op_look_up,
+};
+
+static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
+{
+    switch (id) {
+    case MC_MSG_CREATE_BASE:
+        base_on_create_base(e, o, data);
+        return;
+    case MC_MSG_CELL_GONE:
+        base_on_cell_gone(e, o, data);
+        return;
+    default:
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
+                         "a baseapp does not take message %u", (unsigned)id);
+        return;
+    }
+}
+
+static void on_destroy(mc_engine *e, mc_entity *ent)
+{
+    base_fail_cell_queue(e, ent, MC_CALL_ERR_DESTROYED, "destroyed");
+    base_drop_globals(e, ent);
+}
+
+static const char *const cell_states[] = {"none", "creating", "live", "destroying"};
+
+static void get_cell(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    char text[128] = "?";
+    if (ent) {
+        if (ent->cell_state == MC_CELL_LIVE || ent->cell_state == MC_CELL_DESTROYING)
+            mc_engine_mailbox_text(e, &ent->cell, text, sizeof text);
+        else
+            snprintf(text, sizeof text, "%s", cell_states[ent->cell_state]);
+    }
+    out->as.s = strdup(text);
+}
+
+static void get_globals(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    size_t len = 1;
+    for (size_t i = 0; ent && i < ent->nglobal_names; i++)
+        len += strlen(ent->global_names[i]) + 1;
+    char *s = calloc(1, len);
+    for (size_t i = 0; s && ent && i < ent->nglobal_names; i++) {
+        if (i)
+            strcat(s, " ");
+        strcat(s, ent->global_names[i]);
+    }
+    out->as.s = s ? s : strdup("");
+}
+
+static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref)
+{
+    (void)ent;
+    mc_watchers *w = mc_server_watchers(mc_engine_server(e));
+    char path[MC_WATCH_MAX_PATH];
+    snprintf(path, sizeof path, "%s/cell", dir);
+    mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_cell, NULL, ref);
+    snprintf(path, sizeof path, "%s/globalNames", dir);
+    mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_globals, NULL, ref);
+}
+
+static int on_init(mc_engine *e, char *err, size_t errlen)
+{
+    if (base_add_commands(e) != 0) {
+        snprintf(err, errlen, "cannot publish the baseapp's commands");
+        return -1;
+    }
+    return 0;
+}
+
+const mc_role_part base_role_part = {
+    .part = MC_PART_BASE,
+    .on_call = base_on_call,
+    .on_message = on_message,
+    .on_peer_death = base_on_peer_death,
+    .on_destroy = on_destroy,
+    .add_entity_watchers = add_entity_watchers,
+    .on_init = on_init,
+    .ops = &base_engine_ops,
+};

@@ -1,0 +1,75 @@
+/* The baseapp's part of the entity engine: base entities, their cells (created, lost,
+ * destroyed), the calls they relay to their cells, creation on request, globally named
+ * bases. Built on common/entity (entity/engine.h). */
+#ifndef MC_BASEAPP_H
+#define MC_BASEAPP_H
+
+#include "entity/engine.h"
+#include "mercury/status.h"
+
+/* A call waiting for a cell that is being created. */
+typedef struct mc_queued_call {
+    struct mc_queued_call *next;
+    mc_origin origin;
+    mc_call_header header;
+    size_t len;
+    uint8_t args[];
+} mc_queued_call;
+
+extern const mc_role_part base_role_part;
+extern const mc_engine_ops base_engine_ops;
+
+/* base_calls.c */
+void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
+                  const uint8_t *args, size_t len);
+/* Relay the queued calls to the new cell, or fail them all with status and reason. */
+void base_flush_cell_queue(mc_engine *e, mc_entity *ent);
+void base_fail_cell_queue(mc_engine *e, mc_entity *ent, int status, const char *reason);
+
+/* base_create.c */
+void base_on_create_base(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* Create a base here now: properties given by index (checked), onCreated run. Returns the
+ * entity, or NULL with a status and reason. */
+mc_entity *base_create(mc_engine *e, uint16_t type, const uint16_t *indices,
+                       const mc_value *values, size_t n, int *status, char *why,
+                       size_t whylen);
+int base_op_create_locally(const mc_call_ctx *call, const char *type,
+                           const mc_prop_init *props, size_t nprops, mc_mailbox_ref *out);
+int base_op_create_anywhere(const mc_call_ctx *call, const char *type,
+                            const mc_prop_init *props, size_t nprops, mc_create_fn fn,
+                            void *ud);
+int base_op_create_remotely(const mc_call_ctx *call, const mc_mailbox_ref *where,
+                            const char *type, const mc_prop_init *props, size_t nprops,
+                            mc_create_fn fn, void *ud);
+/* Encode a CREATE_BASE payload (type, properties by index). */
+int base_encode_create(mc_engine *e, uint16_t type, const uint16_t *indices,
+                       const mc_value *values, size_t n, mc_ostream *os, char *why,
+                       size_t whylen);
+/* Send a CREATE_BASE to the baseapp at addr (NULL: the least-loaded); done gets the
+ * outcome exactly once unless the engine is freed first (then with MC_CALL_ERR_UNAVAILABLE). */
+typedef void (*base_created_fn)(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *mb,
+                                const char *reason);
+int base_create_on(mc_engine *e, const char *addr, const uint8_t *payload, size_t len,
+                   base_created_fn done, void *ctx);
+
+/* base_cells.c */
+int base_op_create_cell(const mc_call_ctx *call, const mc_mailbox_ref *near,
+                        const mc_vector3 *position, const mc_vector3 *direction);
+int base_op_create_in_new_space(const mc_call_ctx *call, const mc_vector3 *position,
+                                const mc_vector3 *direction);
+int base_op_destroy_cell(const mc_call_ctx *call);
+void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
+void base_on_peer_death(mc_engine *e, const char *addr);
+
+/* base_globals.c */
+int base_op_register_globally(const mc_call_ctx *call, const char *name, mc_done_fn fn,
+                              void *ud);
+int base_op_deregister_globally(const mc_call_ctx *call, const char *name);
+int base_op_look_up(const mc_call_ctx *call, const char *name, mc_lookup_fn fn, void *ud);
+/* Drop an entity's names (destroyed): tells the manager unless the engine is freeing. */
+void base_drop_globals(mc_engine *e, mc_entity *ent);
+
+/* base_commands.c */
+int base_add_commands(mc_engine *e);
+
+#endif

@@ -1,0 +1,63 @@
+/* Calls arriving at a cellapp: to a cell (CELL), or relayed to the entity's base
+ * (BASE_VIA_CELL as BASE, CLIENT_VIA_CELL as CLIENT_VIA_BASE: the base reaches the client). */
+#include "cellapp.h"
+
+static mc_entity *target(mc_engine *e, const mc_origin *o, const mc_call_header *h)
+{
+    mc_entity *ent = mc_engine_find(e, h->entity_id);
+    if (!ent) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY, "no cell %d here",
+                         (int)h->entity_id);
+        return NULL;
+    }
+    uint16_t type = h->salt & MC_ENTITY_TYPE_MAX;
+    if (ent->type != type) {
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_TYPE, MC_CALL_ERR_MAILBOX,
+                         "entity %d is a %s, the mailbox says type %u", (int)ent->id,
+                         ent->td->name, (unsigned)type);
+        return NULL;
+    }
+    return ent;
+}
+
+static void relay_to_base(mc_engine *e, const mc_origin *o, mc_entity *ent,
+                          const mc_call_header *h, const uint8_t *args, size_t len,
+                          mc_part final, mc_component c)
+{
+    if (h->method >= ent->gt->nmethods[final] &&
+        !(final == MC_PART_CLIENT && h->method < ent->td->nmethods[MC_PART_CLIENT])) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_METHOD, MC_CALL_ERR_NO_METHOD,
+                         "%s has no %s method %u", ent->td->name, mc_part_name(final),
+                         (unsigned)h->method);
+        return;
+    }
+    mc_mailbox_ref to = ent->base;
+    mc_mailbox_ref_set_component(&to, c);
+    mc_engine_relay(e, o, &to, h->method, h->caller_id, args, len);
+}
+
+void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
+                  const uint8_t *args, size_t len)
+{
+    mc_component c = (mc_component)(h->salt >> 13);
+    mc_entity *ent;
+    switch (c) {
+    case MC_COMPONENT_CELL:
+        if ((ent = target(e, o, h)))
+            mc_engine_dispatch(e, o, ent, MC_PART_CELL, h, args, len);
+        return;
+    case MC_COMPONENT_BASE_VIA_CELL:
+        if ((ent = target(e, o, h)))
+            relay_to_base(e, o, ent, h, args, len, MC_PART_BASE, MC_COMPONENT_BASE);
+        return;
+    case MC_COMPONENT_CLIENT_VIA_CELL:
+        if ((ent = target(e, o, h)))
+            relay_to_base(e, o, ent, h, args, len, MC_PART_CLIENT,
+                          MC_COMPONENT_CLIENT_VIA_BASE);
+        return;
+    default:
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_MAILBOX,
+                         "a cellapp does not take %s calls", mc_component_name(c));
+        return;
+    }
+}

@@ -1,0 +1,141 @@
+/* Cells made for bases (CREATE_CELL), destroyed for them (DESTROY_CELL), and the CELL_GONE
+ * that tells a base its cell went, with the cell's last properties. */
+#include "cellapp.h"
+#include "common/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space,
+                   const char *why)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_write_i8(&os, (int8_t)status);
+    mc_write_i32(&os, space);
+    mc_write_string(&os, why ? why : "");
+    mc_engine_reply(e, o, os.data, os.size);
+    mc_ostream_free(&os);
+    if (status != MC_CALL_OK)
+        MC_INFO("CREATE_CELL refused: %s", why);
+}
+
+void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    int32_t id = mc_read_i32(is);
+    uint16_t type = mc_read_u16(is);
+    int32_t near_id = mc_read_i32(is);
+    mc_mailbox_ref base;
+    mc_vector3 pos, dir;
+    char why[MC_REASON_MAX] = "";
+    if (!mc_mailbox_ref_read(is, &base, mc_defs_type_count(defs)) || !mc_read_vec3(is, &pos) ||
+        !mc_read_vec3(is, &dir) || id <= 0 || near_id < 0 || type >= mc_defs_type_count(defs) ||
+        base.id != id || mc_mailbox_ref_component(&base) != MC_COMPONENT_BASE ||
+        mc_mailbox_ref_type(&base) != type) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        answer(e, o, MC_CALL_ERR_ARGS, 0, "malformed CREATE_CELL");
+        return;
+    }
+    mc_space *sp = NULL;
+    if (near_id) {
+        mc_entity *near = mc_engine_find(e, near_id);
+        if (!near || near->in_reap || !near->space) {
+            snprintf(why, sizeof why, "no cell %d here to be near", (int)near_id);
+            answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
+            return;
+        }
+        sp = near->space;
+    }
+    mc_entity *ent = mc_engine_new_entity(e, type, id, why, sizeof why);
+    if (!ent) {
+        answer(e, o, MC_CALL_ERR_STATE, 0, why);
+        return;
+    }
+    if (ent->gt->props_decode(defs, MC_PART_CELL, ent->props, false, is, why, sizeof why) !=
+            MC_CALL_OK ||
+        !mc_istream_done(is)) {
+        if (!why[0])
+            snprintf(why, sizeof why, "trailing bytes after the cell properties");
+        mc_engine_discard_entity(e, ent);
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        answer(e, o, MC_CALL_ERR_ARGS, 0, why);
+        return;
+    }
+    ent->base = base;
+    ent->position = pos;
+    ent->direction = dir;
+    ent->gone_why = MC_CELL_GONE_SELF;
+    if (!sp) {
+        int32_t space_id;
+        if (mc_server_next_entity_id(mc_engine_server(e), &space_id) != 0 ||
+            !(sp = space_new(e, space_id))) {
+            mc_engine_discard_entity(e, ent);
+            answer(e, o, MC_CALL_ERR_UNAVAILABLE, 0, "cannot make a space (no ids yet)");
+            return;
+        }
+    }
+    if (space_add(e, sp, ent) != 0) {
+        int32_t space_id = sp->id;
+        mc_engine_discard_entity(e, ent);
+        answer(e, o, MC_CALL_ERR_BUSY, space_id, "out of memory");
+        return;
+    }
+    MC_DEBUG("%s %d: cell created in space %d", ent->td->name, (int)id, (int)sp->id);
+    int32_t space_id = sp->id;
+    answer(e, o, MC_CALL_OK, space_id, NULL);
+    mc_engine_run_hook(e, ent, MC_HOOK_CREATED, NULL);
+}
+
+void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    int32_t id = mc_read_i32(is);
+    mc_entity *ent = mc_istream_done(is) ? mc_engine_find(e, id) : NULL;
+    if (!ent) {
+        mc_engine_count_refused(e, MC_REFUSE_NO_ENTITY);
+        MC_DEBUG("DESTROY_CELL for %d ignored: no such cell", (int)id);
+        return;
+    }
+    mc_address base_addr;
+    mc_mailbox_address(&ent->base, &base_addr);
+    if (!mc_address_equal(&base_addr, &o->addr)) {
+        mc_engine_count_refused(e, MC_REFUSE_WRONG_PART);
+        MC_WARNING("DESTROY_CELL for %d not from its base: ignored", (int)id);
+        return;
+    }
+    if (ent->gone_why >= 0)
+        ent->gone_why = MC_CELL_GONE_DESTROYED;
+    mc_engine_destroy_entity(e, ent);
+}
+
+void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why)
+{
+    if (ent->gone_why < 0 || mc_engine_freeing(e))
+        return;
+    ent->gone_why = -1;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_write_i32(&os, ent->id);
+    mc_write_u8(&os, (uint8_t)why);
+    mc_write_vec3(&os, ent->position);
+    mc_write_vec3(&os, ent->direction);
+    char r[MC_REASON_MAX];
+    if (ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->props, false, &os, r,
+                              sizeof r) != MC_CALL_OK) {
+        MC_WARNING("%s %d: cell properties do not encode (%s): its base gets none", ent->td->name,
+                   (int)ent->id, r);
+        mc_ostream_reset(&os);
+        mc_write_i32(&os, ent->id);
+        mc_write_u8(&os, (uint8_t)why);
+        mc_write_vec3(&os, ent->position);
+        mc_write_vec3(&os, ent->direction);
+    }
+    mc_address addr;
+    mc_mailbox_address(&ent->base, &addr);
+    int rc = mc_engine_send(e, &addr, MC_MSG_CELL_GONE, os.data, os.size);
+    if (rc != MC_CALL_OK)
+        MC_DEBUG("%s %d: cannot tell its base the cell is gone: %s", ent->td->name,
+                 (int)ent->id, mc_call_status_name(rc));
+    mc_ostream_free(&os);
+}

@@ -1,0 +1,189 @@
+/* The cellapp's role table for the engine: its engine API (position, direction, space,
+ * base, destroy, destroySpace), its messages, what happens when a cell goes, and watchers. */
+#include "cellapp.h"
+#include "common/log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static mc_entity *calling_cell(const mc_call_ctx *call) { return mc_engine_entity_of(call, MC_PART_CELL); }
+
+static int op_destroy(const mc_call_ctx *call)
+{
+    mc_entity *ent = calling_cell(call);
+    if (!ent)
+        return MC_CALL_ERR_STATE;
+    mc_engine_destroy_entity(mc_engine_of(call), ent);
+    return MC_CALL_OK;
+}
+
+static int op_get_vec(const mc_call_ctx *call, int which, mc_vector3 *out)
+{
+    mc_entity *ent = calling_cell(call);
+    if (!ent)
+        return MC_CALL_ERR_STATE;
+    *out = which == 0 ? ent->position : ent->direction;
+    return MC_CALL_OK;
+}
+
+static int op_set_vec(const mc_call_ctx *call, int which, mc_vector3 v)
+{
+    mc_entity *ent = calling_cell(call);
+    if (!ent)
+        return MC_CALL_ERR_STATE;
+    if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z))
+        return MC_CALL_ERR_ARGS;
+    if (which == 0)
+        ent->position = v;
+    else
+        ent->direction = v;
+    return MC_CALL_OK;
+}
+
+static int32_t op_space_id(const mc_call_ctx *call)
+{
+    mc_entity *ent = calling_cell(call);
+    return ent && ent->space ? ent->space->id : 0;
+}
+
+static mc_mailbox_ref op_cell_base(const mc_call_ctx *call)
+{
+    mc_entity *ent = calling_cell(call);
+    mc_mailbox_ref none = {0};
+    return ent ? ent->base : none;
+}
+
+static int op_destroy_space(const mc_call_ctx *call)
+{
+    mc_entity *ent = calling_cell(call);
+    if (!ent || !ent->space)
+        return MC_CALL_ERR_STATE;
+    space_destroy(mc_engine_of(call), ent->space);
+    return MC_CALL_OK;
+}
+
+static const mc_engine_ops cell_engine_ops = {
+    .self = mc_engine_op_self,
+    .time = mc_engine_op_time,
+    .add_timer = mc_engine_op_add_timer,
+    .del_timer = mc_engine_op_del_timer,
+    .destroy = op_destroy,
+    .get_vec = op_get_vec,
+    .set_vec = op_set_vec,
+    .space_id = op_space_id,
+    .cell_base = op_cell_base,
+    .destroy_space = op_destroy_space,
+};
+
+static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
+{
+    switch (id) {
+    case MC_MSG_CREATE_CELL:
+        cell_on_create_cell(e, o, data);
+        return;
+    case MC_MSG_DESTROY_CELL:
+        cell_on_destroy_cell(e, o, data);
+        return;
+    default:
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
+                         "a cellapp does not take message %u", (unsigned)id);
+        return;
+    }
+}
+
+static void on_destroy(mc_engine *e, mc_entity *ent)
+{
+    if (ent->gone_why >= 0)
+        cell_tell_base_gone(e, ent, (mc_cell_gone_why)ent->gone_why);
+    space_remove(e, ent);
+}
+
+static void tell(void *ctx, mc_entity *ent)
+{
+    cell_tell_base_gone(ctx, ent, MC_CELL_GONE_SHUTDOWN);
+}
+
+static void on_shutdown(mc_engine *e)
+{
+    /* Bases hear now, while the channels are still flushed before exit. */
+    mc_entity_table_each(mc_engine_table(e), tell, e);
+}
+
+static void on_peer_death(mc_engine *e, const char *addr)
+{
+    (void)e;
+    /* Cells whose base was there keep running; calls to their base fail at once
+     * (process dead) from now on. */
+    MC_INFO("calls to bases on %s fail from now on: the process is dead", addr);
+}
+
+static void get_space(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    out->as.i = ent && ent->space ? ent->space->id : 0;
+}
+
+static void get_position(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    char text[96] = "?";
+    if (ent)
+        snprintf(text, sizeof text, "%g %g %g", ent->position.x, ent->position.y,
+                 ent->position.z);
+    out->as.s = strdup(text);
+}
+
+static void get_base(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    char text[128] = "?";
+    if (ent)
+        mc_engine_mailbox_text(e, &ent->base, text, sizeof text);
+    out->as.s = strdup(text);
+}
+
+static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref)
+{
+    (void)ent;
+    mc_watchers *w = mc_server_watchers(mc_engine_server(e));
+    char path[MC_WATCH_MAX_PATH];
+    snprintf(path, sizeof path, "%s/space", dir);
+    mc_watch_add(w, path, MC_WATCH_INT, MC_WATCH_READ_ONLY, get_space, NULL, ref);
+    snprintf(path, sizeof path, "%s/position", dir);
+    mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_position, NULL, ref);
+    snprintf(path, sizeof path, "%s/base", dir);
+    mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_base, NULL, ref);
+}
+
+static int on_init(mc_engine *e, char *err, size_t errlen)
+{
+    cell_state *cs = calloc(1, sizeof *cs);
+    if (!cs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    mc_engine_set_role_state(e, cs);
+    if (space_add_watchers(e) != 0) {
+        snprintf(err, errlen, "cannot publish the spaces watchers");
+        return -1;
+    }
+    return 0;
+}
+
+const mc_role_part cell_role_part = {
+    .part = MC_PART_CELL,
+    .on_call = cell_on_call,
+    .on_message = on_message,
+    .on_peer_death = on_peer_death,
+    .on_destroy = on_destroy,
+    .on_shutdown = on_shutdown,
+    .add_entity_watchers = add_entity_watchers,
+    .on_free = spaces_free,
+    .on_init = on_init,
+    .ops = &cell_engine_ops,
+};

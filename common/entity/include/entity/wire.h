@@ -1,0 +1,75 @@
+/* The entity messages on the internal interface (ids 32 and up, beside the control
+ * messages): their ids and the fixed headers, encoded and decoded in one place. Every
+ * message is variable-length with a 4-byte length field; integers are big-endian.
+ *
+ *   id  message       direction               payload
+ *   32  ENTITY_CALL   any -> holder of a part  CallHeader (12 bytes), then the arguments
+ *                     (request when two-way)   reply: CallReply
+ *   33  CREATE_BASE   any -> baseapp, request  u16 type, u16 n, n x (u16 property index,
+ *                                              value); reply: i8 status, MAILBOX, reason
+ *   34  CREATE_CELL   baseapp -> cellapp, req. i32 entity id, u16 type, i32 near id (0 = a
+ *                                              new space), MAILBOX base, 6 x f32 position and
+ *                                              direction, the cell properties (part stream);
+ *                                              reply: i8 status, i32 space id, reason
+ *   35  DESTROY_CELL  baseapp -> cellapp       i32 entity id
+ *   36  CELL_GONE     cellapp -> baseapp       i32 entity id, u8 why, 6 x f32, the cell
+ *                                              properties (part stream)
+ *
+ * CallHeader: i32 entity id, u16 salt (component << 13 | type, as in a mailbox), u16 method
+ * index (within the part the component finally reaches), i32 caller entity id (0 = none).
+ * CallReply: i8 mc_call_status; MC_CALL_OK is followed by the encoded return values, an
+ * error by a packed-length reason string.
+ */
+#ifndef MC_ENTITY_WIRE_H
+#define MC_ENTITY_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/game_module.h"
+#include "common/stream.h"
+
+enum {
+    MC_MSG_ENTITY_CALL = 32,
+    MC_MSG_CREATE_BASE = 33,
+    MC_MSG_CREATE_CELL = 34,
+    MC_MSG_DESTROY_CELL = 35,
+    MC_MSG_CELL_GONE = 36,
+};
+
+#define MC_CALL_HEADER_SIZE 12u
+/* The longest reason a reply carries. */
+#define MC_REASON_MAX 200u
+
+typedef struct {
+    int32_t entity_id;
+    uint16_t salt;
+    uint16_t method;
+    int32_t caller_id;
+} mc_call_header;
+
+/* Why a cell went (CELL_GONE). */
+typedef enum {
+    MC_CELL_GONE_DESTROYED = 0,  /* the base asked (destroyCellEntity) */
+    MC_CELL_GONE_SELF = 1,       /* the cell destroyed itself */
+    MC_CELL_GONE_SPACE = 2,      /* its space was destroyed */
+    MC_CELL_GONE_SHUTDOWN = 3,   /* its cellapp shut down */
+} mc_cell_gone_why;
+
+void mc_call_header_write(mc_ostream *os, const mc_call_header *h);
+/* False (stream failed) when fewer than 12 bytes remain or the entity id is not positive. */
+bool mc_call_header_read(mc_istream *is, mc_call_header *h);
+
+/* A reply: status then the return values (given as bytes) or the reason. */
+void mc_call_reply_write(mc_ostream *os, int status, const uint8_t *returns, size_t len,
+                         const char *reason);
+/* Read the status and, for an error, the reason (into why); the stream is left at the
+ * return values. False when malformed. */
+bool mc_call_reply_read(mc_istream *is, int *status, char *why, size_t whylen);
+
+void mc_write_vec3(mc_ostream *os, mc_vector3 v);
+/* False when a component is not finite. */
+bool mc_read_vec3(mc_istream *is, mc_vector3 *v);
+
+#endif

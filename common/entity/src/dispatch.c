@@ -1,0 +1,225 @@
+/* Running calls on entities held here: the call frame (context + sink) game code sees,
+ * dispatch with its checks, refusals counted by reason, and relaying *via* calls. */
+#include "engine_internal.h"
+#include "common/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const refuse_names[MC_REFUSE_COUNT] = {
+    "malformed",  "noEntity",  "wrongType",  "wrongPart",    "noMethod",
+    "badArgs",    "handler",   "destroyed",  "noClient",     "noCell",
+    "queueFull",  "notService", "processDead",
+};
+
+const char *mc_refuse_reason_name(mc_refuse_reason r)
+{
+    return r < MC_REFUSE_COUNT ? refuse_names[r] : "?";
+}
+
+void mc_engine_count_refused(mc_engine *e, mc_refuse_reason r)
+{
+    e->st.refused[r]++;
+    e->st.refused_total++;
+}
+
+void mc_engine_refuse(mc_engine *e, const mc_origin *o, mc_refuse_reason r, int status,
+                      const char *fmt, ...)
+{
+    mc_engine_count_refused(e, r);
+    char why[MC_REASON_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (engine_log_allowed(e->st.refused[r])) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_WARNING("call from %s refused (%s): %s (%llu refused for this reason)",
+                   o->local ? "this process" : mc_address_format(&o->addr, a, sizeof a),
+                   refuse_names[r], why, (unsigned long long)e->st.refused[r]);
+    }
+    mc_engine_reply_status(e, o, status, why);
+}
+
+/* ---- the sink generated senders use ---------------------------------------------------- */
+
+static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                     const uint8_t *args, size_t len)
+{
+    (void)part;
+    mc_call_frame *f = ctx;
+    mc_engine *e = f->ctx.engine;
+    return mc_engine_call(e, to, index, f->ctx.self.id, args, len, NULL, NULL);
+}
+
+/* A two-way call the game made: who made it and what to call back. */
+typedef struct {
+    mc_mailbox_ref caller;
+    mc_reply_fn on_reply;
+    void *cb;
+    void *ud;
+} game_request;
+
+static void game_request_done(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    game_request *g = ctx;
+    mc_call_frame f;
+    mc_entity *ent = mc_mailbox_ref_is_none(&g->caller) ? NULL : mc_engine_find(e, g->caller.id);
+    mc_part want = mc_mailbox_ref_component(&g->caller) == MC_COMPONENT_CELL ? MC_PART_CELL
+                                                                            : MC_PART_BASE;
+    if (ent && (ent->part != want || ent->in_reap))
+        ent = NULL;
+    mc_engine_frame(e, &f, ent);
+    f.ctx.self = g->caller;
+    int st = status;
+    if (st == MC_CALL_OK && payload) {
+        char why[MC_REASON_MAX];
+        if (!mc_call_reply_read(payload, &st, why, sizeof why))
+            st = MC_CALL_ERR_ARGS;
+        else if (st != MC_CALL_OK)
+            MC_DEBUG("two-way call of entity %d answered %s: %s", (int)g->caller.id,
+                     mc_call_status_name(st), why);
+    }
+    g->on_reply(&f.ctx, st, st == MC_CALL_OK ? payload : NULL, g->cb, g->ud);
+    free(g);
+}
+
+static int sink_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                        const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb,
+                        void *ud)
+{
+    (void)part;
+    mc_call_frame *f = ctx;
+    mc_engine *e = f->ctx.engine;
+    game_request *g = malloc(sizeof *g);
+    if (!g)
+        return MC_CALL_ERR_BUSY;
+    g->caller = f->ctx.self;
+    g->on_reply = on_reply;
+    g->cb = cb;
+    g->ud = ud;
+    int rc = mc_engine_call(e, to, index, f->ctx.self.id, args, len, game_request_done, g);
+    if (rc != MC_CALL_OK)
+        free(g);
+    return rc;
+}
+
+void mc_engine_frame(mc_engine *e, mc_call_frame *f, mc_entity *ent)
+{
+    memset(f, 0, sizeof *f);
+    f->sink.defs = e->defs;
+    f->sink.send = sink_send;
+    f->sink.request = sink_request;
+    f->sink.ctx = f;
+    f->ctx.defs = e->defs;
+    f->ctx.sink = &f->sink;
+    f->ctx.engine = e;
+    f->ctx.ops = e->part->ops;
+    if (ent)
+        f->ctx.self = mc_engine_mailbox(e, ent, ent->part == MC_PART_CELL ? MC_COMPONENT_CELL
+                                                                          : MC_COMPONENT_BASE);
+}
+
+mc_engine *mc_engine_of(const mc_call_ctx *call) { return call ? call->engine : NULL; }
+
+mc_entity *mc_engine_entity_of(const mc_call_ctx *call, mc_part part)
+{
+    mc_engine *e = mc_engine_of(call);
+    if (!e || mc_mailbox_ref_is_none(&call->self))
+        return NULL;
+    mc_entity *ent = mc_engine_find(e, call->self.id);
+    if (!ent || ent->part != part || ent->in_reap)
+        return NULL;
+    return ent;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_part part,
+                        const mc_call_header *h, const uint8_t *args, size_t len)
+{
+    if (ent->destroying || ent->in_reap) {
+        mc_engine_refuse(e, o, MC_REFUSE_DESTROYED, MC_CALL_ERR_DESTROYED,
+                         "entity %d is being destroyed", (int)ent->id);
+        return;
+    }
+    if (h->method >= ent->gt->nmethods[part]) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_METHOD, MC_CALL_ERR_NO_METHOD,
+                         "%s has no %s method %u", ent->td->name, mc_part_name(part),
+                         (unsigned)h->method);
+        return;
+    }
+    mc_call_frame f;
+    mc_engine_frame(e, &f, ent);
+    f.ctx.caller_id = h->caller_id;
+    mc_ostream reply;
+    mc_ostream_init(&reply);
+    char why[MC_REASON_MAX] = "";
+    int st = mc_game_dispatch(e->module, &f.ctx, ent->type, part, h->method, ent->props, args,
+                              len, o->is_request ? &reply : NULL, why, sizeof why);
+    if (st == MC_CALL_OK) {
+        if (o->is_request) {
+            mc_ostream out;
+            mc_ostream_init(&out);
+            mc_call_reply_write(&out, MC_CALL_OK, reply.data, reply.size, NULL);
+            mc_engine_reply(e, o, out.data, out.size);
+            mc_ostream_free(&out);
+        }
+    } else {
+        mc_refuse_reason r = st == MC_CALL_ERR_ARGS     ? MC_REFUSE_BAD_ARGS
+                             : st == MC_CALL_ERR_NO_METHOD ? MC_REFUSE_NO_METHOD
+                                                        : MC_REFUSE_HANDLER;
+        const mc_def_method *m = mc_defs_method(ent->td, part, h->method);
+        mc_engine_refuse(e, o, r, st, "%s.%s on entity %d: %s", ent->td->name,
+                         m ? m->name : "?", (int)ent->id, why[0] ? why : mc_call_status_name(st));
+    }
+    mc_ostream_free(&reply);
+}
+
+/* ---- relaying ------------------------------------------------------------------------- */
+
+typedef struct {
+    mc_origin origin;
+} relay_wait;
+
+static void relay_done(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    relay_wait *w = ctx;
+    if (status == MC_CALL_OK && payload) {
+        size_t n = mc_istream_remaining(payload);
+        const uint8_t *b = n ? mc_read_bytes(payload, n) : (const uint8_t *)"";
+        mc_engine_reply(e, &w->origin, b, n);
+    } else {
+        mc_engine_reply_status(e, &w->origin, status, mc_call_status_name(status));
+    }
+    free(w);
+}
+
+void mc_engine_relay(mc_engine *e, const mc_origin *o, const mc_mailbox_ref *to,
+                     uint16_t method, int32_t caller_id, const uint8_t *args, size_t len)
+{
+    int rc;
+    if (o->is_request) {
+        relay_wait *w = malloc(sizeof *w);
+        if (!w) {
+            mc_engine_reply_status(e, o, MC_CALL_ERR_BUSY, "out of memory");
+            return;
+        }
+        w->origin = *o;
+        rc = mc_engine_call(e, to, method, caller_id, args, len, relay_done, w);
+        if (rc != MC_CALL_OK)
+            free(w);
+    } else {
+        rc = mc_engine_call(e, to, method, caller_id, args, len, NULL, NULL);
+    }
+    if (rc == MC_CALL_OK) {
+        e->st.relayed++;
+        e->st.sent--; /* a relay is counted as relayed, not as a call this process made */
+        return;
+    }
+    mc_refuse_reason r = rc == MC_CALL_ERR_PROCESS_DEAD ? MC_REFUSE_PROCESS_DEAD : MC_REFUSE_NO_ENTITY;
+    mc_engine_refuse(e, o, r, rc, "cannot relay to entity %d: %s", (int)to->id,
+                     mc_call_status_name(rc));
+}

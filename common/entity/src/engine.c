@@ -1,0 +1,322 @@
+/* The engine's life: options, loading the game module, the server glue (messages, peer
+ * deaths, shutdown), the timer tick, and freeing. */
+#include "engine_internal.h"
+#include "common/log.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ENGINE_TICK_MS 10
+
+const mc_option mc_engine_options[] = {
+    {"game", MC_OPT_STRING, "",
+     "game module (.so) built by mc_add_game_module from the same defs as --res (default: "
+     "lib/mc_game_example.so next to bin/)"},
+    {"callTimeoutMs", MC_OPT_UINT, "5000",
+     "how long a two-way call or a creation waits for its answer (100..600000)"},
+    {"cellQueueMax", MC_OPT_UINT, "1024",
+     "calls a base holds for a cell that is being created (1..1000000)"},
+};
+const size_t mc_engine_option_count = sizeof mc_engine_options / sizeof mc_engine_options[0];
+
+typedef struct {
+    mc_engine *e;
+    const mc_role_part *part;
+} engine_holder;
+
+static mc_engine *engine_from_server(mc_server *s)
+{
+    engine_holder *h = mc_server_role_ctx(s);
+    return h ? h->e : NULL;
+}
+
+static void on_entity_message(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_engine *e = engine_from_server(ctx);
+    size_t len = mc_istream_remaining(data);
+    const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
+    if (!e || !bytes)
+        return;
+    mc_origin o = {.local = false, .addr = *info->source, .is_request = info->is_request,
+                   .reply_id = info->reply_id};
+    engine_handle_message(e, info->def->id, &o, bytes, len);
+}
+
+const mc_message_def mc_engine_messages[] = {
+    {MC_MSG_ENTITY_CALL, "ENTITY_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CREATE_BASE, "CREATE_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CREATE_CELL, "CREATE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_DESTROY_CELL, "DESTROY_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CELL_GONE, "CELL_GONE", MC_MSG_VARIABLE, 4, on_entity_message},
+};
+const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
+
+bool engine_log_allowed(uint64_t count) { return count <= 10 || count % 1000 == 0; }
+
+static bool check_config(const mc_config *cfg, char *err, size_t errlen)
+{
+    uint64_t t = mc_config_get_uint(cfg, "callTimeoutMs");
+    if (t < 100 || t > 600000) {
+        snprintf(err, errlen, "--callTimeoutMs: %llu is not within 100..600000",
+                 (unsigned long long)t);
+        return false;
+    }
+    uint64_t q = mc_config_get_uint(cfg, "cellQueueMax");
+    if (q < 1 || q > 1000000) {
+        snprintf(err, errlen, "--cellQueueMax: %llu is not within 1..1000000",
+                 (unsigned long long)q);
+        return false;
+    }
+    return true;
+}
+
+static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEvent *ev)
+{
+    (void)ctx;
+    mc_engine *e = engine_from_server(s);
+    if (!e || ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH || !ev->process ||
+        !ev->process->internal_addr || !*ev->process->internal_addr)
+        return;
+    const char *addr = ev->process->internal_addr;
+    /* A process at our own address that died is an earlier incarnation of us. */
+    if (strcmp(addr, e->self_addr_text) == 0)
+        return;
+    engine_fail_pending_to(e, addr);
+    if (e->part->on_peer_death)
+        e->part->on_peer_death(e, addr);
+    mc_server_forget_peer(s, addr);
+}
+
+static void on_shutdown(mc_server *s, void *ctx)
+{
+    (void)ctx;
+    mc_engine *e = engine_from_server(s);
+    if (e && e->part->on_shutdown)
+        e->part->on_shutdown(e);
+}
+
+static void engine_free(mc_engine *e);
+
+static void on_free(mc_server *s, void *ctx)
+{
+    engine_holder *h = ctx;
+    (void)s;
+    if (h && h->e) {
+        engine_free(h->e);
+        h->e = NULL;
+    }
+}
+
+void mc_engine_fill_desc(mc_server_desc *desc, const mc_role_part *part, void *holder)
+{
+    (void)part;
+    desc->options = mc_engine_options;
+    desc->option_count = mc_engine_option_count;
+    desc->check_config = check_config;
+    desc->on_peer_event = on_peer_event;
+    desc->on_shutdown = on_shutdown;
+    desc->on_free = on_free;
+    desc->role_messages = mc_engine_messages;
+    desc->role_message_count = mc_engine_message_count;
+    desc->entity_ids = true;
+    desc->ctx = holder;
+}
+
+static bool default_game_path(char *out, size_t outlen)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    snprintf(out, outlen, "%s/../lib/mc_game_example.so", dirname(exe));
+    return true;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    engine_timers_tick(ctx, mc_clock_now_us());
+}
+
+static mc_engine *engine_new(mc_server *s, const mc_role_part *part, char *err, size_t errlen)
+{
+    mc_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    e->server = s;
+    e->part = part;
+    e->defs = mc_server_defs(s);
+    e->started_at = mc_clock_now_us();
+    e->nub = mc_server_internal_nub(s);
+    e->next_timer_id = 1;
+    const mc_config *cfg = mc_server_config(s);
+    e->call_timeout_us = mc_config_get_uint(cfg, "callTimeoutMs") * MC_US_PER_MS;
+    e->cell_queue_max = (uint32_t)mc_config_get_uint(cfg, "cellQueueMax");
+    e->self_addr = *mc_nub_address(e->nub);
+    mc_address_format(&e->self_addr, e->self_addr_text, sizeof e->self_addr_text);
+    engine_transport_init(e);
+    engine_waits_init(e);
+
+    char path[PATH_MAX + 64];
+    const char *given = mc_config_get_string(cfg, "game");
+    if (given && *given)
+        snprintf(path, sizeof path, "%s", given);
+    else if (!default_game_path(path, sizeof path)) {
+        snprintf(err, errlen, "cannot find the game module: pass --game PATH");
+        goto bad;
+    }
+    char why[512];
+    e->game = mc_game_open(path, e->defs, why, sizeof why);
+    if (!e->game) {
+        snprintf(err, errlen, "%s", why);
+        goto bad;
+    }
+    e->module = mc_game_table(e->game);
+    e->type_counts = calloc(mc_defs_type_count(e->defs) + 1, sizeof *e->type_counts);
+    if (!e->type_counts || mc_entity_table_init(&e->table) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto bad;
+    }
+    struct event_base *base = mc_server_event_base(s);
+    e->local_ev = event_new(base, -1, 0, engine_on_local_event, e);
+    e->reap_ev = event_new(base, -1, 0, engine_on_reap_event, e);
+    e->flush_ev = event_new(base, -1, 0, engine_on_flush_event, e);
+    e->tick_ev = event_new(base, -1, EV_PERSIST, on_tick, e);
+    if (!e->local_ev || !e->reap_ev || !e->flush_ev || !e->tick_ev) {
+        snprintf(err, errlen, "cannot create events");
+        goto bad;
+    }
+    struct timeval tv = {0, ENGINE_TICK_MS * 1000};
+    event_add(e->tick_ev, &tv);
+    if (engine_add_watchers(e) != 0 || engine_add_commands(e) != 0) {
+        snprintf(err, errlen, "cannot publish the entity watchers");
+        goto bad;
+    }
+    if (part->on_init && part->on_init(e, err, errlen) != 0)
+        goto bad;
+    MC_INFO("game module %s (%s, %zu entity types)", path, e->module->name,
+            e->module->ntypes);
+    return e;
+bad:
+    engine_free(e);
+    return NULL;
+}
+
+static void free_all_entities(mc_engine *e)
+{
+    size_t n = 0;
+    mc_entity **all = mc_entity_table_snapshot(&e->table, &n);
+    for (size_t i = 0; i < n; i++)
+        engine_free_entity(e, all[i]);
+    free(all);
+}
+
+static void engine_free(mc_engine *e)
+{
+    if (!e)
+        return;
+    e->freeing = true;
+    free_all_entities(e);
+    engine_transport_free(e);
+    engine_waits_free(e);
+    if (e->part->on_free)
+        e->part->on_free(e);
+    engine_timers_free(e);
+    if (e->local_ev)
+        event_free(e->local_ev);
+    if (e->reap_ev)
+        event_free(e->reap_ev);
+    if (e->flush_ev)
+        event_free(e->flush_ev);
+    if (e->tick_ev)
+        event_free(e->tick_ev);
+    free(e->reap);
+    free(e->dirty);
+    mc_entity_table_free(&e->table);
+    free(e->type_counts);
+    if (e->game)
+        mc_game_close(e->game);
+    free(e);
+}
+
+int mc_engine_main(mc_role role, const char *summary, bool has_external,
+                   const mc_role_part *part, int argc, char **argv)
+{
+    engine_holder holder = {.e = NULL, .part = part};
+    mc_server_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.role = role;
+    desc.summary = summary;
+    desc.has_external = has_external;
+    mc_engine_fill_desc(&desc, part, &holder);
+    int code = 1;
+    mc_server *s = mc_server_new(&desc, argc, argv, &code);
+    if (!s)
+        return code;
+    char err[600];
+    holder.e = engine_new(s, part, err, sizeof err);
+    if (!holder.e) {
+        fprintf(stderr, "%s: %s\n", mc_role_name(role), err);
+        mc_server_free(s);
+        return 1;
+    }
+    code = mc_server_run(s);
+    mc_server_free(s);
+    return code;
+}
+
+/* ---- accessors ----------------------------------------------------------------------- */
+
+mc_server *mc_engine_server(mc_engine *e) { return e->server; }
+const mc_entity_defs *mc_engine_defs(mc_engine *e) { return e->defs; }
+const mc_game_module *mc_engine_module(mc_engine *e) { return e->module; }
+const mc_role_part *mc_engine_part(mc_engine *e) { return e->part; }
+mc_entity_table *mc_engine_table(mc_engine *e) { return &e->table; }
+const mc_address *mc_engine_address(mc_engine *e) { return &e->self_addr; }
+uint32_t mc_engine_cell_queue_max(mc_engine *e) { return e->cell_queue_max; }
+mc_entity *mc_engine_find(mc_engine *e, int32_t id) { return mc_entity_table_find(&e->table, id); }
+void mc_engine_count_relayed(mc_engine *e) { e->st.relayed++; }
+bool mc_engine_freeing(mc_engine *e) { return e->freeing; }
+void *mc_engine_role_state(mc_engine *e) { return e->role_state; }
+void mc_engine_set_role_state(mc_engine *e, void *state) { e->role_state = state; }
+
+void mc_engine_mailbox_text(mc_engine *e, const mc_mailbox_ref *m, char *out, size_t outlen)
+{
+    if (mc_mailbox_ref_is_none(m)) {
+        snprintf(out, outlen, "none");
+        return;
+    }
+    mc_address a;
+    mc_mailbox_address(m, &a);
+    char at[MC_ADDRESS_STRLEN];
+    const mc_entity_type_def *td = mc_defs_type(e->defs, mc_mailbox_ref_type(m));
+    snprintf(out, outlen, "%s %d at %s (%s)", mc_component_name(mc_mailbox_ref_component(m)),
+             (int)m->id, mc_address_format(&a, at, sizeof at), td ? td->name : "?");
+}
+
+bool mc_engine_is_self(mc_engine *e, const mc_address *a)
+{
+    return mc_address_equal(a, &e->self_addr);
+}
+
+void mc_mailbox_address(const mc_mailbox_ref *m, mc_address *out)
+{
+    out->ip = m->ip;
+    out->port = m->port;
+}
+
+mc_mailbox_ref mc_engine_mailbox(mc_engine *e, const mc_entity *ent, mc_component c)
+{
+    mc_mailbox_ref m;
+    if (mc_mailbox_ref_init(&m, ent->id, e->self_addr.ip, e->self_addr.port, c, ent->type) != 0)
+        memset(&m, 0, sizeof m);
+    return m;
+}

@@ -1,0 +1,124 @@
+/* The engine's private state (common/entity/src only). */
+#ifndef MC_ENTITY_ENGINE_INTERNAL_H
+#define MC_ENTITY_ENGINE_INTERNAL_H
+
+#include "entity/engine.h"
+#include "common/clock.h"
+#include "mercury/mercury.h"
+
+#include <event2/event.h>
+
+/* A request this engine waits on (to a peer through mercury, or to itself). */
+typedef struct mc_pending {
+    struct mc_pending *prev, *next;
+    mc_engine *e;               /* NULL once the engine is gone (mercury still holds it) */
+    mc_address dest;
+    bool local;
+    bool done;                  /* outcome delivered (the record may live on for mercury) */
+    mc_engine_done_fn fn;
+    void *ctx;
+} mc_pending;
+
+/* A message to ourselves, delivered from the event loop in order. */
+typedef struct local_msg {
+    struct local_msg *next;
+    uint8_t id;                 /* entity message id, or 0 for a reply */
+    bool is_request;
+    mc_pending *pending;        /* request: who waits; reply: whom it answers */
+    size_t len;
+    uint8_t data[];
+} local_msg;
+
+typedef struct {
+    mc_time_us due;
+    mc_time_us repeat;
+    int32_t entity;
+    uint32_t id;
+    int64_t user_arg;
+} engine_timer;
+
+typedef struct {
+    uint64_t sent, received, relayed, refused_total, two_way_sent, replies_received;
+    uint64_t refused[MC_REFUSE_COUNT];
+    uint64_t created, destroyed, hook_failures, timers_fired;
+} engine_stats;
+
+
+struct mc_engine {
+    mc_server *server;
+    const mc_role_part *part;
+    const mc_entity_defs *defs;
+    mc_game *game;
+    const mc_game_module *module;
+    mc_nub *nub;
+    mc_address self_addr;
+    char self_addr_text[MC_ADDRESS_STRLEN];
+    mc_entity_table table;
+    mc_time_us started_at;
+
+    mc_time_us call_timeout_us;
+    uint32_t cell_queue_max;
+
+    struct event *local_ev;
+    local_msg *lq_head, *lq_tail;
+    struct event *reap_ev;
+    mc_entity **reap;
+    size_t nreap, reap_cap;
+    struct event *flush_ev;
+    mc_address *dirty;
+    size_t ndirty, dirty_cap;
+    struct event *tick_ev;
+
+    engine_timer *timers;       /* min-heap on due */
+    size_t ntimers, timers_cap;
+    uint32_t next_timer_id;
+
+    mc_pending pending;         /* list head (sentinel) */
+    size_t npending;
+    mc_engine_wait *waits;      /* list head (sentinel) */
+    void *role_state;
+
+    engine_stats st;
+    uint64_t *type_counts;      /* live entities per type */
+    uint64_t live;
+    bool freeing;
+};
+
+/* transport.c */
+void engine_transport_init(mc_engine *e);
+void engine_transport_free(mc_engine *e);
+void engine_fail_pending_to(mc_engine *e, const char *addr);
+void engine_on_local_event(evutil_socket_t fd, short what, void *ctx);
+void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
+/* Handle an entity message from a peer or from ourselves. */
+void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
+                           size_t len);
+
+/* pick.c */
+void engine_waits_init(mc_engine *e);
+void engine_waits_free(mc_engine *e);
+
+/* timers.c */
+void engine_timers_tick(mc_engine *e, mc_time_us now);
+void engine_timers_free(mc_engine *e);
+
+/* reap.c */
+void engine_on_reap_event(evutil_socket_t fd, short what, void *ctx);
+void engine_free_entity(mc_engine *e, mc_entity *ent);
+
+/* watchers.c */
+int engine_add_watchers(mc_engine *e);
+void engine_add_entity_watchers(mc_engine *e, mc_entity *ent);
+void engine_remove_entity_watchers(mc_engine *e, mc_entity *ent);
+
+/* props.c: one property of a part struct as JSON text (heap), NULL when unavailable. */
+char *engine_property_text(mc_engine *e, const mc_entity *ent, mc_part part, const void *props,
+                           uint16_t part_index);
+
+/* commands.c */
+int engine_add_commands(mc_engine *e);
+
+/* Rate-limited logging: the first ten, then one in a thousand. */
+bool engine_log_allowed(uint64_t count);
+
+#endif
