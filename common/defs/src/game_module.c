@@ -185,7 +185,7 @@ static const mc_def_method *gen_encode_call(const mc_call_sink *sink, const mc_m
                                                        MC_COMPONENT_CLIENT};
     mc_component c = mc_mailbox_ref_component(to);
     if (mc_mailbox_ref_is_none(to) || mc_mailbox_ref_type(to) != type_id ||
-        mc_component_final(c) != finals[part] || c == MC_COMPONENT_SERVICE) {
+        mc_component_final(c) != finals[part]) {
         *rc = MC_CALL_ERR_MAILBOX;
         return NULL;
     }
