@@ -1,0 +1,328 @@
+/* The entity tests' game: Probe records what reaches it and makes calls on request. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/entity_api.h"
+#include "game.h"
+
+static void seen(uint32_t seq, uint32_t *count, uint32_t *last, uint32_t *errors)
+{
+    /* Sequences start at 1 (or continue where the last blast ended). */
+    if (*count > 0 && seq != *last + 1)
+        (*errors)++;
+    (*count)++;
+    *last = seq;
+}
+
+static void add_event(Probe_base *self, const char *what)
+{
+    size_t old = self->events ? strlen(self->events) : 0;
+    if (old > 4000)
+        return;
+    char *s = malloc(old + strlen(what) + 2);
+    if (!s)
+        return;
+    snprintf(s, old + strlen(what) + 2, "%s%s;", self->events ? self->events : "", what);
+    free(self->events);
+    self->events = s;
+}
+
+/* ---- base ---------------------------------------------------------------------------- */
+
+int Probe_base_ping(const mc_call_ctx *call, Probe_base *self, uint32_t seq)
+{
+    (void)call;
+    seen(seq, &self->baseSeen, &self->baseLast, &self->baseOrderErrors);
+    return 0;
+}
+
+int Probe_base_echo(const mc_call_ctx *call, Probe_base *self, int32_t x, int32_t *out_y)
+{
+    (void)call;
+    (void)self;
+    *out_y = x;
+    return 0;
+}
+
+int Probe_base_fail(const mc_call_ctx *call, Probe_base *self, int32_t *out_y)
+{
+    (void)call;
+    (void)self;
+    (void)out_y;
+    return -1;
+}
+
+static int blast(const mc_call_ctx *call, mc_mailbox_ref to, uint32_t count, uint32_t first)
+{
+    mc_component fin = mc_component_final(mc_mailbox_ref_component(&to));
+    for (uint32_t i = 0; i < count; i++) {
+        int rc;
+        if (fin == MC_COMPONENT_BASE)
+            rc = send_Probe_base_ping(call->sink, &to, first + i);
+        else if (fin == MC_COMPONENT_CELL)
+            rc = send_Probe_cell_ping(call->sink, &to, first + i);
+        else
+            rc = send_Probe_client_onPing(call->sink, &to, first + i);
+        if (rc != MC_CALL_OK)
+            return rc;
+    }
+    return 0;
+}
+
+int Probe_base_blast(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
+                     uint32_t count, uint32_t first)
+{
+    (void)self;
+    return blast(call, to, count, first);
+}
+
+static void on_answer(const mc_call_ctx *call, void *ud, int status, int32_t y)
+{
+    (void)ud;
+    Probe_base *self = mc_self(call);
+    if (!self)
+        return;
+    self->lastStatus = status;
+    self->lastAnswer = y;
+    self->answers++;
+}
+
+int Probe_base_ask(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to, int32_t x)
+{
+    mc_component fin = mc_component_final(mc_mailbox_ref_component(&to));
+    int rc = fin == MC_COMPONENT_CELL ? send_Probe_cell_echo(call->sink, &to, x, on_answer, NULL)
+                                      : send_Probe_base_echo(call->sink, &to, x, on_answer, NULL);
+    if (rc != MC_CALL_OK) { /* refused at once: recorded like an answer */
+        self->lastStatus = rc;
+        self->answers++;
+    }
+    return 0;
+}
+
+int Probe_base_remember(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref mb)
+{
+    (void)call;
+    self->peer = mb;
+    return 0;
+}
+
+int Probe_base_blastPeer(const mc_call_ctx *call, Probe_base *self, uint32_t count,
+                         uint32_t first)
+{
+    return blast(call, self->peer, count, first);
+}
+
+int Probe_base_makeCell(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref near)
+{
+    int rc = mc_mailbox_ref_is_none(&near) ? mc_createInNewSpace(call, NULL, NULL)
+                                           : mc_createCellEntity(call, &near, NULL, NULL);
+    if (rc != MC_CALL_OK) {
+        char e[64];
+        snprintf(e, sizeof e, "makeCell:%s", mc_call_status_name(rc));
+        add_event(self, e);
+    }
+    return 0;
+}
+
+int Probe_base_dropCell(const mc_call_ctx *call, Probe_base *self)
+{
+    int rc = mc_destroyCellEntity(call);
+    if (rc != MC_CALL_OK) {
+        char e[64];
+        snprintf(e, sizeof e, "dropCell:%s", mc_call_status_name(rc));
+        add_event(self, e);
+    }
+    return 0;
+}
+
+int Probe_base_die(const mc_call_ctx *call, Probe_base *self, int32_t *out_result)
+{
+    (void)self;
+    *out_result = mc_destroy(call);
+    return 0;
+}
+
+static void on_spawned(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
+                       const char *reason)
+{
+    (void)ud;
+    (void)reason;
+    Probe_base *self = mc_self(call);
+    if (!self)
+        return;
+    if (status != MC_CALL_OK) {
+        self->spawnFailures++;
+        return;
+    }
+    mc_value id = mc_gen_int(MC_TYPE_INT32, base.id);
+    if (mc_value_append(&self->created, &id) != 0)
+        self->spawnFailures++;
+}
+
+int Probe_base_spawn(const mc_call_ctx *call, Probe_base *self, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (mc_createBaseAnywhere(call, "Probe", NULL, 0, on_spawned, NULL) != MC_CALL_OK)
+            self->spawnFailures++;
+    return 0;
+}
+
+int Probe_base_startTimer(const mc_call_ctx *call, Probe_base *self, float initial,
+                          float repeat)
+{
+    uint32_t id;
+    int rc = mc_addTimer(call, initial, repeat, 7, &id);
+    self->defc_timer1 = rc == MC_CALL_OK ? (int32_t)id : rc;
+    return rc == MC_CALL_OK ? 0 : -1;
+}
+
+int Probe_base_onTimer(const mc_call_ctx *call, Probe_base *self, uint32_t timerId,
+                       int64_t userArg)
+{
+    (void)call;
+    if (userArg == 7 && (int32_t)timerId == self->defc_timer1)
+        self->timerFires++;
+    return 0;
+}
+
+static void on_registered(const mc_call_ctx *call, void *ud, int status, const char *reason)
+{
+    (void)ud;
+    (void)reason;
+    Probe_base *self = mc_self(call);
+    if (self) {
+        self->lastStatus = status;
+        self->answers++;
+    }
+}
+
+int Probe_base_registerAs(const mc_call_ctx *call, Probe_base *self, const char *name)
+{
+    (void)self;
+    return mc_registerGlobally(call, name, on_registered, NULL) == MC_CALL_OK ? 0 : -1;
+}
+
+static void on_found(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref service)
+{
+    (void)ud;
+    Probe_base *self = mc_self(call);
+    if (!self)
+        return;
+    self->lastStatus = status;
+    if (status == MC_CALL_OK)
+        self->peer = service;
+    self->answers++;
+}
+
+int Probe_base_lookup(const mc_call_ctx *call, Probe_base *self, const char *name)
+{
+    (void)self;
+    return mc_lookUpBaseByName(call, name, on_found, NULL) == MC_CALL_OK ? 0 : -1;
+}
+
+int Probe_base_cellMailbox(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref *out_cell)
+{
+    (void)self;
+    *out_cell = mc_base_cell(call);
+    return 0;
+}
+
+int Probe_base_event(const mc_call_ctx *call, Probe_base *self, const char *text)
+{
+    (void)call;
+    add_event(self, text);
+    return 0;
+}
+
+int Probe_base_onGetCell(const mc_call_ctx *call, Probe_base *self)
+{
+    (void)call;
+    add_event(self, "getCell");
+    return 0;
+}
+
+int Probe_base_onLoseCell(const mc_call_ctx *call, Probe_base *self)
+{
+    (void)call;
+    add_event(self, "loseCell");
+    /* cellData holds what the cell had: its note survives the cell. */
+    Probe_cell *data = mc_cellData(call);
+    if (data && data->cellNote && data->cellNote[0]) {
+        char e[96];
+        snprintf(e, sizeof e, "note=%.80s", data->cellNote);
+        add_event(self, e);
+    }
+    return 0;
+}
+
+int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self,
+                                   const char *reason)
+{
+    (void)call;
+    char e[128];
+    snprintf(e, sizeof e, "createCellFailure:%.100s", reason);
+    add_event(self, e);
+    return 0;
+}
+
+int Probe_base_onDestroy(const mc_call_ctx *call, Probe_base *self)
+{
+    (void)call;
+    (void)self;
+    return 0;
+}
+
+/* ---- cell ---------------------------------------------------------------------------- */
+
+int Probe_cell_ping(const mc_call_ctx *call, Probe_cell *self, uint32_t seq)
+{
+    (void)call;
+    seen(seq, &self->cellSeen, &self->cellLast, &self->cellOrderErrors);
+    return 0;
+}
+
+int Probe_cell_echo(const mc_call_ctx *call, Probe_cell *self, int32_t x, int32_t *out_y)
+{
+    (void)call;
+    (void)self;
+    *out_y = x;
+    return 0;
+}
+
+int Probe_cell_note(const mc_call_ctx *call, Probe_cell *self, const char *text)
+{
+    (void)call;
+    char *copy = strdup(text);
+    if (!copy)
+        return -1;
+    free(self->cellNote);
+    self->cellNote = copy;
+    return 0;
+}
+
+int Probe_cell_die(const mc_call_ctx *call, Probe_cell *self)
+{
+    (void)self;
+    return mc_destroy(call) == MC_CALL_OK ? 0 : -1;
+}
+
+int Probe_cell_killSpace(const mc_call_ctx *call, Probe_cell *self)
+{
+    (void)self;
+    return mc_destroySpace(call) == MC_CALL_OK ? 0 : -1;
+}
+
+int Probe_cell_blast(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_ref to,
+                     uint32_t count, uint32_t first)
+{
+    (void)self;
+    return blast(call, to, count, first);
+}
+
+int Probe_cell_onSpaceGone(const mc_call_ctx *call, Probe_cell *self)
+{
+    (void)self;
+    mc_mailbox_ref base = mc_cell_base(call);
+    return send_Probe_base_event(call->sink, &base, "spaceGone");
+}
