@@ -75,13 +75,11 @@ static int send_create_cell(mc_engine *e, mc_entity *ent, const mc_address *addr
 {
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_write_i32(&os, ent->id);
-    mc_write_u16(&os, ent->type);
-    mc_write_i32(&os, near_id);
-    mc_mailbox_ref base = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE);
-    mc_mailbox_ref_write(&os, &base);
-    mc_write_vec3(&os, ent->cell_position);
-    mc_write_vec3(&os, ent->cell_direction);
+    mc_create_cell_head head = {.entity_id = ent->id, .type = ent->type, .near_id = near_id,
+                                .base = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE),
+                                .position = ent->cell_position,
+                                .direction = ent->cell_direction};
+    mc_create_cell_encode(&os, &head);
     char why[MC_REASON_MAX];
     if (ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->cell_data, false, &os, why,
                               sizeof why) != MC_CALL_OK) {
@@ -178,7 +176,7 @@ int base_op_destroy_cell(const mc_call_ctx *call)
         return MC_CALL_ERR_STATE;
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_write_i32(&os, ent->id);
+    mc_destroy_cell_encode(&os, ent->id);
     mc_address addr;
     mc_mailbox_address(&ent->cell, &addr);
     int rc = mc_engine_send(e, &addr, MC_MSG_DESTROY_CELL, os.data, os.size);
@@ -198,10 +196,11 @@ static void lose_cell(mc_engine *e, mc_entity *ent, const char *why)
 
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    int32_t id = mc_read_i32(is);
-    uint8_t why = mc_read_u8(is);
-    mc_vector3 pos, dir;
-    bool ok = mc_istream_ok(is) && mc_read_vec3(is, &pos) && mc_read_vec3(is, &dir);
+    mc_cell_gone_head head;
+    bool ok = mc_cell_gone_decode(is, &head);
+    int32_t id = head.entity_id;
+    uint8_t why = head.why;
+    mc_vector3 pos = head.position, dir = head.direction;
     mc_entity *ent = ok ? mc_engine_find(e, id) : NULL;
     mc_address cellapp;
     if (ent)

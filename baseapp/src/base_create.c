@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_INIT_PROPS 4096u
-
 mc_entity *base_create(mc_engine *e, uint16_t type, const uint16_t *indices,
                        const mc_value *values, size_t n, int *status, char *why,
                        size_t whylen)
@@ -52,73 +50,24 @@ int base_encode_create(mc_engine *e, uint16_t type, const uint16_t *indices,
                        const mc_value *values, size_t n, mc_ostream *os, char *why,
                        size_t whylen)
 {
-    const mc_entity_defs *defs = mc_engine_defs(e);
-    const mc_entity_type_def *td = mc_defs_type(defs, type);
-    if (!td || n > MAX_INIT_PROPS) {
-        snprintf(why, whylen, td ? "too many properties" : "no such entity type");
-        return -1;
-    }
-    mc_write_u16(os, type);
-    mc_write_u16(os, (uint16_t)n);
-    for (size_t i = 0; i < n; i++) {
-        const mc_def_property *p = &td->props[indices[i]];
-        mc_value_limits lim = mc_defs_property_limits(defs, p);
-        mc_write_u16(os, indices[i]);
-        char r[160];
-        if (mc_value_encode(p->type, &values[i], &lim, os, r, sizeof r) != 0) {
-            snprintf(why, whylen, "property %s: %s", p->name, r);
-            return -1;
-        }
-    }
-    return mc_ostream_ok(os) ? 0 : -1;
+    return mc_create_base_encode(mc_engine_defs(e), type, indices, values, n, os, why, whylen);
 }
 
 void base_on_create_base(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    const mc_entity_defs *defs = mc_engine_defs(e);
     char why[MC_REASON_MAX] = "";
-    int status = MC_CALL_ERR_ARGS;
     mc_entity *ent = NULL;
-    uint16_t type = mc_read_u16(is);
-    uint16_t n = mc_read_u16(is);
-    const mc_entity_type_def *td = mc_defs_type(defs, type);
+    uint16_t type;
     uint16_t *idx = NULL;
     mc_value *vals = NULL;
     size_t got = 0;
-    if (!mc_istream_ok(is) || !td) {
-        snprintf(why, sizeof why, td ? "malformed CREATE_BASE" : "no such entity type");
-        goto answer;
-    }
-    idx = calloc(n ? n : 1, sizeof *idx);
-    vals = calloc(n ? n : 1, sizeof *vals);
-    if (!idx || !vals) {
-        status = MC_CALL_ERR_BUSY;
-        snprintf(why, sizeof why, "out of memory");
-        goto answer;
-    }
-    for (; got < n; got++) {
-        idx[got] = mc_read_u16(is);
-        if (!mc_istream_ok(is) || idx[got] >= td->nprops) {
-            snprintf(why, sizeof why, "malformed CREATE_BASE: property %u", (unsigned)idx[got]);
-            goto answer;
-        }
-        const mc_def_property *p = &td->props[idx[got]];
-        mc_value_limits lim = mc_defs_property_limits(defs, p);
-        char r[160];
-        if (mc_value_decode(p->type, is, &lim, &vals[got], r, sizeof r) != 0) {
-            snprintf(why, sizeof why, "property %s: %s", p->name, r);
-            goto answer;
-        }
-    }
-    if (!mc_istream_done(is)) {
-        snprintf(why, sizeof why, "malformed CREATE_BASE: trailing bytes");
-        goto answer;
-    }
-    ent = base_create(e, type, idx, vals, n, &status, why, sizeof why);
-answer:
+    int status = mc_create_base_decode(mc_engine_defs(e), is, &type, &idx, &vals, &got, why,
+                                       sizeof why);
+    if (status == MC_CALL_OK)
+        ent = base_create(e, type, idx, vals, got, &status, why, sizeof why);
     if (!ent && status == MC_CALL_ERR_ARGS)
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-    mc_json_props_free(idx, vals, got);
+    mc_create_base_free(idx, vals, got);
     mc_ostream os;
     mc_ostream_init(&os);
     mc_write_i8(&os, (int8_t)status);

@@ -24,20 +24,18 @@ static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space,
 void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     const mc_entity_defs *defs = mc_engine_defs(e);
-    int32_t id = mc_read_i32(is);
-    uint16_t type = mc_read_u16(is);
-    int32_t near_id = mc_read_i32(is);
-    mc_mailbox_ref base;
-    mc_vector3 pos, dir;
+    mc_create_cell_head head;
     char why[MC_REASON_MAX] = "";
-    if (!mc_mailbox_ref_read(is, &base, mc_defs_type_count(defs)) || !mc_read_vec3(is, &pos) ||
-        !mc_read_vec3(is, &dir) || id <= 0 || near_id < 0 || type >= mc_defs_type_count(defs) ||
-        base.id != id || mc_mailbox_ref_component(&base) != MC_COMPONENT_BASE ||
-        mc_mailbox_ref_type(&base) != type) {
+    if (!mc_create_cell_decode(defs, is, &head, why, sizeof why)) {
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        answer(e, o, MC_CALL_ERR_ARGS, 0, "malformed CREATE_CELL");
+        answer(e, o, MC_CALL_ERR_ARGS, 0, why);
         return;
     }
+    int32_t id = head.entity_id;
+    uint16_t type = head.type;
+    int32_t near_id = head.near_id;
+    mc_mailbox_ref base = head.base;
+    mc_vector3 pos = head.position, dir = head.direction;
     mc_space *sp = NULL;
     if (near_id) {
         mc_entity *near = mc_engine_find(e, near_id);
@@ -90,8 +88,13 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
 
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    int32_t id = mc_read_i32(is);
-    mc_entity *ent = mc_istream_done(is) ? mc_engine_find(e, id) : NULL;
+    int32_t id;
+    if (!mc_destroy_cell_decode(is, &id)) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        MC_DEBUG("DESTROY_CELL of %zu bytes ignored: malformed", mc_istream_remaining(is));
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
     if (!ent) {
         mc_engine_count_refused(e, MC_REFUSE_NO_ENTITY);
         MC_DEBUG("DESTROY_CELL for %d ignored: no such cell", (int)id);
@@ -116,20 +119,16 @@ void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why)
     ent->gone_why = -1;
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_write_i32(&os, ent->id);
-    mc_write_u8(&os, (uint8_t)why);
-    mc_write_vec3(&os, ent->position);
-    mc_write_vec3(&os, ent->direction);
+    mc_cell_gone_head head = {.entity_id = ent->id, .why = (uint8_t)why,
+                              .position = ent->position, .direction = ent->direction};
+    mc_cell_gone_encode(&os, &head);
     char r[MC_REASON_MAX];
     if (ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->props, false, &os, r,
                               sizeof r) != MC_CALL_OK) {
         MC_WARNING("%s %d: cell properties do not encode (%s): its base gets none", ent->td->name,
                    (int)ent->id, r);
         mc_ostream_reset(&os);
-        mc_write_i32(&os, ent->id);
-        mc_write_u8(&os, (uint8_t)why);
-        mc_write_vec3(&os, ent->position);
-        mc_write_vec3(&os, ent->direction);
+        mc_cell_gone_encode(&os, &head);
     }
     mc_address addr;
     mc_mailbox_address(&ent->base, &addr);

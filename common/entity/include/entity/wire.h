@@ -72,4 +72,54 @@ void mc_write_vec3(mc_ostream *os, mc_vector3 v);
 /* False when a component is not finite. */
 bool mc_read_vec3(mc_istream *is, mc_vector3 *v);
 
+/* ---- payloads: encoders and pure decoders ---------------------------------------------
+ * Decoders take bytes from a peer: they check everything against the defs, never abort,
+ * allocate only what they hand back, and say why in one line when they refuse. */
+
+/* CREATE_BASE: type, then properties by index (each checked against its type and limits;
+ * indices must name properties of the type). 0, or -1 with the reason. */
+int mc_create_base_encode(const mc_entity_defs *defs, uint16_t type, const uint16_t *indices,
+                          const mc_value *values, size_t n, mc_ostream *os, char *why,
+                          size_t whylen);
+/* Decode a whole CREATE_BASE payload (no trailing bytes). MC_CALL_OK with *indices and
+ * *values heap arrays of *n entries (free with mc_create_base_free; NULL when n is 0), or
+ * MC_CALL_ERR_ARGS (malformed: unknown type, property index, a value that does not decode,
+ * trailing bytes) / MC_CALL_ERR_BUSY (out of memory) with the reason and nothing held.
+ * Property flags (EDITOR_ONLY) are the creator's to check. */
+int mc_create_base_decode(const mc_entity_defs *defs, mc_istream *is, uint16_t *type,
+                          uint16_t **indices, mc_value **values, size_t *n, char *why,
+                          size_t whylen);
+void mc_create_base_free(uint16_t *indices, mc_value *values, size_t n);
+
+/* CREATE_CELL up to the cell properties (which follow as the part stream of `type`). */
+typedef struct {
+    int32_t entity_id;
+    uint16_t type;
+    int32_t near_id;          /* 0: a new space */
+    mc_mailbox_ref base;      /* BASE mailbox of entity_id, of type `type` */
+    mc_vector3 position, direction;
+} mc_create_cell_head;
+void mc_create_cell_encode(mc_ostream *os, const mc_create_cell_head *h);
+/* False (the reason in why) when malformed: a non-positive id, a negative near id, an
+ * unknown type, a base mailbox that is invalid or not the BASE of that entity and type,
+ * positions that are not finite. The stream is left at the cell properties. */
+bool mc_create_cell_decode(const mc_entity_defs *defs, mc_istream *is, mc_create_cell_head *h,
+                           char *why, size_t whylen);
+
+/* DESTROY_CELL: the entity id. False when malformed (not exactly 4 bytes, id not positive). */
+void mc_destroy_cell_encode(mc_ostream *os, int32_t entity_id);
+bool mc_destroy_cell_decode(mc_istream *is, int32_t *entity_id);
+
+/* CELL_GONE up to the cell properties (which may follow: a cell whose properties did not
+ * encode sends none). */
+typedef struct {
+    int32_t entity_id;
+    uint8_t why;              /* mc_cell_gone_why (other values are kept as they came) */
+    mc_vector3 position, direction;
+} mc_cell_gone_head;
+void mc_cell_gone_encode(mc_ostream *os, const mc_cell_gone_head *h);
+/* False when malformed (short, id not positive, positions not finite); the stream is left at
+ * the cell properties. */
+bool mc_cell_gone_decode(mc_istream *is, mc_cell_gone_head *h);
+
 #endif
