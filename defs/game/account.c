@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/entity_api.h"
 #include "game.h"
 
 #define AVATAR_NAME_MAX 32u
@@ -62,4 +63,31 @@ int Account_base_getAvatarCount(const mc_call_ctx *call, Account_base *self, uin
     (void)call;
     *out_count = (uint16_t)self->avatars.as.list.count;
     return 0;
+}
+
+/* play: the Account creates its Avatar on the least-loaded baseapp and introduces itself. */
+static void on_avatar_created(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
+                              const char *reason)
+{
+    (void)ud;
+    (void)reason;
+    Account_base *self = mc_self(call);
+    if (!self || status != MC_CALL_OK)
+        return;
+    self->avatar = base;
+    mc_mailbox_ref me = call->self;
+    mc_mailbox_ref_set_component(&me, MC_COMPONENT_BASE);
+    send_Avatar_base_setAccount(call->sink, &base, me);
+}
+
+int Account_base_play(const mc_call_ctx *call, Account_base *self, const char *name)
+{
+    (void)self;
+    if (!name[0] || strlen(name) > AVATAR_NAME_MAX)
+        return -1;
+    mc_value v = mc_gen_str(MC_TYPE_STRING, name);
+    mc_prop_init props[] = {{"name", &v}};
+    return mc_createBaseAnywhere(call, "Avatar", props, 1, on_avatar_created, NULL) == MC_CALL_OK
+               ? 0
+               : -1;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/entity_api.h"
 #include "game.h"
 #include "tagged.h"
 
@@ -83,5 +84,75 @@ int Avatar_cell_teleport(const mc_call_ctx *call, Avatar_cell *self, mc_vector3 
     (void)call;
     (void)direction;
     self->spawnPoint = position;
+    return 0;
+}
+
+/* ---- life in the world ----------------------------------------------------------------- */
+
+/* The world's cell is known: enter it at the spawn point. */
+static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref cell)
+{
+    (void)ud;
+    if (status != MC_CALL_OK || mc_mailbox_ref_is_none(&cell) || !mc_self(call))
+        return;
+    Avatar_cell *data = mc_cellData(call);
+    mc_vector3 spawn = data ? data->spawnPoint : (mc_vector3){0, 0, 0};
+    mc_createCellEntity(call, &cell, &spawn, NULL);
+}
+
+/* The world's base answered the lookup with a SERVICE mailbox: ask it for its cell. */
+static void on_world(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref world)
+{
+    (void)ud;
+    if (status == MC_CALL_OK && mc_self(call))
+        send_Space_base_getCell(call->sink, &world, on_world_cell, NULL);
+}
+
+/* A new Avatar looks for the space registered as "world" and takes a cell in it. */
+int Avatar_base_onCreated(const mc_call_ctx *call, Avatar_base *self)
+{
+    (void)self;
+    return mc_lookUpBaseByName(call, "world", on_world, NULL) == MC_CALL_OK ? 0 : -1;
+}
+
+/* meet: a call chain through every kind of mailbox.
+ *   A.base.meet(B)                 (operator or game)
+ *   -> B.base.hello(A)             BASE: baseapp to baseapp
+ *   -> A.cell.wave(B's cell)       CELL_VIA_BASE: relayed by A's base to wherever A's cell is
+ *   -> B.base.thank()              BASE_VIA_CELL: relayed by B's cell to B's base
+ *   and A's cell tells its own client (CLIENT_VIA_CELL; refused "no client" until players
+ *   log in). */
+int Avatar_base_meet(const mc_call_ctx *call, Avatar_base *self, mc_mailbox_ref other)
+{
+    (void)self;
+    if (mc_mailbox_ref_component(&other) != MC_COMPONENT_BASE)
+        return -1;
+    mc_mailbox_ref me = call->self;
+    return send_Avatar_base_hello(call->sink, &other, me);
+}
+
+int Avatar_base_hello(const mc_call_ctx *call, Avatar_base *self, mc_mailbox_ref from)
+{
+    (void)self;
+    mc_mailbox_ref their_cell = mc_mailbox_cell(from);
+    mc_mailbox_ref my_cell = mc_base_cell(call);
+    if (mc_mailbox_ref_is_none(&their_cell) || mc_mailbox_ref_is_none(&my_cell))
+        return -1;
+    return send_Avatar_cell_wave(call->sink, &their_cell, my_cell);
+}
+
+int Avatar_cell_wave(const mc_call_ctx *call, Avatar_cell *self, mc_mailbox_ref from)
+{
+    (void)self;
+    mc_mailbox_ref their_base = mc_mailbox_base(from);
+    mc_mailbox_ref my_client = mc_mailbox_client(call->self);
+    send_Avatar_client_onChat(call->sink, &my_client, call->self.id, "*waves*");
+    return send_Avatar_base_thank(call->sink, &their_base);
+}
+
+int Avatar_base_thank(const mc_call_ctx *call, Avatar_base *self)
+{
+    (void)call;
+    self->xp += 10;
     return 0;
 }

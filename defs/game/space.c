@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/entity_api.h"
 #include "game.h"
 #include "tagged.h"
 
@@ -39,5 +40,22 @@ int Space_cell_addEntity(const mc_call_ctx *call, Space_cell *self, mc_mailbox_r
     if (self->population == UINT16_MAX)
         return -1;
     self->population++;
+    return 0;
+}
+
+/* A new Space makes itself known cluster-wide by its name ("world" when it has none) and
+ * opens its space on the least-loaded cellapp. */
+int Space_base_onCreated(const mc_call_ctx *call, Space_base *self)
+{
+    const char *name = self->spaceName && self->spaceName[0] ? self->spaceName : "world";
+    if (mc_registerGlobally(call, name, NULL, NULL) != MC_CALL_OK)
+        return -1;
+    return mc_createInNewSpace(call, NULL, NULL) == MC_CALL_OK ? 0 : -1;
+}
+
+int Space_base_getCell(const mc_call_ctx *call, Space_base *self, mc_mailbox_ref *out_cell)
+{
+    (void)self;
+    *out_cell = mc_base_cell(call);
     return 0;
 }

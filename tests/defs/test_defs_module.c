@@ -74,7 +74,7 @@ START_TEST(table_matches_defs)
     ck_assert_str_eq(f.m->digest_hex, mc_defs_digest_hex(f.defs));
     ck_assert_uint_eq(f.m->ntypes, 3);
     ck_assert_str_eq(f.m->types[1].name, "Avatar");
-    ck_assert_uint_eq(f.m->types[1].nmethods[MC_PART_CELL], 5);
+    ck_assert_uint_eq(f.m->types[1].nmethods[MC_PART_CELL], 6);
     ck_assert_str_eq(f.m->types[1].methods[MC_PART_CELL][1].name, "chat");
     teardown(&f);
 }
@@ -364,7 +364,8 @@ static int64_t prop_int(fixture *f, uint16_t type, mc_part part, const void *pro
 }
 
 /* Engine callbacks: Avatar's base onTimer is the Timed interface's method (its handler runs);
- * the example game defines no other callback, so those slots are NULL. */
+ * the example game defines Avatar's and Space's base onCreated (defs/game) and no other
+ * callback, so those slots are NULL. */
 START_TEST(engine_callback_slots)
 {
     fixture f;
@@ -374,7 +375,9 @@ START_TEST(engine_callback_slots)
     const mc_game_hooks *c = &f.m->types[AVATAR].hooks[MC_PART_CELL];
     ck_assert_ptr_nonnull(b->on_timer);
     ck_assert_ptr_null(c->on_timer);
-    ck_assert_ptr_null(b->on_created);
+    ck_assert_ptr_nonnull(b->on_created);
+    ck_assert_ptr_nonnull(f.m->types[2].hooks[MC_PART_BASE].on_created);
+    ck_assert_ptr_null(f.m->types[0].hooks[MC_PART_BASE].on_created);
     ck_assert_ptr_null(b->on_create_cell_failure);
     ck_assert_ptr_null(c->on_created);
     ck_assert_ptr_null(c->on_space_gone);

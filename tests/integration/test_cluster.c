@@ -309,12 +309,20 @@ START_TEST(different_def_digest_is_refused)
              "'s|<Avatar/>|<Account/>|' -e 's|<TMP/>|<Avatar/>|' '%s/entities.xml'",
              other, c.res, other, other);
     ck_assert_int_eq(system(cmd), 0);
+    /* A loginapp (it loads no game module) reaches the manager, which refuses it. */
     char log[600];
-    snprintf(log, sizeof log, "%s/baseapp-otherdefs.log", c.logdir);
-    pid_t pid = start_process(&c, "baseapp", log, other, true);
+    snprintf(log, sizeof log, "%s/loginapp-otherdefs.log", c.logdir);
+    pid_t pid = start_process(&c, "loginapp", log, other, true);
     ck_assert_int_eq(h_wait_exit(pid, 15000), 1);
     ck_assert_msg(h_file_contains(log, "registration refused by the manager: def digest"),
                   "no refusal reason in %s", log);
+    /* A baseapp refuses itself before that: its game module was built from other defs. */
+    char blog[600];
+    snprintf(blog, sizeof blog, "%s/baseapp-otherdefs.log", c.logdir);
+    pid_t bpid = start_process(&c, "baseapp", blog, other, true);
+    ck_assert_int_eq(h_wait_exit(bpid, 15000), 1);
+    ck_assert_msg(h_file_contains(blog, "was generated from other definitions"),
+                  "no game module refusal in %s", blog);
     char out[8192];
     int rc = h_watcher(out, sizeof out, c.manager, "get", "manager", "counts/refusals", NULL);
     ck_assert_msg(rc == 0 && strstr(out, "counts/refusals  1"), "%s", out);
