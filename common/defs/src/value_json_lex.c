@@ -239,8 +239,8 @@ static int unescape(mc_jp *p, size_t start, size_t end, char *o, size_t *olen)
             continue;
         }
         if (s[k + 1] == 'u') {
-            uint32_t cp;
-            size_t used;
+            uint32_t cp = 0;
+            size_t used = 0;
             if (unicode_escape(p, k, end, &cp, &used) != 0)
                 return -1;
             n += put_utf8(o + n, cp);
@@ -267,7 +267,7 @@ int jp_string(mc_jp *p, char **out, size_t *outlen)
     *outlen = 0;
     if (jp_peek(p) != '"')
         return jp_fail(p, "expected a string, found %s", jp_found(p));
-    size_t start = p->pos + 1, end;
+    size_t start = p->pos + 1, end = start;
     if (string_end(p, start, &end) != 0)
         return -1;
     char *o = malloc(end - start + 1); /* escapes only shrink */
