@@ -207,8 +207,11 @@ void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is)
         mc_mailbox_address(&ent->cell, &cellapp);
     if (!ent || (ent->cell_state != MC_CELL_LIVE && ent->cell_state != MC_CELL_DESTROYING) ||
         !mc_address_equal(&cellapp, &o->addr)) {
-        mc_engine_count_refused(e, ok ? MC_REFUSE_NO_ENTITY : MC_REFUSE_MALFORMED);
-        MC_DEBUG("CELL_GONE for %d ignored (%s)", (int)id, ok ? "no such cell" : "malformed");
+        /* A request (CELL_GONE is one-way) hears the refusal rather than waiting in vain. */
+        mc_engine_refuse(e, o, ok ? MC_REFUSE_NO_ENTITY : MC_REFUSE_MALFORMED,
+                         ok ? MC_CALL_ERR_NO_ENTITY : MC_CALL_ERR_ARGS,
+                         "CELL_GONE for %d ignored (%s)", (int)id,
+                         ok ? "no such cell from there" : "malformed");
         return;
     }
     char r[MC_REASON_MAX];

@@ -89,22 +89,23 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     int32_t id;
+    /* Refusals answer a request (DESTROY_CELL is one-way) rather than leave it waiting. */
     if (!mc_destroy_cell_decode(is, &id)) {
-        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        MC_DEBUG("DESTROY_CELL of %zu bytes ignored: malformed", mc_istream_remaining(is));
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "DESTROY_CELL malformed: ignored");
         return;
     }
     mc_entity *ent = mc_engine_find(e, id);
     if (!ent) {
-        mc_engine_count_refused(e, MC_REFUSE_NO_ENTITY);
-        MC_DEBUG("DESTROY_CELL for %d ignored: no such cell", (int)id);
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "DESTROY_CELL for %d ignored: no such cell", (int)id);
         return;
     }
     mc_address base_addr;
     mc_mailbox_address(&ent->base, &base_addr);
     if (!mc_address_equal(&base_addr, &o->addr)) {
-        mc_engine_count_refused(e, MC_REFUSE_WRONG_PART);
-        MC_WARNING("DESTROY_CELL for %d not from its base: ignored", (int)id);
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_MAILBOX,
+                         "DESTROY_CELL for %d not from its base: ignored", (int)id);
         return;
     }
     if (ent->gone_why >= 0)
