@@ -268,7 +268,7 @@ static void sleep_ms(int ms)
 static pid_t start_role(eb_cluster *c, const char *role, bool with_manager, bool external,
                         const char *game)
 {
-    char bin[600], internal[64], ext[64], mopt[96], ropt[600], gopt[700], log[400];
+    char bin[600], internal[96], ext[64], mopt[96], ropt[600], gopt[700], log[400];
     snprintf(bin, sizeof bin, "%s/%s", c->bindir, role);
     snprintf(log, sizeof log, "%s/%s.log", c->dir, role);
     snprintf(ropt, sizeof ropt, "--res=%s", MC_BENCH_RES);
@@ -470,7 +470,7 @@ int eb_cluster_phase(eb_cluster *c, const eb_options *o, int mode, uint32_t coun
     }
     double cpu1[2] = {eb_proc_cpu_s(c->base), eb_proc_cpu_s(c->cell)};
     if (v[R_STATE] != 2) {
-        snprintf(r->error, sizeof r->error, "failed: status %d after %.0f answers (logs in %s)",
+        snprintf(r->error, sizeof r->error, "failed: status %d after %.0f answers (logs in %.100s)",
                  (int)v[R_LASTERR], v[R_DONE], c->dir);
         return -1;
     }
