@@ -54,6 +54,10 @@ static void finish(const mc_call_ctx *call, Bench_base *self, int state)
         self->p99Us = quantile(run_.samples, run_.nsamples, 0.99);
         self->maxUs = run_.samples[run_.nsamples - 1];
     }
+    /* The samples are summarised: nothing stays allocated between phases. */
+    free(run_.samples);
+    run_.samples = NULL;
+    run_.nsamples = 0;
 }
 
 static void fail(const mc_call_ctx *call, Bench_base *self, int status)

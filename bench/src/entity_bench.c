@@ -159,7 +159,11 @@ int main(int argc, char **argv)
     int bad = 0;
     bad |= eb_cluster_phase(&c, &o, 1, o.calls, &ent1) != 0;
     bad |= eb_cluster_phase(&c, &o, 2, o.rtts, &ent2) != 0;
-    eb_cluster_stop(&c);
+    if (eb_cluster_stop(&c) != 0) {
+        fprintf(stderr, "entity-bench: warning: a cluster process did not exit cleanly on "
+                        "SIGTERM (logs kept in %s)\n", c.dir);
+        o.keep_logs = true;
+    }
     bad |= eb_raw_phase(&o, 1, o.calls, &raw1) != 0;
     bad |= eb_raw_phase(&o, 2, o.rtts, &raw2) != 0;
     if (!bad && !o.keep_logs)

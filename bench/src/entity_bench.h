@@ -42,9 +42,11 @@ typedef struct {
 
 /* Start the manager, a baseapp and a cellapp (loopback, free ports) with the bench game,
  * wait until both registered, create the Bench base and its cell. 0, or -1 with why. Every
- * process started is killed (SIGKILL) by eb_cluster_stop, at exit and on SIGINT/SIGTERM. */
+ * process started is stopped by eb_cluster_stop (SIGTERM, SIGKILL after 3 s), and killed
+ * (SIGKILL) at exit and on SIGINT/SIGTERM/SIGHUP. */
 int eb_cluster_start(eb_cluster *c, char *why, size_t whylen);
-void eb_cluster_stop(eb_cluster *c);
+/* 0 when every process exited 0 after SIGTERM, -1 otherwise (see the logs). */
+int eb_cluster_stop(eb_cluster *c);
 /* Run one phase (mode 1 one-way, 2 two-way) on the Bench base, waiting at most limit_s. */
 int eb_cluster_phase(eb_cluster *c, const eb_options *o, int mode, uint32_t count,
                      eb_result *r);

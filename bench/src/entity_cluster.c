@@ -426,15 +426,26 @@ int eb_cluster_start(eb_cluster *c, char *why, size_t whylen)
     return 0;
 }
 
-void eb_cluster_stop(eb_cluster *c)
+int eb_cluster_stop(eb_cluster *c)
 {
-    pid_t all[3] = {c->base, c->cell, c->mgr};
-    for (int i = 0; i < 3; i++)
-        if (all[i] > 0) {
-            kill(all[i], SIGKILL);
-            reap(all[i], 2000);
-        }
+    /* Graceful first (SIGTERM: each deregisters and exits, so sanitizer builds check for
+     * leaks), bounded: reap() SIGKILLs after 3 s. The manager last. */
+    int bad = 0;
+    if (c->base > 0)
+        kill(c->base, SIGTERM);
+    if (c->cell > 0)
+        kill(c->cell, SIGTERM);
+    if (c->base > 0 && reap(c->base, 3000) != 0)
+        bad = -1;
+    if (c->cell > 0 && reap(c->cell, 3000) != 0)
+        bad = -1;
+    if (c->mgr > 0) {
+        kill(c->mgr, SIGTERM);
+        if (reap(c->mgr, 3000) != 0)
+            bad = -1;
+    }
     c->base = c->cell = c->mgr = 0;
+    return bad;
 }
 
 int eb_cluster_phase(eb_cluster *c, const eb_options *o, int mode, uint32_t count,
