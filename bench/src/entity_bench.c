@@ -18,7 +18,7 @@ static void usage(FILE *f)
             "                    [--time-limit S] [--keep-logs] [--help]\n"
             "Base->cell entity calls between a real baseapp and cellapp on loopback against\n"
             "the same payloads as raw mercury messages between two processes.\n"
-            "  --calls N       one-way calls per phase (default 1000000, 1..100000000)\n"
+            "  --calls N       one-way calls per phase (default 3000000, 1..100000000)\n"
             "  --rtts N        two-way round trips per phase, one at a time (default 20000,\n"
             "                  1..10000000)\n"
             "  --batch N       one-way calls between two sync requests (default 1000,\n"
@@ -48,7 +48,7 @@ static int parse_u32(const char *name, const char *text, uint32_t lo, uint32_t h
 
 static int parse_options(int argc, char **argv, eb_options *o)
 {
-    *o = (eb_options){.calls = 1000000, .rtts = 20000, .batch = 1000, .window = 4,
+    *o = (eb_options){.calls = 3000000, .rtts = 20000, .batch = 1000, .window = 4,
                       .time_limit_s = 60};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
