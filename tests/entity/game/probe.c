@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/entity_api.h"
 #include "game.h"
@@ -26,6 +27,48 @@ static void add_event(Probe_base *self, const char *what)
     snprintf(s, old + strlen(what) + 2, "%s%s;", self->events ? self->events : "", what);
     free(self->events);
     self->events = s;
+}
+
+/* Busy work: the timer's user argument is BURN_ARG + the fraction in thousandths; every
+ * 100 ms the handler spins on this thread's CPU clock for that fraction of 100 ms. */
+#define BURN_ARG 100000
+#define BURN_PERIOD 0.1
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void spin(int64_t user_arg)
+{
+    double want = (double)(user_arg - BURN_ARG) / 1000.0 * BURN_PERIOD;
+    double start = cpu_seconds();
+    volatile uint64_t x = 0;
+    while (cpu_seconds() - start < want)
+        for (int i = 0; i < 1000; i++)
+            x = x + (uint64_t)i;
+}
+
+/* Start, change or stop (fraction <= 0) the burn timer whose id *timer holds. */
+static int burn(const mc_call_ctx *call, int32_t *timer, float fraction)
+{
+    if (*timer > 0) {
+        mc_delTimer(call, (uint32_t)*timer);
+        *timer = 0;
+    }
+    if (!(fraction > 0))
+        return 0;
+    if (fraction > 1)
+        fraction = 1;
+    uint32_t id;
+    int rc = mc_addTimer(call, BURN_PERIOD, BURN_PERIOD, BURN_ARG + (int64_t)(fraction * 1000),
+                         &id);
+    if (rc != MC_CALL_OK)
+        return -1;
+    *timer = (int32_t)id;
+    return 0;
 }
 
 /* ---- base ---------------------------------------------------------------------------- */
@@ -143,6 +186,13 @@ int Probe_base_die(const mc_call_ctx *call, Probe_base *self, int32_t *out_resul
     return 0;
 }
 
+static void record_created(Probe_base *self, int32_t id)
+{
+    mc_value v = mc_gen_int(MC_TYPE_INT32, id);
+    if (mc_value_append(&self->created, &v) != 0)
+        self->spawnFailures++;
+}
+
 static void on_spawned(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
                        const char *reason)
 {
@@ -155,9 +205,7 @@ static void on_spawned(const mc_call_ctx *call, void *ud, int status, mc_mailbox
         self->spawnFailures++;
         return;
     }
-    mc_value id = mc_gen_int(MC_TYPE_INT32, base.id);
-    if (mc_value_append(&self->created, &id) != 0)
-        self->spawnFailures++;
+    record_created(self, base.id);
 }
 
 int Probe_base_spawn(const mc_call_ctx *call, Probe_base *self, uint32_t count)
@@ -183,6 +231,8 @@ int Probe_base_onTimer(const mc_call_ctx *call, Probe_base *self, uint32_t timer
     (void)call;
     if (userArg == 7 && (int32_t)timerId == self->defc_timer1)
         self->timerFires++;
+    else if (userArg >= BURN_ARG && userArg <= BURN_ARG + 1000)
+        spin(userArg);
     return 0;
 }
 
@@ -273,6 +323,67 @@ int Probe_base_onDestroy(const mc_call_ctx *call, Probe_base *self)
     return 0;
 }
 
+int Probe_base_burn(const mc_call_ctx *call, Probe_base *self, float fraction)
+{
+    return burn(call, &self->burnTimer, fraction);
+}
+
+int Probe_base_spawnHere(const mc_call_ctx *call, Probe_base *self, uint32_t count,
+                         uint32_t cells)
+{
+    mc_mailbox_ref none;
+    memset(&none, 0, sizeof none);
+    for (uint32_t i = 0; i < count; i++) {
+        mc_mailbox_ref mb;
+        if (mc_createBaseLocally(call, "Probe", NULL, 0, &mb) != MC_CALL_OK) {
+            self->spawnFailures++;
+            continue;
+        }
+        record_created(self, mb.id);
+        if (i < cells && send_Probe_base_makeCell(call->sink, &mb, none) != MC_CALL_OK)
+            self->spawnFailures++;
+    }
+    return 0;
+}
+
+int Probe_base_tell(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
+                    mc_mailbox_ref mb)
+{
+    (void)self;
+    return send_Probe_base_remember(call->sink, &to, mb) == MC_CALL_OK ? 0 : -1;
+}
+
+int Probe_base_askFail(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to)
+{
+    int rc = send_Probe_base_fail(call->sink, &to, on_answer, NULL);
+    if (rc != MC_CALL_OK) {
+        self->lastStatus = rc;
+        self->answers++;
+    }
+    return 0;
+}
+
+static void on_died(const mc_call_ctx *call, void *ud, int status, int32_t result)
+{
+    (void)call;
+    (void)ud;
+    (void)status;
+    (void)result;
+}
+
+int Probe_base_dieAndAsk(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
+                         int32_t x)
+{
+    int rc = send_Probe_base_die(call->sink, &to, on_died, NULL);
+    if (rc == MC_CALL_OK)
+        rc = send_Probe_base_echo(call->sink, &to, x, on_answer, NULL);
+    if (rc != MC_CALL_OK) {
+        self->lastStatus = rc;
+        self->answers++;
+    }
+    return 0;
+}
+
 /* ---- cell ---------------------------------------------------------------------------- */
 
 int Probe_cell_ping(const mc_call_ctx *call, Probe_cell *self, uint32_t seq)
@@ -325,4 +436,20 @@ int Probe_cell_onSpaceGone(const mc_call_ctx *call, Probe_cell *self)
     (void)self;
     mc_mailbox_ref base = mc_cell_base(call);
     return send_Probe_base_event(call->sink, &base, "spaceGone");
+}
+
+int Probe_cell_burn(const mc_call_ctx *call, Probe_cell *self, float fraction)
+{
+    return burn(call, &self->cellBurnTimer, fraction);
+}
+
+int Probe_cell_onTimer(const mc_call_ctx *call, Probe_cell *self, uint32_t timerId,
+                       int64_t userArg)
+{
+    (void)call;
+    (void)self;
+    (void)timerId;
+    if (userArg >= BURN_ARG && userArg <= BURN_ARG + 1000)
+        spin(userArg);
+    return 0;
 }
