@@ -78,13 +78,19 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
 {
     (void)ctx;
     mc_engine *e = engine_from_server(s);
-    if (!e || ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH || !ev->process ||
-        !ev->process->internal_addr || !*ev->process->internal_addr)
+    if (!e || !ev->process || !ev->process->internal_addr || !*ev->process->internal_addr)
         return;
     const char *addr = ev->process->internal_addr;
     /* A process at our own address that died is an earlier incarnation of us. */
     if (strcmp(addr, e->self_addr_text) == 0)
         return;
+    if (ev->kind == MC__CONTROL__EVENT_KIND__EVENT_BIRTH) {
+        engine_mark_peer(e, addr, false); /* a new process at that address */
+        return;
+    }
+    if (ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH)
+        return;
+    engine_mark_peer(e, addr, true);
     engine_fail_pending_to(e, addr);
     if (e->part->on_peer_death)
         e->part->on_peer_death(e, addr);
@@ -240,6 +246,7 @@ static void engine_free(mc_engine *e)
         event_free(e->tick_ev);
     free(e->reap);
     free(e->dirty);
+    free(e->dead);
     mc_entity_table_free(&e->table);
     free(e->type_counts);
     if (e->game)

@@ -65,6 +65,8 @@ struct mc_engine {
     mc_entity **reap;
     size_t nreap, reap_cap;
     struct event *flush_ev;
+    mc_address *dead;           /* internal addresses of processes declared dead */
+    size_t ndead, dead_cap;
     mc_address *dirty;
     size_t ndirty, dirty_cap;
     struct event *tick_ev;
@@ -88,6 +90,8 @@ struct mc_engine {
 void engine_transport_init(mc_engine *e);
 void engine_transport_free(mc_engine *e);
 void engine_fail_pending_to(mc_engine *e, const char *addr);
+/* Remember that the process at addr died (dead) or that one was born there (!dead). */
+void engine_mark_peer(mc_engine *e, const char *addr, bool dead);
 void engine_on_local_event(evutil_socket_t fd, short what, void *ctx);
 void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
 /* Handle an entity message from a peer or from ourselves. */

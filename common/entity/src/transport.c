@@ -212,15 +212,40 @@ static const mc_message_def *def_of(uint8_t id)
     return NULL;
 }
 
+/* Per call: no text formatting, no scan of the peer table (the dead addresses are few). */
 static int check_peer(mc_engine *e, const mc_address *addr, mc_channel **out)
 {
-    char text[MC_ADDRESS_STRLEN];
-    mc_address_format(addr, text, sizeof text);
-    if (mc_server_peer_state(e->server, text) == MC__CONTROL__PROCESS_STATE__STATE_DEAD ||
-        mc_server_peer_state(e->server, text) == MC__CONTROL__PROCESS_STATE__STATE_STOPPED)
-        return MC_CALL_ERR_PROCESS_DEAD;
-    *out = mc_server_channel(e->server, addr);
+    for (size_t i = 0; i < e->ndead; i++)
+        if (mc_address_equal(&e->dead[i], addr))
+            return MC_CALL_ERR_PROCESS_DEAD;
+    *out = mc_nub_find_channel(e->nub, addr);
+    if (!*out)
+        *out = mc_server_channel(e->server, addr);
     return *out ? MC_CALL_OK : MC_CALL_ERR_SEND;
+}
+
+void engine_mark_peer(mc_engine *e, const char *addr, bool dead)
+{
+    mc_address a;
+    if (mc_address_parse(addr, &a) != MC_OK)
+        return;
+    for (size_t i = 0; i < e->ndead; i++)
+        if (mc_address_equal(&e->dead[i], &a)) {
+            if (!dead)
+                e->dead[i] = e->dead[--e->ndead];
+            return;
+        }
+    if (!dead)
+        return;
+    if (e->ndead == e->dead_cap) {
+        size_t cap = e->dead_cap ? e->dead_cap * 2 : 8;
+        mc_address *d = realloc(e->dead, cap * sizeof *d);
+        if (!d)
+            return;
+        e->dead = d;
+        e->dead_cap = cap;
+    }
+    e->dead[e->ndead++] = a;
 }
 
 int mc_engine_send(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
@@ -293,6 +318,26 @@ int mc_engine_request(mc_engine *e, const mc_address *addr, uint8_t msg_id,
     return MC_CALL_OK;
 }
 
+/* A one-way call to a peer: header and arguments go straight into the channel's bundle. */
+static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t hdr[12],
+                            const uint8_t *args, size_t len)
+{
+    mc_channel *ch = NULL;
+    int rc = check_peer(e, addr, &ch);
+    if (rc != MC_CALL_OK)
+        return rc;
+    mc_bundle *b = mc_channel_bundle(ch);
+    if (mc_bundle_start_message(b, def_of(MC_MSG_ENTITY_CALL), MC_RELIABLE_DRIVER) != MC_OK)
+        return MC_CALL_ERR_SEND;
+    bool ok = mc_bundle_write(b, hdr, MC_CALL_HEADER_SIZE) == MC_OK &&
+              (len == 0 || mc_bundle_write(b, args, len) == MC_OK);
+    /* end_message also removes a message whose writes failed */
+    if (mc_bundle_end_message(b) != MC_OK || !ok)
+        return MC_CALL_ERR_SEND;
+    mark_dirty(e, addr);
+    return MC_CALL_OK;
+}
+
 int mc_engine_call(mc_engine *e, const mc_mailbox_ref *to, uint16_t method, int32_t caller_id,
                    const uint8_t *args, size_t len, mc_engine_done_fn done, void *ctx)
 {
@@ -302,22 +347,30 @@ int mc_engine_call(mc_engine *e, const mc_mailbox_ref *to, uint16_t method, int3
     if (mc_mailbox_ref_is_none(to) ||
         !mc_mailbox_ref_valid(to, mc_defs_type_count(e->defs), why, sizeof why))
         return MC_CALL_ERR_MAILBOX;
-    mc_ostream os;
-    mc_ostream_init(&os);
-    mc_call_header h = {.entity_id = to->id, .salt = to->salt, .method = method,
-                        .caller_id = caller_id > 0 ? caller_id : 0};
-    mc_call_header_write(&os, &h);
-    if (len)
-        mc_write_bytes(&os, args, len);
-    if (!mc_ostream_ok(&os)) {
-        mc_ostream_free(&os);
-        return MC_CALL_ERR_ARGS;
-    }
+    uint8_t hdr[MC_CALL_HEADER_SIZE];
+    mc_store_u32(hdr, (uint32_t)to->id);
+    mc_store_u16(hdr + 4, to->salt);
+    mc_store_u16(hdr + 6, method);
+    mc_store_u32(hdr + 8, (uint32_t)(caller_id > 0 ? caller_id : 0));
     mc_address addr;
     mc_mailbox_address(to, &addr);
-    int rc = done ? mc_engine_request(e, &addr, MC_MSG_ENTITY_CALL, os.data, os.size, done, ctx)
+    int rc;
+    if (!done && !mc_engine_is_self(e, &addr)) {
+        rc = send_call_direct(e, &addr, hdr, args, len);
+    } else {
+        mc_ostream os;
+        mc_ostream_init(&os);
+        mc_write_bytes(&os, hdr, sizeof hdr);
+        if (len)
+            mc_write_bytes(&os, args, len);
+        if (!mc_ostream_ok(&os)) {
+            mc_ostream_free(&os);
+            return MC_CALL_ERR_ARGS;
+        }
+        rc = done ? mc_engine_request(e, &addr, MC_MSG_ENTITY_CALL, os.data, os.size, done, ctx)
                   : mc_engine_send(e, &addr, MC_MSG_ENTITY_CALL, os.data, os.size);
-    mc_ostream_free(&os);
+        mc_ostream_free(&os);
+    }
     if (rc == MC_CALL_OK) {
         e->st.sent++;
         if (done)
