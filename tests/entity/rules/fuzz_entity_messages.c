@@ -1,0 +1,511 @@
+/* libFuzzer target: hostile entity-message payloads (entity/wire.h) against the Probe game
+ * (tests/entity/game), whose generated code and handlers are linked in. The first byte picks
+ * the message; the rest is its payload, as a handler receives it:
+ *   0  ENTITY_CALL: mc_call_header_read, then (for a type, part and method the receiver would
+ *      accept) mc_game_dispatch on a fresh Probe part struct: the real argument decoding and
+ *      handler. The call context's sink accepts sends and requests and drops them (at most
+ *      256 per input); there is no engine (ops NULL: the engine API answers "state").
+ *   1  CREATE_BASE: mc_create_base_decode.
+ *   2  CREATE_CELL: mc_create_cell_decode, then props_decode of the cell part (as a cellapp).
+ *   3  CELL_GONE: mc_cell_gone_decode, then props_decode of the cell part (as a baseapp).
+ *   4  DESTROY_CELL: mc_destroy_cell_decode.
+ * Whatever decodes must encode again and decode to the same values (abort otherwise); a
+ * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
+ *
+ * With MC_FUZZ_WRITE_SEEDS=<dir> in the environment the binary writes its seed corpus there
+ * (valid messages of each kind, made with the encoders) and exits: that is how the files in
+ * fuzz_seeds/ were made. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/value_json.h"
+#include "entity/wire.h"
+#include "game.h"
+
+#ifndef MC_PROBE_RES
+#define MC_PROBE_RES "tests/entity/game"
+#endif
+
+enum { SEL_CALL, SEL_CREATE_BASE, SEL_CREATE_CELL, SEL_CELL_GONE, SEL_DESTROY_CELL, SEL_COUNT };
+
+static mc_entity_defs *defs;
+static const mc_game_module *module;
+
+static void die(const char *what, const char *why)
+{
+    fprintf(stderr, "fuzz_entity_messages: %s: %s\n", what, why);
+    abort();
+}
+
+static void refused(const char *why)
+{
+    if (!why[0] || strchr(why, '\n'))
+        die("a refusal must say why in one line", why);
+}
+
+/* ---- the sink: accepts and drops ------------------------------------------------------- */
+
+static unsigned sink_budget;
+
+static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                     const uint8_t *args, size_t len)
+{
+    (void)ctx, (void)to, (void)part, (void)index, (void)args, (void)len;
+    if (sink_budget == 0)
+        return MC_CALL_ERR_BUSY;
+    sink_budget--;
+    return MC_CALL_OK;
+}
+
+static int sink_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                        const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb,
+                        void *ud)
+{
+    (void)on_reply, (void)cb, (void)ud;
+    return sink_send(ctx, to, part, index, args, len);
+}
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+static const mc_game_type *probe_type(void) { return &module->types[Probe_TYPE_ID]; }
+
+/* A fresh part struct at its defaults (heap; free with part_free). */
+static void *part_new(mc_part part)
+{
+    const mc_game_type *gt = probe_type();
+    void *props = calloc(1, gt->props_size[part] + 1);
+    if (!props || gt->props_init(defs, part, props) != 0)
+        die("props_init", "out of memory");
+    return props;
+}
+
+static void part_free(mc_part part, void *props)
+{
+    probe_type()->props_free(part, props);
+    free(props);
+}
+
+/* The part's properties encode, and decode into a fresh struct to the same bytes. */
+static void part_round_trip(mc_part part, const void *props)
+{
+    const mc_game_type *gt = probe_type();
+    char why[256];
+    mc_ostream a, b;
+    mc_ostream_init(&a);
+    mc_ostream_init(&b);
+    if (gt->props_encode(defs, part, props, false, &a, why, sizeof why) != MC_CALL_OK)
+        die("a decoded part does not encode", why);
+    void *copy = part_new(part);
+    mc_istream is;
+    mc_istream_init(&is, a.data, a.size);
+    if (gt->props_decode(defs, part, copy, false, &is, why, sizeof why) != MC_CALL_OK ||
+        !mc_istream_done(&is))
+        die("an encoded part does not decode", why);
+    if (gt->props_encode(defs, part, copy, false, &b, why, sizeof why) != MC_CALL_OK ||
+        a.size != b.size || memcmp(a.data, b.data, a.size) != 0)
+        die("a part does not round-trip", why);
+    part_free(part, copy);
+    mc_ostream_free(&a);
+    mc_ostream_free(&b);
+}
+
+/* Decode the rest of is as the cell part's properties (what a cellapp does with CREATE_CELL
+ * and a baseapp with CELL_GONE); when they decode, they round-trip. */
+static void cell_props(mc_istream *is, bool whole)
+{
+    void *props = part_new(MC_PART_CELL);
+    char why[256] = "";
+    int st = probe_type()->props_decode(defs, MC_PART_CELL, props, false, is, why, sizeof why);
+    if (st == MC_CALL_OK && (!whole || mc_istream_done(is)))
+        part_round_trip(MC_PART_CELL, props);
+    else if (st != MC_CALL_OK)
+        refused(why);
+    part_free(MC_PART_CELL, props);
+}
+
+static bool vec_equal(mc_vector3 a, mc_vector3 b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* ---- the messages ---------------------------------------------------------------------- */
+
+/* Handlers loop on a count argument: keep them short (the decoding was done either way). */
+static bool too_long(const mc_def_method *m, const mc_value *args)
+{
+    for (size_t i = 0; i < m->nargs; i++)
+        if (m->args[i].name && strcmp(m->args[i].name, "count") == 0 && args[i].as.u > 64)
+            return true;
+    return false;
+}
+
+static void fuzz_call(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    mc_call_header h;
+    if (!mc_call_header_read(&is, &h))
+        return; /* malformed: refused before any entity is looked at */
+    mc_component c = (mc_component)(h.salt >> 13);
+    uint16_t type = h.salt & MC_ENTITY_TYPE_MAX;
+    mc_part part = c == MC_COMPONENT_CELL || c == MC_COMPONENT_CELL_VIA_BASE ? MC_PART_CELL
+                                                                              : MC_PART_BASE;
+    if (type >= module->ntypes || h.method >= module->types[type].nmethods[part])
+        return; /* wrongType / noMethod */
+    const mc_def_method *m = mc_defs_method(mc_defs_type(defs, type), part, h.method);
+    if (!m)
+        die("method", "generated method count differs from the defs");
+    const uint8_t *args = data + MC_CALL_HEADER_SIZE;
+    size_t len = size - MC_CALL_HEADER_SIZE;
+
+    /* The generic decoder and the generated one must agree on what is well-formed. */
+    mc_value vals[64];
+    memset(vals, 0, sizeof vals);
+    char why[256] = "";
+    mc_istream ais;
+    mc_istream_init(&ais, args, len);
+    bool decodes = m->nargs <= 64 && mc_defs_decode_args(defs, m, &ais, vals, why, sizeof why) == 0;
+    bool skip = decodes && too_long(m, vals);
+    if (decodes)
+        for (size_t i = 0; i < m->nargs; i++)
+            mc_value_free(&vals[i]);
+    if (skip)
+        return;
+
+    mc_call_sink sink = {.defs = defs, .send = sink_send, .request = sink_request, .ctx = NULL};
+    mc_call_ctx call = {.defs = defs, .sink = &sink, .engine = NULL,
+                        .caller_id = h.caller_id, .ops = NULL};
+    mc_mailbox_ref_init(&call.self, h.entity_id, 0x7F000001u, 20000,
+                        part == MC_PART_CELL ? MC_COMPONENT_CELL : MC_COMPONENT_BASE, type);
+    sink_budget = 256;
+    void *props = part_new(part);
+    mc_ostream reply;
+    mc_ostream_init(&reply);
+    why[0] = '\0';
+    int st = mc_game_dispatch(module, &call, type, part, h.method, props, args, len,
+                              m->nreturns ? &reply : NULL, why, sizeof why);
+    if ((st == MC_CALL_ERR_ARGS) == decodes) {
+        fprintf(stderr, "%s.%s: dispatch %d (%s), mc_defs_decode_args %s\n",
+                mc_defs_type(defs, type)->name, m->name, st, why, decodes ? "ok" : "refused");
+        die("decoders disagree", m->name);
+    }
+    if (st == MC_CALL_OK) {
+        /* The return values decode, and what the handler did to the entity still encodes. */
+        if (m->nreturns) {
+            mc_istream ris;
+            mc_istream_init(&ris, reply.data, reply.size);
+            if (mc_defs_decode_returns(defs, m, &ris, vals, why, sizeof why) != 0 ||
+                !mc_istream_done(&ris))
+                die("return values do not decode", why);
+            for (size_t i = 0; i < m->nreturns; i++)
+                mc_value_free(&vals[i]);
+        }
+        part_round_trip(part, props);
+    } else if (st == MC_CALL_ERR_ARGS) {
+        refused(why);
+    }
+    mc_ostream_free(&reply);
+    part_free(part, props);
+}
+
+static void fuzz_create_base(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    uint16_t type, *idx;
+    mc_value *vals;
+    size_t n;
+    char why[256] = "";
+    int st = mc_create_base_decode(defs, &is, &type, &idx, &vals, &n, why, sizeof why);
+    if (st != MC_CALL_OK) {
+        if (idx || vals || n)
+            die("CREATE_BASE refused but left values", why);
+        refused(why);
+        return;
+    }
+    const mc_entity_type_def *td = mc_defs_type(defs, type);
+    for (size_t i = 0; i < n; i++)
+        if (!td || idx[i] >= td->nprops)
+            die("CREATE_BASE", "an index past the type's properties");
+    /* Encode what decoded; it decodes again to equal values. */
+    mc_ostream os;
+    mc_ostream_init(&os);
+    if (mc_create_base_encode(defs, type, idx, vals, n, &os, why, sizeof why) != 0)
+        die("a decoded CREATE_BASE does not encode", why);
+    mc_istream again;
+    mc_istream_init(&again, os.data, os.size);
+    uint16_t type2, *idx2;
+    mc_value *vals2;
+    size_t n2;
+    if (mc_create_base_decode(defs, &again, &type2, &idx2, &vals2, &n2, why, sizeof why) !=
+            MC_CALL_OK ||
+        type2 != type || n2 != n)
+        die("an encoded CREATE_BASE does not decode", why);
+    for (size_t i = 0; i < n; i++)
+        if (idx2[i] != idx[i] || !mc_value_equal(&vals2[i], &vals[i]))
+            die("CREATE_BASE", "values differ after a round trip");
+    mc_create_base_free(idx2, vals2, n2);
+    mc_ostream_free(&os);
+    mc_create_base_free(idx, vals, n);
+}
+
+static void fuzz_create_cell(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    mc_create_cell_head h;
+    char why[256] = "";
+    if (!mc_create_cell_decode(defs, &is, &h, why, sizeof why)) {
+        refused(why);
+        return;
+    }
+    if (h.entity_id <= 0 || h.near_id < 0 || h.type >= mc_defs_type_count(defs) ||
+        h.base.id != h.entity_id || mc_mailbox_ref_component(&h.base) != MC_COMPONENT_BASE)
+        die("CREATE_CELL", "a head that should have been refused");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_create_cell_encode(&os, &h);
+    mc_istream again;
+    mc_istream_init(&again, os.data, os.size);
+    mc_create_cell_head h2;
+    if (!mc_create_cell_decode(defs, &again, &h2, why, sizeof why) || !mc_istream_done(&again) ||
+        h2.entity_id != h.entity_id || h2.type != h.type || h2.near_id != h.near_id ||
+        memcmp(&h2.base, &h.base, sizeof h.base) != 0 || !vec_equal(h2.position, h.position) ||
+        !vec_equal(h2.direction, h.direction))
+        die("CREATE_CELL", "the head does not round-trip");
+    mc_ostream_free(&os);
+    cell_props(&is, true);
+}
+
+static void fuzz_cell_gone(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    mc_cell_gone_head h;
+    if (!mc_cell_gone_decode(&is, &h))
+        return;
+    if (h.entity_id <= 0)
+        die("CELL_GONE", "an id that should have been refused");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_cell_gone_encode(&os, &h);
+    mc_istream again;
+    mc_istream_init(&again, os.data, os.size);
+    mc_cell_gone_head h2;
+    if (!mc_cell_gone_decode(&again, &h2) || !mc_istream_done(&again) ||
+        h2.entity_id != h.entity_id || h2.why != h.why || !vec_equal(h2.position, h.position) ||
+        !vec_equal(h2.direction, h.direction))
+        die("CELL_GONE", "the head does not round-trip");
+    mc_ostream_free(&os);
+    cell_props(&is, false);
+}
+
+static void fuzz_destroy_cell(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    bool ok = mc_destroy_cell_decode(&is, &id);
+    if (ok != (size == 4 && id > 0))
+        die("DESTROY_CELL", "accepted what it should refuse, or the reverse");
+}
+
+/* ---- seeds ----------------------------------------------------------------------------- */
+
+static void seed_file(const char *dir, const char *name, uint8_t sel, const mc_ostream *os)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/msg_%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(&sel, 1, 1, f) != 1 || (os->size && fwrite(os->data, 1, os->size, f) !=
+                                                              os->size) ||
+        fclose(f) != 0)
+        die("cannot write a seed", path);
+}
+
+static mc_mailbox_ref seed_mailbox(int32_t id, mc_component c)
+{
+    mc_mailbox_ref m;
+    mc_mailbox_ref_init(&m, id, 0x7F000001u, 20001, c, Probe_TYPE_ID);
+    return m;
+}
+
+static void seed_call(const char *dir, mc_part part, const char *method, const char *json)
+{
+    const mc_def_method *m =
+        mc_defs_method_by_name(mc_defs_type(defs, Probe_TYPE_ID), part, method);
+    mc_value args[64];
+    char why[256];
+    if (!m || mc_json_to_args(defs, m, json, strlen(json), args, why, sizeof why) != 0)
+        die(method, m ? why : "no such method");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_call_header h = {.entity_id = 4097, .method = m->index, .caller_id = 0,
+                        .salt = (uint16_t)((part == MC_PART_CELL ? MC_COMPONENT_CELL
+                                                                 : MC_COMPONENT_BASE)
+                                               << 13 |
+                                           Probe_TYPE_ID)};
+    mc_call_header_write(&os, &h);
+    if (mc_defs_encode_args(defs, m, args, &os, why, sizeof why) != 0)
+        die(method, why);
+    for (size_t i = 0; i < m->nargs; i++)
+        mc_value_free(&args[i]);
+    char name[128];
+    snprintf(name, sizeof name, "call_%s_%s", mc_part_name(part), method);
+    seed_file(dir, name, SEL_CALL, &os);
+    mc_ostream_free(&os);
+}
+
+static void seed_create_base(const char *dir, const char *name, const char *json)
+{
+    uint16_t *idx;
+    mc_value *vals;
+    size_t n;
+    char why[256];
+    if (mc_json_to_props(defs, mc_defs_type(defs, Probe_TYPE_ID), json, strlen(json), &idx,
+                         &vals, &n, why, sizeof why) != 0)
+        die(name, why);
+    mc_ostream os;
+    mc_ostream_init(&os);
+    if (mc_create_base_encode(defs, Probe_TYPE_ID, idx, vals, n, &os, why, sizeof why) != 0)
+        die(name, why);
+    seed_file(dir, name, SEL_CREATE_BASE, &os);
+    mc_ostream_free(&os);
+    mc_json_props_free(idx, vals, n);
+}
+
+/* The cell part's properties with a note set. */
+static void write_cell_props(mc_ostream *os, const char *note)
+{
+    Probe_cell *props = part_new(MC_PART_CELL);
+    if (note) {
+        free(props->cellNote);
+        props->cellNote = strdup(note);
+    }
+    props->cellSeen = 3;
+    props->hp = -7;
+    char why[256];
+    if (probe_type()->props_encode(defs, MC_PART_CELL, props, false, os, why, sizeof why) !=
+        MC_CALL_OK)
+        die("cell properties", why);
+    part_free(MC_PART_CELL, props);
+}
+
+static void write_seeds(const char *dir)
+{
+    seed_call(dir, MC_PART_BASE, "ping", "[1]");
+    seed_call(dir, MC_PART_BASE, "echo", "[-42]");
+    seed_call(dir, MC_PART_BASE, "fail", "[]");
+    seed_call(dir, MC_PART_BASE, "event", "[\"hello\"]");
+    seed_call(dir, MC_PART_BASE, "remember",
+              "[{\"id\":12,\"addr\":\"127.0.0.1:20001\",\"component\":\"CELL_VIA_BASE\","
+              "\"type\":0}]");
+    seed_call(dir, MC_PART_BASE, "blast",
+              "[{\"id\":12,\"addr\":\"127.0.0.1:20001\",\"component\":\"BASE\",\"type\":0}, 3, 1]");
+    seed_call(dir, MC_PART_BASE, "ask",
+              "[{\"id\":12,\"addr\":\"127.0.0.1:20001\",\"component\":\"CELL\",\"type\":0}, 5]");
+    seed_call(dir, MC_PART_BASE, "makeCell", "[null]");
+    seed_call(dir, MC_PART_BASE, "startTimer", "[0.05, 0.05]");
+    seed_call(dir, MC_PART_BASE, "registerAs", "[\"svc\"]");
+    seed_call(dir, MC_PART_BASE, "spawn", "[2]");
+    seed_call(dir, MC_PART_BASE, "die", "[]");
+    seed_call(dir, MC_PART_CELL, "note", "[\"a note\"]");
+    seed_call(dir, MC_PART_CELL, "echo", "[7]");
+    seed_call(dir, MC_PART_CELL, "blast",
+              "[{\"id\":12,\"addr\":\"127.0.0.1:20001\",\"component\":\"BASE_VIA_CELL\","
+              "\"type\":0}, 2, 1]");
+
+    seed_create_base(dir, "create_base_empty", "");
+    seed_create_base(dir, "create_base_label", "{\"label\":\"x\"}");
+    seed_create_base(dir, "create_base_many",
+                     "{\"label\":\"many\",\"created\":[1,2,3],\"hp\":5,\"cellNote\":\"n\","
+                     "\"peer\":{\"id\":3,\"addr\":\"127.0.0.1:20001\",\"component\":\"BASE\","
+                     "\"type\":0}}");
+
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_create_cell_head ch = {.entity_id = 4097, .type = Probe_TYPE_ID, .near_id = 0,
+                              .base = seed_mailbox(4097, MC_COMPONENT_BASE),
+                              .position = {1, 2, 3}, .direction = {0, 0, 1.5f}};
+    mc_create_cell_encode(&os, &ch);
+    write_cell_props(&os, NULL);
+    seed_file(dir, "create_cell_new_space", SEL_CREATE_CELL, &os);
+    mc_ostream_reset(&os);
+    ch.near_id = 12;
+    mc_create_cell_encode(&os, &ch);
+    write_cell_props(&os, "kept");
+    seed_file(dir, "create_cell_near", SEL_CREATE_CELL, &os);
+
+    mc_ostream_reset(&os);
+    mc_cell_gone_head gh = {.entity_id = 4097, .why = MC_CELL_GONE_SPACE,
+                            .position = {4, 5, 6}};
+    mc_cell_gone_encode(&os, &gh);
+    write_cell_props(&os, "last words");
+    seed_file(dir, "cell_gone", SEL_CELL_GONE, &os);
+    mc_ostream_reset(&os);
+    mc_cell_gone_encode(&os, &gh);
+    seed_file(dir, "cell_gone_no_props", SEL_CELL_GONE, &os);
+
+    mc_ostream_reset(&os);
+    mc_destroy_cell_encode(&os, 4097);
+    seed_file(dir, "destroy_cell", SEL_DESTROY_CELL, &os);
+    mc_ostream_free(&os);
+}
+
+/* ---- libFuzzer ------------------------------------------------------------------------- */
+
+static void load_once(void)
+{
+    if (defs)
+        return;
+    mc_log_set_level(MC_LOG_ERROR);
+    char res[4096], err[8192];
+    const char *src = getenv("MC_SOURCE_DIR");
+    if (src)
+        snprintf(res, sizeof res, "%s/tests/entity/game", src);
+    else
+        snprintf(res, sizeof res, "%s", MC_PROBE_RES);
+    defs = mc_defs_load(res, err, sizeof err);
+    if (!defs)
+        die(res, err);
+    module = mc_game_module_get();
+    if (mc_game_check(module, defs, err, sizeof err) != 0)
+        die("the Probe module does not match its defs", err);
+    const char *seeds = getenv("MC_FUZZ_WRITE_SEEDS");
+    if (seeds) {
+        write_seeds(seeds);
+        _exit(0); /* not exit(): libFuzzer would report the exit as a crash */
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    load_once();
+    if (size < 1)
+        return 0;
+    uint8_t sel = data[0] % SEL_COUNT;
+    data++;
+    size--;
+    switch (sel) {
+    case SEL_CALL:
+        fuzz_call(data, size);
+        break;
+    case SEL_CREATE_BASE:
+        fuzz_create_base(data, size);
+        break;
+    case SEL_CREATE_CELL:
+        fuzz_create_cell(data, size);
+        break;
+    case SEL_CELL_GONE:
+        fuzz_cell_gone(data, size);
+        break;
+    default:
+        fuzz_destroy_cell(data, size);
+        break;
+    }
+    return 0;
+}
