@@ -132,7 +132,37 @@ START_TEST(a_base_with_a_cell_is_not_destroyed_and_a_dead_cell_leaves_its_proper
     value(&c, "cellapp01", b, "part", v, sizeof v);
     ck_assert_str_eq(v, "cell");
 
+    /* The operator destroys the cell (command/destroy on the cellapp): the base loses it. */
+    snprintf(ids, sizeof ids, "%d", (int)b);
+    rc = rc_call(&c, out, sizeof out, "cellapp01", "command/destroy", ids, NULL, NULL);
+    ck_assert_msg(rc == 0 && strstr(out, "destroying"), "destroy cell: exit %d: %s", rc, out);
+    for (int i = 0; i < WAIT_MS / 100; i++) {
+        value(&c, "baseapp01", b, "props/events", v, sizeof v);
+        if (count_of(v, "loseCell;") == 2)
+            break;
+        h_sleep_ms(100);
+    }
+    ck_assert_msg(count_of(v, "loseCell;") == 2, "events: %s", v);
+
+    /* A cell near one that is not there: the base hears onCreateCellFailure. */
+    char near[256];
+    snprintf(near, sizeof near,
+             "{\"id\":999999,\"addr\":\"%s\",\"component\":\"CELL\",\"type\":0}",
+             c.cell_addr[0]);
+    make_cell(&c, b, near);
+    wait_event(&c, "baseapp01", b, "createCellFailure:");
+    value(&c, "baseapp01", b, "cell", v, sizeof v);
+    ck_assert_str_eq(v, "none");
+
     /* Shut down with a live cell and base: both exit cleanly. */
+    make_cell(&c, b, NULL);
+    for (int i = 0; i < WAIT_MS / 100; i++) {
+        value(&c, "baseapp01", b, "props/events", v, sizeof v);
+        if (count_of(v, "getCell;") == 3)
+            break;
+        h_sleep_ms(100);
+    }
+    ck_assert_msg(count_of(v, "getCell;") == 3, "events: %s", v);
     rc_stop(&c);
 }
 END_TEST
