@@ -307,14 +307,27 @@ int mc_engine_request(mc_engine *e, const mc_address *addr, uint8_t msg_id,
         }
         return rc;
     }
-    if (mc_channel_request(ch, def_of(msg_id), data, len, on_mercury_reply, p,
-                           e->call_timeout_us) != MC_OK) {
+    /* Into the channel's bundle like a one-way message (mc_channel_request would send the
+     * bundle at once): everything a handler sends on a channel goes out together when it
+     * returns, so two calls made in one handler arrive in one bundle. */
+    mc_bundle *b = mc_channel_bundle(ch);
+    if (mc_bundle_start_request(b, def_of(msg_id), on_mercury_reply, p, e->call_timeout_us) !=
+        MC_OK) {
         /* mercury did not take it: nothing will call back. */
         pending_unlink(p);
         e->npending--;
         free(p);
         return MC_CALL_ERR_SEND;
     }
+    /* Once started, mercury owns the request: a failure from here is answered through
+     * on_mercury_reply (timeout, or the channel's death). */
+    int wr = mc_bundle_write(b, data, len);
+    if (mc_bundle_end_message(b) != MC_OK || wr != MC_OK) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_WARNING("a request of %zu bytes to %s could not be written whole", len,
+                   mc_address_format(addr, a, sizeof a));
+    }
+    mark_dirty(e, addr);
     return MC_CALL_OK;
 }
 
