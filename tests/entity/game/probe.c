@@ -384,6 +384,22 @@ int Probe_base_dieAndAsk(const mc_call_ctx *call, Probe_base *self, mc_mailbox_r
     return 0;
 }
 
+int Probe_base_cellSoon(const mc_call_ctx *call, Probe_base *self, uint32_t count)
+{
+    int rc = mc_createInNewSpace(call, NULL, NULL);
+    if (rc != MC_CALL_OK) {
+        char e[64];
+        snprintf(e, sizeof e, "cellSoon:%s", mc_call_status_name(rc));
+        add_event(self, e);
+        return 0;
+    }
+    mc_mailbox_ref cell = mc_mailbox_cell(call->self);
+    for (uint32_t i = 0; i < count; i++)
+        if (send_Probe_cell_ping(call->sink, &cell, i + 1) != MC_CALL_OK)
+            return -1;
+    return 0;
+}
+
 /* ---- cell ---------------------------------------------------------------------------- */
 
 int Probe_cell_ping(const mc_call_ctx *call, Probe_cell *self, uint32_t seq)
