@@ -7,7 +7,8 @@
  *   least_loaded        bases created anywhere land on the least-loaded baseapp
  *   unique_ids          10,000 creations across the four processes give unique ids
  *   eight_components    each of the eight components delivers 1,000 calls in order end to
- *                       end (relays included), and a MAILBOX passed as an argument works
+ *                       end (relays included), and a MAILBOX passed as an argument works;
+ *                       calls to a cell being created wait for it (bounded, then refused)
  *   two_way             two-way calls return values; each error comes back as its own
  *                       status, in time (no entity, handler failed, destroyed, timed out,
  *                       process dead at once, a pending call when its target is killed)
@@ -402,6 +403,21 @@ START_TEST(eight_components)
         ck_assert_msg(num(&c, i, "calls/refused/total") == 0, "%s refused calls", S(&c, i));
     expect_seen(&c, 0, t, "base", 3000);
     expect_seen(&c, tc, t, "cell", 3000);
+
+    /* Calls to a cell that is being created wait for it at the base, in order, up to
+     * --cellQueueMax (1024 by default); beyond that they are refused "queueFull", counted. */
+    int32_t q1 = create(&c, 0, "{\"label\":\"soon\"}");
+    invoke(&c, 0, q1, "cellSoon", "[1000]");
+    int qc = rc_wait_cell(&c, 0, q1, WAIT_MS);
+    ck_assert_int_ge(qc, 2);
+    expect_seen(&c, qc, q1, "cell", 1000);
+    ck_assert_int_eq(num(&c, 0, "calls/refused/queueFull"), 0);
+    int32_t q2 = create(&c, 0, "{\"label\":\"too soon\"}");
+    invoke(&c, 0, q2, "cellSoon", "[1100]");
+    qc = rc_wait_cell(&c, 0, q2, WAIT_MS);
+    ck_assert_int_ge(qc, 2);
+    expect_seen(&c, qc, q2, "cell", 1024);
+    expect_num(&c, 0, "calls/refused/queueFull", 1100 - 1024);
     rc_stop(&c);
 }
 END_TEST
