@@ -462,7 +462,7 @@ int eb_cluster_phase(eb_cluster *c, const eb_options *o, int mode, uint32_t coun
     trim(out);
     double v[R_N];
     if (rc != 0 || parse_array(out, v, 1) != 1 || v[0] != 0) {
-        snprintf(r->error, sizeof r->error, "run %s failed: %s", args, out);
+        snprintf(r->error, sizeof r->error, "run %s failed: %.80s", args, out);
         return -1;
     }
     mc_time_us until = mc_clock_now_us() + (mc_time_us)o->time_limit_s * MC_US_PER_S;
