@@ -41,6 +41,7 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
         mc_entity *near = mc_engine_find(e, near_id);
         if (!near || near->in_reap || !near->space) {
             snprintf(why, sizeof why, "no cell %d here to be near", (int)near_id);
+            mc_engine_count_refused(e, MC_REFUSE_NO_ENTITY);
             answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
             return;
         }
