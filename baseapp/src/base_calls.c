@@ -69,24 +69,6 @@ void base_fail_cell_queue(mc_engine *e, mc_entity *ent, int status, const char *
     }
 }
 
-static mc_entity *target(mc_engine *e, const mc_origin *o, const mc_call_header *h)
-{
-    mc_entity *ent = mc_engine_find(e, h->entity_id);
-    if (!ent) {
-        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
-                         "no base %d here", (int)h->entity_id);
-        return NULL;
-    }
-    uint16_t type = h->salt & MC_ENTITY_TYPE_MAX;
-    if (ent->type != type) {
-        mc_engine_refuse(e, o, MC_REFUSE_WRONG_TYPE, MC_CALL_ERR_MAILBOX,
-                         "entity %d is a %s, the mailbox says type %u", (int)ent->id,
-                         ent->td->name, (unsigned)type);
-        return NULL;
-    }
-    return ent;
-}
-
 void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                   const uint8_t *args, size_t len)
 {
@@ -95,7 +77,7 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
     switch (c) {
     case MC_COMPONENT_BASE:
     case MC_COMPONENT_SERVICE:
-        if (!(ent = target(e, o, h)))
+        if (!(ent = mc_engine_call_target(e, o, h)))
             return;
         if (c == MC_COMPONENT_SERVICE && ent->nglobal_names == 0) {
             mc_engine_refuse(e, o, MC_REFUSE_NOT_SERVICE, MC_CALL_ERR_NO_ENTITY,
@@ -105,7 +87,7 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
         mc_engine_dispatch(e, o, ent, MC_PART_BASE, h, args, len);
         return;
     case MC_COMPONENT_CELL_VIA_BASE:
-        if (!(ent = target(e, o, h)))
+        if (!(ent = mc_engine_call_target(e, o, h)))
             return;
         if (ent->destroying || ent->in_reap) {
             mc_engine_refuse(e, o, MC_REFUSE_DESTROYED, MC_CALL_ERR_DESTROYED,
@@ -131,7 +113,7 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
         }
     case MC_COMPONENT_CLIENT:
     case MC_COMPONENT_CLIENT_VIA_BASE:
-        if (!(ent = target(e, o, h)))
+        if (!(ent = mc_engine_call_target(e, o, h)))
             return;
         mc_engine_refuse(e, o, MC_REFUSE_NO_CLIENT, MC_CALL_ERR_NO_CLIENT,
                          "%s %d has no client", ent->td->name, (int)ent->id);

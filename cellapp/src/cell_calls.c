@@ -2,24 +2,6 @@
  * (BASE_VIA_CELL as BASE, CLIENT_VIA_CELL as CLIENT_VIA_BASE: the base reaches the client). */
 #include "cellapp.h"
 
-static mc_entity *target(mc_engine *e, const mc_origin *o, const mc_call_header *h)
-{
-    mc_entity *ent = mc_engine_find(e, h->entity_id);
-    if (!ent) {
-        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY, "no cell %d here",
-                         (int)h->entity_id);
-        return NULL;
-    }
-    uint16_t type = h->salt & MC_ENTITY_TYPE_MAX;
-    if (ent->type != type) {
-        mc_engine_refuse(e, o, MC_REFUSE_WRONG_TYPE, MC_CALL_ERR_MAILBOX,
-                         "entity %d is a %s, the mailbox says type %u", (int)ent->id,
-                         ent->td->name, (unsigned)type);
-        return NULL;
-    }
-    return ent;
-}
-
 static void relay_to_base(mc_engine *e, const mc_origin *o, mc_entity *ent,
                           const mc_call_header *h, const uint8_t *args, size_t len,
                           mc_part final, mc_component c)
@@ -43,15 +25,15 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
     mc_entity *ent;
     switch (c) {
     case MC_COMPONENT_CELL:
-        if ((ent = target(e, o, h)))
+        if ((ent = mc_engine_call_target(e, o, h)))
             mc_engine_dispatch(e, o, ent, MC_PART_CELL, h, args, len);
         return;
     case MC_COMPONENT_BASE_VIA_CELL:
-        if ((ent = target(e, o, h)))
+        if ((ent = mc_engine_call_target(e, o, h)))
             relay_to_base(e, o, ent, h, args, len, MC_PART_BASE, MC_COMPONENT_BASE);
         return;
     case MC_COMPONENT_CLIENT_VIA_CELL:
-        if ((ent = target(e, o, h)))
+        if ((ent = mc_engine_call_target(e, o, h)))
             relay_to_base(e, o, ent, h, args, len, MC_PART_CLIENT,
                           MC_COMPONENT_CLIENT_VIA_BASE);
         return;

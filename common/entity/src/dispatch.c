@@ -135,6 +135,24 @@ mc_entity *mc_engine_entity_of(const mc_call_ctx *call, mc_part part)
     return ent;
 }
 
+mc_entity *mc_engine_call_target(mc_engine *e, const mc_origin *o, const mc_call_header *h)
+{
+    mc_entity *ent = mc_engine_find(e, h->entity_id);
+    if (!ent) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY, "no %s %d here",
+                         mc_part_name(e->part->part), (int)h->entity_id);
+        return NULL;
+    }
+    uint16_t type = h->salt & MC_ENTITY_TYPE_MAX;
+    if (ent->type != type) {
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_TYPE, MC_CALL_ERR_MAILBOX,
+                         "entity %d is a %s, the mailbox says type %u", (int)ent->id,
+                         ent->td->name, (unsigned)type);
+        return NULL;
+    }
+    return ent;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------- */
 
 void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_part part,

@@ -149,6 +149,9 @@ int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *r
  * handler, answers a request (counts and logs refusals). */
 void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_part part,
                         const mc_call_header *h, const uint8_t *args, size_t len);
+/* The entity a call names, held here with the mailbox's type; NULL after refusing the call
+ * (noEntity, wrongType). */
+mc_entity *mc_engine_call_target(mc_engine *e, const mc_origin *o, const mc_call_header *h);
 /* Refuse a call: count, log (rate-limited) and, for a request, answer with status. */
 void mc_engine_refuse(mc_engine *e, const mc_origin *o, mc_refuse_reason r, int status,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
