@@ -2,6 +2,7 @@
  * deaths, shutdown), the timer tick, and freeing. */
 #include "engine_internal.h"
 #include "common/log.h"
+#include "entity/persist_wire.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -52,6 +53,8 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CREATE_CELL, "CREATE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_DESTROY_CELL, "DESTROY_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_GONE, "CELL_GONE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_FETCH_CELL, "FETCH_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_LOAD_BASE, "LOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 
@@ -264,6 +267,17 @@ int mc_engine_main(mc_role role, const char *summary, bool has_external,
     desc.summary = summary;
     desc.has_external = has_external;
     mc_engine_fill_desc(&desc, part, &holder);
+    mc_option opts[64];
+    if (part->option_count) {
+        if (mc_engine_option_count + part->option_count > sizeof opts / sizeof opts[0]) {
+            fprintf(stderr, "%s: too many options\n", mc_role_name(role));
+            return 1;
+        }
+        memcpy(opts, mc_engine_options, mc_engine_option_count * sizeof *opts);
+        memcpy(opts + mc_engine_option_count, part->options, part->option_count * sizeof *opts);
+        desc.options = opts;
+        desc.option_count = mc_engine_option_count + part->option_count;
+    }
     int code = 1;
     mc_server *s = mc_server_new(&desc, argc, argv, &code);
     if (!s)
@@ -276,6 +290,8 @@ int mc_engine_main(mc_role role, const char *summary, bool has_external,
         return 1;
     }
     code = mc_server_run(s);
+    if (part->after_run && holder.e)
+        part->after_run(holder.e);
     mc_server_free(s);
     return code;
 }

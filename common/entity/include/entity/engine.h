@@ -81,6 +81,13 @@ typedef struct {
     int (*on_init)(mc_engine *e, char *err, size_t errlen);
     /* The engine API table game code reaches through call->ops. */
     const mc_engine_ops *ops;
+    /* Options of the role beside the engine's (may be NULL); the role checks them in
+     * on_init (a bad value fails the start with its reason). */
+    const mc_option *options;
+    size_t option_count;
+    /* The loop ended after a graceful shutdown, before the server is freed: the role may
+     * run it again, bounded, to finish work it started in on_shutdown (may be NULL). */
+    void (*after_run)(mc_engine *e);
 } mc_role_part;
 
 /* ---- the server glue (main.c) -------------------------------------------------------- */
