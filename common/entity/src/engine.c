@@ -97,6 +97,10 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
     engine_fail_pending_to(e, addr);
     if (e->part->on_peer_death)
         e->part->on_peer_death(e, addr);
+    if (e->part->on_process_death)
+        e->part->on_process_death(e, ev->process->name ? ev->process->name : "",
+                                  ev->process->pid, ev->process->host ? ev->process->host : "",
+                                  addr);
     mc_server_forget_peer(s, addr);
 }
 
