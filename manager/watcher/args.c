@@ -1,5 +1,6 @@
 /* Parsing the watcher tool's command line. */
 #include "args.h"
+#include "cluster_file.h"
 
 #include "common/config.h"
 #include "common/error.h"
@@ -41,7 +42,9 @@ void wt_args_usage(const char *program)
            "cellapps), or all.\n"
            "\n"
            "options:\n"
-           "  --manager IP:PORT    the manager's internal address (default $MC_MANAGER or %s)\n"
+           "  --manager IP:PORT    the manager's internal address (default: $MC_MANAGER, else\n"
+           "                       the cluster file $MC_RUN_DIR/cluster.conf or <repo>/run/\n"
+           "                       cluster.conf that deploy/cluster up writes, else %s)\n"
            "  --json               machine-readable output\n"
            "  --timeout MS         how long to wait for each answer (default %u)\n"
            "  --help               this text\n"
@@ -77,7 +80,7 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     const char *env = getenv("MC_MANAGER");
-    a->manager = env && *env ? env : WT_DEFAULT_MANAGER;
+    a->manager = NULL;
     a->timeout_ms = WT_DEFAULT_TIMEOUT_MS;
     a->path = "";
     int i = 1;
@@ -97,6 +100,7 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             if (!v)
                 return -1;
             a->manager = v;
+            snprintf(a->manager_source, sizeof a->manager_source, "--manager");
         } else if (is_opt(arg, "--timeout")) {
             const char *v = opt_value(argc, argv, &i, "--timeout", err, errlen);
             uint64_t ms;
@@ -109,10 +113,30 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             return bad(err, errlen, "unknown option '%s' (try --help)", arg);
         }
     }
+    if (!a->manager && env && *env) {
+        a->manager = env;
+        snprintf(a->manager_source, sizeof a->manager_source, "$MC_MANAGER");
+    }
+    char path[400];
+    if (!a->manager && wt_cluster_file_find(path, sizeof path)) {
+        int rc = wt_cluster_file_get(path, "manager", a->manager_buf, sizeof a->manager_buf, err,
+                                     errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            return bad(err, errlen, "the cluster file %s names no manager (a 'manager IP:PORT' "
+                       "line); pass --manager", path);
+        a->manager = a->manager_buf;
+        snprintf(a->manager_source, sizeof a->manager_source, "the cluster file %s", path);
+    }
+    if (!a->manager) {
+        a->manager = WT_DEFAULT_MANAGER;
+        snprintf(a->manager_source, sizeof a->manager_source, "the default");
+    }
     mc_address m;
     if (mc_address_parse(a->manager, &m) != MC_OK || m.port == 0)
-        return bad(err, errlen, "the manager's address must be IP:PORT, not '%s'%s", a->manager,
-                   a->manager == env ? " (from $MC_MANAGER)" : "");
+        return bad(err, errlen, "the manager's address must be IP:PORT, not '%s' (from %s)",
+                   a->manager, a->manager_source);
     if (i >= argc)
         return bad(err, errlen, "missing command: ls, get, set, call or status (try --help)");
     const char *cmd = argv[i++];

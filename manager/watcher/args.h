@@ -11,6 +11,10 @@ typedef enum { WT_CMD_LS, WT_CMD_GET, WT_CMD_SET, WT_CMD_CALL, WT_CMD_STATUS } w
 
 typedef struct {
     const char *manager;   /* "IP:PORT" (checked) */
+    /* Where manager came from: "--manager", "$MC_MANAGER", "the cluster file PATH" or
+     * "the default" (for messages). */
+    char manager_source[512];
+    char manager_buf[64];  /* the address read from the cluster file */
     bool json;
     unsigned timeout_ms;   /* per request */
     bool help;
@@ -24,8 +28,10 @@ typedef struct {
 #define WT_DEFAULT_MANAGER "127.0.0.1:21000"
 #define WT_DEFAULT_TIMEOUT_MS 5000u
 
-/* Parse argv. Returns 0, or -1 with a one-line reason in err. The environment variable
- * MC_MANAGER (IP:PORT) replaces the default manager address. */
+/* Parse argv. Returns 0, or -1 with a one-line reason in err. The manager's address is
+ * --manager, else the environment variable MC_MANAGER (IP:PORT), else the `manager` line of
+ * the cluster file (cluster_file.h: $MC_RUN_DIR/cluster.conf, then <repo>/run/cluster.conf),
+ * else WT_DEFAULT_MANAGER. */
 int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen);
 void wt_args_usage(const char *program);
 const char *wt_command_name(wt_command c);

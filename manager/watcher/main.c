@@ -33,7 +33,7 @@ static Mc__Control__QueryReply *query(wt_client *c, const wt_args *a, Mc__Contro
     wt_client_wait(c);
     if (req.state != WT_REQ_OK) {
         *code = req.state == WT_REQ_TIMEOUT ? WT_EXIT_TIMEOUT : WT_EXIT_FAILURE;
-        snprintf(msg, msglen, "manager %s: %s", a->manager,
+        snprintf(msg, msglen, "manager %s (from %s): %s", a->manager, a->manager_source,
                  req.state == WT_REQ_PENDING ? "no answer in time" : req.error);
         if (req.state == WT_REQ_PENDING)
             *code = WT_EXIT_TIMEOUT;
@@ -72,7 +72,7 @@ static Mc__Control__WatcherOp op_for(wt_command cmd)
 static int run_watcher(wt_client *c, const wt_args *a)
 {
     int code = 0;
-    char msg[400];
+    char msg[1024];
     Mc__Control__WatcherRequest wr = MC__CONTROL__WATCHER_REQUEST__INIT;
     wr.op = op_for(a->command);
     wr.path = (char *)a->path;
@@ -134,7 +134,7 @@ static int run_watcher(wt_client *c, const wt_args *a)
 static int run_status(wt_client *c, const wt_args *a)
 {
     int code = 0;
-    char msg[400];
+    char msg[1024];
     Mc__Control__QueryReply *all =
         query(c, a, MC__CONTROL__QUERY_KIND__QUERY_ALL, NULL, &code, msg, sizeof msg);
     if (!all)

@@ -1,12 +1,17 @@
 /* Integration test of deploy/cluster: up, a refused second up, status, logs, down; nothing
- * may be left running. Uses a layout with random free ports and a private run dir. */
+ * may be left running. Uses a layout with random free ports and a private run dir. Also:
+ * the cluster's Redis (password in a 0600 file, never on a command line, append-only file),
+ * the cluster file the watcher finds the cluster through, and a `down` that cannot check a
+ * host (it must not say "down"). */
 #include "harness.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     char script[600];
@@ -66,6 +71,64 @@ static const char *slot_of(deploy *d, pid_t pid)
     return slot;
 }
 
+/* Run a command with MC_RUN_DIR set to the test's run dir and MC_MANAGER unset. */
+static int run_in_env(deploy *d, char *const cmd[], char *out, size_t outlen)
+{
+    char run_env[700];
+    snprintf(run_env, sizeof run_env, "MC_RUN_DIR=%s", d->run);
+    char *argv[16] = {"/usr/bin/env", "-u", "MC_MANAGER", run_env};
+    int n = 4;
+    for (int i = 0; cmd[i] && n < 15; i++)
+        argv[n++] = cmd[i];
+    argv[n] = NULL;
+    return h_run(argv, out, outlen, 30000);
+}
+
+static int file_mode(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (int)(st.st_mode & 0777) : -1;
+}
+
+static void read_file(const char *path, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(out, 1, outlen - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    out[strcspn(out, "\r\n")] = '\0';
+}
+
+/* Does any process's command line contain text? */
+static bool on_a_command_line(const char *text)
+{
+    DIR *proc = opendir("/proc");
+    struct dirent *de;
+    bool found = false;
+    while (proc && !found && (de = readdir(proc)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[8192];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] == '\0')
+                buf[i] = ' ';
+        buf[n] = '\0';
+        found = strstr(buf, text) != NULL;
+    }
+    if (proc)
+        closedir(proc);
+    return found;
+}
+
 START_TEST(layout_errors_name_file_and_line)
 {
     deploy d;
@@ -83,6 +146,13 @@ START_TEST(layout_errors_name_file_and_line)
         {"set deadAfterMs soon\nmanager 127.0.0.1 21000\n", ":1: deadAfterMs needs a number"},
         {"zoneapp 127.0.0.1 21000\n", ":1: unknown role 'zoneapp'"},
         {"baseapp 127.0.0.1 21000\n", "exactly one manager"},
+        {"manager 127.0.0.1 21000\nrediscluster 127.0.0.1 21001\nrediscluster 127.0.0.1 21002\n",
+         "at least 3 rediscluster lines"},
+        {"manager 127.0.0.1 21000\nredis 127.0.0.1 21001\nset redis 127.0.0.1:6379\n",
+         "name one Redis"},
+        {"manager 127.0.0.1 21000\nset redisCluster 127.0.0.1:1,x:2\n", ":2: redisCluster needs"},
+        {"manager 127.0.0.1 21000\nredis 127.0.0.1 21001\nset redisUser app\n",
+         "are for an external Redis"},
     };
     char help[4096];
     ck_assert_int_eq(cluster_cmd(&d, "--help", NULL, help, sizeof help), 0);
@@ -115,8 +185,9 @@ START_TEST(up_status_down_leaves_nothing)
     snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
     FILE *f = fopen(d.layout, "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "# test layout\nredis 127.0.0.1 %d\nmanager 127.0.0.1 %d\n", h_free_port(true),
-            h_free_port(false));
+    int redis_port = h_free_port(true), manager_port = h_free_port(false);
+    fprintf(f, "# test layout\nredis 127.0.0.1 %d\nmanager 127.0.0.1 %d\n", redis_port,
+            manager_port);
     fprintf(f, "set res %s/defs\n", h_source_dir());
     fprintf(f, "loginapp 127.0.0.1 %d %d\n", h_free_port(false), h_free_port(false));
     fprintf(f, "baseapp 127.0.0.1 %d %d\n", h_free_port(false), h_free_port(false));
@@ -147,6 +218,50 @@ START_TEST(up_status_down_leaves_nothing)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         ck_assert_msg(strstr(out, names[i]), "%s missing from status:\n%s", names[i], out);
     ck_assert_ptr_null(strstr(out, "dead"));
+
+    /* The cluster file: the watcher finds this cluster (its manager is not on the default
+     * port) without being told; --manager and $MC_MANAGER still override it. */
+    char cfile[700], want[200];
+    snprintf(cfile, sizeof cfile, "%s/cluster.conf", d.run);
+    snprintf(want, sizeof want, "manager 127.0.0.1:%d", manager_port);
+    ck_assert_msg(h_file_contains(cfile, want), "%s does not say '%s'", cfile, want);
+    char wbin[512];
+    h_bin("watcher", wbin, sizeof wbin);
+    char *get_pid[] = {wbin, "get", "all", "pid", NULL};
+    rc = run_in_env(&d, get_pid, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "baseapp02") && strstr(out, "cellapp01"),
+                  "watcher without --manager (%d): %s", rc, out);
+    char *get_wrong[] = {wbin, "--timeout", "300", "--manager", "127.0.0.1:9", "get", "all",
+                         "pid", NULL};
+    rc = run_in_env(&d, get_wrong, out, sizeof out);
+    ck_assert_msg(rc == 7 && strstr(out, "from --manager"), "--manager ignored (%d): %s", rc,
+                  out);
+
+    /* The cluster's Redis: a password in a 0600 file (and a 0600 config file), never on a
+     * command line; refused without it; an append-only file in the run dir. */
+    char pwfile[700], conf[700], pw[200];
+    snprintf(pwfile, sizeof pwfile, "%s/redis.password", d.run);
+    snprintf(conf, sizeof conf, "%s/redis/redis-1.conf", d.run);
+    ck_assert_int_eq(file_mode(pwfile), 0600);
+    ck_assert_int_eq(file_mode(conf), 0600);
+    read_file(pwfile, pw, sizeof pw);
+    ck_assert_msg(strlen(pw) >= 32, "weak password '%s'", pw);
+    ck_assert_msg(!on_a_command_line(pw), "the Redis password is on a command line");
+    char rport[16];
+    snprintf(rport, sizeof rport, "%d", redis_port);
+    char *ping[] = {"/usr/bin/env", "-u", "REDISCLI_AUTH", "redis-cli", "-h", "127.0.0.1", "-p",
+                    rport, "ping", NULL};
+    rc = h_run(ping, out, sizeof out, 10000);
+    ck_assert_msg(strstr(out, "NOAUTH"), "redis answered without a password: %s", out);
+    char auth_env[300];
+    snprintf(auth_env, sizeof auth_env, "REDISCLI_AUTH=%s", pw);
+    char *aof[] = {"/usr/bin/env", auth_env, "redis-cli", "--no-auth-warning", "-h",
+                   "127.0.0.1", "-p", rport, "config", "get", "appendonly", NULL};
+    rc = h_run(aof, out, sizeof out, 10000);
+    ck_assert_msg(rc == 0 && strstr(out, "yes"), "appendonly: %s", out);
+    char aofdir[700];
+    snprintf(aofdir, sizeof aofdir, "%s/redis-1/appendonlydir", d.run);
+    ck_assert_msg(file_mode(aofdir) >= 0, "no append-only dir %s", aofdir);
 
     rc = cluster_cmd(&d, "logs", "baseapp02", out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "registered as baseapp02"), "%d %s", rc, out);
@@ -194,6 +309,59 @@ START_TEST(up_status_down_leaves_nothing)
     ck_assert_msg(h_file_contains(log, "shut down (SIGTERM)"), "no graceful shutdown in %s", log);
     rc = cluster_cmd(&d, "status", NULL, out, sizeof out);
     ck_assert_msg(rc != 0, "status after down: %s", out);
+    ck_assert_msg(file_mode(cfile) < 0, "down left the cluster file %s", cfile);
+}
+END_TEST
+
+/* A process recorded on a host that does not answer (ssh fails: here an `ssh` of the test's
+ * own, first on PATH, that exits 255 as ssh does when it cannot connect, so nothing leaves
+ * the machine): `down` must not say the cluster is down, must keep the pid list, and `up`
+ * must refuse to start over it. */
+START_TEST(down_never_claims_an_unreachable_host)
+{
+    deploy d;
+    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d.run, sizeof d.run, "%s/run-unreachable", h_tmpdir());
+    char fakebin[700], fakessh[800], state[700], layout[700];
+    snprintf(fakebin, sizeof fakebin, "%s/fakebin", h_tmpdir());
+    ck_assert_int_eq(mkdir(fakebin, 0700), 0);
+    snprintf(fakessh, sizeof fakessh, "%s/ssh", fakebin);
+    FILE *f = fopen(fakessh, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("#!/bin/sh\necho \"ssh: connect to host: unreachable (test)\" >&2\nexit 255\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(fakessh, 0700), 0);
+    char mk[800];
+    snprintf(mk, sizeof mk, "%s", d.run);
+    ck_assert_int_eq(mkdir(mk, 0700), 0);
+    snprintf(state, sizeof state, "%s/cluster.state", d.run);
+    f = fopen(state, "w");
+    ck_assert_ptr_nonnull(f);
+    /* 192.0.2.1 (TEST-NET-1) is not this machine, so it is reached through ssh, which fails
+     * at its ProxyCommand before sending anything. */
+    fputs("baseapp-1 192.0.2.1 4242\n", f);
+    fclose(f);
+    snprintf(layout, sizeof layout, "%s/u.layout", h_tmpdir());
+    f = fopen(layout, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "manager 127.0.0.1 %d\n", h_free_port(false));
+    fclose(f);
+
+    char ssh_env[1200], run_env[800], out[8192];
+    const char *path = getenv("PATH");
+    snprintf(ssh_env, sizeof ssh_env, "PATH=%s:%s", fakebin, path ? path : "/usr/bin:/bin");
+    snprintf(run_env, sizeof run_env, "MC_RUN_DIR=%s", d.run);
+    char *down[] = {"/usr/bin/env", ssh_env, run_env, "MC_DOWN_TIMEOUT=1", "bash", d.script,
+                    "down", NULL};
+    int rc = h_run(down, out, sizeof out, 60000);
+    ck_assert_msg(rc == 1 && !strstr(out, "cluster: down") && strstr(out, "not down") &&
+                      strstr(out, "192.0.2.1: the host does not answer"),
+                  "down (%d): %s", rc, out);
+    ck_assert_msg(h_file_contains(state, "baseapp-1 192.0.2.1 4242"), "the pid list was lost");
+    char *up[] = {"/usr/bin/env", ssh_env, run_env, "bash", d.script, "up", layout, NULL};
+    rc = h_run(up, out, sizeof out, 60000);
+    ck_assert_msg(rc == 1 && strstr(out, "cannot tell whether the last cluster still runs"),
+                  "up (%d): %s", rc, out);
 }
 END_TEST
 
@@ -204,6 +372,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, up_status_down_leaves_nothing);
     tcase_add_test(tc, layout_errors_name_file_and_line);
+    tcase_add_test(tc, down_never_claims_an_unreachable_host);
     suite_add_tcase(s, tc);
     return s;
 }
