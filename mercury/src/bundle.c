@@ -207,6 +207,8 @@ int mc_bundle_start_request(mc_bundle *b, const mc_message_def *def, mc_reply_ha
         return MC_ERR_INVALID;
     if (b->in_msg)
         return MC_ERR_STATE;
+    if (b->channel && b->channel->dead)
+        return MC_ERR_DEAD; /* its requests would outlive it */
     uint32_t rid = mc_request_register(b->nub, b->channel, handler, ctx, timeout_us);
     if (!rid)
         return MC_ERR_NO_MEMORY;

@@ -659,12 +659,3 @@ void mc_channel_get_stats(const mc_channel *ch, mc_channel_stats *out)
     out->next_send_seq = ch->next_seq;
     out->next_recv_seq = ch->in_seq_at;
 }
-
-void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq)
-{
-    if (!ch || ch->unacked || ch->overflow || ch->recv_buffered)
-        return;
-    send_seq &= MC_SEQ_MASK;
-    ch->next_seq = ch->oldest_unacked = send_seq;
-    ch->in_seq_at = recv_seq & MC_SEQ_MASK;
-}

@@ -55,6 +55,9 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 /* Largest fragment group (packets) a receiver accepts. */
 #define MC_MAX_GROUP_PACKETS (MC_MAX_MESSAGE_SIZE / 1024u + 16u)
 #define MC_OFFCHANNEL_FRAGMENT_TIMEOUT_US (10ull * MC_US_PER_S)
+/* An incomplete off-channel group that has not grown for this long gives way to new
+ * fragments when the group or packet bound is reached. */
+#define MC_OFFCHANNEL_FRAGMENT_STALL_US (2ull * MC_US_PER_S)
 #define MC_ONCE_OFF_INTERVAL_US (200ull * MC_US_PER_MS)
 #define MC_ONCE_OFF_MAX_TRIES 50u
 #define MC_DEDUP_KEEP_US (30ull * MC_US_PER_S)
@@ -279,8 +282,6 @@ void mc_channel_reset_state(mc_channel *ch, uint32_t version);
 /* Free everything the receive side holds (buffered packets, reassembly). */
 void mc_channel_clear_receive(mc_channel *ch);
 void mc_channel_register_watchers(mc_channel *ch);
-/* Tests only: move an idle channel's sequence numbers (to exercise wrap-around). */
-void mc_channel_debug_set_sequences(mc_channel *ch, uint32_t send_seq, uint32_t recv_seq);
 void mc_channel_unregister_watchers(mc_channel *ch);
 
 /* ---- on-channel reassembly budget (reassembly.c) ---- */
@@ -382,6 +383,7 @@ typedef struct mc_frag_group {
     mc_address src;
     uint32_t first, count, have;
     mc_time_us started;
+    mc_time_us progressed; /* when its last new packet arrived */
     mc_packet **slots;
     struct mc_frag_group *next;
 } mc_frag_group;

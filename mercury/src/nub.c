@@ -146,17 +146,26 @@ void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
 
 static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, bool report)
 {
+    /* Marked dead before any handler runs: reply and dead handlers may still look at the
+     * channel, but nothing new (a request, a message) can be started on it, so nothing
+     * can hold on to it once it is freed below. */
+    if (!ch->dead) {
+        ch->dead = true;
+        ch->death_reason = reason;
+    }
     mc_nub_remove_channel(nub, ch);
     nub->stats.channels_dead++;
-    mc_request_fail_channel(nub, ch, reason == MC_CHANNEL_DEATH_NUB_FREED
-                                         ? MC_REPLY_CANCELLED
-                                         : MC_REPLY_CHANNEL_DEAD);
+    mc_reply_status st =
+        reason == MC_CHANNEL_DEATH_NUB_FREED ? MC_REPLY_CANCELLED : MC_REPLY_CHANNEL_DEAD;
+    mc_request_fail_channel(nub, ch, st);
     if (report) {
         mc_channel_dead_handler fn = ch->dead_fn ? ch->dead_fn : nub->dead_fn;
         void *ctx = ch->dead_fn ? ch->dead_ctx : nub->dead_ctx;
         if (fn)
             fn(ctx, ch, reason);
     }
+    /* defence in depth: no request may outlive the channel it names */
+    mc_request_fail_channel(nub, ch, st);
     mc_channel_destroy(ch);
 }
 

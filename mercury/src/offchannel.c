@@ -162,6 +162,23 @@ static void unlink_group(mc_nub *nub, mc_frag_group *g)
     }
 }
 
+/* Free the group (other than keep) that has gone longest without a new packet, if that is
+ * at least MC_OFFCHANNEL_FRAGMENT_STALL_US; false when there is none. */
+static bool evict_stalled(mc_nub *nub, const mc_frag_group *keep, mc_time_us now)
+{
+    mc_frag_group *victim = NULL;
+    for (mc_frag_group *g = nub->frags; g; g = g->next)
+        if (g != keep && now - g->progressed >= MC_OFFCHANNEL_FRAGMENT_STALL_US &&
+            (!victim || g->progressed < victim->progressed))
+            victim = g;
+    if (!victim)
+        return false;
+    unlink_group(nub, victim);
+    mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &victim->src);
+    free_group(nub, victim);
+    return true;
+}
+
 static void deliver_group(mc_nub *nub, mc_frag_group *g)
 {
     mc_ostream buf;
@@ -224,12 +241,20 @@ int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
         return 0;
     }
     /* bounded memory whatever strangers send: at most MC_MAX_OFFCHANNEL_GROUPS groups and
-     * MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS packets held over all of them */
-    if ((!g && (nub->frag_map.count >= MC_MAX_OFFCHANNEL_GROUPS ||
-                count > MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS)) ||
-        nub->frag_packets >= MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS) {
+     * MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS packets held over all of them. When full, a group
+     * that has not grown for MC_OFFCHANNEL_FRAGMENT_STALL_US makes room (stalest first), so
+     * a few abandoned groups cannot starve everyone else until they expire. */
+    if (!g && count > MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS) {
         mc_nub_count_drop(nub, MC_DROP_FRAGMENT, src);
         return -1;
+    }
+    mc_time_us now = mc_clock_now_us();
+    while ((!g && nub->frag_map.count >= MC_MAX_OFFCHANNEL_GROUPS) ||
+           nub->frag_packets >= MC_MAX_OFFCHANNEL_FRAGMENT_PACKETS) {
+        if (!evict_stalled(nub, g, now)) {
+            mc_nub_count_drop(nub, MC_DROP_FRAGMENT, src);
+            return -1;
+        }
     }
     if (!g) {
         g = calloc(1, sizeof(*g));
@@ -243,7 +268,7 @@ int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
         g->src = *src;
         g->first = f->frag_first;
         g->count = count;
-        g->started = mc_clock_now_us();
+        g->started = now;
         if (!mc_map_put(&nub->frag_map, key, g->first, g)) {
             free(g->slots);
             free(g);
@@ -254,6 +279,7 @@ int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
     }
     g->slots[idx] = pkt;
     g->have++;
+    g->progressed = now;
     nub->frag_packets++;
     if (g->have == g->count) {
         unlink_group(nub, g);

@@ -243,7 +243,11 @@ void mc_dispatch_unit(mc_nub *nub, const mc_address *src, mc_channel *ch, uint8_
     size_t pos = 0;
     uint32_t ri = 0;
     mc_address source = *src;
+    uint32_t epoch = ch ? ch->epoch : 0;
     while (pos < len) {
+        /* a handler reset the channel: the rest of this unit belongs to the old version */
+        if (ch && ch->epoch != epoch)
+            return;
         bool is_req = ri < nreq && req[ri] == pos;
         if (is_req)
             ri++;
@@ -505,11 +509,22 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
     return ch;
 }
 
+/* What a packet does to the channel it names, applied only once it has validated. */
+typedef enum {
+    ROUTE_PLAIN = 0,   /* the channel as it is */
+    ROUTE_NEW_VERSION, /* an indexed channel's newer version: reset to it */
+    ROUTE_RESTART,     /* the peer restarted: replace the channel */
+} route_action;
+
+/* The channel a packet belongs to, without changing anything: *action says what accepting
+ * the packet would do to it. A channel is created only for a packet that opens one (its
+ * acks were checked by accept_channel). */
 static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_footers *f,
-                                int *why)
+                                int *why, route_action *action)
 {
     bool create = (f->flags & MC_PF_CREATE_CHANNEL) && nub->cfg.accept_channels;
     mc_channel *ch;
+    *action = ROUTE_PLAIN;
     if (f->flags & MC_PF_INDEXED) {
         ch = mc_map_get(&nub->by_index, f->chan_id, 0);
         if (!ch) {
@@ -525,8 +540,7 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
             return NULL;
         }
         if (dv > 0)
-            mc_channel_reset_state(ch, f->chan_version);
-        ch->addr = *src;
+            *action = ROUTE_NEW_VERSION;
         return ch;
     }
     ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
@@ -542,21 +556,8 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
             restarted = ch->plain_reliable_received > 0 ||
                         ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) &&
                          mc_seq_diff(f->cum_ack, ch->oldest_unacked) < 0);
-        if (!restarted) {
-            ch->peer_nonce = f->nonce;
-        } else {
-            /* the peer restarted and opened a new channel from the same address */
-            char a[MC_ADDRESS_STRLEN];
-            MC_INFO("channel %s: peer opened a new channel (restarted); replacing the old one",
-                    mc_address_format(src, a, sizeof a));
-            /* reported before anything from the new incarnation is dispatched */
-            mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
-            /* the dead handler may already have opened a fresh channel to the peer: that one
-             * (still without a peer nonce) is the new incarnation's partner */
-            ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
-            if (ch && !ch->peer_nonce && ch->plain_reliable_received == 0)
-                ch->peer_nonce = f->nonce;
-        }
+        if (restarted)
+            *action = ROUTE_RESTART;
     }
     if (ch)
         return ch;
@@ -565,6 +566,41 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
         return NULL;
     }
     return accept_channel(nub, src, f, why);
+}
+
+/* The packet validated: apply what it does to its channel. Returns the channel that takes
+ * it (a restart replaces ch), or NULL with *why set. */
+static mc_channel *apply_route(mc_nub *nub, mc_channel *ch, const mc_address *src,
+                               const mc_footers *f, route_action action, int *why)
+{
+    if (action == ROUTE_NEW_VERSION) {
+        mc_channel_reset_state(ch, f->chan_version);
+    } else if (action == ROUTE_RESTART) {
+        /* the peer restarted and opened a new channel from the same address */
+        char a[MC_ADDRESS_STRLEN];
+        MC_INFO("channel %s: peer opened a new channel (restarted); replacing the old one",
+                mc_address_format(src, a, sizeof a));
+        /* reported before anything from the new incarnation is dispatched */
+        mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
+        /* the dead handler may already have opened a fresh channel to the peer: that one
+         * (still without a peer nonce) is the new incarnation's partner */
+        ch = mc_map_get(&nub->by_addr, mc_address_key(src), 0);
+        if (ch && !ch->peer_nonce && ch->plain_reliable_received == 0)
+            ch->peer_nonce = f->nonce;
+        if (!ch) {
+            if (!nub->cfg.accept_channels) {
+                *why = drop(MC_DROP_NO_CHANNEL);
+                return NULL;
+            }
+            return accept_channel(nub, src, f, why);
+        }
+        return ch;
+    } else if (!ch->indexed && (f->flags & MC_PF_CREATE_CHANNEL)) {
+        ch->peer_nonce = f->nonce; /* the peer's side of a simultaneous open */
+    }
+    if (ch->indexed)
+        ch->addr = *src; /* an entity channel follows its peer */
+    return ch;
 }
 
 bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int depth,
@@ -616,15 +652,23 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
     mc_time_us now = mc_clock_now_us();
     if (f.flags & MC_PF_ON_CHANNEL) {
         int why = 0;
-        mc_channel *ch = find_channel(nub, src, &f, &why);
+        route_action action = ROUTE_PLAIN;
+        mc_channel *ch = find_channel(nub, src, &f, &why, &action);
         if (!ch) {
             mc_nub_count_drop(nub, (mc_drop_reason)(why - 1), src);
             *status = MC_ERR_DROPPED;
             return false;
         }
-        if (!mc_channel_acks_valid(ch, &f)) {
+        /* Acks are checked against what the channel will be once the packet is taken: a
+         * new version or a new incarnation starts from the first sequence number. Nothing
+         * changes (no reset, no new address, no replaced channel) before they pass. */
+        bool fresh = action != ROUTE_PLAIN;
+        if (fresh ? !mc_acks_valid_before(&f, MC_CHANNEL_FIRST_SEQ)
+                  : !mc_channel_acks_valid(ch, &f)) {
             mc_nub_count_drop(nub, MC_DROP_BAD_ACKS, src);
             *status = MC_ERR_DROPPED;
+            if (fresh)
+                return false; /* not this channel's traffic: no run against it */
             /* A peer that keeps acknowledging packets we never sent talks to an earlier
              * incarnation of this channel (one side restarted while the other resent what
              * it had written before): nothing it sends can be taken, and our keepalives
@@ -636,6 +680,12 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
                            mc_address_format(src, a, sizeof a), ch->bad_ack_run);
                 mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_PEER_RESTARTED);
             }
+            return false;
+        }
+        ch = apply_route(nub, ch, src, &f, action, &why);
+        if (!ch) {
+            mc_nub_count_drop(nub, (mc_drop_reason)(why - 1), src);
+            *status = MC_ERR_DROPPED;
             return false;
         }
         ch->bad_ack_run = 0;

@@ -246,6 +246,18 @@ mc_time_us fake_clock_now(void *ctx)
     return now + fc->offset;
 }
 
+mc_time_us frozen_clock_now(void *ctx) { return ((frozen_clock *)ctx)->at; }
+
+bool pump_loops_until(struct event_base *base, bool (*pred)(void *), void *ctx, int loops)
+{
+    for (int i = 0; i < loops; i++) {
+        if (pred(ctx))
+            return true;
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    return pred(ctx);
+}
+
 void on_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
 {
     (void)ch;

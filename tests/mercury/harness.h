@@ -93,4 +93,14 @@ typedef struct {
 } fake_clock;
 mc_time_us fake_clock_now(void *ctx);
 
+/* A clock that stands still at `at` (mc_clock_set_source(frozen_clock_now, &fz)): nothing
+ * that waits on time (resend timers, keepalives) fires while it is set. */
+typedef struct {
+    mc_time_us at;
+} frozen_clock;
+mc_time_us frozen_clock_now(void *ctx);
+/* Run the loop until pred(ctx) or `loops` passes of event_base_loop(EVLOOP_ONCE) (each
+ * returns within a nub's 5 ms tick), for when mc_clock_now_us() is frozen. */
+bool pump_loops_until(struct event_base *base, bool (*pred)(void *), void *ctx, int loops);
+
 #endif

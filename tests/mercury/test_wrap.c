@@ -3,6 +3,7 @@
 #include "check_main.h"
 #include <stdlib.h>
 
+#include "channel_debug.h"
 #include "harness.h"
 #include "internal.h"
 
@@ -28,8 +29,8 @@ START_TEST(channel_across_wrap_under_loss)
     mc_channel *peer = mc_nub_find_channel(p.b, mc_nub_address(p.a));
     ck_assert_ptr_nonnull(peer);
     uint32_t start = MC_SEQ_MASK - 300;
-    mc_channel_debug_set_sequences(p.ab, start, p.ab->in_seq_at);
-    mc_channel_debug_set_sequences(peer, 0, start);
+    test_channel_set_sequences(p.ab, start, p.ab->in_seq_at);
+    test_channel_set_sequences(peer, 0, start);
     mc_rehearsal r = {0};
     r.loss = 0.3;
     mc_nub_set_rehearsal(p.a, &r);

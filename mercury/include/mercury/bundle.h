@@ -60,7 +60,8 @@ void mc_bundle_clear(mc_bundle *b);
 /* Begin a message. Fails with MC_ERR_STATE if a message is already open. */
 int mc_bundle_start_message(mc_bundle *b, const mc_message_def *def, mc_reliability rel);
 /* Begin a request (always reliable-driver). `handler` is called exactly once (see
- * request.h); timeout_us 0 means the nub's default (5 s). */
+ * request.h); timeout_us 0 means the nub's default (5 s). MC_ERR_DEAD (handler never
+ * called) on the bundle of a dead channel. */
 int mc_bundle_start_request(mc_bundle *b, const mc_message_def *def, mc_reply_handler handler,
                             void *ctx, mc_time_us timeout_us);
 /* Begin the reply to request `reply_id` (write the reply payload, then end the message). */

@@ -66,7 +66,9 @@ typedef enum {
 const char *mc_channel_death_name(mc_channel_death reason);
 
 /* Called when a channel dies. The channel is freed by the nub right after it returns;
- * pending requests on it get MC_REPLY_CHANNEL_DEAD first. */
+ * pending requests on it get MC_REPLY_CHANNEL_DEAD first. Inside the handler the channel
+ * may be read (address, user data, stats), but it is already dead: sending, requesting
+ * or replying on it returns MC_ERR_DEAD (so nothing can refer to it once it is freed). */
 typedef void (*mc_channel_dead_handler)(void *ctx, mc_channel *ch, mc_channel_death reason);
 
 /* Live numbers of one channel. */

@@ -1,0 +1,336 @@
+/* Regression tests for the defects of the outside review (issue 12): each fails without
+ * its fix. Real sockets on 127.0.0.1; crafted datagrams go through mc_nub_process_datagram
+ * (the receive path without a socket). */
+#include "check_main.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/stream.h"
+#include "harness.h"
+#include "internal.h"
+
+/* wire flags (docs/PROTOCOL.md) */
+enum {
+    F_ON_CHANNEL = 0x0008,
+    F_IS_RELIABLE = 0x0010,
+    F_IS_FRAGMENT = 0x0020,
+    F_HAS_SEQ = 0x0040,
+    F_INDEXED = 0x0080,
+    F_CUMULATIVE_ACK = 0x0400,
+};
+
+static uint64_t drops(mc_nub *n, mc_drop_reason why)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(n, &st);
+    return st.drops[why];
+}
+
+/* A reply datagram (off-channel, unreliable) answering reply_id. */
+static size_t reply_datagram(uint8_t *pk, uint32_t reply_id)
+{
+    mc_store_u16(pk, 0);
+    pk[2] = MC_REPLY_MESSAGE_ID;
+    mc_store_u32(pk + 3, 4); /* 4-byte length field: the reply id only */
+    mc_store_u32(pk + 7, reply_id);
+    return 11;
+}
+
+/* An on-channel packet acknowledging (cumulatively) sequence numbers never sent. */
+static size_t bad_ack_datagram(uint8_t *pk)
+{
+    mc_store_u16(pk, F_ON_CHANNEL | F_CUMULATIVE_ACK);
+    mc_store_u32(pk + 2, 100000);
+    return 6;
+}
+
+/* ---- defect 1: nothing can be started on a channel being killed ---- */
+typedef struct {
+    int deaths;
+    int request_rc;   /* of the request the dead handler tried to open */
+    uint32_t reply_id;
+    reply_rec rr;     /* its reply handler's record */
+    int chained_rc;   /* of the request a failing request's handler tried to open */
+    uint32_t chained_id;
+    reply_rec chained;
+    mc_channel *ch;
+} dying;
+
+static void try_request(mc_channel *ch, reply_rec *rec, int *rc, uint32_t *id)
+{
+    mc_bundle *b = mc_channel_bundle(ch);
+    *rc = mc_bundle_start_request(b, tdef(T_REQ), on_reply, rec, 0);
+    if (*rc != MC_OK)
+        return;
+    *id = b->msg_reply_id;
+    uint8_t ask[] = {1, 'x'};
+    mc_bundle_write(b, ask, sizeof ask);
+    mc_bundle_end_message(b);
+    mc_channel_send(ch);
+}
+
+static void request_when_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
+{
+    (void)reason;
+    dying *d = ctx;
+    d->deaths++;
+    try_request(ch, &d->rr, &d->request_rc, &d->reply_id);
+}
+
+/* The reply handler of a request pending on the channel: it fails with CHANNEL_DEAD and
+ * tries again on the same channel. */
+static void request_again(void *ctx, mc_reply_status status, const mc_message_info *info,
+                          mc_istream *data)
+{
+    (void)info;
+    (void)data;
+    dying *d = ctx;
+    d->chained.calls++;
+    d->chained.status = status;
+    if (status == MC_REPLY_CHANNEL_DEAD)
+        try_request(d->ch, &d->rr, &d->chained_rc, &d->chained_id);
+}
+
+START_TEST(handlers_of_a_killed_channel_cannot_open_requests_on_it)
+{
+    pair p;
+    pair_open(&p, NULL);
+    send_stream(p.ab, 0, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 10, 10));
+    mc_channel *ba = mc_nub_find_channel(p.b, mc_nub_address(p.a));
+    ck_assert_ptr_nonnull(ba);
+    dying d;
+    memset(&d, 0, sizeof d);
+    d.request_rc = d.chained_rc = 1;
+    d.ch = ba;
+    mc_channel_set_dead_handler(ba, request_when_dead, &d);
+    uint8_t quiet[] = {0, 'q'}; /* a does not answer it: it is pending when ba dies */
+    ck_assert_int_eq(mc_channel_request(ba, tdef(T_REQ), quiet, sizeof quiet, request_again, &d,
+                                        0),
+                     MC_OK);
+    /* a run of packets from a's address acknowledging what b never sent kills ba from the
+     * receive path (MC_BAD_ACK_RUN_LIMIT) */
+    uint8_t pk[32];
+    for (uint32_t i = 0; i < MC_BAD_ACK_RUN_LIMIT; i++)
+        mc_nub_process_datagram(p.b, mc_nub_address(p.a), pk, bad_ack_datagram(pk));
+    ck_assert_int_eq(d.deaths, 1);
+    ck_assert_int_eq(d.chained.calls, 1);
+    ck_assert_int_eq(d.chained.status, MC_REPLY_CHANNEL_DEAD);
+    /* replies naming whatever the handlers registered arrive now (ba is freed): without
+     * the fix they reach a request whose channel is gone (a use after free under ASan) */
+    if (d.request_rc == MC_OK)
+        mc_nub_process_datagram(p.b, mc_nub_address(p.a), pk, reply_datagram(pk, d.reply_id));
+    if (d.chained_rc == MC_OK)
+        mc_nub_process_datagram(p.b, mc_nub_address(p.a), pk, reply_datagram(pk, d.chained_id));
+    ck_assert_int_eq(d.request_rc, MC_ERR_DEAD);
+    ck_assert_int_eq(d.chained_rc, MC_ERR_DEAD);
+    ck_assert_int_eq(d.rr.calls, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.pending_requests, 0);
+    ck_assert_uint_eq(st.channels, 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- defect 5: a packet validates fully before it changes its channel ---- */
+/* An indexed-channel packet: cumulative ack, then channel id and version. */
+static size_t indexed_datagram(uint8_t *pk, uint32_t cum_ack, uint32_t id, uint32_t version)
+{
+    mc_store_u16(pk, F_ON_CHANNEL | F_CUMULATIVE_ACK | F_INDEXED);
+    mc_store_u32(pk + 2, cum_ack);
+    mc_store_u32(pk + 6, id);
+    mc_store_u32(pk + 10, version);
+    return 14;
+}
+
+START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ic);
+    send_stream(ic, 0, 20, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
+    ck_assert_ptr_nonnull(peer);
+    /* b replies so its side has something unacknowledged and a sequence to protect */
+    uint8_t note[1] = {1};
+    mc_channel_send_message(peer, tdef(T_NOTE), note, 1);
+    mc_channel_send(peer);
+    ck_assert_uint_eq(mc_channel_version(peer), 0);
+    mc_address stranger = {0x7F000002u, 40111};
+    uint8_t pk[32];
+    uint64_t bad = drops(p.b, MC_DROP_BAD_ACKS);
+    /* a newer version with impossible acks: dropped, and the channel keeps its version,
+     * its address and its state */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+                                             indexed_datagram(pk, 5000, 42, 1)),
+                     MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), bad + 1);
+    ck_assert_uint_eq(mc_channel_version(peer), 0);
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    mc_channel_stats cs;
+    mc_channel_get_stats(peer, &cs);
+    ck_assert_uint_eq(cs.next_recv_seq, 1); /* 20 small messages: one packet */
+    ck_assert_uint_eq(cs.next_send_seq, 1);
+    /* the current version with impossible acks: the address stays */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+                                             indexed_datagram(pk, 5000, 42, 0)),
+                     MC_ERR_DROPPED);
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    /* the channel still works both ways */
+    send_stream(ic, 20, 20, 40);
+    ck_assert(wait_received(&p, &p.rb, 40, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    /* a valid packet of a newer version does reset it and moves it to its sender */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk, indexed_datagram(pk, 0, 42, 3)),
+                     MC_OK);
+    ck_assert_uint_eq(mc_channel_version(peer), 3);
+    ck_assert(mc_address_equal(mc_channel_address(peer), &stranger));
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- defect 6: a handler that resets its channel ends that packet's dispatch ---- */
+typedef struct {
+    int counted;
+    int resets;
+} reset_state;
+
+static void on_count(void *ctx, const mc_message_info *info, mc_istream *is)
+{
+    (void)info;
+    (void)is;
+    ((reset_state *)ctx)->counted++;
+}
+
+static void on_reset(void *ctx, const mc_message_info *info, mc_istream *is)
+{
+    (void)is;
+    ((reset_state *)ctx)->resets++;
+    ck_assert_int_eq(mc_channel_reset(info->channel), MC_OK);
+}
+
+#define RESET_IFACE(X)                                                                      \
+    X(R_COUNT, 1, MC_FIXED(0), on_count)                                                    \
+    X(R_RESET, 2, MC_FIXED(0), on_reset)
+static const mc_message_def reset_defs[] = {RESET_IFACE(MC_DEF_WITH_HANDLER)};
+static const mc_interface reset_iface = MC_INTERFACE("reset", reset_defs);
+
+static bool reset_seen(void *ctx) { return ((reset_state *)ctx)->resets > 0; }
+
+START_TEST(reset_in_a_handler_drops_the_rest_of_the_packet)
+{
+    struct event_base *base = event_base_new();
+    reset_state st = {0, 0};
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &reset_iface;
+    cfg.handler_ctx = &st;
+    mc_nub *a, *b;
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &a), MC_OK);
+    ck_assert_int_eq(mc_nub_new(base, &cfg, &b), MC_OK);
+    mc_channel *ic = mc_nub_indexed_channel(a, mc_nub_address(b), 7, MC_CHANNEL_INTERNAL);
+    mc_bundle *bd = mc_channel_bundle(ic);
+    /* one packet: count, reset, count, count */
+    ck_assert_int_eq(mc_bundle_add_message(bd, &reset_defs[0], MC_RELIABLE_DRIVER, NULL, 0), MC_OK);
+    ck_assert_int_eq(mc_bundle_add_message(bd, &reset_defs[1], MC_RELIABLE_DRIVER, NULL, 0), MC_OK);
+    ck_assert_int_eq(mc_bundle_add_message(bd, &reset_defs[0], MC_RELIABLE_DRIVER, NULL, 0), MC_OK);
+    ck_assert_int_eq(mc_bundle_add_message(bd, &reset_defs[0], MC_RELIABLE_DRIVER, NULL, 0), MC_OK);
+    ck_assert_uint_eq(mc_bundle_packet_count(bd), 1);
+    ck_assert_int_eq(mc_channel_send(ic), MC_OK);
+    ck_assert(pump_until(base, reset_seen, &st, 10));
+    pump_for(base, 0.1);
+    ck_assert_int_eq(st.resets, 1);
+    ck_assert_int_eq(st.counted, 1); /* the two after the reset were of the old version */
+    ck_assert_uint_eq(mc_channel_version(mc_nub_find_indexed_channel(b, 7)), 1);
+    mc_nub_free(a);
+    mc_nub_free(b);
+    event_base_free(base);
+}
+END_TEST
+
+/* ---- defect 6: stalled off-channel fragment groups give way ---- */
+/* An off-channel fragment packet holding one whole 5-byte T_NOTE message. */
+static size_t fragment(uint8_t *pk, uint32_t first, uint32_t last, uint32_t seq)
+{
+    size_t n = 0;
+    mc_store_u16(pk, (uint16_t)(F_HAS_SEQ | F_IS_FRAGMENT));
+    n = 2;
+    pk[n++] = T_NOTE;
+    mc_store_u16(pk + n, 5);
+    n += 2;
+    memset(pk + n, 0xAB, 5);
+    n += 5;
+    mc_store_u32(pk + n, first);
+    mc_store_u32(pk + n + 4, last);
+    mc_store_u32(pk + n + 8, seq);
+    return n + 12;
+}
+
+START_TEST(stalled_fragment_groups_do_not_starve_new_ones)
+{
+    pair p;
+    pair_open(&p, NULL);
+    uint8_t pk[64];
+    mc_address s1 = {0x7F000002u, 42101}, s2 = {0x7F000002u, 42102}, s3 = {0x7F000002u, 42103};
+    /* time moves only when the test says so (nothing is pumped meanwhile) */
+    frozen_clock fz = {mc_clock_now_us()};
+    mc_clock_set_source(frozen_clock_now, &fz);
+    /* two groups that never complete fill the packet bound (16384) */
+    for (uint32_t i = 0; i < 8192; i++) {
+        mc_nub_process_datagram(p.b, &s1, pk, fragment(pk, 100, 10099, 100 + i));
+        mc_nub_process_datagram(p.b, &s2, pk, fragment(pk, 500, 10499, 500 + i));
+    }
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 0);
+    /* while they are fresh a third group is refused */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &s3, pk, fragment(pk, 7, 8, 7)), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 1);
+    /* 3 s later (groups expire after 10 s) they have stalled: the stalest makes room */
+    fz.at += 3 * MC_US_PER_S;
+    int r1 = mc_nub_process_datagram(p.b, &s3, pk, fragment(pk, 7, 8, 7));
+    int r2 = mc_nub_process_datagram(p.b, &s3, pk, fragment(pk, 7, 8, 8));
+    ck_assert_int_eq(r1, MC_OK);
+    ck_assert_int_eq(r2, MC_OK);
+    ck_assert_uint_eq(p.rb.notes, 2);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_FRAGMENT), 2); /* the evicted group */
+    mc_clock_set_source(NULL, NULL);
+    pair_close(&p);
+
+    /* the same for the group count: 64 groups, then a new one */
+    pair_open(&p, NULL);
+    fz.at = mc_clock_now_us();
+    mc_clock_set_source(frozen_clock_now, &fz);
+    for (uint32_t g = 0; g < 64; g++) {
+        mc_address s = {0x7F000003u, (uint16_t)(43000 + g)};
+        ck_assert_int_eq(mc_nub_process_datagram(p.b, &s, pk, fragment(pk, 0, 1, 0)), MC_OK);
+    }
+    mc_address late = {0x7F000003u, 43999};
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &late, pk, fragment(pk, 0, 1, 0)),
+                     MC_ERR_DROPPED);
+    fz.at += 3 * MC_US_PER_S;
+    r1 = mc_nub_process_datagram(p.b, &late, pk, fragment(pk, 0, 1, 0));
+    r2 = mc_nub_process_datagram(p.b, &late, pk, fragment(pk, 0, 1, 1));
+    mc_clock_set_source(NULL, NULL);
+    ck_assert_int_eq(r1, MC_OK);
+    ck_assert_int_eq(r2, MC_OK);
+    ck_assert_uint_eq(p.rb.notes, 2);
+    pair_close(&p);
+}
+END_TEST
+
+static Suite *regressions_suite(void)
+{
+    Suite *s = suite_create("mercury_regressions");
+    TCase *tc = tcase_create("regressions");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, handlers_of_a_killed_channel_cannot_open_requests_on_it);
+    tcase_add_test(tc, invalid_packets_neither_reset_nor_move_an_indexed_channel);
+    tcase_add_test(tc, reset_in_a_handler_drops_the_rest_of_the_packet);
+    tcase_add_test(tc, stalled_fragment_groups_do_not_starve_new_ones);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MC_CHECK_MAIN(regressions_suite)
