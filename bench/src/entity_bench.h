@@ -25,7 +25,7 @@ typedef struct {
 } eb_result;
 
 typedef struct {
-    uint32_t calls, rtts, batch, window;
+    uint32_t calls, rtts, batch, window, rounds;
     unsigned time_limit_s;
     bool keep_logs;
 } eb_options;

@@ -55,6 +55,55 @@ int Probe_cell_every(const mc_call_ctx *call, Probe_cell *self, int8_t i8, int16
     return 0;
 }
 
+int Probe_cell_numbers(const mc_call_ctx *call, Probe_cell *self, int8_t i8, int16_t i16,
+                       int32_t i32, int64_t i64, uint8_t u8, uint16_t u16, uint32_t u32,
+                       uint64_t u64, float f32, double f64, mc_vector2 v2, mc_vector3 v3,
+                       mc_vector4 v4)
+{
+    (void)call;
+    self->i8 = i8;
+    self->i16 = i16;
+    self->i32 = i32;
+    self->i64 = i64;
+    self->u8 = u8;
+    self->u16 = u16;
+    self->u32 = u32;
+    self->u64 = u64;
+    self->f32 = f32;
+    self->f64 = f64;
+    self->v2 = v2;
+    self->v3 = v3;
+    self->v4 = v4;
+    return i32 == 13 ? -1 : 0; /* 13: the handler fails (a test of the error path) */
+}
+
+int Probe_base_numbersBack(const mc_call_ctx *call, Probe_base *self, int32_t arg1,
+                           int8_t *out_i8, int16_t *out_i16, int32_t *out_i32,
+                           int64_t *out_i64, uint8_t *out_u8, uint16_t *out_u16,
+                           uint32_t *out_u32, uint64_t *out_u64, float *out_f32,
+                           double *out_f64, mc_vector2 *out_v2, mc_vector3 *out_v3,
+                           mc_vector4 *out_v4)
+{
+    (void)call;
+    (void)self;
+    if (arg1 < 0)
+        return -1;
+    *out_i8 = (int8_t)-arg1;
+    *out_i16 = (int16_t)-(arg1 * 2);
+    *out_i32 = -arg1 * 3;
+    *out_i64 = -(int64_t)arg1 * 1000000000000;
+    *out_u8 = (uint8_t)(250 + arg1 % 5);
+    *out_u16 = (uint16_t)(65000 + arg1);
+    *out_u32 = 4000000000u + (uint32_t)arg1;
+    *out_u64 = UINT64_MAX - (uint64_t)arg1;
+    *out_f32 = -(float)arg1 / 8;
+    *out_f64 = (double)arg1 / 3;
+    *out_v2 = (mc_vector2){-1, (float)arg1};
+    *out_v3 = (mc_vector3){0.5f, -0.25f, (float)arg1};
+    *out_v4 = (mc_vector4){1e30f, -1e-30f, 0, (float)arg1};
+    return 0;
+}
+
 int Probe_base_twoWay(const mc_call_ctx *call, Probe_base *self, int32_t arg1, int8_t *out_i8,
                       int16_t *out_i16, int32_t *out_i32, int64_t *out_i64, uint8_t *out_u8,
                       uint16_t *out_u16, uint32_t *out_u32, uint64_t *out_u64, float *out_f32,

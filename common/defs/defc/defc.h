@@ -2,6 +2,7 @@
 #ifndef MC_DEFC_H
 #define MC_DEFC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -39,5 +40,15 @@ size_t defc_check_codegen(FILE *out, const mc_entity_defs *defs);
 /* Write <Type>.h/.c per entity type plus game_module.c into out_dir. Returns 0 or -1 with a
  * message on stderr. */
 int defc_generate(const mc_entity_defs *defs, const char *out_dir, const char *module_name);
+
+/* Flat calls (defc_flat.c): whether every value of a list is a fixed-size number or vector
+ * (then *size is the list's encoded size), the size of one kind (0: not flat), and code that
+ * writes expression e of kind k at pointer variable p (advancing it) or reads one at buffer
+ * b + off as a C value of type ctype. */
+bool defc_flat_list(const mc_def_arg *as, size_t n, size_t *size);
+size_t defc_flat_size(mc_type_kind k);
+void defc_emit_flat_put(FILE *f, const char *indent, const char *p, mc_type_kind k,
+                        const char *e);
+void defc_emit_flat_get(FILE *f, const char *b, size_t off, mc_type_kind k, const char *ctype);
 
 #endif

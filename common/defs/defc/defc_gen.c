@@ -422,6 +422,32 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
 
 static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc_def_method *m);
 
+/* A flat sender: the arguments written into a stack buffer, no mc_value. */
+static void emit_flat_sender_body(FILE *f, const mc_entity_type_def *t, const mc_def_method *m,
+                                  size_t size)
+{
+    char nb[80];
+    if (size) {
+        fprintf(f, "    uint8_t defc_buf[%zu];\n    uint8_t *defc_p = defc_buf;\n", size);
+        for (size_t i = 0; i < m->nargs; i++)
+            defc_emit_flat_put(f, "    ", "defc_p", m->args[i].type->kind,
+                               arg_name(&m->args[i], i, nb, sizeof(nb)));
+        fprintf(f, "    (void)defc_p;\n");
+    }
+    const char *buf = size ? "defc_buf" : "(const uint8_t *)\"\"";
+    if (!m->nreturns) {
+        fprintf(f, "    return mc_gen_send_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
+                   "\"%s\", %zu, %s, %zu);\n}\n\n",
+                t->name, part_enum(m->part), (unsigned)m->index, m->name, m->nargs, buf, size);
+        return;
+    }
+    fprintf(f, "    return mc_gen_request_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
+               "\"%s\", %zu, %s, %zu,\n                               defc_reply_%s_%s_%s, "
+               "(void *)defc_on_reply, defc_ud);\n}\n\n",
+            t->name, part_enum(m->part), (unsigned)m->index, m->name, m->nargs, buf, size,
+            t->name, part_tags[m->part], CN(m->name, nb));
+}
+
 static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
 {
     if (m->nreturns)
@@ -429,6 +455,11 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
     emit_sender_proto(f, t, m);
     fprintf(f, "\n{\n");
     char nb[80];
+    size_t flat;
+    if (defc_flat_list(m->args, m->nargs, &flat)) {
+        emit_flat_sender_body(f, t, m, flat);
+        return;
+    }
     bool generic = false;
     for (size_t i = 0; i < m->nargs; i++)
         if (is_generic(m->args[i].type->kind))
@@ -472,6 +503,35 @@ static void emit_reply_typedef(FILE *f, const mc_entity_type_def *t, const mc_de
     fprintf(f, ");\n");
 }
 
+/* The rest of a flat trampoline: the return values read straight from the reply's bytes
+ * (zeroes when the call failed). */
+static void emit_flat_trampoline_body(FILE *f, const mc_entity_type_def *t,
+                                      const mc_def_method *m, size_t size)
+{
+    size_t n = m->nreturns;
+    fprintf(f, "    const uint8_t *defc_b = NULL;\n");
+    fprintf(f, "    if (status == MC_CALL_OK) {\n        const mc_def_method *m = call ? "
+               "mc_gen_method(call->defs, %s_TYPE_ID,\n            MC_PART_%s, %uu, \"%s\") : "
+               "NULL;\n",
+            t->name, part_enum(m->part), (unsigned)m->index, m->name);
+    fprintf(f, "        if (!m || m->nreturns != %zu)\n            status = MC_CALL_ERR_DEFS;\n"
+               "        else if (!returns || !(defc_b = mc_gen_flat_take(returns, %zu, \"%s\", "
+               "NULL, 0)))\n            status = MC_CALL_ERR_ARGS;\n    }\n",
+            n, size, m->name);
+    fprintf(f, "    if (status != MC_CALL_OK) {\n        fn(call, ud, status");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, ", (%s){0}", scalar_ctype(m->returns[i].type->kind));
+    fprintf(f, ");\n        return;\n    }\n    fn(call, ud, status");
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        mc_type_kind k = m->returns[i].type->kind;
+        fprintf(f, ",\n       ");
+        defc_emit_flat_get(f, "defc_b", off, k, scalar_ctype(k));
+        off += defc_flat_size(k);
+    }
+    fprintf(f, ");\n}\n\n");
+}
+
 /* The mc_reply_fn of a two-way method: decode the returns, call the typed callback. */
 static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
 {
@@ -484,6 +544,11 @@ static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc
             t->name, pt, mn);
     fprintf(f, "    if (!cb)\n        return;\n");
     fprintf(f, "    %s_%s_%s_reply fn = (%s_%s_%s_reply)cb;\n", t->name, pt, mn, t->name, pt, mn);
+    size_t flat;
+    if (defc_flat_list(m->returns, n, &flat)) {
+        emit_flat_trampoline_body(f, t, m, flat);
+        return;
+    }
     fprintf(f, "    mc_value v[%zu];\n    memset(v, 0, sizeof(v));\n", n);
     fprintf(f, "    if (status == MC_CALL_OK) {\n        const mc_def_method *m = call ? "
                "mc_gen_method(call->defs, %s_TYPE_ID,\n            MC_PART_%s, %uu, \"%s\") : "
@@ -617,10 +682,19 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
                "        snprintf(why, whylen, \"definitions do not match generated %s.%s\");\n"
                "        return MC_CALL_ERR_DEFS;\n    }\n",
             m->nargs, m->nreturns, t->name, m->name);
-    size_t na = m->nargs ? m->nargs : 1;
-    fprintf(f, "    mc_value v[%zu];\n", na);
-    fprintf(f, "    if (mc_defs_decode_args(call->defs, m, args, v, why, whylen) != 0)\n"
-               "        return MC_CALL_ERR_ARGS;\n");
+    size_t flat_args, flat_rets;
+    bool fa = defc_flat_list(m->args, m->nargs, &flat_args);
+    bool fr = defc_flat_list(m->returns, m->nreturns, &flat_rets);
+    if (fa) {
+        fprintf(f, "    const uint8_t *defc_b = mc_gen_flat_take(args, %zu, \"%s\", why, whylen);\n"
+                   "    if (!defc_b)\n        return MC_CALL_ERR_ARGS;\n    (void)defc_b;\n",
+                flat_args, m->name);
+    } else {
+        size_t na = m->nargs ? m->nargs : 1;
+        fprintf(f, "    mc_value v[%zu];\n", na);
+        fprintf(f, "    if (mc_defs_decode_args(call->defs, m, args, v, why, whylen) != 0)\n"
+                   "        return MC_CALL_ERR_ARGS;\n");
+    }
     for (size_t i = 0; i < m->nreturns; i++) {
         mc_type_kind k = m->returns[i].type->kind;
         const char *ct = field_ctype(k);
@@ -634,22 +708,40 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
                     i, i);
     }
     fprintf(f, "    int rc = %s_%s_%s(call, (%s_%s *)props", t->name, pt, mn, t->name, pt);
+    size_t off = 0;
     for (size_t i = 0; i < m->nargs; i++) {
+        mc_type_kind k = m->args[i].type->kind;
+        fprintf(f, ", ");
+        if (fa) {
+            defc_emit_flat_get(f, "defc_b", off, k, scalar_ctype(k));
+            off += defc_flat_size(k);
+            continue;
+        }
         char vb[32];
         snprintf(vb, sizeof(vb), "v[%zu]", i);
-        fprintf(f, ", ");
-        emit_from_value(f, m->args[i].type->kind, vb);
+        emit_from_value(f, k, vb);
     }
     for (size_t i = 0; i < m->nreturns; i++)
         fprintf(f, ", &r%zu", i);
     fprintf(f, ");\n");
-    if (m->nargs)
+    if (m->nargs && !fa)
         fprintf(f, "    for (size_t i = 0; i < %zu; i++)\n        mc_value_free(&v[i]);\n",
                 m->nargs);
     fprintf(f, "    if (rc != 0)\n        snprintf(why, whylen, \"handler %s_%s_%s failed (%%d)\", "
                "rc);\n",
             t->name, pt, m->name);
-    if (m->nreturns) {
+    if (m->nreturns && fr) {
+        fprintf(f, "    if (rc == 0 && reply) {\n"
+                   "        uint8_t *defc_p = mc_ostream_append(reply, %zu);\n"
+                   "        if (!defc_p)\n            rc = -1;\n        else {\n",
+                flat_rets);
+        for (size_t i = 0; i < m->nreturns; i++) {
+            char rb[32];
+            snprintf(rb, sizeof(rb), "r%zu", i);
+            defc_emit_flat_put(f, "            ", "defc_p", m->returns[i].type->kind, rb);
+        }
+        fprintf(f, "            (void)defc_p;\n        }\n    }\n");
+    } else if (m->nreturns) {
         fprintf(f, "    if (rc == 0 && reply) {\n        const mc_value rv[%zu] = {\n", m->nreturns);
         for (size_t i = 0; i < m->nreturns; i++) {
             char rb[32];

@@ -232,6 +232,61 @@ int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t 
     return rc;
 }
 
+/* Check a flat call's method and mailbox (as gen_encode_call does for the generic path). */
+static int gen_check_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                          mc_part part, uint16_t index, const char *name, size_t nargs,
+                          bool two_way)
+{
+    const mc_def_method *m = mc_gen_method(sink->defs, type_id, part, index, name);
+    if (!m || m->nargs != nargs || (m->nreturns != 0) != two_way)
+        return MC_CALL_ERR_DEFS;
+    static const mc_component finals[MC_PART_COUNT] = {MC_COMPONENT_BASE, MC_COMPONENT_CELL,
+                                                       MC_COMPONENT_CLIENT};
+    if (mc_mailbox_ref_is_none(to) || mc_mailbox_ref_type(to) != type_id ||
+        mc_component_final(mc_mailbox_ref_component(to)) != finals[part])
+        return MC_CALL_ERR_MAILBOX;
+    return MC_CALL_OK;
+}
+
+int mc_gen_send_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                     mc_part part, uint16_t index, const char *name, size_t nargs,
+                     const uint8_t *args, size_t len)
+{
+    int rc = gen_check_flat(sink, to, type_id, part, index, name, nargs, false);
+    if (rc != MC_CALL_OK)
+        return rc;
+    if (!sink->send)
+        return MC_CALL_ERR_SEND;
+    return sink_status(sink->send(sink->ctx, to, part, index, args, len));
+}
+
+int mc_gen_request_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                        mc_part part, uint16_t index, const char *name, size_t nargs,
+                        const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb,
+                        void *ud)
+{
+    int rc = gen_check_flat(sink, to, type_id, part, index, name, nargs, true);
+    if (rc != MC_CALL_OK)
+        return rc;
+    if (!sink->request)
+        return MC_CALL_ERR_SEND;
+    return sink_status(sink->request(sink->ctx, to, part, index, args, len, on_reply, cb, ud));
+}
+
+const uint8_t *mc_gen_flat_take(mc_istream *is, size_t n, const char *method, char *why,
+                                size_t whylen)
+{
+    size_t have = mc_istream_ok(is) ? mc_istream_remaining(is) : 0;
+    if (!mc_istream_ok(is) || have != n) {
+        if (why)
+            snprintf(why, whylen, "%s: %zu bytes of arguments, the def says %zu", method, have,
+                     n);
+        mc_istream_fail(is);
+        return NULL;
+    }
+    return n ? mc_read_bytes(is, n) : (const uint8_t *)"";
+}
+
 const mc_def_property *mc_gen_property(const mc_entity_defs *defs, uint16_t type_id,
                                        uint16_t prop_index, const char *name)
 {

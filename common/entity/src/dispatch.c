@@ -174,7 +174,8 @@ void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_par
     f.ctx.caller_id = h->caller_id;
     mc_ostream reply;
     mc_ostream_init(&reply);
-    char why[MC_REASON_MAX] = "";
+    char why[MC_REASON_MAX];
+    why[0] = '\0';
     int st = mc_game_dispatch(e->module, &f.ctx, ent->type, part, h->method, ent->props, args,
                               len, o->is_request ? &reply : NULL, why, sizeof why);
     if (st == MC_CALL_OK) {

@@ -331,6 +331,9 @@ int mc_engine_request(mc_engine *e, const mc_address *addr, uint8_t msg_id,
     return MC_CALL_OK;
 }
 
+/* Arguments up to this size are copied next to the call header and written at once. */
+#define CALL_JOIN_MAX 116u
+
 /* A one-way call to a peer: header and arguments go straight into the channel's bundle. */
 static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t hdr[12],
                             const uint8_t *args, size_t len)
@@ -342,8 +345,18 @@ static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t 
     mc_bundle *b = mc_channel_bundle(ch);
     if (mc_bundle_start_message(b, def_of(MC_MSG_ENTITY_CALL), MC_RELIABLE_DRIVER) != MC_OK)
         return MC_CALL_ERR_SEND;
-    bool ok = mc_bundle_write(b, hdr, MC_CALL_HEADER_SIZE) == MC_OK &&
-              (len == 0 || mc_bundle_write(b, args, len) == MC_OK);
+    bool ok;
+    if (len <= CALL_JOIN_MAX) {
+        /* small calls (most): header and arguments in one write */
+        uint8_t buf[MC_CALL_HEADER_SIZE + CALL_JOIN_MAX];
+        memcpy(buf, hdr, MC_CALL_HEADER_SIZE);
+        if (len)
+            memcpy(buf + MC_CALL_HEADER_SIZE, args, len);
+        ok = mc_bundle_write(b, buf, MC_CALL_HEADER_SIZE + len) == MC_OK;
+    } else {
+        ok = mc_bundle_write(b, hdr, MC_CALL_HEADER_SIZE) == MC_OK &&
+             mc_bundle_write(b, args, len) == MC_OK;
+    }
     /* end_message also removes a message whose writes failed */
     if (mc_bundle_end_message(b) != MC_OK || !ok)
         return MC_CALL_ERR_SEND;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/defs.h"
 #include "common/mailbox_ref.h"
@@ -199,6 +200,90 @@ int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t 
                    size_t nargs, mc_reply_fn on_reply, void *cb, void *ud);
 const mc_def_method *mc_gen_method(const mc_entity_defs *defs, uint16_t type_id, mc_part part,
                                    uint16_t index, const char *name);
+
+/* Flat calls: methods whose arguments (or return values) are all fixed-size numbers and
+ * vectors. Their generated senders write the arguments straight into a buffer on the stack
+ * and their dispatchers read them straight from the call's bytes, with no mc_value, no
+ * allocation and no generic type walk; the bytes are exactly what mc_value_encode writes
+ * (big-endian, IEEE 754 bit patterns), so both ends interoperate with the generic path. Such
+ * values need no range check: the C parameter types hold exactly the def types' ranges. */
+/* Check the method (name, argument count, one-way or two-way) and the mailbox like
+ * mc_gen_send, then hand the already encoded arguments to sink->send. */
+int mc_gen_send_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                     mc_part part, uint16_t index, const char *name, size_t nargs,
+                     const uint8_t *args, size_t len);
+/* The same for a two-way method, through sink->request. */
+int mc_gen_request_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
+                        mc_part part, uint16_t index, const char *name, size_t nargs,
+                        const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb,
+                        void *ud);
+/* The n bytes of a flat argument (or return value) list: NULL, with the reason in why (when
+ * given), unless exactly n bytes remain in is. */
+const uint8_t *mc_gen_flat_take(mc_istream *is, size_t n, const char *method, char *why,
+                                size_t whylen);
+
+static inline uint8_t *mc_gen_put_u8(uint8_t *p, uint8_t v)
+{
+    p[0] = v;
+    return p + 1;
+}
+static inline uint8_t *mc_gen_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+    return p + 2;
+}
+static inline uint8_t *mc_gen_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+    return p + 4;
+}
+static inline uint8_t *mc_gen_put_u64(uint8_t *p, uint64_t v)
+{
+    return mc_gen_put_u32(mc_gen_put_u32(p, (uint32_t)(v >> 32)), (uint32_t)v);
+}
+static inline uint8_t *mc_gen_put_f32(uint8_t *p, float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return mc_gen_put_u32(p, b);
+}
+static inline uint8_t *mc_gen_put_f64(uint8_t *p, double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return mc_gen_put_u64(p, b);
+}
+static inline uint8_t mc_gen_get_u8(const uint8_t *p) { return p[0]; }
+static inline uint16_t mc_gen_get_u16(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+static inline uint32_t mc_gen_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t mc_gen_get_u64(const uint8_t *p)
+{
+    return (uint64_t)mc_gen_get_u32(p) << 32 | mc_gen_get_u32(p + 4);
+}
+static inline float mc_gen_get_f32(const uint8_t *p)
+{
+    uint32_t b = mc_gen_get_u32(p);
+    float v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+static inline double mc_gen_get_f64(const uint8_t *p)
+{
+    uint64_t b = mc_gen_get_u64(p);
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
 /* Borrowing views (no copies) of C arguments as values. */
 mc_value mc_gen_int(mc_type_kind k, int64_t v);
 mc_value mc_gen_uint(mc_type_kind k, uint64_t v);
