@@ -1,6 +1,7 @@
 /* The cellapp's role table for the engine: its engine API (position, direction, space,
  * base, destroy, destroySpace), its messages, what happens when a cell goes, and watchers. */
 #include "cellapp.h"
+#include "entity/persist_wire.h"
 #include "common/log.h"
 
 #include <math.h>
@@ -85,6 +86,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_DESTROY_CELL:
         cell_on_destroy_cell(e, o, data);
+        return;
+    case MC_MSG_FETCH_CELL:
+        cell_on_fetch_cell(e, o, data);
         return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,

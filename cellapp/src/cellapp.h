@@ -41,6 +41,9 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 /* cell_create.c */
 void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* cell_fetch.c: FETCH_CELL, the cell part of a base's writeToDB. */
+void cell_on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
+
 /* Tell the base its cell is gone (once), with the cell's last properties. */
 void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why);
 

@@ -114,6 +114,60 @@ int mc_lookUpBaseByName(const mc_call_ctx *call, const char *name, mc_lookup_fn 
     return call->ops->look_up_base_by_name(call, name, fn, ud);
 }
 
+int mc_writeToDB(const mc_call_ctx *call, mc_write_fn fn, void *ud)
+{
+    return NO_ENGINE(call, write_to_db) ? MC_CALL_ERR_STATE : call->ops->write_to_db(call, fn, ud);
+}
+
+int64_t mc_databaseID(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, database_id) ? 0 : call->ops->database_id(call);
+}
+
+int mc_setAutoLoad(const mc_call_ctx *call, bool on)
+{
+    return NO_ENGINE(call, set_auto_load) ? MC_CALL_ERR_STATE : call->ops->set_auto_load(call, on);
+}
+
+static int from_db(const mc_call_ctx *call, bool anywhere, const char *type, int64_t dbid,
+                   const char *name, mc_load_fn fn, void *ud)
+{
+    if (NO_ENGINE(call, create_base_from_db))
+        return MC_CALL_ERR_STATE;
+    return call->ops->create_base_from_db(call, anywhere, type, dbid, name, fn, ud);
+}
+
+int mc_createBaseFromDB(const mc_call_ctx *call, const char *type, int64_t dbid,
+                        mc_load_fn fn, void *ud)
+{
+    return from_db(call, false, type, dbid, NULL, fn, ud);
+}
+
+int mc_createBaseFromDBByName(const mc_call_ctx *call, const char *type, const char *name,
+                              mc_load_fn fn, void *ud)
+{
+    return from_db(call, false, type, 0, name, fn, ud);
+}
+
+int mc_createBaseAnywhereFromDB(const mc_call_ctx *call, const char *type, int64_t dbid,
+                                mc_load_fn fn, void *ud)
+{
+    return from_db(call, true, type, dbid, NULL, fn, ud);
+}
+
+int mc_createBaseAnywhereFromDBByName(const mc_call_ctx *call, const char *type,
+                                      const char *name, mc_load_fn fn, void *ud)
+{
+    return from_db(call, true, type, 0, name, fn, ud);
+}
+
+int mc_destroyBase(const mc_call_ctx *call, bool delete_from_db, bool write_to_db)
+{
+    if (NO_ENGINE(call, destroy_base))
+        return MC_CALL_ERR_STATE;
+    return call->ops->destroy_base(call, delete_from_db, write_to_db);
+}
+
 enum { VEC_POSITION = 0, VEC_DIRECTION = 1 };
 
 mc_vector3 mc_position(const mc_call_ctx *call)

@@ -43,6 +43,22 @@ typedef void (*mc_lookup_fn)(const mc_call_ctx *call, void *ud, int status,
 /* An operation finished: MC_CALL_OK or an error with a reason. */
 typedef void (*mc_done_fn)(const mc_call_ctx *call, void *ud, int status, const char *reason);
 
+/* writeToDB finished: status MC_CALL_OK once Redis acknowledged the write, with the
+ * entity's database id (positive); or an error (MC_CALL_ERR_UNAVAILABLE: no database or it
+ * did not answer; MC_CALL_ERR_BUSY: its queue is full; MC_CALL_ERR_TAKEN: another entity
+ * holds the identifier value; MC_CALL_ERR_STATE: this baseapp no longer holds the entity's
+ * check-out) with a reason and the database id it had (0 before its first write). */
+typedef void (*mc_write_fn)(const mc_call_ctx *call, void *ud, int status, int64_t dbid,
+                            const char *reason);
+/* createBaseFromDB finished: MC_CALL_OK with the base's BASE mailbox and database id;
+ * was_live is true when the entity was live already (loaded earlier, here or on another
+ * baseapp): base is then that live entity's mailbox. Or an error with a reason
+ * (MC_CALL_ERR_NOT_FOUND: no such entity; MC_CALL_ERR_BUSY: it is being loaded elsewhere
+ * and did not become live within --loadWaitMs; MC_CALL_ERR_ARGS: the stored entity does not
+ * fit the defs; MC_CALL_ERR_UNAVAILABLE: no database). */
+typedef void (*mc_load_fn)(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
+                           int64_t dbid, bool was_live, const char *reason);
+
 /* The engine's side (one table per engine; game code never calls these directly). */
 typedef struct mc_engine_ops {
     void *(*self)(const mc_call_ctx *call);
@@ -76,6 +92,13 @@ typedef struct mc_engine_ops {
     int32_t (*space_id)(const mc_call_ctx *call);
     mc_mailbox_ref (*cell_base)(const mc_call_ctx *call);
     int (*destroy_space)(const mc_call_ctx *call);
+    /* Persistence (baseapps started with a database). */
+    int (*write_to_db)(const mc_call_ctx *call, mc_write_fn fn, void *ud);
+    int64_t (*database_id)(const mc_call_ctx *call);
+    int (*set_auto_load)(const mc_call_ctx *call, bool on);
+    int (*create_base_from_db)(const mc_call_ctx *call, bool anywhere, const char *type,
+                               int64_t dbid, const char *name, mc_load_fn fn, void *ud);
+    int (*destroy_base)(const mc_call_ctx *call, bool delete_from_db, bool write_to_db);
 } mc_engine_ops;
 
 /* ---- both parts ---------------------------------------------------------------------- */
@@ -129,6 +152,39 @@ int mc_registerGlobally(const mc_call_ctx *call, const char *name, mc_done_fn fn
 int mc_deregisterGlobally(const mc_call_ctx *call, const char *name);
 /* Find the base registered under name: a SERVICE mailbox to it. */
 int mc_lookUpBaseByName(const mc_call_ctx *call, const char *name, mc_lookup_fn fn, void *ud);
+
+/* ---- persistence (base part) ---------------------------------------------------------
+ * A baseapp started with --redis or --redisCluster keeps entities in Redis
+ * (docs/PERSISTENCE.md); without one these return MC_CALL_ERR_UNAVAILABLE. An entity lives
+ * at most once in the cluster: the baseapp that loads or first writes it holds its
+ * check-out until it is destroyed (or the baseapp dies). Every write and the cell part's
+ * Persistent properties, position, direction and space id are stored with the base's. */
+
+/* Write the calling base's Persistent properties (and its cell's, fetched from the cell
+ * when it has one) to the database. The first write gives the entity its database id.
+ * fn (may be NULL) hears the outcome once Redis acknowledged it. */
+int mc_writeToDB(const mc_call_ctx *call, mc_write_fn fn, void *ud);
+/* self.databaseID: the base's database id, 0 while it was never written. */
+int64_t mc_databaseID(const mc_call_ctx *call);
+/* Flag the base to be loaded again when the cluster starts (stored with its next write, or
+ * at once when it has a database id). */
+int mc_setAutoLoad(const mc_call_ctx *call, bool on);
+/* Load a base of `type` from the database here, by database id / by its <Identifier>
+ * property's value; fn gets its mailbox (or the live one's, was_live). */
+int mc_createBaseFromDB(const mc_call_ctx *call, const char *type, int64_t dbid,
+                        mc_load_fn fn, void *ud);
+int mc_createBaseFromDBByName(const mc_call_ctx *call, const char *type, const char *name,
+                              mc_load_fn fn, void *ud);
+/* The same on the least-loaded baseapp (the manager says which). */
+int mc_createBaseAnywhereFromDB(const mc_call_ctx *call, const char *type, int64_t dbid,
+                                mc_load_fn fn, void *ud);
+int mc_createBaseAnywhereFromDBByName(const mc_call_ctx *call, const char *type,
+                                      const char *name, mc_load_fn fn, void *ud);
+/* BigWorld's destroy(deleteFromDB, writeToDB): destroy the calling base once the handler
+ * returns (the rules of mc_destroy apply), deleting it from the database, or writing it a
+ * last time (when it has a database id), then releasing its check-out. mc_destroy on a base
+ * is mc_destroyBase(call, false, true). */
+int mc_destroyBase(const mc_call_ctx *call, bool delete_from_db, bool write_to_db);
 
 /* ---- cell part ----------------------------------------------------------------------- */
 
