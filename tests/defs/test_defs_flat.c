@@ -97,6 +97,18 @@ START_TEST(flat_sender_writes_the_generic_bytes)
     rc = send_Probe_cell_numbers(&no_send, &cell, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (mc_vector2){0},
                                  (mc_vector3){0}, (mc_vector4){0});
     ck_assert_int_eq(rc, MC_CALL_ERR_SEND);
+    /* definitions other than the generated code's (the example game's): refused by the
+     * method signature, nothing sent */
+    char res[4096], lerr[8192];
+    const char *src = getenv("MC_SOURCE_DIR");
+    snprintf(res, sizeof(res), "%s/defs", src ? src : ".");
+    mc_entity_defs *other = mc_defs_load(res, lerr, sizeof(lerr));
+    ck_assert_msg(other != NULL, "%s", lerr);
+    mc_call_sink wrong = {.defs = other, .send = capture_send, .ctx = &cap};
+    rc = send_Probe_cell_numbers(&wrong, &cell, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (mc_vector2){0},
+                                 (mc_vector3){0}, (mc_vector4){0});
+    ck_assert_int_eq(rc, MC_CALL_ERR_DEFS);
+    mc_defs_free(other);
     ck_assert_int_eq(cap.calls, 1);
     mc_ostream_free(&os);
     mc_defs_free(defs);

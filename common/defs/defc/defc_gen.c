@@ -437,15 +437,16 @@ static void emit_flat_sender_body(FILE *f, const mc_entity_type_def *t, const mc
     const char *buf = size ? "defc_buf" : "(const uint8_t *)\"\"";
     if (!m->nreturns) {
         fprintf(f, "    return mc_gen_send_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
-                   "\"%s\", %zu, %s, %zu);\n}\n\n",
-                t->name, part_enum(m->part), (unsigned)m->index, m->name, m->nargs, buf, size);
+                   "0x%08xu /* %s */, %s, %zu);\n}\n\n",
+                t->name, part_enum(m->part), (unsigned)m->index, (unsigned)m->signature, m->name,
+                buf, size);
         return;
     }
     fprintf(f, "    return mc_gen_request_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
-               "\"%s\", %zu, %s, %zu,\n                               defc_reply_%s_%s_%s, "
+               "0x%08xu /* %s */, %s, %zu,\n                               defc_reply_%s_%s_%s, "
                "(void *)defc_on_reply, defc_ud);\n}\n\n",
-            t->name, part_enum(m->part), (unsigned)m->index, m->name, m->nargs, buf, size,
-            t->name, part_tags[m->part], CN(m->name, nb));
+            t->name, part_enum(m->part), (unsigned)m->index, (unsigned)m->signature, m->name,
+            buf, size, t->name, part_tags[m->part], CN(m->name, nb));
 }
 
 static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
@@ -511,9 +512,9 @@ static void emit_flat_trampoline_body(FILE *f, const mc_entity_type_def *t,
     size_t n = m->nreturns;
     fprintf(f, "    const uint8_t *defc_b = NULL;\n");
     fprintf(f, "    if (status == MC_CALL_OK) {\n        const mc_def_method *m = call ? "
-               "mc_gen_method(call->defs, %s_TYPE_ID,\n            MC_PART_%s, %uu, \"%s\") : "
-               "NULL;\n",
-            t->name, part_enum(m->part), (unsigned)m->index, m->name);
+               "mc_gen_method_sig(call->defs, %s_TYPE_ID,\n            MC_PART_%s, %uu, "
+               "0x%08xu /* %s */) : NULL;\n",
+            t->name, part_enum(m->part), (unsigned)m->index, (unsigned)m->signature, m->name);
     fprintf(f, "        if (!m || m->nreturns != %zu)\n            status = MC_CALL_ERR_DEFS;\n"
                "        else if (!returns || !(defc_b = mc_gen_flat_take(returns, %zu, \"%s\", "
                "NULL, 0)))\n            status = MC_CALL_ERR_ARGS;\n    }\n",
@@ -675,16 +676,21 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
             "static int dispatch_%s_%s_%s(const mc_call_ctx *call, void *props, mc_istream *args,\n"
             "                             mc_ostream *reply, char *why, size_t whylen)\n{\n",
             t->name, pt, mn);
-    fprintf(f, "    const mc_def_method *m = mc_gen_method(call->defs, %s_TYPE_ID, MC_PART_%s, "
-               "%uu, \"%s\");\n",
-            t->name, PT, (unsigned)m->index, m->name);
+    size_t flat_args, flat_rets;
+    bool fa = defc_flat_list(m->args, m->nargs, &flat_args);
+    bool fr = defc_flat_list(m->returns, m->nreturns, &flat_rets);
+    if (fa)
+        fprintf(f, "    const mc_def_method *m = mc_gen_method_sig(call->defs, %s_TYPE_ID, "
+                   "MC_PART_%s, %uu,\n        0x%08xu /* %s */);\n",
+                t->name, PT, (unsigned)m->index, (unsigned)m->signature, m->name);
+    else
+        fprintf(f, "    const mc_def_method *m = mc_gen_method(call->defs, %s_TYPE_ID, MC_PART_%s, "
+                   "%uu, \"%s\");\n",
+                t->name, PT, (unsigned)m->index, m->name);
     fprintf(f, "    if (!m || m->nargs != %zu || m->nreturns != %zu) {\n"
                "        snprintf(why, whylen, \"definitions do not match generated %s.%s\");\n"
                "        return MC_CALL_ERR_DEFS;\n    }\n",
             m->nargs, m->nreturns, t->name, m->name);
-    size_t flat_args, flat_rets;
-    bool fa = defc_flat_list(m->args, m->nargs, &flat_args);
-    bool fr = defc_flat_list(m->returns, m->nreturns, &flat_rets);
     if (fa) {
         fprintf(f, "    const uint8_t *defc_b = mc_gen_flat_take(args, %zu, \"%s\", why, whylen);\n"
                    "    if (!defc_b)\n        return MC_CALL_ERR_ARGS;\n    (void)defc_b;\n",

@@ -214,3 +214,28 @@ int mc_defs_decode_returns(const mc_entity_defs *defs, const mc_def_method *m,
 {
     return decode_list(defs, m, m->returns, m->nreturns, is, vals, why, whylen);
 }
+
+static uint32_t fnv1a(uint32_t h, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+uint32_t mc_def_method_signature(const mc_def_method *m)
+{
+    uint32_t h = 2166136261u;
+    h = fnv1a(h, m->name, strlen(m->name) + 1);
+    uint8_t b[3] = {(uint8_t)m->part, (uint8_t)m->nargs, (uint8_t)m->nreturns};
+    h = fnv1a(h, b, sizeof b);
+    for (size_t i = 0; i < m->nargs; i++) {
+        uint8_t k = (uint8_t)m->args[i].type->kind;
+        h = fnv1a(h, &k, 1);
+    }
+    for (size_t i = 0; i < m->nreturns; i++) {
+        uint8_t k = (uint8_t)(0x80u | m->returns[i].type->kind);
+        h = fnv1a(h, &k, 1);
+    }
+    return h;
+}

@@ -252,6 +252,7 @@ int flatten_type(loader *L, mc_entity_type_def *t, raw_def *rd)
         for (size_t i = 0; i < n; i++) {
             ms[i].index = (uint16_t)i;
             ms[i].exposed_index = -1;
+            ms[i].signature = mc_def_method_signature(&ms[i]);
             if (part == MC_PART_CLIENT && !t->client_server) {
                 mc_errs_add(&L->errs, ms[i].file, ms[i].line, ms[i].name,
                             "client method on %s, a server-only entity type", t->name);

@@ -232,27 +232,42 @@ int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t 
     return rc;
 }
 
+const mc_def_method *mc_gen_method_sig(const mc_entity_defs *defs, uint16_t type_id,
+                                       mc_part part, uint16_t index, uint32_t sig)
+{
+    const mc_entity_type_def *t = defs ? mc_defs_type(defs, type_id) : NULL;
+    const mc_def_method *m = t ? mc_defs_method(t, part, index) : NULL;
+    return m && m->signature == sig ? m : NULL;
+}
+
 /* Check a flat call's method and mailbox (as gen_encode_call does for the generic path). */
 static int gen_check_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
-                          mc_part part, uint16_t index, const char *name, size_t nargs,
-                          bool two_way)
+                          mc_part part, uint16_t index, uint32_t sig, bool two_way)
 {
-    const mc_def_method *m = mc_gen_method(sink->defs, type_id, part, index, name);
-    if (!m || m->nargs != nargs || (m->nreturns != 0) != two_way)
+    const mc_def_method *m = mc_gen_method_sig(sink->defs, type_id, part, index, sig);
+    if (!m || (m->nreturns != 0) != two_way)
         return MC_CALL_ERR_DEFS;
-    static const mc_component finals[MC_PART_COUNT] = {MC_COMPONENT_BASE, MC_COMPONENT_CELL,
-                                                       MC_COMPONENT_CLIENT};
-    if (mc_mailbox_ref_is_none(to) || mc_mailbox_ref_type(to) != type_id ||
-        mc_component_final(mc_mailbox_ref_component(to)) != finals[part])
+    /* The part each component finally reaches (mc_component_final), by component, inline:
+     * this runs for every call. */
+    static const int8_t reaches[8] = {
+        [MC_COMPONENT_CELL] = MC_PART_CELL,          [MC_COMPONENT_BASE] = MC_PART_BASE,
+        [MC_COMPONENT_CLIENT] = MC_PART_CLIENT,      [MC_COMPONENT_BASE_VIA_CELL] = MC_PART_BASE,
+        [MC_COMPONENT_CLIENT_VIA_CELL] = MC_PART_CLIENT,
+        [MC_COMPONENT_CELL_VIA_BASE] = MC_PART_CELL, [MC_COMPONENT_CLIENT_VIA_BASE] = MC_PART_CLIENT,
+        [MC_COMPONENT_SERVICE] = MC_PART_BASE,
+    };
+    _Static_assert(MC_COMPONENT_COUNT == 8, "a component is 3 bits");
+    if (to->id == 0 || (to->salt & MC_ENTITY_TYPE_MAX) != type_id ||
+        reaches[(to->salt >> 13) & 7u] != (int8_t)part)
         return MC_CALL_ERR_MAILBOX;
     return MC_CALL_OK;
 }
 
 int mc_gen_send_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
-                     mc_part part, uint16_t index, const char *name, size_t nargs,
-                     const uint8_t *args, size_t len)
+                     mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
+                     size_t len)
 {
-    int rc = gen_check_flat(sink, to, type_id, part, index, name, nargs, false);
+    int rc = gen_check_flat(sink, to, type_id, part, index, sig, false);
     if (rc != MC_CALL_OK)
         return rc;
     if (!sink->send)
@@ -261,11 +276,10 @@ int mc_gen_send_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_
 }
 
 int mc_gen_request_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
-                        mc_part part, uint16_t index, const char *name, size_t nargs,
-                        const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb,
-                        void *ud)
+                        mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
+                        size_t len, mc_reply_fn on_reply, void *cb, void *ud)
 {
-    int rc = gen_check_flat(sink, to, type_id, part, index, name, nargs, true);
+    int rc = gen_check_flat(sink, to, type_id, part, index, sig, true);
     if (rc != MC_CALL_OK)
         return rc;
     if (!sink->request)

@@ -108,18 +108,18 @@ static int sink_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint1
 
 void mc_engine_frame(mc_engine *e, mc_call_frame *f, mc_entity *ent)
 {
-    memset(f, 0, sizeof *f);
-    f->sink.defs = e->defs;
-    f->sink.send = sink_send;
-    f->sink.request = sink_request;
-    f->sink.ctx = f;
-    f->ctx.defs = e->defs;
-    f->ctx.sink = &f->sink;
-    f->ctx.engine = e;
-    f->ctx.ops = e->part->ops;
-    if (ent)
-        f->ctx.self = mc_engine_mailbox(e, ent, ent->part == MC_PART_CELL ? MC_COMPONENT_CELL
-                                                                          : MC_COMPONENT_BASE);
+    /* Built field by field: this runs for every call dispatched. */
+    f->sink = (mc_call_sink){.defs = e->defs, .send = sink_send, .request = sink_request,
+                             .ctx = f};
+    f->ctx = (mc_call_ctx){.defs = e->defs, .sink = &f->sink, .engine = e,
+                           .ops = e->part->ops};
+    if (ent) {
+        mc_component c = ent->part == MC_PART_CELL ? MC_COMPONENT_CELL : MC_COMPONENT_BASE;
+        f->ctx.self.id = ent->id;
+        f->ctx.self.ip = e->self_addr.ip;
+        f->ctx.self.port = e->self_addr.port;
+        f->ctx.self.salt = (uint16_t)(((unsigned)c << 13) | (ent->type & MC_ENTITY_TYPE_MAX));
+    }
 }
 
 mc_engine *mc_engine_of(const mc_call_ctx *call) { return call ? call->engine : NULL; }

@@ -16,11 +16,14 @@ void mc_call_header_write(mc_ostream *os, const mc_call_header *h)
 
 bool mc_call_header_read(mc_istream *is, mc_call_header *h)
 {
-    h->entity_id = mc_read_i32(is);
-    h->salt = mc_read_u16(is);
-    h->method = mc_read_u16(is);
-    h->caller_id = mc_read_i32(is);
-    if (!mc_istream_ok(is) || h->entity_id <= 0 || h->caller_id < 0) {
+    const uint8_t *p = mc_read_bytes(is, MC_CALL_HEADER_SIZE); /* NULL: too short */
+    if (p) {
+        h->entity_id = (int32_t)mc_load_u32(p);
+        h->salt = mc_load_u16(p + 4);
+        h->method = mc_load_u16(p + 6);
+        h->caller_id = (int32_t)mc_load_u32(p + 8);
+    }
+    if (!p || h->entity_id <= 0 || h->caller_id < 0) {
         mc_istream_fail(is);
         return false;
     }

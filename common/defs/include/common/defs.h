@@ -89,7 +89,14 @@ typedef struct {
     const mc_def_arg *returns;
     const char *file;
     int line;
+    uint32_t signature;      /* mc_def_method_signature() of this method */
 } mc_def_method;
+
+/* A 32-bit FNV-1a hash of a method's name, part, and the kinds of its arguments and return
+ * values. defc writes it into generated code, which checks a method by it on every call
+ * (cheaper than comparing names, and it also notices changed argument kinds); the digest
+ * check when a game module is opened remains the real guard. */
+uint32_t mc_def_method_signature(const mc_def_method *m);
 
 typedef struct {
     bool position, yaw, pitch, roll;  /* volatile members */

@@ -207,16 +207,19 @@ const mc_def_method *mc_gen_method(const mc_entity_defs *defs, uint16_t type_id,
  * allocation and no generic type walk; the bytes are exactly what mc_value_encode writes
  * (big-endian, IEEE 754 bit patterns), so both ends interoperate with the generic path. Such
  * values need no range check: the C parameter types hold exactly the def types' ranges. */
-/* Check the method (name, argument count, one-way or two-way) and the mailbox like
- * mc_gen_send, then hand the already encoded arguments to sink->send. */
+/* The method at (type_id, part, index) if its mc_def_method_signature() is sig (flat
+ * generated code checks methods this way), else NULL. */
+const mc_def_method *mc_gen_method_sig(const mc_entity_defs *defs, uint16_t type_id,
+                                       mc_part part, uint16_t index, uint32_t sig);
+/* Check the method (by signature, and one-way) and the mailbox like mc_gen_send, then hand
+ * the already encoded arguments to sink->send. */
 int mc_gen_send_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
-                     mc_part part, uint16_t index, const char *name, size_t nargs,
-                     const uint8_t *args, size_t len);
+                     mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
+                     size_t len);
 /* The same for a two-way method, through sink->request. */
 int mc_gen_request_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
-                        mc_part part, uint16_t index, const char *name, size_t nargs,
-                        const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb,
-                        void *ud);
+                        mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
+                        size_t len, mc_reply_fn on_reply, void *cb, void *ud);
 /* The n bytes of a flat argument (or return value) list: NULL, with the reason in why (when
  * given), unless exactly n bytes remain in is. */
 const uint8_t *mc_gen_flat_take(mc_istream *is, size_t n, const char *method, char *why,
