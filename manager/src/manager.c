@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* How often silent processes are looked for. */
@@ -157,6 +158,48 @@ static bool from_own_address(const Mc__Control__RegisterRequest *req, const char
     return true;
 }
 
+/* --- fencing -------------------------------------------------------------------------- */
+
+/* A process this manager declared dead (or that stopped) reached it again, with the id it
+ * had: it was replaced and must never act as live again. Mark it fenced (once), count it,
+ * log it, and write the reason it is told into why. e may be NULL (forgotten since). */
+static void fence(mc_manager *m, mc_reg_entry *e, uint32_t id, const char *src, char *why,
+                  size_t whylen)
+{
+    if (e) {
+        snprintf(why, whylen, "replaced: the manager declared %.31s %s (%.100s); a process "
+                 "declared dead never comes back",
+                 e->name, e->state == MC__CONTROL__PROCESS_STATE__STATE_STOPPED ? "stopped" : "dead",
+                 e->reason);
+        if (mc_registry_fence(m->registry, id)) {
+            m->fenced++;
+            MC_WARNING("%s (pid %u at %s) came back after it was declared dead; told it was "
+                       "replaced (fenced)", e->name, e->pid, src);
+        }
+    } else {
+        snprintf(why, whylen, "replaced: the manager declared process id %u dead (and has "
+                 "forgotten it since); a process declared dead never comes back", id);
+        m->fenced++;
+        MC_WARNING("process id %u at %s came back after it was declared dead and forgotten; "
+                   "told it was replaced (fenced)", id, src);
+    }
+}
+
+/* Does this registration come from a process this manager declared dead? It carries the id
+ * this manager instance gave it, and that id is not the live process at the same address
+ * with the same pid (that is a repeated registration). */
+static bool registers_fenced(mc_manager *m, const Mc__Control__RegisterRequest *req,
+                             const char *src, mc_reg_entry **out)
+{
+    *out = NULL;
+    if (!req->previous_id || req->previous_manager != m->instance)
+        return false;
+    mc_reg_entry *e = mc_registry_find_id(m->registry, req->previous_id);
+    *out = e;
+    return !e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE ||
+           strcmp(e->internal_addr, src) != 0 || e->pid != req->pid;
+}
+
 /* --- control messages ----------------------------------------------------------------- */
 
 static void handle_register(mc_manager *m, const char *src, const uint8_t *data, size_t len,
@@ -168,10 +211,27 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     mc_reg_entry *e = NULL;
     Mc__Control__RegisterRequest *req = mc__control__register_request__unpack(NULL, len, data);
     mc_reg_status st = MC_REG_BAD_REQUEST;
-    if (!req)
+    mc_reg_entry *gone = NULL;
+    if (!req) {
         snprintf(why, sizeof why, "malformed registration");
-    else if (from_own_address(req, src, why, sizeof why))
+    } else if (!from_own_address(req, src, why, sizeof why)) {
+        /* refused below */
+    } else if (registers_fenced(m, req, src, &gone)) {
+        if (gone && gone->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE) {
+            /* The id is alive but not at this address and pid: not that process. */
+            snprintf(why, sizeof why, "id %u belongs to %s, not to pid %u at %s", req->previous_id,
+                     gone->name, req->pid, src);
+        } else {
+            fence(m, gone, req->previous_id, src, why, sizeof why);
+            reply.status = MC__CONTROL__REGISTER_STATUS__REGISTER_FENCED;
+            reply.reason = why;
+            mc_server_reply(m->server, request, &reply);
+            mc_pb_free(req);
+            return;
+        }
+    } else {
         st = mc_registry_add(m->registry, req, now, on_death, m, &e, why, sizeof why);
+    }
     bool repeated = st == MC_REG_REPEATED;
     if (repeated)
         st = MC_REG_OK;
@@ -200,6 +260,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
             e->external_addr, e->host);
 
     reply.status = MC__CONTROL__REGISTER_STATUS__REGISTER_OK;
+    reply.manager_instance = m->instance;
     reply.heartbeat_interval_ms = (uint32_t)m->heartbeat_ms;
     reply.dead_after_ms = (uint32_t)m->dead_after_ms;
     reply.self = mc_manager_info(e, now);
@@ -240,19 +301,33 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
     mc_reg_entry *e = mc_registry_find_id(m->registry, hb->id);
     bool ok = e && strcmp(e->internal_addr, src) == 0 &&
               mc_registry_heartbeat(m->registry, hb->id, hb->load, mc_clock_now_us());
-    if (!ok) {
-        m->unknown_heartbeats++;
+    if (ok) {
+        mc_pb_free(hb);
+        return;
+    }
+    if (e && strcmp(e->internal_addr, src) == 0 && hb->manager_instance == m->instance &&
+        e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE) {
+        /* The process this manager declared dead speaks again: fenced. */
+        char why[256];
+        fence(m, e, hb->id, src, why, sizeof why);
         Mc__Control__UnknownProcess u = MC__CONTROL__UNKNOWN_PROCESS__INIT;
         u.id = hb->id;
-        u.reason = (char *)(e ? "the manager marked it dead" : "no process with that id");
-        /* Logged the first ten times and then once in a thousand: a flood stays counted
-         * (counts/unknownHeartbeats) without filling the log. */
-        if (worth_logging(m->unknown_heartbeats))
-            MC_INFO("heartbeat from %s for id %u (%s); asking it to register again (%llu so "
-                    "far)",
-                    src, hb->id, u.reason, (unsigned long long)m->unknown_heartbeats);
+        u.reason = why;
+        u.fenced = true;
         mc_server_send(m->server, src, MC_CTL_UNKNOWN_PROCESS, &u);
+        mc_pb_free(hb);
+        return;
     }
+    m->unknown_heartbeats++;
+    Mc__Control__UnknownProcess u = MC__CONTROL__UNKNOWN_PROCESS__INIT;
+    u.id = hb->id;
+    u.reason = (char *)(e ? "the manager marked it dead" : "no process with that id");
+    /* Logged the first ten times and then once in a thousand: a flood stays counted
+     * (counts/unknownHeartbeats) without filling the log. */
+    if (worth_logging(m->unknown_heartbeats))
+        MC_INFO("heartbeat from %s for id %u (%s); asking it to register again (%llu so far)",
+                src, hb->id, u.reason, (unsigned long long)m->unknown_heartbeats);
+    mc_server_send(m->server, src, MC_CTL_UNKNOWN_PROCESS, &u);
     mc_pb_free(hb);
 }
 
@@ -370,11 +445,22 @@ static void on_shutdown(mc_server *s, void *ctx)
         event_del(m->expire_ev);
 }
 
+/* A random manager instance (never 0): ids this manager gives are tied to it. */
+static uint64_t new_instance(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v)
+        v = (uint64_t)mc_clock_now_us() * 6364136223846793005ull ^ (uint64_t)getpid() << 32;
+    return v ? v : 1;
+}
+
 mc_manager *mc_manager_new(void)
 {
     mc_manager *m = calloc(1, sizeof *m);
-    if (m)
+    if (m) {
+        m->instance = new_instance();
         m->globals = mc_globals_new(MC_GLOBALS_MAX);
+    }
     if (m && !m->globals) {
         free(m);
         return NULL;

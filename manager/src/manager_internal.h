@@ -23,6 +23,8 @@ struct mc_manager {
     uint64_t deaths;
     uint64_t forgotten;
     uint64_t malformed;
+    uint64_t instance;   /* random, never 0: which manager gave an id (fencing) */
+    uint64_t fenced;     /* processes told they were replaced */
     uint64_t counts[4]; /* refreshed on read */
     mc_id_ranges ids;   /* entity id ranges (manager_ids.c) */
     uint64_t id_refusals;

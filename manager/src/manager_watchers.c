@@ -96,6 +96,8 @@ void mc_manager_publish(mc_manager *m)
     mc_watch_add_uint(w, "counts/deaths", &m->deaths, MC_WATCH_READ_ONLY);
     mc_watch_add_uint(w, "counts/forgotten", &m->forgotten, MC_WATCH_READ_ONLY);
     mc_watch_add_uint(w, "counts/malformed", &m->malformed, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "counts/fenced", &m->fenced, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "registry/instance", &m->instance, MC_WATCH_READ_ONLY);
     mc_watch_add(w, "leastLoaded/baseapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_base,
                  NULL, m);
     mc_watch_add(w, "leastLoaded/cellapp", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_least_cell,

@@ -154,6 +154,19 @@ mc_reg_entry *mc_registry_mark(mc_registry *r, uint32_t id, Mc__Control__Process
     return e;
 }
 
+mc_reg_entry *mc_registry_fence(mc_registry *r, uint32_t id)
+{
+    mc_reg_entry *e = mc_registry_find_id(r, id);
+    if (!e || (e->state != MC__CONTROL__PROCESS_STATE__STATE_DEAD &&
+               e->state != MC__CONTROL__PROCESS_STATE__STATE_STOPPED))
+        return NULL;
+    char reason[sizeof e->reason];
+    snprintf(reason, sizeof reason, "came back after: %.140s", e->reason);
+    snprintf(e->reason, sizeof e->reason, "%s", reason);
+    e->state = MC__CONTROL__PROCESS_STATE__STATE_FENCED;
+    return e;
+}
+
 size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_death, void *ctx)
 {
     size_t n = 0;

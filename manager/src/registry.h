@@ -4,7 +4,8 @@
  * role in registration order ("baseapp01", "baseapp02"...) and never reused, so a
  * restarted process gets a new name. A registration whose def digest differs from the
  * cluster's is refused. A process is dead once it has been silent for dead_after_us, when
- * its channel dies, or when a new process registers at its internal address.
+ * its channel dies, or when a new process registers at its internal address; a dead one
+ * that comes back is fenced (told it was replaced; it exits).
  */
 #ifndef MC_MANAGER_REGISTRY_H
 #define MC_MANAGER_REGISTRY_H
@@ -81,6 +82,10 @@ bool mc_registry_heartbeat(mc_registry *r, uint32_t id, double load, mc_time_us 
 /* Mark an alive process dead or stopped; returns the entry, or NULL if it was not alive. */
 mc_reg_entry *mc_registry_mark(mc_registry *r, uint32_t id, Mc__Control__ProcessState state,
                                const char *reason, mc_time_us now);
+/* A dead or stopped process came back (a heartbeat or a registration carrying its id): mark
+ * it fenced (its reason says why it was declared dead). Returns the entry, or NULL if it
+ * was neither dead nor stopped (already fenced, alive, or unknown). */
+mc_reg_entry *mc_registry_fence(mc_registry *r, uint32_t id);
 /* Mark dead every alive process silent for longer than dead_after; returns how many. */
 size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_death, void *ctx);
 

@@ -73,6 +73,17 @@ server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo 
     return p;
 }
 
+/* The manager declared this process dead and it was replaced: stop at once, without a
+ * graceful shutdown (it must not act as live, not even to say goodbye). */
+static void fenced_exit(mc_server *s, const char *why)
+{
+    MC_ERROR("fenced by the manager at %s: %s; exiting (exit code %d)", s->manager_addr,
+             why && *why ? why : "replaced", MC_SERVER_EXIT_FENCED);
+    s->reg = REG_NONE;
+    s->exit_code = MC_SERVER_EXIT_FENCED;
+    event_base_loopexit(s->base, NULL);
+}
+
 static void on_register_reply(mc_server *s, int status, const uint8_t *data, size_t len,
                               void *arg)
 {
@@ -94,6 +105,11 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         s->next_attempt = now + RETRY_US;
         return;
     }
+    if (r->status == MC__CONTROL__REGISTER_STATUS__REGISTER_FENCED) {
+        fenced_exit(s, r->reason);
+        mc_pb_free(r);
+        return;
+    }
     if (r->status != MC__CONTROL__REGISTER_STATUS__REGISTER_OK) {
         snprintf(s->refusal, sizeof s->refusal, "%s", r->reason ? r->reason : "no reason given");
         MC_ERROR("registration refused by the manager: %s", s->refusal);
@@ -105,6 +121,7 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         return;
     }
     s->id = r->self ? r->self->id : 0;
+    s->manager_instance = r->manager_instance;
     if (r->self && r->self->name)
         mc_server_set_name(s, r->self->name);
     s->heartbeat_ms = r->heartbeat_interval_ms ? r->heartbeat_interval_ms : 1000;
@@ -141,6 +158,12 @@ static void send_register(mc_server *s, mc_time_us now)
     req.external_addr = s->external_addr;
     req.def_digest = s->digest;
     req.build_version = (char *)MC_VERSION;
+    if (s->ever_registered) {
+        /* Which process we were: the manager that gave the id fences us if it declared us
+         * dead; a restarted one registers us anew. */
+        req.previous_id = s->id;
+        req.previous_manager = s->manager_instance;
+    }
     /* Registration goes off-channel: whatever state a channel to the manager is in (a
      * manager that restarted and does not know it yet), the request gets through. */
     s->reg_attempt++;
@@ -161,6 +184,7 @@ static void send_heartbeat(mc_server *s, mc_time_us now)
     Mc__Control__Heartbeat hb = MC__CONTROL__HEARTBEAT__INIT;
     hb.id = s->id;
     hb.load = s->load_value;
+    hb.manager_instance = s->manager_instance;
     int rc = mc_server_send(s, s->manager_addr, MC_CTL_HEARTBEAT, &hb);
     if (rc != MC_OK)
         MC_WARNING("cannot send a heartbeat to %s: %s", s->manager_addr, mc_status_name(rc));
@@ -234,6 +258,11 @@ void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len)
 void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len)
 {
     Mc__Control__UnknownProcess *u = mc__control__unknown_process__unpack(NULL, len, data);
+    if (u && u->fenced && u->id == s->id && s->ever_registered && !s->exit_code) {
+        fenced_exit(s, u->reason);
+        mc_pb_free(u);
+        return;
+    }
     if (s->reg == REG_REGISTERED && (!u || u->id == s->id)) {
         MC_WARNING("the manager no longer knows %s (%s); registering again", s->name,
                    u && u->reason ? u->reason : "no reason");

@@ -62,6 +62,7 @@ const char *mc_state_name(Mc__Control__ProcessState state)
     case MC__CONTROL__PROCESS_STATE__STATE_ALIVE: return "alive";
     case MC__CONTROL__PROCESS_STATE__STATE_DEAD: return "dead";
     case MC__CONTROL__PROCESS_STATE__STATE_STOPPED: return "stopped";
+    case MC__CONTROL__PROCESS_STATE__STATE_FENCED: return "fenced";
     default: return "unknown";
     }
 }

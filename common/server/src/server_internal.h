@@ -104,6 +104,7 @@ struct mc_server {
     uint64_t reg_attempt;        /* numbers registration requests; stale replies are ignored */
     bool ever_registered;
     char refusal[256];
+    uint64_t manager_instance;   /* the manager instance that gave id (fencing) */
 
     /* Peers (births and deaths). */
     server_peer **peers;         /* stable pointers: watchers point at them */

@@ -30,7 +30,7 @@ bool mc_role_parse_plural(const char *text, mc_role *out);
 /* True for the roles that may register with the manager (loginapp, baseapp, cellapp). */
 bool mc_role_registers(mc_role role);
 
-/* "alive", "dead", "stopped", "unknown". */
+/* "alive", "dead", "stopped", "fenced", "unknown". */
 const char *mc_state_name(Mc__Control__ProcessState state);
 
 #endif

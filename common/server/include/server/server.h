@@ -17,6 +17,13 @@
  * the channels, exit 0). A registration the manager refuses (different def digest) is
  * logged with the manager's reason and ends the run with exit code 1.
  *
+ * Fencing: a process the manager declared dead (silent too long, say behind a network
+ * partition or stopped) never acts as a live one again. When it reaches that manager again
+ * (a heartbeat, or a registration carrying the id and manager instance it had) it is told
+ * it was replaced, logs why and ends the run at once with MC_SERVER_EXIT_FENCED, without a
+ * graceful shutdown (on_shutdown is not called). A restarted manager, which declared nobody
+ * dead, registers such a process as a new one.
+ *
  * Everything lives in the mc_server instance; two can run in one process (tests).
  */
 #ifndef MC_SERVER_SERVER_H
@@ -78,6 +85,9 @@ typedef struct {
      * id ranges and keeps some in hand (mc_server_next_entity_id). */
     bool entity_ids;
 } mc_server_desc;
+
+/* The exit code of a process the manager fenced (declared dead, then heard from again). */
+#define MC_SERVER_EXIT_FENCED 4
 
 /* Build the process from its command line. Returns NULL when it should not run, with
  * *exit_code set: 0 after --help, 1 after a one-line error on stderr (bad option, bad
