@@ -88,10 +88,11 @@ typedef struct {
     /* The loop ended after a graceful shutdown, before the server is freed: the role may
      * run it again, bounded, to finish work it started in on_shutdown (may be NULL). */
     void (*after_run)(mc_engine *e);
-    /* The manager declared a process dead (after on_peer_death): its registered name, pid
-     * and host as the manager knew them (may be NULL). */
+    /* The manager declared a process dead or stopped (after on_peer_death): its registered
+     * name, pid and host as the manager knew them; stopped: it deregistered after a graceful
+     * shutdown (may be NULL). */
     void (*on_process_death)(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                             const char *addr);
+                             const char *addr, bool stopped);
 } mc_role_part;
 
 /* ---- the server glue (main.c) -------------------------------------------------------- */
