@@ -262,6 +262,7 @@ watcher status 2>&1 | sed 's/^/    /'
 
 log "down"
 out=$(cluster down 2>&1) || { echo "$out"; fail "down failed"; }
+echo "$out" | sed 's/^/    /'
 grep -q "cluster: down" <<<"$out" || fail "down did not say down: $out"
 for k in 0 1 2; do
   left=$(leftovers "$k")
