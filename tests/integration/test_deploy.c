@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     char script[600];
@@ -365,6 +369,104 @@ START_TEST(down_never_claims_an_unreachable_host)
 }
 END_TEST
 
+/* Is TCP port free on 127.0.0.1 (a Redis Cluster node's bus is its port + 10000)? */
+static bool tcp_port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A port for a Redis Cluster node: free, and its bus port too. */
+static int node_port(void)
+{
+    for (int i = 0; i < 100; i++) {
+        int p = h_free_port(true);
+        if (p > 0 && tcp_port_free(p + 10000))
+            return p;
+    }
+    return -1;
+}
+
+/* A local three-master Redis Cluster (rediscluster lines): formed on the first up, with the
+ * password (refused without it), its data kept across down and up (append-only files,
+ * nodes.conf), named in the cluster file; down leaves nothing running. */
+START_TEST(local_redis_cluster_survives_down_and_up)
+{
+    deploy d;
+    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d.run, sizeof d.run, "%s/run-rc", h_tmpdir());
+    snprintf(d.layout, sizeof d.layout, "%s/rc.layout", h_tmpdir());
+    const char *bin = getenv("MC_BIN_DIR");
+    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    int ports[3];
+    FILE *f = fopen(d.layout, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "set res %s/defs\n", h_source_dir());
+    for (int i = 0; i < 3; i++) {
+        ports[i] = node_port();
+        ck_assert_int_gt(ports[i], 0);
+        fprintf(f, "rediscluster 127.0.0.1 %d\n", ports[i]);
+    }
+    fprintf(f, "manager 127.0.0.1 %d\ncellapp 127.0.0.1 %d\n", h_free_port(false),
+            h_free_port(false));
+    fclose(f);
+
+    char out[16384], pw[200], pwfile[700], auth_env[300], p0[16], p2[16], cfile[700];
+    for (int round = 0; round < 2; round++) {
+        int rc = cluster_cmd(&d, "up", d.layout, out, sizeof out);
+        pid_t pids[8];
+        int n = track_state(&d, pids, 8);
+        ck_assert_msg(rc == 0 && n == 5, "up %d (%d, %d processes):\n%s", round, rc, n, out);
+        snprintf(pwfile, sizeof pwfile, "%s/redis.password", d.run);
+        read_file(pwfile, pw, sizeof pw);
+        snprintf(auth_env, sizeof auth_env, "REDISCLI_AUTH=%s", pw);
+        snprintf(p0, sizeof p0, "%d", ports[0]);
+        snprintf(p2, sizeof p2, "%d", ports[2]);
+        char *info[] = {"/usr/bin/env", auth_env, "redis-cli", "--no-auth-warning", "-p", p0,
+                        "cluster", "info", NULL};
+        rc = h_run(info, out, sizeof out, 10000);
+        ck_assert_msg(rc == 0 && strstr(out, "cluster_state:ok") && strstr(out, "cluster_size:3"),
+                      "%s", out);
+        char *noauth[] = {"/usr/bin/env", "-u", "REDISCLI_AUTH", "redis-cli", "-p", p2, "ping",
+                          NULL};
+        h_run(noauth, out, sizeof out, 10000);
+        ck_assert_msg(strstr(out, "NOAUTH"), "a node answered without a password: %s", out);
+        snprintf(cfile, sizeof cfile, "%s/cluster.conf", d.run);
+        char want[100];
+        snprintf(want, sizeof want, "redisCluster 127.0.0.1:%d,127.0.0.1:%d", ports[0], ports[1]);
+        ck_assert_msg(h_file_contains(cfile, want), "no '%s' in %s", want, cfile);
+        if (round == 0) {
+            char *set[] = {"/usr/bin/env", auth_env, "redis-cli", "--no-auth-warning", "-c", "-p",
+                           p0, "set", "{probe}key", "kept", NULL};
+            rc = h_run(set, out, sizeof out, 10000);
+            ck_assert_msg(rc == 0 && strstr(out, "OK"), "%s", out);
+        } else {
+            char *get[] = {"/usr/bin/env", auth_env, "redis-cli", "--no-auth-warning", "-c", "-p",
+                           p2, "get", "{probe}key", NULL};
+            rc = h_run(get, out, sizeof out, 10000);
+            ck_assert_msg(rc == 0 && strstr(out, "kept"), "lost across down/up: %s", out);
+        }
+        rc = cluster_cmd(&d, "down", NULL, out, sizeof out);
+        ck_assert_msg(rc == 0 && strstr(out, "cluster: down"), "down (%d): %s", rc, out);
+        for (int i = 0; i < n; i++) {
+            bool gone = false;
+            for (int k = 0; k < 50 && !gone; k++) {
+                gone = kill(pids[i], 0) != 0;
+                if (!gone)
+                    h_sleep_ms(100);
+            }
+            ck_assert_msg(gone, "pid %d still running after down", pids[i]);
+        }
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("deploy_cluster");
@@ -373,6 +475,7 @@ static Suite *suite(void)
     tcase_add_test(tc, up_status_down_leaves_nothing);
     tcase_add_test(tc, layout_errors_name_file_and_line);
     tcase_add_test(tc, down_never_claims_an_unreachable_host);
+    tcase_add_test(tc, local_redis_cluster_survives_down_and_up);
     suite_add_tcase(s, tc);
     return s;
 }
