@@ -186,7 +186,8 @@ static int spawn(rh_redis *r)
     return 0;
 }
 
-static rh_redis *create(const rh_options *opt, bool cluster)
+/* password: the cluster's shared one, or NULL for a fresh random one. */
+static rh_redis *create(const rh_options *opt, bool cluster, const char *password)
 {
     rh_redis *r = calloc(1, sizeof *r);
     if (!r)
@@ -209,7 +210,9 @@ static rh_redis *create(const rh_options *opt, bool cluster)
         return NULL;
     }
     if (r->opt.password) {
-        if (random_hex(r->password, 16) != 0) {
+        if (password)
+            snprintf(r->password, sizeof r->password, "%s", password);
+        else if (random_hex(r->password, 16) != 0) {
             free(r);
             return NULL;
         }
@@ -234,7 +237,7 @@ static rh_redis *create(const rh_options *opt, bool cluster)
     return r;
 }
 
-rh_redis *rh_start(const rh_options *opt) { return create(opt, false); }
+rh_redis *rh_start(const rh_options *opt) { return create(opt, false, NULL); }
 
 int rh_kill(rh_redis *r, int sig)
 {
@@ -289,7 +292,8 @@ rh_cluster *rh_cluster_start(const rh_options *opt)
     if (!c)
         return NULL;
     for (int i = 0; i < RH_CLUSTER_NODES; i++) {
-        c->nodes[i] = create(opt, true);
+        /* Every node has the first node's password. */
+        c->nodes[i] = create(opt, true, i ? c->nodes[0]->password : NULL);
         if (!c->nodes[i]) {
             rh_cluster_stop(c);
             return NULL;
@@ -306,7 +310,12 @@ rh_cluster *rh_cluster_start(const rh_options *opt)
     args[n++] = "0";
     args[n++] = "--cluster-yes";
     char out[8192];
+    /* redis-cli --cluster authenticates as the default user (the same password). */
+    char user[64];
+    snprintf(user, sizeof user, "%s", c->nodes[0]->user);
+    c->nodes[0]->user[0] = '\0';
     int st = cli_argv(c->nodes[0], out, sizeof out, args, n);
+    snprintf(c->nodes[0]->user, sizeof c->nodes[0]->user, "%s", user);
     if (st != 0) {
         fprintf(stderr, "redis harness: cluster create failed (%d): %s\n", st, out);
         rh_cluster_stop(c);
@@ -324,7 +333,7 @@ rh_cluster *rh_cluster_start(const rh_options *opt)
 
 rh_redis *rh_cluster_node(rh_cluster *c, int i)
 {
-    return (i >= 0 && i < RH_CLUSTER_NODES) ? c->nodes[i] : NULL;
+    return (c && i >= 0 && i < RH_CLUSTER_NODES) ? c->nodes[i] : NULL;
 }
 
 void rh_cluster_stop(rh_cluster *c)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "harness.h"
 #include "redis_harness.h"
 
@@ -77,6 +78,18 @@ START_TEST(three_master_cluster)
 }
 END_TEST
 
+START_TEST(cluster_with_password_and_user)
+{
+    rh_options o = {.password = true, .user = "mercury"};
+    rh_cluster *c = rh_cluster_start(&o);
+    ck_assert_ptr_nonnull(c);
+    char out[2048];
+    ck_assert_int_eq(rh_cli(rh_cluster_node(c, 1), out, sizeof out, "acl", "whoami", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "mercury"));
+    rh_cluster_stop(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("redis_harness");
@@ -85,8 +98,9 @@ static Suite *suite(void)
     tcase_add_test(tc, password_and_user);
     tcase_add_test(tc, aof_survives_kill9);
     tcase_add_test(tc, three_master_cluster);
+    tcase_add_test(tc, cluster_with_password_and_user);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void) { return h_run_suite(suite()); }
+int main(void) { return mc_check_run(suite()); }

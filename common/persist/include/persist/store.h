@@ -9,7 +9,7 @@
  *   mc:id:{Type:value}    string, the dbid holding identifier value `value` of Type
  *   mc:t:{Type}           set of the type's dbids
  *   mc:s:{Type}           hash, schema record: property name -> type text
- *   mc:owned:{owner:inc}  set of "Type:dbid" checked out by one owner incarnation
+ *   mc:owned:{owner}      set of "Type:dbid" checked out by one owner (process name)
  *   mc:autoload           set of "Type:dbid" to load when the cluster starts
  *   mc:dbid               string, the last database id given (INCR)
  *
@@ -263,5 +263,10 @@ void mc_persist_scan_autoload(mc_persist_store *s, uint64_t cursor, mc_persist_c
  * value... (nrefs even), NOT_FOUND when absent. */
 void mc_persist_load_raw(mc_persist_store *s, const char *type_name, uint64_t dbid,
                          mc_persist_cb cb, void *ctx);
+
+/* The stored schema record of a type (mc-db check): result.refs holds property, type text,
+ * ... (nrefs even; empty when there is none). */
+void mc_persist_read_schema(mc_persist_store *s, const char *type_name, mc_persist_cb cb,
+                            void *ctx);
 
 #endif

@@ -1,0 +1,760 @@
+/* The store: configuration, the request queue, sending, timeouts, callbacks, watchers. */
+#include <errno.h>
+#include <event2/event.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "internal.h"
+
+#define TICK_MS 100
+
+const char *mc_persist_status_name(mc_persist_status st)
+{
+    switch (st) {
+    case MC_PERSIST_OK: return "ok";
+    case MC_PERSIST_NOT_FOUND: return "notFound";
+    case MC_PERSIST_OWNED: return "owned";
+    case MC_PERSIST_FENCED: return "fenced";
+    case MC_PERSIST_IDENT_TAKEN: return "identifierTaken";
+    case MC_PERSIST_EXISTS: return "exists";
+    case MC_PERSIST_SCHEMA: return "schema";
+    case MC_PERSIST_BAD_DATA: return "badData";
+    case MC_PERSIST_BAD_REQUEST: return "badRequest";
+    case MC_PERSIST_QUEUE_FULL: return "queueFull";
+    case MC_PERSIST_UNAVAILABLE: return "unavailable";
+    case MC_PERSIST_AUTH: return "auth";
+    case MC_PERSIST_REDIS: return "redisError";
+    case MC_PERSIST_CLOSED: return "closed";
+    }
+    return "unknown";
+}
+
+/* --- lists ------------------------------------------------------------------------------ */
+
+void mc_list_push_back(mc_req_list *l, mc_persist_req *r)
+{
+    r->next = NULL;
+    r->prev = l->tail;
+    if (l->tail)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+    l->count++;
+}
+
+void mc_list_push_front(mc_req_list *l, mc_persist_req *r)
+{
+    r->prev = NULL;
+    r->next = l->head;
+    if (l->head)
+        l->head->prev = r;
+    else
+        l->tail = r;
+    l->head = r;
+    l->count++;
+}
+
+void mc_list_remove(mc_req_list *l, mc_persist_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        l->head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        l->tail = r->prev;
+    r->prev = r->next = NULL;
+    l->count--;
+}
+
+/* --- requests --------------------------------------------------------------------------- */
+
+mc_persist_req *mc_req_new(mc_persist_store *s, mc_op op, mc_persist_cb cb, void *ctx)
+{
+    mc_persist_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->s = s;
+    r->op = op;
+    r->cb = cb;
+    r->ctx = ctx;
+    r->script = -1;
+    r->deadline = mc_clock_now_us() + (mc_time_us)s->cfg.request_timeout_ms * MC_US_PER_MS;
+    return r;
+}
+
+static void clear_args(mc_persist_req *r)
+{
+    for (int i = 0; i < r->nargs; i++)
+        free(r->args[i]);
+    r->nargs = 0;
+    free(r->route);
+    r->route = NULL;
+}
+
+void mc_req_free(mc_persist_req *r)
+{
+    if (!r)
+        return;
+    if ((r->op == OP_SCHEMA || r->op == OP_SLOTS) && r->s->internal_reqs > 0)
+        r->s->internal_reqs--;
+    clear_args(r);
+    free(r->args);
+    free(r->lens);
+    free(r->type_name);
+    free(r->ident);
+    free(r->ident_json);
+    free(r->old_ident);
+    for (size_t i = 0; i < r->nfields; i++)
+        free(r->fields[i]);
+    free(r->fields);
+    free(r->field_lens);
+    free(r->owner);
+    for (size_t i = 0; i < r->nnames; i++)
+        free(r->names[i]);
+    free(r->names);
+    free(r->counts);
+    free(r);
+}
+
+void mc_req_command(mc_persist_req *r, int script, int numkeys)
+{
+    clear_args(r);
+    r->script = script;
+    r->numkeys = numkeys;
+    r->use_eval = false;
+    r->ask = NULL;
+    r->asking_sent = false;
+}
+
+/* An allocation failure marks the request (nargs = -1 sentinel via capargs < 0). */
+void mc_req_arg(mc_persist_req *r, const void *data, size_t len)
+{
+    if (r->capargs < 0)
+        return;
+    if (r->nargs == r->capargs) {
+        int nc = r->capargs ? r->capargs * 2 : 16;
+        char **a = realloc(r->args, (size_t)nc * sizeof *a);
+        if (a)
+            r->args = a;
+        size_t *l = a ? realloc(r->lens, (size_t)nc * sizeof *l) : NULL;
+        if (!a || !l) {
+            r->capargs = -1;
+            return;
+        }
+        r->lens = l;
+        r->capargs = nc;
+    }
+    char *c = malloc(len + 1);
+    if (!c) {
+        r->capargs = -1;
+        return;
+    }
+    memcpy(c, data, len);
+    c[len] = '\0';
+    r->args[r->nargs] = c;
+    r->lens[r->nargs++] = len;
+}
+
+void mc_req_argf(mc_persist_req *r, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf) {
+        r->capargs = -1;
+        return;
+    }
+    mc_req_arg(r, buf, (size_t)n);
+}
+
+void mc_req_route(mc_persist_req *r, const char *key)
+{
+    free(r->route);
+    r->route = key ? strdup(key) : NULL;
+    if (key && !r->route)
+        r->capargs = -1;
+}
+
+bool mc_req_oom(const mc_persist_req *r) { return r->capargs < 0; }
+
+static bool is_write_op(mc_op op)
+{
+    return op == OP_WRITE || op == OP_CREATE || op == OP_DELETE || op == OP_IMPORT;
+}
+
+void mc_req_finish(mc_persist_req *r, mc_persist_result *res)
+{
+    mc_persist_store *s = r->s;
+    if (!res->reason)
+        res->reason = "";
+    if (is_write_op(r->op)) {
+        if (res->status == MC_PERSIST_OK)
+            s->writes_ok++;
+        else
+            s->writes_failed++;
+    } else if (r->op == OP_LOAD) {
+        if (res->status == MC_PERSIST_OK)
+            s->loads_ok++;
+        else
+            s->loads_failed++;
+    } else if (r->op == OP_CHECKOUT) {
+        if (res->status == MC_PERSIST_OK)
+            s->checkouts_won++;
+        else if (res->status == MC_PERSIST_OWNED)
+            s->checkouts_owned++;
+    }
+    if (res->status == MC_PERSIST_FENCED)
+        s->fenced++;
+    if (r->op == OP_SCHEMA && s->schema_left > 0 && --s->schema_left == 0)
+        s->schema_done = true;
+    if (r->op == OP_SLOTS)
+        s->slots_pending = false;
+    if (res->status != MC_PERSIST_OK && res->status != MC_PERSIST_NOT_FOUND &&
+        res->status != MC_PERSIST_OWNED)
+        MC_DEBUG("persist: %s: %s", mc_persist_status_name(res->status), res->reason);
+    if (r->cb)
+        r->cb(r->ctx, res);
+    mc_req_free(r);
+}
+
+void mc_req_fail(mc_persist_req *r, mc_persist_status st, const char *fmt, ...)
+{
+    char why[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    mc_persist_result res = {.status = st, .reason = why, .dbid = r->dbid};
+    mc_req_finish(r, &res);
+}
+
+/* Fail from the loop, never inside the caller's call. */
+void mc_store_reject(mc_persist_req *r, mc_persist_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    va_end(ap);
+    r->status = st;
+    mc_list_push_back(&r->s->done, r);
+    event_active(r->s->done_ev, EV_TIMEOUT, 0);
+}
+
+static void done_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mc_persist_store *s = arg;
+    /* Only those queued before this run: callbacks may queue more. */
+    size_t n = s->done.count;
+    for (size_t i = 0; i < n && s->done.head; i++) {
+        mc_persist_req *r = s->done.head;
+        mc_list_remove(&s->done, r);
+        mc_persist_result res = {.status = r->status, .reason = r->reason, .dbid = r->dbid};
+        mc_req_finish(r, &res);
+    }
+}
+
+/* --- queue and sending ------------------------------------------------------------------ */
+
+/* Before the first waiting request submitted after r. */
+static void insert_ordered(mc_req_list *l, mc_persist_req *r)
+{
+    mc_persist_req *at = l->head;
+    while (at && at->seq <= r->seq)
+        at = at->next;
+    if (!at) {
+        mc_list_push_back(l, r);
+        return;
+    }
+    r->next = at;
+    r->prev = at->prev;
+    if (at->prev)
+        at->prev->next = r;
+    else
+        l->head = r;
+    at->prev = r;
+    l->count++;
+}
+
+void mc_store_enqueue(mc_persist_store *s, mc_persist_req *r, bool front)
+{
+    if (s->closing) {
+        mc_req_fail(r, MC_PERSIST_CLOSED, "store closed");
+        return;
+    }
+    if (mc_req_oom(r)) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "out of memory");
+        return;
+    }
+    if (front)
+        insert_ordered(&s->pending, r);
+    else
+        mc_list_push_back(&s->pending, r);
+}
+
+/* Queue a new request from an API call: bounded, failing later (from the loop). */
+void mc_store_submit(mc_persist_store *s, mc_persist_req *r)
+{
+    if (mc_persist_queue_depth(s) >= s->cfg.queue_max) {
+        mc_store_reject(r, MC_PERSIST_QUEUE_FULL, "queue full (%zu requests waiting)",
+                        mc_persist_queue_depth(s));
+        return;
+    }
+    if (s->auth_failed) {
+        mc_store_reject(r, MC_PERSIST_AUTH, "%s", s->last_error);
+        return;
+    }
+    if (mc_req_oom(r)) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "out of memory");
+        return;
+    }
+    r->seq = ++s->next_seq;
+    mc_list_push_back(&s->pending, r);
+    mc_store_pump(s);
+}
+
+void mc_store_pump(mc_persist_store *s)
+{
+    if (s->closing || (s->resume_at && mc_clock_now_us() < s->resume_at))
+        return;
+    s->resume_at = 0;
+    while (s->pending.head && s->inflight < s->cfg.inflight_max) {
+        mc_persist_req *r = s->pending.head;
+        /* The schema is checked before anything else is sent. */
+        if (!s->schema_done && r->op != OP_SCHEMA && r->op != OP_SLOTS)
+            return;
+        mc_persist_conn *c = mc_cluster_route(s, r);
+        if (!c || c->state != CONN_READY)
+            return;
+        mc_list_remove(&s->pending, r);
+        if (r->ask && !r->asking_sent) {
+            r->asking_sent = true;
+            if (mc_conn_send_asking(c) != 0) {
+                mc_list_push_front(&s->pending, r);
+                return;
+            }
+        }
+        if (mc_conn_send(c, r) != 0) {
+            mc_list_push_front(&s->pending, r);
+            return;
+        }
+    }
+}
+
+void mc_store_conn_ready(mc_persist_store *s, mc_persist_conn *c)
+{
+    MC_INFO("persist: connected to redis %s", c->addr);
+    s->connected_flag = true;
+    s->auth_failed = false;
+    if (s->cluster)
+        mc_cluster_want_slots(s);
+    mc_store_pump(s);
+}
+
+void mc_store_conn_lost(mc_persist_store *s, mc_persist_conn *c, mc_req_list *inflight)
+{
+    (void)c;
+    s->connected_flag = false;
+    /* Back to the front of the queue in their original order. */
+    while (inflight->tail) {
+        mc_persist_req *r = inflight->tail;
+        mc_list_remove(inflight, r);
+        s->inflight--;
+        r->sent_on = NULL;
+        if (r->abandoned) {
+            mc_req_free(r);
+            continue;
+        }
+        if (is_write_op(r->op))
+            s->writes_retried++;
+        r->retried = true;
+        r->asking_sent = false;
+        insert_ordered(&s->pending, r);
+    }
+    if (s->cluster)
+        mc_cluster_want_slots(s);
+}
+
+void mc_store_error(mc_persist_store *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->last_error, sizeof s->last_error, fmt, ap);
+    va_end(ap);
+    MC_WARNING("persist: %s", s->last_error);
+}
+
+void mc_store_auth_failed(mc_persist_store *s, const char *why)
+{
+    snprintf(s->last_error, sizeof s->last_error, "redis refused the credentials (%s)", why);
+    MC_ERROR("persist: %s", s->last_error);
+    s->auth_failed = true;
+    /* Everything waiting fails now (retrying cannot help until the password is fixed),
+     * except the store's own schema and slot requests. */
+    for (mc_persist_req *r = s->pending.head, *next; r; r = next) {
+        next = r->next;
+        if (r->op == OP_SCHEMA || r->op == OP_SLOTS)
+            continue;
+        mc_list_remove(&s->pending, r);
+        mc_req_fail(r, MC_PERSIST_AUTH, "%s", s->last_error);
+    }
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mc_persist_store *s = arg;
+    mc_time_us now = mc_clock_now_us();
+    mc_time_us connect_limit = (mc_time_us)(s->cfg.backoff_max_ms + 5000) * MC_US_PER_MS;
+    for (size_t i = 0; i < s->nconns; i++) {
+        mc_persist_conn *c = s->conns[i];
+        if ((c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKE) &&
+            now - c->state_since > connect_limit)
+            mc_conn_drop(c, "no answer to connect/handshake in time");
+    }
+    /* Requests past their deadline, waiting or in flight. */
+    for (mc_persist_req *r = s->pending.head, *next; r; r = next) {
+        next = r->next;
+        if (now >= r->deadline) {
+            mc_list_remove(&s->pending, r);
+            mc_req_fail(r, MC_PERSIST_UNAVAILABLE, "not acknowledged in %u ms (%s)",
+                        s->cfg.request_timeout_ms, s->last_error[0] ? s->last_error : "redis busy");
+        }
+    }
+    for (size_t i = 0; i < s->nconns; i++) {
+        for (mc_persist_req *r = s->conns[i]->inflight.head; r; r = r->next) {
+            if (!r->abandoned && now >= r->deadline) {
+                mc_persist_result res = {.status = MC_PERSIST_UNAVAILABLE,
+                                         .reason = "no reply in time (may have been applied)",
+                                         .dbid = r->dbid};
+                mc_persist_cb cb = r->cb;
+                r->abandoned = true;
+                r->cb = NULL;
+                if (is_write_op(r->op))
+                    s->writes_failed++;
+                if (cb)
+                    cb(r->ctx, &res);
+            }
+        }
+    }
+    mc_store_pump(s);
+}
+
+/* --- the store -------------------------------------------------------------------------- */
+
+static char *read_password(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "password file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char line[1024];
+    if (!fgets(line, sizeof line, f)) {
+        fclose(f);
+        snprintf(err, errlen, "password file %s: empty", path);
+        return NULL;
+    }
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0]) {
+        snprintf(err, errlen, "password file %s: empty first line", path);
+        return NULL;
+    }
+    char *p = strdup(line);
+    sodium_memzero(line, sizeof line);
+    if (!p)
+        snprintf(err, errlen, "out of memory");
+    return p;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+mc_persist_store *mc_persist_store_new(struct event_base *base, const mc_persist_config *cfg,
+                                       char *err, size_t errlen)
+{
+    if (!base || !cfg || !cfg->defs || !cfg->process_name || !cfg->process_name[0]) {
+        snprintf(err, errlen, "persist: the event base, defs and process name are required");
+        return NULL;
+    }
+    if (cfg->nseeds > MC_PERSIST_MAX_SEEDS) {
+        snprintf(err, errlen, "persist: at most %d cluster seeds", MC_PERSIST_MAX_SEEDS);
+        return NULL;
+    }
+    if (sodium_init() < 0) {
+        snprintf(err, errlen, "persist: libsodium failed to initialise");
+        return NULL;
+    }
+    mc_persist_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->base = base;
+    s->cfg = *cfg;
+    if (!s->cfg.queue_max)
+        s->cfg.queue_max = 100000;
+    if (!s->cfg.inflight_max)
+        s->cfg.inflight_max = 1000;
+    if (!s->cfg.backoff_min_ms)
+        s->cfg.backoff_min_ms = 100;
+    if (!s->cfg.backoff_max_ms)
+        s->cfg.backoff_max_ms = 5000;
+    if (s->cfg.backoff_max_ms < s->cfg.backoff_min_ms)
+        s->cfg.backoff_max_ms = s->cfg.backoff_min_ms;
+    if (!s->cfg.request_timeout_ms)
+        s->cfg.request_timeout_ms = 30000;
+    s->process_name = strdup(cfg->process_name);
+    s->prefix = strdup(cfg->prefix && cfg->prefix[0] ? cfg->prefix : "mc");
+    s->user = dup_or_null(cfg->user && cfg->user[0] ? cfg->user : NULL);
+    s->cluster = cfg->nseeds > 0;
+    s->address = strdup(cfg->address && cfg->address[0] ? cfg->address : "127.0.0.1:6379");
+    s->owner = strdup(cfg->process_name);
+    s->cfg.process_name = s->process_name;
+    s->cfg.prefix = s->prefix;
+    s->cfg.user = s->user;
+    s->cfg.address = s->address;
+    s->cfg.password_file = NULL;
+    for (size_t i = 0; i < cfg->nseeds; i++) {
+        s->seeds[i] = dup_or_null(cfg->seeds[i]);
+        s->cfg.seeds[i] = s->seeds[i];
+    }
+    if (!s->process_name || !s->prefix || !s->address || !s->owner) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (cfg->password_file && cfg->password_file[0]) {
+        s->password = read_password(cfg->password_file, err, errlen);
+        if (!s->password)
+            goto fail;
+    }
+    size_t ntypes = mc_defs_type_count(cfg->defs);
+    s->schema_state = calloc(ntypes ? ntypes : 1, sizeof *s->schema_state);
+    s->schema_refused = calloc(ntypes ? ntypes : 1, sizeof *s->schema_refused);
+    s->tick_ev = event_new(base, -1, EV_PERSIST, tick_cb, s);
+    s->done_ev = event_new(base, -1, 0, done_cb, s);
+    if (!s->schema_state || !s->schema_refused || !s->tick_ev || !s->done_ev) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* Connections: the one Redis, or every seed (the slot map adds nodes). */
+    size_t n = s->cluster ? cfg->nseeds : 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = s->cluster ? s->seeds[i] : s->address;
+        char host[64];
+        int port;
+        if (!a || mc_parse_addr(a, host, sizeof host, &port) != 0) {
+            snprintf(err, errlen, "persist: bad redis address '%s' (want IP:PORT)", a ? a : "");
+            goto fail;
+        }
+        if (!mc_cluster_conn_for(s, host, port)) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    struct timeval tv = {0, TICK_MS * 1000};
+    event_add(s->tick_ev, &tv);
+    mc_ops_schema_start(s);
+    for (size_t i = 0; i < s->nconns; i++)
+        mc_conn_start(s->conns[i]);
+    return s;
+fail:
+    mc_persist_store_free(s);
+    return NULL;
+}
+
+static void fail_list(mc_req_list *l)
+{
+    while (l->head) {
+        mc_persist_req *r = l->head;
+        mc_list_remove(l, r);
+        if (r->abandoned)
+            mc_req_free(r);
+        else
+            mc_req_fail(r, MC_PERSIST_CLOSED, "store closed");
+    }
+}
+
+void mc_persist_store_free(mc_persist_store *s)
+{
+    if (!s)
+        return;
+    s->closing = true;
+    /* Connections first (hiredis calls the callbacks of requests in flight with no reply:
+     * they ignore it), then every request fails with CLOSED. */
+    mc_req_list inflight = {0};
+    for (size_t i = 0; i < s->nconns; i++) {
+        mc_persist_conn *c = s->conns[i];
+        while (c->inflight.head) {
+            mc_persist_req *r = c->inflight.head;
+            mc_list_remove(&c->inflight, r);
+            r->sent_on = NULL;
+            mc_list_push_back(&inflight, r);
+        }
+        mc_conn_free(c);
+    }
+    free(s->conns);
+    s->conns = NULL;
+    s->nconns = 0;
+    fail_list(&inflight);
+    fail_list(&s->done);
+    fail_list(&s->pending);
+    if (s->tick_ev)
+        event_free(s->tick_ev);
+    if (s->done_ev)
+        event_free(s->done_ev);
+    size_t ntypes = s->cfg.defs ? mc_defs_type_count(s->cfg.defs) : 0;
+    if (s->schema_state)
+        for (size_t i = 0; i < ntypes; i++)
+            free(s->schema_state[i]);
+    free(s->schema_state);
+    free(s->schema_refused);
+    free(s->schema_watch);
+    free(s->slot_map);
+    if (s->password) {
+        sodium_memzero(s->password, strlen(s->password));
+        free(s->password);
+    }
+    free(s->process_name);
+    free(s->prefix);
+    free(s->user);
+    free(s->address);
+    free(s->owner);
+    for (size_t i = 0; i < MC_PERSIST_MAX_SEEDS; i++)
+        free(s->seeds[i]);
+    free(s);
+}
+
+void mc_persist_set_owner(mc_persist_store *s, const char *owner, uint64_t incarnation)
+{
+    char *o = owner && owner[0] ? strdup(owner) : NULL;
+    if (o) {
+        free(s->owner);
+        s->owner = o;
+    }
+    s->incarnation = incarnation;
+}
+
+bool mc_persist_ready(const mc_persist_store *s)
+{
+    if (!s->schema_done)
+        return false;
+    for (size_t i = 0; i < s->nconns; i++)
+        if (s->conns[i]->state == CONN_READY)
+            return true;
+    return false;
+}
+
+size_t mc_persist_queue_depth(const mc_persist_store *s)
+{
+    size_t all = s->pending.count + s->inflight;
+    return all > s->internal_reqs ? all - s->internal_reqs : 0;
+}
+
+/* --- watchers ---------------------------------------------------------------------------- */
+
+static void get_connected(void *ctx, mc_watch_value *out) { out->as.b = mc_persist_ready(ctx); }
+static void get_depth(void *ctx, mc_watch_value *out)
+{
+    out->as.u = mc_persist_queue_depth(ctx);
+}
+static void get_queue_max(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((mc_persist_store *)ctx)->cfg.queue_max;
+}
+static void get_inflight(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((mc_persist_store *)ctx)->inflight;
+}
+static void get_last_error(void *ctx, mc_watch_value *out)
+{
+    out->as.s = strdup(((mc_persist_store *)ctx)->last_error);
+}
+
+typedef struct {
+    mc_persist_store *s;
+    size_t type;
+} schema_watch;
+
+static void get_schema(void *ctx, mc_watch_value *out)
+{
+    schema_watch *sw = ctx;
+    const char *st = sw->s->schema_state[sw->type];
+    out->as.s = strdup(st ? st : "unchecked");
+}
+
+mc_watch_status mc_persist_add_watchers(mc_persist_store *s, mc_watchers *w, const char *dir)
+{
+    char p[MC_WATCH_MAX_PATH];
+    mc_watch_status st;
+#define ADD(name, type, fn)                                                                 \
+    do {                                                                                    \
+        snprintf(p, sizeof p, "%s/%s", dir, name);                                          \
+        if ((st = mc_watch_add(w, p, type, MC_WATCH_READ_ONLY, fn, NULL, s)) != MC_WATCH_OK) \
+            return st;                                                                      \
+    } while (0)
+#define ADDU(name, var)                                                                     \
+    do {                                                                                    \
+        snprintf(p, sizeof p, "%s/%s", dir, name);                                          \
+        if ((st = mc_watch_add_uint(w, p, &s->var, MC_WATCH_READ_ONLY)) != MC_WATCH_OK)     \
+            return st;                                                                      \
+    } while (0)
+    ADD("connected", MC_WATCH_BOOL, get_connected);
+    ADD("queueDepth", MC_WATCH_UINT, get_depth);
+    ADD("queueMax", MC_WATCH_UINT, get_queue_max);
+    ADD("inFlight", MC_WATCH_UINT, get_inflight);
+    ADD("lastError", MC_WATCH_STRING, get_last_error);
+    ADDU("writesOk", writes_ok);
+    ADDU("writesFailed", writes_failed);
+    ADDU("writesRetried", writes_retried);
+    ADDU("loadsOk", loads_ok);
+    ADDU("loadsFailed", loads_failed);
+    ADDU("checkoutsWon", checkouts_won);
+    ADDU("checkoutsOwned", checkouts_owned);
+    ADDU("fenced", fenced);
+    ADDU("reconnects", reconnects);
+    ADDU("redirects", redirects);
+#undef ADD
+#undef ADDU
+    snprintf(p, sizeof p, "%s/address", dir);
+    if ((st = mc_watch_add_const_string(w, p, s->cluster ? s->seeds[0] : s->address)) !=
+        MC_WATCH_OK)
+        return st;
+    snprintf(p, sizeof p, "%s/schema", dir);
+    if ((st = mc_watch_add_directory(w, p)) != MC_WATCH_OK)
+        return st;
+    size_t ntypes = mc_defs_type_count(s->cfg.defs);
+    if (!s->schema_watch)
+        s->schema_watch = calloc(ntypes ? ntypes : 1, sizeof(schema_watch));
+    schema_watch *sw = s->schema_watch;
+    if (!sw)
+        return MC_WATCH_ERR_NO_MEMORY;
+    for (size_t i = 0; i < ntypes; i++) {
+        if (!s->schema_state[i])
+            continue; /* no persistent property */
+        sw[i].s = s;
+        sw[i].type = i;
+        snprintf(p, sizeof p, "%s/schema/%s", dir, mc_defs_type(s->cfg.defs, (uint16_t)i)->name);
+        if ((st = mc_watch_add(w, p, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_schema, NULL,
+                               &sw[i])) != MC_WATCH_OK)
+            return st;
+    }
+    return MC_WATCH_OK;
+}
+
+void mc_persist_remove_watchers(mc_persist_store *s, mc_watchers *w, const char *dir)
+{
+    (void)s;
+    mc_watch_remove(w, dir);
+}
