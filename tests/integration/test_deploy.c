@@ -467,6 +467,51 @@ START_TEST(local_redis_cluster_survives_down_and_up)
 }
 END_TEST
 
+/* An external Redis named in the layout (set redis, redisUser, redisPasswordFile) is not
+ * started: the cluster file names it, and its password file is copied (0600) into the run
+ * dir for the processes. */
+START_TEST(external_redis_is_named_not_started)
+{
+    deploy d;
+    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d.run, sizeof d.run, "%s/run-ext", h_tmpdir());
+    snprintf(d.layout, sizeof d.layout, "%s/ext.layout", h_tmpdir());
+    const char *bin = getenv("MC_BIN_DIR");
+    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    char secret[700];
+    snprintf(secret, sizeof secret, "%s/external.secret", h_tmpdir());
+    FILE *f = fopen(secret, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("s3cret-of-the-studio\n", f);
+    fclose(f);
+    int rport = h_free_port(true);
+    f = fopen(d.layout, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "set res %s/defs\nset redis 127.0.0.1:%d\nset redisUser game\n", h_source_dir(),
+            rport);
+    fprintf(f, "set redisPasswordFile %s\nmanager 127.0.0.1 %d\ncellapp 127.0.0.1 %d\n", secret,
+            h_free_port(false), h_free_port(false));
+    fclose(f);
+    char out[16384];
+    int rc = cluster_cmd(&d, "up", d.layout, out, sizeof out);
+    pid_t pids[8];
+    int n = track_state(&d, pids, 8);
+    ck_assert_msg(rc == 0 && n == 2, "up (%d, %d processes): %s", rc, n, out);
+    ck_assert_msg(!strstr(out, "started redis"), "started a Redis: %s", out);
+    char cfile[700], want[100], pwcopy[700], pw[100];
+    snprintf(cfile, sizeof cfile, "%s/cluster.conf", d.run);
+    snprintf(want, sizeof want, "redis 127.0.0.1:%d", rport);
+    ck_assert_msg(h_file_contains(cfile, want), "no '%s' in %s", want, cfile);
+    ck_assert(h_file_contains(cfile, "redisUser game"));
+    snprintf(pwcopy, sizeof pwcopy, "%s/redis.password", d.run);
+    ck_assert_int_eq(file_mode(pwcopy), 0600);
+    read_file(pwcopy, pw, sizeof pw);
+    ck_assert_str_eq(pw, "s3cret-of-the-studio");
+    rc = cluster_cmd(&d, "down", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: down"), "down (%d): %s", rc, out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("deploy_cluster");
@@ -476,6 +521,7 @@ static Suite *suite(void)
     tcase_add_test(tc, layout_errors_name_file_and_line);
     tcase_add_test(tc, down_never_claims_an_unreachable_host);
     tcase_add_test(tc, local_redis_cluster_survives_down_and_up);
+    tcase_add_test(tc, external_redis_is_named_not_started);
     suite_add_tcase(s, tc);
     return s;
 }
