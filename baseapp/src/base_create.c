@@ -13,6 +13,16 @@ mc_entity *base_create(mc_engine *e, uint16_t type, const uint16_t *indices,
                        const mc_value *values, size_t n, int *status, char *why,
                        size_t whylen)
 {
+    mc_entity *ent = base_create_quiet(e, type, indices, values, n, status, why, whylen);
+    if (ent)
+        mc_engine_run_hook(e, ent, MC_HOOK_CREATED, NULL);
+    return ent;
+}
+
+mc_entity *base_create_quiet(mc_engine *e, uint16_t type, const uint16_t *indices,
+                             const mc_value *values, size_t n, int *status, char *why,
+                             size_t whylen)
+{
     const mc_entity_defs *defs = mc_engine_defs(e);
     const mc_entity_type_def *td = mc_defs_type(defs, type);
     if (!td) {
@@ -42,7 +52,6 @@ mc_entity *base_create(mc_engine *e, uint16_t type, const uint16_t *indices,
     }
     *status = MC_CALL_OK;
     MC_DEBUG("created %s %d", td->name, (int)ent->id);
-    mc_engine_run_hook(e, ent, MC_HOOK_CREATED, NULL);
     return ent;
 }
 

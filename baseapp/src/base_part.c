@@ -1,6 +1,7 @@
 /* The baseapp's role table for the engine: its engine API, its messages, destroying bases
  * and their watchers. */
 #include "baseapp.h"
+#include "base_db.h"
 #include "common/log.h"
 
 #include <stdio.h>
@@ -49,6 +50,11 @@ const mc_engine_ops base_engine_ops = {
     .register_globally = base_op_register_globally,
     .deregister_globally = base_op_deregister_globally,
     .look_up_base_by_name = base_op_look_up,
+    .write_to_db = db_op_write,
+    .database_id = db_op_database_id,
+    .set_auto_load = db_op_set_auto_load,
+    .create_base_from_db = db_op_create_from_db,
+    .destroy_base = db_op_destroy_base,
 };
 
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
@@ -59,6 +65,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_CELL_GONE:
         base_on_cell_gone(e, o, data);
+        return;
+    case MC_MSG_LOAD_BASE:
+        db_on_load_base(e, o, data);
         return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
@@ -71,6 +80,7 @@ static void on_destroy(mc_engine *e, mc_entity *ent)
 {
     base_fail_cell_queue(e, ent, MC_CALL_ERR_DESTROYED, "destroyed");
     base_drop_globals(e, ent);
+    db_on_destroy(e, ent);
 }
 
 static const char *const cell_states[] = {"none", "creating", "live", "destroying"};
@@ -114,6 +124,7 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_cell, NULL, ref);
     snprintf(path, sizeof path, "%s/globalNames", dir);
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_globals, NULL, ref);
+    db_add_entity_watchers(e, ent, dir, ref);
 }
 
 static int on_init(mc_engine *e, char *err, size_t errlen)
@@ -122,7 +133,7 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the baseapp's commands");
         return -1;
     }
-    return 0;
+    return base_db_init(e, err, errlen);
 }
 
 const mc_role_part base_role_part = {
@@ -133,5 +144,11 @@ const mc_role_part base_role_part = {
     .on_destroy = on_destroy,
     .add_entity_watchers = add_entity_watchers,
     .on_init = on_init,
+    .on_shutdown = db_on_shutdown,
+    .on_free = base_db_free,
     .ops = &base_engine_ops,
+    .options = base_db_options,
+    .option_count = BASE_DB_OPTION_COUNT,
+    .after_run = db_after_run,
+    .on_process_death = db_on_process_death,
 };

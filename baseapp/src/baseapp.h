@@ -33,6 +33,10 @@ void base_on_create_base(mc_engine *e, const mc_origin *o, mc_istream *is);
 mc_entity *base_create(mc_engine *e, uint16_t type, const uint16_t *indices,
                        const mc_value *values, size_t n, int *status, char *why,
                        size_t whylen);
+/* The same without running onCreated (the caller runs it once the base is set up). */
+mc_entity *base_create_quiet(mc_engine *e, uint16_t type, const uint16_t *indices,
+                             const mc_value *values, size_t n, int *status, char *why,
+                             size_t whylen);
 int base_op_create_locally(const mc_call_ctx *call, const char *type,
                            const mc_prop_init *props, size_t nprops, mc_mailbox_ref *out);
 int base_op_create_anywhere(const mc_call_ctx *call, const char *type,

@@ -1,0 +1,174 @@
+/* The baseapp's persistence: entities in Redis through the data layer (persist/store.h).
+ *
+ * With --redis or --redisCluster the baseapp opens one store; every base it writes or loads
+ * gets a record here: its database id, the check-out token every write carries, its
+ * auto-load flag and what destroy does to it. writeToDB writes the base's Persistent
+ * properties with its cell's (fetched from the cell with FETCH_CELL, or its cellData when it
+ * has no cell); createBaseFromDB checks the entity out (atomically, in Redis) and loads it
+ * here, or answers with the live entity's mailbox when another check-out holds it (waiting,
+ * bounded by --loadWaitMs, while it is being loaded); LOAD_BASE does the same for another
+ * process (createBaseAnywhereFromDB). Every entity with a database id is written once per
+ * --archivePeriodS, spread over the ticks; a graceful shutdown writes and releases them all
+ * (bounded by --shutdownWriteMs); the check-outs of a baseapp the manager declares dead
+ * are released (by owner, idempotent) so that its entities can be loaded again; auto-load
+ * entities are loaded once the baseapp is registered. Without a database every function
+ * here answers MC_CALL_ERR_UNAVAILABLE. docs/ENTITIES.md, "Persistence".
+ */
+#ifndef MC_BASEAPP_BASE_DB_H
+#define MC_BASEAPP_BASE_DB_H
+
+#include "baseapp.h"
+#include "entity/persist_wire.h"
+#include "persist/store.h"
+#include "u64map.h"
+
+#include <event2/event.h>
+
+/* Options the baseapp adds for persistence. */
+#define BASE_DB_OPTION_COUNT 7
+extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
+
+struct db_waiter;
+struct db_load_op;
+
+typedef struct db_rec {
+    int32_t id;                 /* entity id */
+    uint16_t type;
+    uint64_t dbid;              /* 0 until its first write was acknowledged */
+    char token[96];             /* the check-out's token (with dbid) */
+    bool creating;              /* the first write (create) is in flight */
+    bool gone;                  /* the entity was destroyed while creating */
+    bool fenced;                /* Redis refused a write: another check-out holds it */
+    bool autoload;              /* the flag the game wants */
+    bool autoload_stored;       /* the flag as last stored */
+    bool destroy_delete;        /* destroy deletes it from the database */
+    bool destroy_nowrite;       /* destroy does not write it */
+    uint32_t inflight;          /* writes sent, not yet answered */
+    struct db_waiter *waiting;  /* writes waiting for the create */
+    int64_t space_id;           /* its cell's space when last written or loaded */
+    size_t archive_slot;        /* index in base_db.archive, SIZE_MAX when not there */
+} db_rec;
+
+typedef struct {
+    uint64_t writes, writes_ok, writes_failed, fenced, loads, loads_ok, loads_live,
+        loads_failed, archived, released_of_dead, autoloaded, deleted, released;
+} db_stats;
+
+typedef struct base_db {
+    mc_engine *e;
+    mc_persist_store *store;    /* NULL: no database */
+    char where[600];            /* what --redis / --redisCluster named (logs, watchers) */
+    char owner[64];
+    bool owner_set;
+    uint64_t incarnation;
+    u64map by_id;               /* entity id -> db_rec */
+    u64map by_dbid;             /* db_key(type, dbid) -> db_rec */
+    int32_t *archive;           /* ids of entities with a database id */
+    size_t narchive, archive_cap, archive_cursor;
+    double archive_carry;
+    uint64_t archive_period_ms, load_wait_ms, shutdown_write_ms;
+    struct event *tick_ev;
+    bool autoload_started, autoload_done;
+    struct db_load_op *loads;      /* loads in progress (list) */
+    bool shutting_down;
+    size_t shutdown_outstanding, shutdown_failed;
+    mc_time_us shutdown_started;
+    db_stats st;
+} base_db;
+
+static inline uint64_t db_key(uint16_t type, uint64_t dbid)
+{
+    return ((uint64_t)type << 48) | (dbid & 0xFFFFFFFFFFFFULL);
+}
+
+/* db_state.c */
+/* Read the options, open the store (when configured), publish the watchers and commands. */
+int base_db_init(mc_engine *e, char *err, size_t errlen);
+void base_db_free(mc_engine *e);
+base_db *base_db_of(mc_engine *e);
+/* The store once this baseapp can use it (registered: its owner name is known); NULL with
+ * an mc_call_status in *status otherwise. */
+mc_persist_store *db_store(base_db *db, int *status);
+db_rec *db_rec_of(base_db *db, int32_t id);
+/* The record of a base, made when missing (NULL when out of memory). */
+db_rec *db_rec_get(base_db *db, const mc_entity *ent);
+/* The base holds dbid now (token): indexed and archived from now on. */
+void db_rec_set_dbid(base_db *db, db_rec *r, uint64_t dbid, const char *token);
+/* Forget a record (its entity is gone). */
+void db_rec_drop(base_db *db, db_rec *r);
+/* The live base of (type, dbid) held here, or NULL. */
+mc_entity *db_find_live(base_db *db, uint16_t type, uint64_t dbid);
+/* An mc_call_status for a store status. */
+int db_call_status(mc_persist_status st);
+void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
+                         const char *addr, bool stopped);
+void db_add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref);
+
+/* db_values.c: property values of a base (and its cell part) for the store. */
+/* values[td->nprops], zeroed by the caller: the Persistent properties of `part` from a
+ * persistent_only part stream. 0 or -1 with the reason. */
+int db_values_from_stream(mc_engine *e, const mc_entity_type_def *td, mc_part part,
+                          mc_istream *is, mc_value *values, char *why, size_t whylen);
+/* The same from a part's property struct. */
+int db_values_from_struct(mc_engine *e, const mc_entity *ent, mc_part part, const void *props,
+                          mc_value *values, char *why, size_t whylen);
+void db_values_free(const mc_entity_type_def *td, mc_value *values);
+/* Create a base here from a loaded record (onCreated runs once its record holds dbid and
+ * token). NULL with a status and reason. */
+mc_entity *db_create_loaded(base_db *db, const mc_persist_record *rec, const char *token,
+                            int *status, char *why, size_t whylen);
+
+/* db_write.c */
+typedef void (*db_written_fn)(mc_engine *e, void *ctx, int status, uint64_t dbid,
+                              const char *reason);
+/* A write asked while the first one (create) is in flight: it goes when that one ends. */
+typedef struct db_waiter {
+    struct db_waiter *next;
+    bool release_after;
+    db_written_fn done;
+    void *ctx;
+} db_waiter;
+/* Release a check-out of ours (counted in db/released once acknowledged). */
+void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token);
+/* Tell the store the check-out is live with the base's mailbox. */
+void db_mark_live(base_db *db, db_rec *rec);
+/* Store the record's auto-load flag when it differs from what was stored. */
+void db_store_autoload(base_db *db, db_rec *rec);
+/* Write a base (and its cell part): done (may be NULL) gets the outcome exactly once, later,
+ * unless this returns an error. release_after: release the check-out after the write. */
+int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done, void *ctx);
+/* The base is being destroyed: write, delete or just release it as its record says. */
+void db_on_destroy(mc_engine *e, mc_entity *ent);
+/* Archive a slice of the entities (tick). */
+void db_archive_tick(base_db *db, uint64_t elapsed_ms);
+/* Graceful shutdown: write and release every entity with a database id. */
+void db_on_shutdown(mc_engine *e);
+/* After the loop ended: run it again until those writes are answered (bounded). */
+void db_after_run(mc_engine *e);
+
+/* db_load.c */
+typedef void (*db_loaded_fn)(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *base,
+                             uint64_t dbid, bool was_live, const char *reason);
+/* Load (type, dbid) or (type, identifier) here: done gets the outcome exactly once, later,
+ * unless this returns an error. */
+int db_load(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *ident,
+            db_loaded_fn done, void *ctx);
+/* The same on the least-loaded baseapp (LOAD_BASE). */
+int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
+                     const char *ident, db_loaded_fn done, void *ctx);
+void db_on_load_base(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* Fail every load in progress (shutting down). */
+void db_loads_free(base_db *db);
+/* Load the entities flagged auto-load (once, when registered). */
+void db_autoload_tick(base_db *db);
+
+/* db_api.c: the game's persistence functions and the operator's commands. */
+int db_op_write(const mc_call_ctx *call, mc_write_fn fn, void *ud);
+int64_t db_op_database_id(const mc_call_ctx *call);
+int db_op_set_auto_load(const mc_call_ctx *call, bool on);
+int db_op_create_from_db(const mc_call_ctx *call, bool anywhere, const char *type,
+                         int64_t dbid, const char *name, mc_load_fn fn, void *ud);
+int db_op_destroy_base(const mc_call_ctx *call, bool delete_from_db, bool write_to_db);
+int db_add_commands(mc_engine *e);
+
+#endif

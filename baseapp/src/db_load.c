@@ -1,0 +1,546 @@
+/* Loading bases from the database (createBaseFromDB): check the entity out (atomic in
+ * Redis), load it and create it here; or, when another check-out holds it, answer with the
+ * live entity's mailbox, waiting (bounded) while it is being loaded and releasing the
+ * check-outs of an owner the manager declared dead. LOAD_BASE does it for other processes
+ * (createBaseAnywhereFromDB on the least-loaded baseapp); auto-load entities are loaded once
+ * the baseapp is registered. */
+#include "base_db.h"
+#include "common/log.h"
+#include "entity/persist_wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RETRY_MS 50
+
+typedef struct db_load_op {
+    struct db_load_op *prev, *next;
+    base_db *db;
+    const mc_entity_type_def *td;
+    uint64_t dbid;
+    char ident[MC_LOAD_IDENT_MAX + 1];
+    char token[96];
+    char owner[64];            /* who holds it, for the reason when we give up */
+    mc_time_us deadline;
+    struct event *ev;          /* retry, or a result delivered from the loop */
+    bool in_store;             /* a store request holds this record */
+    bool have_result;
+    int status;
+    mc_mailbox_ref mb;
+    bool was_live;
+    char reason[MC_REASON_MAX];
+    db_loaded_fn done;
+    void *ctx;
+} db_load_op;
+
+static void unlink_load(db_load_op *op)
+{
+    if (op->prev)
+        op->prev->next = op->next;
+    else if (op->db->loads == op)
+        op->db->loads = op->next;
+    if (op->next)
+        op->next->prev = op->prev;
+    op->prev = op->next = NULL;
+}
+
+static void finish(db_load_op *op, int status, const mc_mailbox_ref *mb, bool was_live,
+                   const char *reason)
+{
+    base_db *db = op->db;
+    unlink_load(op);
+    if (status == MC_CALL_OK && was_live)
+        db->st.loads_live++;
+    else if (status == MC_CALL_OK)
+        db->st.loads_ok++;
+    else
+        db->st.loads_failed++;
+    if (status != MC_CALL_OK) {
+        char what[MC_LOAD_IDENT_MAX + 32];
+        if (op->dbid)
+            snprintf(what, sizeof what, "%llu", (unsigned long long)op->dbid);
+        else
+            snprintf(what, sizeof what, "named '%s'", op->ident);
+        MC_INFO("persistence: loading %s %s failed: %s (%s)", op->td->name, what,
+                mc_call_status_name(status), reason ? reason : "");
+    }
+    mc_mailbox_ref none = {0};
+    op->done(db->e, op->ctx, status, status == MC_CALL_OK && mb ? mb : &none, op->dbid, was_live,
+             reason ? reason : "");
+    if (op->ev)
+        event_free(op->ev);
+    free(op);
+}
+
+static void attempt(db_load_op *op);
+
+static void on_event(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    db_load_op *op = ctx;
+    if (op->have_result)
+        finish(op, op->status, &op->mb, op->was_live, op->reason);
+    else
+        attempt(op);
+}
+
+static void schedule(db_load_op *op, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    if (event_add(op->ev, &tv) != 0) {
+        op->have_result = false;
+        finish(op, MC_CALL_ERR_BUSY, NULL, false, "cannot arm a timer");
+    }
+}
+
+static void finish_later(db_load_op *op, int status, const mc_mailbox_ref *mb, bool was_live,
+                         const char *reason)
+{
+    op->have_result = true;
+    op->status = status;
+    if (mb)
+        op->mb = *mb;
+    op->was_live = was_live;
+    snprintf(op->reason, sizeof op->reason, "%s", reason ? reason : "");
+    schedule(op, 0);
+}
+
+static void retry_later(db_load_op *op)
+{
+    if (mc_clock_now_us() > op->deadline) {
+        char why[MC_REASON_MAX];
+        snprintf(why, sizeof why, "being loaded by %s for more than %llu ms",
+                 op->owner[0] ? op->owner : "another baseapp",
+                 (unsigned long long)op->db->load_wait_ms);
+        finish(op, MC_CALL_ERR_BUSY, NULL, false, why);
+        return;
+    }
+    schedule(op, RETRY_MS);
+}
+
+static void on_loaded(void *ctx, const mc_persist_result *r)
+{
+    db_load_op *op = ctx;
+    base_db *db = op->db;
+    op->in_store = false;
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (r->status == MC_PERSIST_CLOSED || !store) {
+        finish(op, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
+        return;
+    }
+    char why[MC_REASON_MAX] = "";
+    int status = db_call_status(r->status);
+    mc_entity *ent = NULL;
+    if (r->status == MC_PERSIST_OK && r->record)
+        ent = db_create_loaded(db, r->record, op->token, &status, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "%s", r->reason ? r->reason : mc_persist_status_name(r->status));
+    if (!ent) {
+        /* Not loaded: let others have it. */
+        db_release(db, op->td, op->dbid, op->token);
+        finish(op, status == MC_CALL_OK ? MC_CALL_ERR_ARGS : status, NULL, false, why);
+        return;
+    }
+    db_rec *rec = db_rec_of(db, ent->id);
+    if (rec)
+        db_mark_live(db, rec);
+    mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
+    finish(op, MC_CALL_OK, &mb, false, NULL);
+}
+
+static void on_dead_released(void *ctx, const mc_persist_result *r)
+{
+    db_load_op *op = ctx;
+    op->in_store = false;
+    if (r->status == MC_PERSIST_CLOSED) {
+        finish(op, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
+        return;
+    }
+    if (r->status == MC_PERSIST_OK && r->count)
+        op->db->st.released_of_dead += r->count;
+    attempt(op);
+}
+
+/* Another check-out holds the entity. */
+static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owner *owner)
+{
+    base_db *db = op->db;
+    snprintf(op->owner, sizeof op->owner, "%s", owner && owner->name ? owner->name : "");
+    mc_mailbox_ref mb;
+    if (!owner || owner->state != MC_PERSIST_LIVE || !owner->mailbox ||
+        !mc_server_mailbox_unpack(owner->mailbox, owner->mailbox_len, &mb)) {
+        retry_later(op); /* being loaded: wait until it is live */
+        return;
+    }
+    mc_address addr;
+    mc_mailbox_address(&mb, &addr);
+    if (mc_engine_is_self(db->e, &addr)) {
+        mc_entity *ent = mc_engine_find(db->e, mb.id);
+        if (ent && !ent->in_reap && ent->type == op->td->id) {
+            finish(op, MC_CALL_OK, &mb, true, NULL);
+            return;
+        }
+        retry_later(op); /* destroyed here: its release is on its way */
+        return;
+    }
+    char text[MC_ADDRESS_STRLEN];
+    mc_address_format(&addr, text, sizeof text);
+    /* Our own name with another incarnation: an earlier process under this name (a cluster
+     * restarted without its check-outs released) holds it. */
+    bool stale = db->owner_set && owner->name && strcmp(owner->name, db->owner) == 0 &&
+                 owner->incarnation != db->incarnation;
+    Mc__Control__ProcessState ps = mc_server_peer_state(mc_engine_server(db->e), text);
+    bool gone = ps != MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+                ps != MC__CONTROL__PROCESS_STATE__STATE_UNKNOWN; /* dead, stopped, fenced */
+    if (stale || gone) {
+        /* Its owner is gone but its check-outs were not released yet: release them. */
+        MC_INFO("persistence: %s %llu is held by %s, which is %s: releasing its check-outs",
+                op->td->name, (unsigned long long)op->dbid, op->owner,
+                stale ? "an earlier process of our name" : "gone");
+        op->in_store = true;
+        mc_persist_release_owner(store, owner->name, owner->incarnation, on_dead_released, op);
+        return;
+    }
+    finish(op, MC_CALL_OK, &mb, true, NULL);
+}
+
+static void on_checkout(void *ctx, const mc_persist_result *r)
+{
+    db_load_op *op = ctx;
+    base_db *db = op->db;
+    op->in_store = false;
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (r->status == MC_PERSIST_CLOSED || !store) {
+        finish(op, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
+        return;
+    }
+    if (r->dbid)
+        op->dbid = r->dbid;
+    char why[MC_REASON_MAX];
+    switch (r->status) {
+    case MC_PERSIST_OK:
+        snprintf(op->token, sizeof op->token, "%s", r->token ? r->token : "");
+        op->in_store = true;
+        mc_persist_load(store, op->td, op->dbid, on_loaded, op);
+        return;
+    case MC_PERSIST_OWNED:
+        owned(op, store, r->owner);
+        return;
+    case MC_PERSIST_NOT_FOUND:
+        if (op->dbid)
+            snprintf(why, sizeof why, "no %s with database id %llu", op->td->name,
+                     (unsigned long long)op->dbid);
+        else
+            snprintf(why, sizeof why, "no %s named '%.64s%s'", op->td->name, op->ident,
+                     strlen(op->ident) > 64 ? "..." : "");
+        finish(op, MC_CALL_ERR_NOT_FOUND, NULL, false, why);
+        return;
+    default:
+        finish(op, db_call_status(r->status), NULL, false,
+               r->reason && *r->reason ? r->reason : mc_persist_status_name(r->status));
+        return;
+    }
+}
+
+static void attempt(db_load_op *op)
+{
+    base_db *db = op->db;
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (!store) {
+        finish(op, st, NULL, false, "no database");
+        return;
+    }
+    mc_entity *ent = op->dbid ? db_find_live(db, op->td->id, op->dbid) : NULL;
+    if (ent) {
+        mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
+        finish(op, MC_CALL_OK, &mb, true, NULL);
+        return;
+    }
+    op->in_store = true;
+    if (op->dbid)
+        mc_persist_checkout(store, op->td, op->dbid, on_checkout, op);
+    else
+        mc_persist_checkout_ident(store, op->td, op->ident, on_checkout, op);
+}
+
+static bool has_identifier(const mc_entity_type_def *td)
+{
+    for (size_t i = 0; i < td->nprops; i++)
+        if (td->props[i].identifier)
+            return true;
+    return false;
+}
+
+int db_load(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *ident,
+            db_loaded_fn done, void *ctx)
+{
+    int st;
+    if (!db_store(db, &st))
+        return st;
+    if (!td || !done)
+        return MC_CALL_ERR_NOT_FOUND;
+    bool by_name = ident && *ident;
+    if (by_name == (dbid != 0) || dbid > 0xFFFFFFFFFFFFULL ||
+        (by_name && (strlen(ident) > MC_LOAD_IDENT_MAX || !has_identifier(td))))
+        return MC_CALL_ERR_ARGS;
+    if (db->shutting_down)
+        return MC_CALL_ERR_UNAVAILABLE;
+    db_load_op *op = calloc(1, sizeof *op);
+    if (!op)
+        return MC_CALL_ERR_BUSY;
+    op->ev = event_new(mc_server_event_base(mc_engine_server(db->e)), -1, 0, on_event, op);
+    if (!op->ev) {
+        free(op);
+        return MC_CALL_ERR_BUSY;
+    }
+    op->db = db;
+    op->td = td;
+    op->dbid = dbid;
+    snprintf(op->ident, sizeof op->ident, "%s", by_name ? ident : "");
+    op->deadline = mc_clock_now_us() + db->load_wait_ms * MC_US_PER_MS;
+    op->done = done;
+    op->ctx = ctx;
+    op->next = db->loads;
+    if (db->loads)
+        db->loads->prev = op;
+    db->loads = op;
+    db->st.loads++;
+    mc_entity *ent = dbid ? db_find_live(db, td->id, dbid) : NULL;
+    if (ent) {
+        mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
+        finish_later(op, MC_CALL_OK, &mb, true, NULL);
+    } else {
+        attempt(op); /* the store answers from the loop, never from here */
+    }
+    return MC_CALL_OK;
+}
+
+void db_loads_free(base_db *db)
+{
+    /* Loads waiting on a timer end now; those held by the store end when it is freed (it
+     * answers MC_PERSIST_CLOSED). */
+    db_load_op *op = db->loads;
+    while (op) {
+        db_load_op *next = op->next;
+        if (!op->in_store)
+            finish(op, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
+        op = next;
+    }
+}
+
+/* ---- LOAD_BASE ----------------------------------------------------------------------------- */
+
+typedef struct {
+    mc_origin origin;
+} load_answer;
+
+static void answer(mc_engine *e, const mc_origin *o, int status, const mc_mailbox_ref *mb,
+                   uint64_t dbid, bool was_live, const char *reason)
+{
+    mc_load_base_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.status = (int8_t)status;
+    if (status == MC_CALL_OK && mb)
+        rep.base = *mb;
+    rep.dbid = dbid;
+    rep.was_live = was_live;
+    snprintf(rep.reason, sizeof rep.reason, "%s", reason ? reason : "");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_load_base_reply_encode(&os, &rep);
+    mc_engine_reply(e, o, os.data, os.size);
+    mc_ostream_free(&os);
+}
+
+static void on_load_for_peer(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *base,
+                             uint64_t dbid, bool was_live, const char *reason)
+{
+    load_answer *a = ctx;
+    if (!mc_engine_freeing(e))
+        answer(e, &a->origin, status, base, dbid, was_live, reason);
+    free(a);
+}
+
+void db_on_load_base(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    mc_load_base_req req;
+    char why[MC_REASON_MAX] = "";
+    if (!mc_load_base_decode(mc_engine_defs(e), is, &req, why, sizeof why)) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        answer(e, o, MC_CALL_ERR_ARGS, NULL, 0, false, why);
+        return;
+    }
+    load_answer *a = calloc(1, sizeof *a);
+    if (!a) {
+        answer(e, o, MC_CALL_ERR_BUSY, NULL, 0, false, "out of memory");
+        return;
+    }
+    a->origin = *o;
+    int rc = db_load(base_db_of(e), mc_defs_type(mc_engine_defs(e), req.type), req.dbid,
+                     req.ident, on_load_for_peer, a);
+    if (rc != MC_CALL_OK) {
+        free(a);
+        answer(e, o, rc, NULL, req.dbid, false,
+               rc == MC_CALL_ERR_UNAVAILABLE ? "this baseapp has no database" : mc_call_status_name(rc));
+    }
+}
+
+/* ---- anywhere -------------------------------------------------------------------------------- */
+
+typedef struct {
+    base_db *db;
+    mc_load_base_req req;
+    db_loaded_fn done;
+    void *ctx;
+} remote_load;
+
+static void remote_finish(remote_load *rl, int status, const mc_mailbox_ref *mb, uint64_t dbid,
+                          bool was_live, const char *reason)
+{
+    mc_mailbox_ref none = {0};
+    rl->done(rl->db->e, rl->ctx, status, mb ? mb : &none, dbid, was_live, reason ? reason : "");
+    free(rl);
+}
+
+static void on_remote_reply(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    remote_load *rl = ctx;
+    if (status != MC_CALL_OK) {
+        remote_finish(rl, status, NULL, rl->req.dbid, false, mc_call_status_name(status));
+        return;
+    }
+    mc_load_base_reply rep;
+    if (!mc_load_base_reply_decode(mc_engine_defs(e), payload, &rep)) {
+        remote_finish(rl, MC_CALL_ERR_ARGS, NULL, rl->req.dbid, false,
+                      "malformed answer to LOAD_BASE");
+        return;
+    }
+    remote_finish(rl, rep.status, &rep.base, rep.dbid, rep.was_live, rep.reason);
+}
+
+static void on_picked(mc_engine *e, void *ctx, const char *addr, const char *reason)
+{
+    remote_load *rl = ctx;
+    mc_address a;
+    char why[MC_REASON_MAX];
+    if (!addr || mc_address_parse(addr, &a) != MC_OK) {
+        snprintf(why, sizeof why, "no baseapp: %s", reason ? reason : "bad address");
+        remote_finish(rl, MC_CALL_ERR_UNAVAILABLE, NULL, rl->req.dbid, false, why);
+        return;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_load_base_encode(&os, &rl->req);
+    int rc = mc_engine_request(e, &a, MC_MSG_LOAD_BASE, os.data, os.size, on_remote_reply, rl);
+    mc_ostream_free(&os);
+    if (rc != MC_CALL_OK)
+        remote_finish(rl, rc, NULL, rl->req.dbid, false, mc_call_status_name(rc));
+}
+
+int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
+                     const char *ident, db_loaded_fn done, void *ctx)
+{
+    int st;
+    if (!db_store(db, &st))
+        return st; /* the baseapp that asks needs a database too: the cluster shares one */
+    bool by_name = ident && *ident;
+    if (!td || !done)
+        return MC_CALL_ERR_NOT_FOUND;
+    if (by_name == (dbid != 0) || (by_name && strlen(ident) > MC_LOAD_IDENT_MAX) ||
+        (by_name && !has_identifier(td)))
+        return MC_CALL_ERR_ARGS;
+    remote_load *rl = calloc(1, sizeof *rl);
+    if (!rl)
+        return MC_CALL_ERR_BUSY;
+    rl->db = db;
+    rl->req.type = td->id;
+    rl->req.dbid = dbid;
+    snprintf(rl->req.ident, sizeof rl->req.ident, "%s", by_name ? ident : "");
+    rl->done = done;
+    rl->ctx = ctx;
+    int rc = mc_engine_pick(db->e, MC_ROLE_BASEAPP, on_picked, rl);
+    if (rc != MC_CALL_OK)
+        free(rl);
+    return rc;
+}
+
+/* ---- auto-load ------------------------------------------------------------------------------ */
+
+static void on_autoloaded(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *base,
+                          uint64_t dbid, bool was_live, const char *reason)
+{
+    (void)ctx;
+    (void)base;
+    base_db *db = base_db_of(e);
+    if (status == MC_CALL_OK && !was_live && db) {
+        db->st.autoloaded++;
+        mc_entity *ent = mc_engine_find(e, base->id);
+        db_rec *rec = ent ? db_rec_of(db, ent->id) : NULL;
+        if (rec)
+            rec->autoload = rec->autoload_stored = true;
+    } else if (status != MC_CALL_OK) {
+        MC_WARNING("persistence: auto-load of database id %llu failed: %s",
+                   (unsigned long long)dbid, reason);
+    }
+}
+
+static void on_autoload_page(void *ctx, const mc_persist_result *r)
+{
+    base_db *db = ctx;
+    if (r->status == MC_PERSIST_CLOSED)
+        return;
+    if (r->status != MC_PERSIST_OK) {
+        MC_WARNING("persistence: cannot read the auto-load set: %s (%s); trying again",
+                   mc_persist_status_name(r->status), r->reason ? r->reason : "");
+        db->autoload_started = false;
+        return;
+    }
+    for (size_t i = 0; i < r->nrefs; i++) {
+        char type[128];
+        const char *colon = strrchr(r->refs[i], ':');
+        if (!colon || (size_t)(colon - r->refs[i]) >= sizeof type)
+            continue;
+        memcpy(type, r->refs[i], (size_t)(colon - r->refs[i]));
+        type[colon - r->refs[i]] = '\0';
+        char *end;
+        unsigned long long dbid = strtoull(colon + 1, &end, 10);
+        const mc_entity_type_def *td = mc_defs_type_by_name(mc_engine_defs(db->e), type);
+        if (!td || *end || dbid == 0) {
+            MC_WARNING("persistence: auto-load entry '%s' names no entity of these defs",
+                       r->refs[i]);
+            continue;
+        }
+        int rc = db_load(db, td, dbid, NULL, on_autoloaded, NULL);
+        if (rc != MC_CALL_OK)
+            MC_WARNING("persistence: cannot auto-load %s: %s", r->refs[i],
+                       mc_call_status_name(rc));
+    }
+    if (r->cursor == 0) {
+        db->autoload_done = true;
+        MC_INFO("persistence: auto-load entries read");
+        return;
+    }
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (store)
+        mc_persist_scan_autoload(store, r->cursor, on_autoload_page, db);
+}
+
+void db_autoload_tick(base_db *db)
+{
+    int st;
+    if (db->autoload_started || db->autoload_done)
+        return;
+    mc_persist_store *store = db_store(db, &st);
+    /* Registered (owner known), Redis ready, and entity ids in hand to create the bases. */
+    if (!store || !mc_persist_ready(store) ||
+        mc_server_entity_ids_left(mc_engine_server(db->e)) == 0)
+        return;
+    db->autoload_started = true;
+    mc_persist_scan_autoload(store, 0, on_autoload_page, db);
+}

@@ -1,0 +1,573 @@
+/* Writing bases to the database: writeToDB (the cell part fetched from the cell), the first
+ * write that gives a database id (create), archiving, what destroy does, and the writes of
+ * a graceful shutdown. */
+#include "base_db.h"
+#include "common/log.h"
+#include "entity/persist_wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One write in progress. */
+typedef struct {
+    base_db *db;
+    int32_t id;
+    uint16_t type;
+    uint64_t dbid;
+    char token[96];
+    bool release_after;
+    int status;          /* the write's outcome while its release runs */
+    db_written_fn done;
+    void *ctx;
+} wreq;
+
+static void finish(wreq *w, int status, uint64_t dbid, const char *reason)
+{
+    if (w->done)
+        w->done(w->db->e, w->ctx, status, dbid, reason ? reason : "");
+    free(w);
+}
+
+static void log_failure(base_db *db, const char *what, uint16_t type, int32_t id,
+                        const mc_persist_result *r)
+{
+    const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), type);
+    MC_WARNING("persistence: %s of %s %d failed: %s (%s)", what, td ? td->name : "?", (int)id,
+               mc_persist_status_name(r->status), r->reason ? r->reason : "");
+}
+
+/* Redis refused a write by token: another check-out holds the entity now (this baseapp was
+ * declared dead and the entity loaded elsewhere). The copy here must not live on. */
+static void fenced(base_db *db, db_rec *rec)
+{
+    db->st.fenced++;
+    if (!rec || rec->fenced)
+        return;
+    rec->fenced = true;
+    rec->destroy_nowrite = true;
+    mc_entity *ent = mc_engine_find(db->e, rec->id);
+    MC_WARNING("persistence: %s %d (database id %llu) is checked out by another baseapp now: "
+               "its copy here is %s",
+               ent ? ent->td->name : "entity", (int)rec->id, (unsigned long long)rec->dbid,
+               ent && ent->cell_state == MC_CELL_NONE ? "destroyed" : "no longer written");
+    if (ent && !ent->in_reap && ent->cell_state == MC_CELL_NONE && !mc_engine_freeing(db->e))
+        mc_engine_destroy_entity(db->e, ent);
+}
+
+static void on_release_counted(void *ctx, const mc_persist_result *r)
+{
+    base_db *db = ctx;
+    if (r->status == MC_PERSIST_OK)
+        db->st.released++;
+    else if (r->status != MC_PERSIST_CLOSED)
+        MC_WARNING("persistence: releasing a check-out failed: %s (%s)",
+                   mc_persist_status_name(r->status), r->reason ? r->reason : "");
+}
+
+void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token)
+{
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (store && td && dbid)
+        mc_persist_release(store, td, dbid, token, on_release_counted, db);
+}
+
+static void on_released(void *ctx, const mc_persist_result *r)
+{
+    wreq *w = ctx;
+    if (r->status == MC_PERSIST_OK) {
+        w->db->st.released++;
+        /* No longer ours: no further write, and destroy neither writes nor releases. */
+        db_rec *rec = db_rec_of(w->db, w->id);
+        if (rec && rec->dbid == w->dbid)
+            rec->fenced = true;
+    }
+    if (r->status != MC_PERSIST_OK && r->status != MC_PERSIST_CLOSED)
+        log_failure(w->db, "releasing the check-out", w->type, w->id, r);
+    finish(w, w->status, w->dbid, w->status == MC_CALL_OK ? "" : "write failed");
+}
+
+static void release_then_finish(wreq *w, int status)
+{
+    w->status = status;
+    int st;
+    mc_persist_store *store = db_store(w->db, &st);
+    const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(w->db->e), w->type);
+    if (!store || !td || !w->dbid) {
+        finish(w, status, w->dbid, "");
+        return;
+    }
+    mc_persist_release(store, td, w->dbid, w->token, on_released, w);
+}
+
+static void on_written(void *ctx, const mc_persist_result *r)
+{
+    wreq *w = ctx;
+    base_db *db = w->db;
+    db_rec *rec = db_rec_of(db, w->id);
+    if (rec && rec->inflight)
+        rec->inflight--;
+    int status = db_call_status(r->status);
+    if (r->status == MC_PERSIST_OK) {
+        db->st.writes_ok++;
+    } else {
+        db->st.writes_failed++;
+        if (r->status != MC_PERSIST_CLOSED)
+            log_failure(db, "a write", w->type, w->id, r);
+        if (r->status == MC_PERSIST_FENCED)
+            fenced(db, rec && rec->dbid == w->dbid ? rec : NULL);
+    }
+    if (w->release_after && r->status != MC_PERSIST_CLOSED && r->status != MC_PERSIST_FENCED) {
+        release_then_finish(w, status);
+        return;
+    }
+    finish(w, status, w->dbid, r->reason);
+}
+
+void db_mark_live(base_db *db, db_rec *rec)
+{
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    mc_entity *ent = mc_engine_find(db->e, rec->id);
+    if (!store || !ent)
+        return;
+    mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
+    uint8_t bytes[MC_MAILBOX_WIRE_SIZE];
+    mc_server_mailbox_pack(&mb, bytes);
+    mc_persist_mark_live(store, ent->td, rec->dbid, rec->token, bytes, sizeof bytes, NULL,
+                         NULL);
+}
+
+static void store_autoload(base_db *db, db_rec *rec)
+{
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), rec->type);
+    if (!store || !td || !rec->dbid || rec->autoload == rec->autoload_stored)
+        return;
+    mc_persist_set_autoload(store, td, rec->dbid, rec->autoload, NULL, NULL);
+    rec->autoload_stored = rec->autoload;
+}
+
+void db_store_autoload(base_db *db, db_rec *rec) { store_autoload(db, rec); }
+
+static void end_gone(base_db *db, db_rec *rec);
+
+static void on_created(void *ctx, const mc_persist_result *r)
+{
+    wreq *w = ctx;
+    base_db *db = w->db;
+    db_rec *rec = db_rec_of(db, w->id);
+    db_waiter *waiting = NULL;
+    if (rec) {
+        rec->creating = false;
+        if (rec->inflight)
+            rec->inflight--;
+        waiting = rec->waiting;
+        rec->waiting = NULL;
+    }
+    int status = db_call_status(r->status);
+    if (r->status == MC_PERSIST_OK) {
+        db->st.writes_ok++;
+        w->dbid = r->dbid;
+        snprintf(w->token, sizeof w->token, "%s", r->token ? r->token : "");
+        if (rec) {
+            db_rec_set_dbid(db, rec, r->dbid, r->token);
+            const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), rec->type);
+            MC_INFO("%s %d has database id %llu", td ? td->name : "?", (int)rec->id,
+                    (unsigned long long)r->dbid);
+            if (!rec->gone) {
+                db_mark_live(db, rec);
+                store_autoload(db, rec);
+            }
+        }
+    } else {
+        db->st.writes_failed++;
+        if (r->status != MC_PERSIST_CLOSED)
+            log_failure(db, "the first write", w->type, w->id, r);
+    }
+    bool gone = rec && rec->gone;
+    int32_t id = w->id;
+    if (gone)
+        end_gone(db, rec); /* destroyed meanwhile: delete or release it now */
+    if (w->release_after && !gone && r->status == MC_PERSIST_OK)
+        release_then_finish(w, status);
+    else
+        finish(w, status, w->dbid, r->reason);
+    /* Writes asked meanwhile go now (with the values the base has now). */
+    while (waiting) {
+        db_waiter *next = waiting->next;
+        mc_entity *ent = gone ? NULL : mc_engine_find(db->e, id);
+        int rc = MC_CALL_ERR_DESTROYED;
+        if (r->status == MC_PERSIST_CLOSED)
+            rc = MC_CALL_ERR_UNAVAILABLE;
+        else if (ent && !ent->in_reap)
+            rc = db_write(db, ent, waiting->release_after, waiting->done, waiting->ctx);
+        if (rc != MC_CALL_OK && waiting->done)
+            waiting->done(db->e, waiting->ctx, rc, 0, mc_call_status_name(rc));
+        free(waiting);
+        waiting = next;
+    }
+}
+
+/* Hand the values to the store: the first write creates the entity's database record. */
+static int submit(base_db *db, mc_entity *ent, db_rec *rec, wreq *w, mc_value *values,
+                  const mc_persist_engine *eng)
+{
+    char why[MC_REASON_MAX];
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (!store) {
+        db_values_free(ent->td, values);
+        return st;
+    }
+    if (!values) {
+        values = calloc(ent->td->nprops + 1, sizeof *values);
+        if (!values)
+            return MC_CALL_ERR_BUSY;
+        if (db_values_from_struct(db->e, ent, MC_PART_CELL, ent->cell_data, values, why,
+                                  sizeof why) != 0) {
+            MC_WARNING("persistence: %s %d: %s", ent->td->name, (int)ent->id, why);
+            db_values_free(ent->td, values);
+            return MC_CALL_ERR_ARGS;
+        }
+    }
+    if (db_values_from_struct(db->e, ent, MC_PART_BASE, ent->props, values, why, sizeof why) !=
+        0) {
+        MC_WARNING("persistence: %s %d: %s", ent->td->name, (int)ent->id, why);
+        db_values_free(ent->td, values);
+        return MC_CALL_ERR_ARGS;
+    }
+    if (rec->dbid == 0 && rec->creating) {
+        db_values_free(ent->td, values);
+        db_waiter *wt = calloc(1, sizeof *wt);
+        if (!wt)
+            return MC_CALL_ERR_BUSY;
+        wt->release_after = w->release_after;
+        wt->done = w->done;
+        wt->ctx = w->ctx;
+        db_waiter **tail = &rec->waiting;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = wt;
+        free(w);
+        return MC_CALL_OK;
+    }
+    mc_persist_entity pe = {.type = ent->td, .dbid = rec->dbid, .values = values, .engine = *eng};
+    db->st.writes++;
+    rec->inflight++;
+    w->dbid = rec->dbid;
+    snprintf(w->token, sizeof w->token, "%s", rec->token);
+    if (rec->dbid == 0) {
+        rec->creating = true;
+        mc_persist_create(store, &pe, on_created, w);
+    } else {
+        mc_persist_write(store, &pe, rec->token, on_written, w);
+    }
+    db_values_free(ent->td, values);
+    return MC_CALL_OK;
+}
+
+static mc_persist_engine engine_fields(const mc_vector3 *pos, const mc_vector3 *dir,
+                                       int64_t space)
+{
+    mc_persist_engine eng = {.position = {pos->x, pos->y, pos->z},
+                             .direction = {dir->x, dir->y, dir->z},
+                             .space_id = space};
+    return eng;
+}
+
+static void on_fetched(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    wreq *w = ctx;
+    base_db *db = w->db;
+    char why[MC_REASON_MAX] = "";
+    if (mc_engine_freeing(e)) {
+        finish(w, MC_CALL_ERR_UNAVAILABLE, 0, "the process is shutting down");
+        return;
+    }
+    mc_fetch_cell_head head;
+    if (status == MC_CALL_OK && !mc_fetch_cell_reply_read(payload, &head, why, sizeof why)) {
+        status = MC_CALL_ERR_ARGS;
+        snprintf(why, sizeof why, "malformed answer to FETCH_CELL");
+    } else if (status == MC_CALL_OK) {
+        status = head.status;
+    } else {
+        snprintf(why, sizeof why, "its cell did not answer: %s", mc_call_status_name(status));
+    }
+    mc_entity *ent = mc_engine_find(e, w->id);
+    db_rec *rec = db_rec_of(db, w->id);
+    if (status == MC_CALL_OK && (!ent || ent->in_reap || !rec)) {
+        status = MC_CALL_ERR_DESTROYED;
+        snprintf(why, sizeof why, "destroyed before its cell answered");
+    }
+    if (status != MC_CALL_OK) {
+        db->st.writes_failed++;
+        MC_WARNING("persistence: cannot write entity %d: %s", (int)w->id, why);
+        finish(w, status, rec ? rec->dbid : 0, why);
+        return;
+    }
+    mc_value *values = calloc(ent->td->nprops + 1, sizeof *values);
+    if (!values) {
+        finish(w, MC_CALL_ERR_BUSY, rec->dbid, "out of memory");
+        return;
+    }
+    if (db_values_from_stream(e, ent->td, MC_PART_CELL, payload, values, why, sizeof why) != 0) {
+        db_values_free(ent->td, values);
+        db->st.writes_failed++;
+        MC_WARNING("persistence: %s %d: its cell's properties: %s", ent->td->name, (int)ent->id,
+                   why);
+        finish(w, MC_CALL_ERR_ARGS, rec->dbid, why);
+        return;
+    }
+    rec->space_id = head.space_id;
+    mc_persist_engine eng = engine_fields(&head.position, &head.direction, head.space_id);
+    int rc = submit(db, ent, rec, w, values, &eng);
+    if (rc != MC_CALL_OK)
+        finish(w, rc, rec->dbid, mc_call_status_name(rc));
+}
+
+int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done, void *ctx)
+{
+    int st;
+    if (!db_store(db, &st))
+        return st;
+    if (ent->part != MC_PART_BASE)
+        return MC_CALL_ERR_STATE;
+    db_rec *rec = db_rec_get(db, ent);
+    if (!rec)
+        return MC_CALL_ERR_BUSY;
+    if (rec->fenced)
+        return MC_CALL_ERR_STATE;
+    wreq *w = calloc(1, sizeof *w);
+    if (!w)
+        return MC_CALL_ERR_BUSY;
+    w->db = db;
+    w->id = ent->id;
+    w->type = ent->type;
+    w->release_after = release_after;
+    w->done = done;
+    w->ctx = ctx;
+    if (ent->cell_state == MC_CELL_LIVE) {
+        mc_ostream os;
+        mc_ostream_init(&os);
+        mc_fetch_cell_encode(&os, ent->id);
+        mc_address addr;
+        mc_mailbox_address(&ent->cell, &addr);
+        int rc = mc_engine_request(db->e, &addr, MC_MSG_FETCH_CELL, os.data, os.size,
+                                   on_fetched, w);
+        mc_ostream_free(&os);
+        if (rc != MC_CALL_OK)
+            free(w);
+        return rc;
+    }
+    mc_persist_engine eng = engine_fields(&ent->cell_position, &ent->cell_direction,
+                                          rec->space_id);
+    int rc = submit(db, ent, rec, w, NULL, &eng);
+    if (rc != MC_CALL_OK)
+        free(w);
+    return rc;
+}
+
+/* ---- destroy ----------------------------------------------------------------------------- */
+
+typedef struct {
+    base_db *db;
+    const mc_entity_type_def *td;
+    int32_t id;
+    uint64_t dbid;
+    char token[96];
+    bool release;
+} final_op;
+
+static void on_final(void *ctx, const mc_persist_result *r)
+{
+    final_op *f = ctx;
+    int st;
+    mc_persist_store *store = db_store(f->db, &st);
+    if (r->status != MC_PERSIST_OK && r->status != MC_PERSIST_CLOSED) {
+        log_failure(f->db, f->release ? "the last write" : "deleting", f->td->id, f->id, r);
+        if (r->status == MC_PERSIST_FENCED)
+            f->db->st.fenced++;
+    }
+    if (r->status == MC_PERSIST_OK && !f->release)
+        f->db->st.deleted++;
+    if (r->status == MC_PERSIST_OK && f->release)
+        f->db->st.writes_ok++;
+    if (f->release && store && r->status != MC_PERSIST_CLOSED &&
+        r->status != MC_PERSIST_FENCED) {
+        f->release = false;
+        db_release(f->db, f->td, f->dbid, f->token);
+    }
+    free(f);
+}
+
+static final_op *final_new(base_db *db, db_rec *rec)
+{
+    final_op *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->db = db;
+    f->td = mc_defs_type(mc_engine_defs(db->e), rec->type);
+    f->id = rec->id;
+    f->dbid = rec->dbid;
+    snprintf(f->token, sizeof f->token, "%s", rec->token);
+    return f;
+}
+
+/* The entity is gone and its record holds a database id: delete or release it. */
+static void end_gone(base_db *db, db_rec *rec)
+{
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), rec->type);
+    if (store && td && rec->dbid && !rec->fenced) {
+        if (rec->destroy_delete) {
+            final_op *f = final_new(db, rec);
+            if (f)
+                mc_persist_delete(store, td, rec->dbid, rec->token, false, on_final, f);
+        } else {
+            db_release(db, td, rec->dbid, rec->token);
+        }
+    }
+    db_rec_drop(db, rec);
+}
+
+void db_on_destroy(mc_engine *e, mc_entity *ent)
+{
+    base_db *db = base_db_of(e);
+    db_rec *rec = db_rec_of(db, ent->id);
+    if (!rec || mc_engine_freeing(e))
+        return; /* freeing: base_db_free forgets the records */
+    if (rec->creating) {
+        rec->gone = true; /* the first write's answer ends it */
+        return;
+    }
+    int st;
+    mc_persist_store *store = db_store(db, &st);
+    if (!store || !rec->dbid || rec->fenced || rec->destroy_delete || rec->destroy_nowrite) {
+        end_gone(db, rec);
+        return;
+    }
+    /* The last write (the base has no cell: destroy is refused while it has one), then the
+     * check-out's release. */
+    mc_value *values = calloc(ent->td->nprops + 1, sizeof *values);
+    char why[MC_REASON_MAX];
+    final_op *f = values ? final_new(db, rec) : NULL;
+    if (!f || db_values_from_struct(e, ent, MC_PART_CELL, ent->cell_data, values, why,
+                                    sizeof why) != 0 ||
+        db_values_from_struct(e, ent, MC_PART_BASE, ent->props, values, why, sizeof why) != 0) {
+        MC_WARNING("persistence: %s %d: no last write (%s)", ent->td->name, (int)ent->id,
+                   f ? why : "out of memory");
+        free(f);
+        db_values_free(ent->td, values);
+        end_gone(db, rec);
+        return;
+    }
+    f->release = true;
+    mc_persist_entity pe = {.type = ent->td, .dbid = rec->dbid, .values = values,
+                            .engine = engine_fields(&ent->cell_position, &ent->cell_direction,
+                                                    rec->space_id)};
+    db->st.writes++;
+    mc_persist_write(store, &pe, rec->token, on_final, f);
+    db_values_free(ent->td, values);
+    db_rec_drop(db, rec);
+}
+
+/* ---- archiving ---------------------------------------------------------------------------- */
+
+void db_archive_tick(base_db *db, uint64_t elapsed_ms)
+{
+    if (!db->archive_period_ms || !db->narchive)
+        return;
+    db->archive_carry += (double)db->narchive * (double)elapsed_ms / (double)db->archive_period_ms;
+    size_t n = (size_t)db->archive_carry;
+    db->archive_carry -= (double)n;
+    if (n > db->narchive)
+        n = db->narchive;
+    for (size_t i = 0; i < n && db->narchive; i++) {
+        if (db->archive_cursor >= db->narchive)
+            db->archive_cursor = 0;
+        int32_t id = db->archive[db->archive_cursor++];
+        db_rec *rec = db_rec_of(db, id);
+        mc_entity *ent = mc_engine_find(db->e, id);
+        if (!rec || !ent || ent->in_reap || rec->inflight || rec->fenced || rec->creating)
+            continue;
+        if (db_write(db, ent, false, NULL, NULL) == MC_CALL_OK)
+            db->st.archived++;
+    }
+}
+
+/* ---- graceful shutdown ------------------------------------------------------------------ */
+
+static void on_shutdown_written(mc_engine *e, void *ctx, int status, uint64_t dbid,
+                                const char *reason)
+{
+    (void)e;
+    (void)dbid;
+    (void)reason;
+    base_db *db = ctx;
+    if (db->shutdown_outstanding)
+        db->shutdown_outstanding--;
+    if (status != MC_CALL_OK)
+        db->shutdown_failed++;
+}
+
+void db_on_shutdown(mc_engine *e)
+{
+    base_db *db = base_db_of(e);
+    int st;
+    if (!db || !db_store(db, &st) || db->shutting_down)
+        return;
+    db->shutting_down = true;
+    db->shutdown_started = mc_clock_now_us();
+    size_t n = 0;
+    for (size_t i = 0; i < db->narchive; i++) {
+        db_rec *rec = db_rec_of(db, db->archive[i]);
+        mc_entity *ent = mc_engine_find(e, db->archive[i]);
+        if (!rec || !ent || ent->in_reap || rec->fenced || rec->creating)
+            continue;
+        if (db_write(db, ent, true, on_shutdown_written, db) == MC_CALL_OK) {
+            db->shutdown_outstanding++;
+            n++;
+        }
+    }
+    MC_INFO("persistence: shutting down: writing %zu entities and releasing them", n);
+}
+
+static void on_drain_check(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    base_db *db = ctx;
+    mc_time_us waited = mc_clock_now_us() - db->shutdown_started;
+    if (db->shutdown_outstanding == 0 || waited > db->shutdown_write_ms * MC_US_PER_MS)
+        event_base_loopexit(mc_server_event_base(mc_engine_server(db->e)), NULL);
+}
+
+void db_after_run(mc_engine *e)
+{
+    base_db *db = base_db_of(e);
+    if (!db || !db->shutting_down)
+        return;
+    if (db->shutdown_outstanding) {
+        struct event_base *base = mc_server_event_base(mc_engine_server(e));
+        struct event *ev = event_new(base, -1, EV_PERSIST, on_drain_check, db);
+        struct timeval tv = {0, 20 * 1000};
+        if (ev && event_add(ev, &tv) == 0)
+            event_base_dispatch(base);
+        if (ev)
+            event_free(ev);
+    }
+    double ms = (double)(mc_clock_now_us() - db->shutdown_started) / 1000.0;
+    if (db->shutdown_outstanding)
+        MC_WARNING("persistence: shutdown: gave up after %.0f ms with %zu writes unanswered "
+                   "(%zu failed)",
+                   ms, db->shutdown_outstanding, db->shutdown_failed);
+    else if (db->shutdown_failed)
+        MC_WARNING("persistence: shutdown: %zu last writes failed (%.0f ms)", db->shutdown_failed,
+                   ms);
+    else
+        MC_INFO("persistence: shutdown: every entity written and released (%.0f ms)", ms);
+}

@@ -1,0 +1,527 @@
+/* Persistence through the engine (issue 9): real baseapps and a cellapp running the Keeper
+ * game on a private redis-server. Writing and loading every def type by database id and by
+ * identifier, the cell part fetched from the cell, two baseapps loading one entity at the
+ * same moment, kill -9 of a baseapp (its check-outs released, its entities loadable
+ * elsewhere), a cut-off baseapp's stale write refused by token, redis-server killed and
+ * restarted in a stream of writes, graceful shutdown writing everything, auto-load. */
+#include "harness.h"
+#include "persist_cluster.h"
+#include "redis_harness.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 20000
+
+/* Every Persistent base property of Keeper with a value that is not its default. */
+static const char *const all_props =
+    "{\"name\":\"alpha\",\"counter\":-9000000000,\"i8\":-128,\"i16\":-32768,"
+    "\"i32\":-2147483648,\"u8\":255,\"u16\":65535,\"u32\":4294967295,"
+    "\"u64\":18446744073709551615,\"f32\":1.5,\"f64\":-2.25e-300,"
+    "\"ustr\":\"h\\u00e9llo \\u2603\",\"blob\":\"AAEC/w==\",\"v2\":[1,2],\"v3\":[1,2,3],"
+    "\"v4\":[1,2,3,4],\"list\":[1,-2,3],\"triple\":[0.5,1.5,2.5],"
+    "\"slot\":{\"item\":7,\"label\":\"sword\"},"
+    "\"slots\":[{\"item\":1,\"label\":\"a\"},{\"item\":2,\"label\":\"b\"}],"
+    "\"maybe\":{\"item\":9},\"scratch\":5}";
+
+static const char *const persistent[] = {"name", "counter", "i8",   "i16",    "i32",  "u8",
+                                         "u16",  "u32",     "u64",  "f32",    "f64",  "ustr",
+                                         "blob", "v2",      "v3",   "v4",     "list", "triple",
+                                         "slot", "slots",   "maybe", "friend"};
+#define NPERSISTENT (sizeof persistent / sizeof persistent[0])
+
+static rh_redis *start_redis(bool aof)
+{
+    rh_options opt = {.aof = aof};
+    rh_redis *r = rh_start(&opt);
+    ck_assert_msg(r != NULL, "redis-server did not start");
+    return r;
+}
+
+static void dbid_text(uint64_t dbid, char *out, size_t n)
+{
+    snprintf(out, n, "%llu", (unsigned long long)dbid);
+}
+
+/* Write a base through the operator command; its database id. */
+static uint64_t write_ok(pc_cluster *c, const char *proc, int32_t id)
+{
+    char why[8192];
+    uint64_t dbid = pc_write(c, proc, id, why, sizeof why);
+    ck_assert_msg(dbid > 0, "writeToDB %d on %s: %s", (int)id, proc, why);
+    return dbid;
+}
+
+/* Destroy a base (write|nowrite|delete) and wait until its check-out is released. */
+static void destroy_released(pc_cluster *c, const char *proc, int32_t id, const char *how)
+{
+    long long released = pc_int(c, proc, "db/released");
+    long long deleted = pc_int(c, proc, "db/deleted");
+    char ids[32], buf[4096];
+    snprintf(ids, sizeof ids, "%d", (int)id);
+    int rc = pc_call(c, buf, sizeof buf, proc, "command/destroyBase", ids, how, NULL);
+    ck_assert_msg(rc == 0, "destroyBase %d %s: %s", (int)id, how, buf);
+    if (strcmp(how, "delete") == 0)
+        ck_assert_msg(pc_wait_int(c, proc, "db/deleted", deleted + 1, WAIT_MS),
+                      "%d was not deleted", (int)id);
+    else
+        ck_assert_msg(pc_wait_int(c, proc, "db/released", released + 1, WAIT_MS),
+                      "%d's check-out was not released", (int)id);
+}
+
+/* Load through an operator command; the new (or live) entity id; *live says which. */
+static int32_t load_ok(pc_cluster *c, const char *proc, const char *command, const char *key,
+                       bool *live)
+{
+    char out[8192];
+    int rc = pc_load(c, proc, command, key, out, sizeof out);
+    ck_assert_msg(rc == 0, "%s %s on %s: exit %d: %s", command, key, proc, rc, out);
+    ck_assert_msg(strstr(out, "(Keeper) dbid "), "%s: unexpected answer '%s'", command, out);
+    *live = strstr(out, " live") != NULL;
+    ck_assert_msg(*live || strstr(out, " loaded"), "%s: '%s'", command, out);
+    return (int32_t)atoi(out);
+}
+
+START_TEST(test_round_trip_every_type)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+
+    /* friend: a mailbox survives as a value. */
+    char props[4096];
+    snprintf(props, sizeof props,
+             "%.*s,\"friend\":{\"id\":77,\"addr\":\"127.0.0.1:5000\",\"component\":\"BASE\","
+             "\"type\":0}}",
+             (int)strlen(all_props) - 1, all_props);
+    int32_t id = pc_create(&c, b1, props);
+    char before[NPERSISTENT][512];
+    for (size_t i = 0; i < NPERSISTENT; i++)
+        ck_assert(pc_prop(&c, b1, id, persistent[i], before[i], sizeof before[i]));
+    uint64_t dbid = write_ok(&c, b1, id);
+    char path[96];
+    snprintf(path, sizeof path, "entities/%d/databaseID", (int)id);
+    ck_assert_int_eq(pc_int(&c, b1, path), (long long)dbid);
+    /* A second write keeps the database id. */
+    ck_assert_int_eq(write_ok(&c, b1, id), dbid);
+
+    /* Live on baseapp01: loading it anywhere answers with that entity. */
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    ck_assert_int_eq(load_ok(&c, b2, "createBaseFromDB", key, &live), id);
+    ck_assert(live);
+    ck_assert_int_eq(load_ok(&c, b2, "createBaseFromDBByName", "alpha", &live), id);
+    ck_assert(live);
+    ck_assert_int_eq(pc_int(&c, b2, "entities/count"), 0);
+
+    /* Destroyed (with a last write): loaded on baseapp02 with every value it had. */
+    destroy_released(&c, b1, id, "write");
+    int32_t id2 = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    ck_assert_int_ne(id2, id);
+    for (size_t i = 0; i < NPERSISTENT; i++) {
+        char after[512];
+        ck_assert(pc_prop(&c, b2, id2, persistent[i], after, sizeof after));
+        ck_assert_msg(strcmp(before[i], after) == 0, "%s: written %s, loaded %s", persistent[i],
+                      before[i], after);
+    }
+    ck_assert_int_eq(pc_prop_int(&c, b2, id2, "scratch"), 0); /* not persistent */
+    ck_assert_int_eq(pc_prop_int(&c, b2, id2, "createdDbid"), (long long)dbid);
+    snprintf(path, sizeof path, "entities/%d/databaseID", (int)id2);
+    ck_assert_int_eq(pc_int(&c, b2, path), (long long)dbid);
+    ck_assert_int_eq(load_ok(&c, b1, "createBaseAnywhereFromDBByName", "alpha", &live), id2);
+    ck_assert(live);
+
+    /* Through the game API: a Keeper on baseapp01 looks alpha up by name (live on
+     * baseapp02), then an unknown name. */
+    int32_t g = pc_create(&c, b1, "{\"name\":\"gamma\"}");
+    pc_invoke(&c, b1, g, "loadName", "[\"alpha\",0]");
+    snprintf(path, sizeof path, "entities/%d/props/answers", (int)g);
+    ck_assert(pc_wait_int(&c, b1, path, 1, WAIT_MS));
+    ck_assert_int_eq(pc_prop_int(&c, b1, g, "lastStatus"), 0);
+    ck_assert_int_eq(pc_prop_int(&c, b1, g, "loadedLive"), 1);
+    ck_assert_int_eq(pc_prop_int(&c, b1, g, "lastDbid"), (long long)dbid);
+    pc_invoke(&c, b1, g, "loadName", "[\"nobody\",1]");
+    ck_assert(pc_wait_int(&c, b1, path, 2, WAIT_MS));
+    ck_assert_int_eq(pc_prop_int(&c, b1, g, "lastStatus"), -15); /* MC_CALL_ERR_NOT_FOUND */
+    /* save() from the game: its first write gives gamma a database id. */
+    pc_invoke(&c, b1, g, "save", NULL);
+    ck_assert(pc_wait_int(&c, b1, path, 3, WAIT_MS));
+    ck_assert_int_eq(pc_prop_int(&c, b1, g, "lastStatus"), 0);
+    ck_assert_int_gt(pc_prop_int(&c, b1, g, "lastDbid"), (long long)dbid);
+    /* An identifier held by another entity: refused (taken), nothing written. */
+    int32_t dup = pc_create(&c, b1, "{\"name\":\"alpha\"}");
+    char why[8192];
+    ck_assert_int_eq(pc_write(&c, b1, dup, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "taken"), "duplicate identifier: %s", why);
+
+    /* destroy(deleteFromDB): gone from the database. */
+    destroy_released(&c, b2, id2, "delete");
+    char out[8192];
+    ck_assert_int_ne(pc_load(&c, b1, "createBaseFromDB", key, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "not found") && strstr(out, "no Keeper with database id"),
+                  "load after delete: %s", out);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_cell_part_written_with_base)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"celled\"}");
+    pc_invoke(&c, b1, id, "makeCell", NULL);
+    char path[96], v[256];
+    snprintf(path, sizeof path, "entities/%d/cell", (int)id);
+    ck_assert(h_wait_watch(c.manager, b1, path, "CELL", WAIT_MS));
+    pc_invoke(&c, c.cell_name, id, "setNote", "[\"hello\"]");
+    pc_invoke(&c, c.cell_name, id, "moveTo", "[1.5,2.5,3.5]");
+    /* writeToDB from the game while the cell lives: the cell part comes from the cell. */
+    pc_invoke(&c, b1, id, "save", NULL);
+    snprintf(path, sizeof path, "entities/%d/props/answers", (int)id);
+    ck_assert(pc_wait_int(&c, b1, path, 1, WAIT_MS));
+    ck_assert_int_eq(pc_prop_int(&c, b1, id, "lastStatus"), 0);
+    uint64_t dbid = (uint64_t)pc_prop_int(&c, b1, id, "lastDbid");
+    pc_invoke(&c, c.cell_name, id, "setNote", "[\"later\"]"); /* after the write: not stored */
+    pc_invoke(&c, b1, id, "dropCell", NULL);
+    snprintf(path, sizeof path, "entities/%d/cell", (int)id);
+    ck_assert(h_wait_watch(c.manager, b1, path, "none", WAIT_MS));
+    destroy_released(&c, b1, id, "nowrite");
+
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t id2 = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    snprintf(path, sizeof path, "entities/%d/cellData/note", (int)id2);
+    ck_assert(pc_value(&c, b2, path, v, sizeof v));
+    ck_assert_str_eq(v, "\"hello\"");
+    snprintf(path, sizeof path, "entities/%d/cellData/hits", (int)id2);
+    ck_assert_int_eq(pc_int(&c, b2, path), 1);
+    /* Its next cell starts where the written one was. */
+    pc_invoke(&c, b2, id2, "makeCell", NULL);
+    snprintf(path, sizeof path, "entities/%d/position", (int)id2);
+    ck_assert_msg(h_wait_watch(c.manager, c.cell_name, path, "1.5 2.5 3.5", WAIT_MS),
+                  "the loaded entity's cell is not where it was written");
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_two_baseapps_load_at_once)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    enum { ROUNDS = 6 };
+    uint64_t dbids[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"race%d\",\"counter\":%d}", i, i);
+        int32_t id = pc_create(&c, b1, props);
+        dbids[i] = write_ok(&c, b1, id);
+        destroy_released(&c, b1, id, "nowrite");
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        /* Two watcher processes at once, one per baseapp (by id, or by name every other
+         * round). */
+        char bin[512], key[32], logs[2][700], cmd[64];
+        dbid_text(dbids[i], key, sizeof key);
+        char name[32];
+        snprintf(name, sizeof name, "race%d", i);
+        snprintf(cmd, sizeof cmd, "command/%s", i % 2 ? "createBaseFromDBByName"
+                                                       : "createBaseFromDB");
+        pid_t pids[2];
+        for (int k = 0; k < 2; k++) {
+            snprintf(logs[k], sizeof logs[k], "%s/race%d-%d.out", c.dir, i, k);
+            char mopt[64];
+            snprintf(mopt, sizeof mopt, "--manager=%s", c.manager);
+            char *argv[] = {(char *)h_bin("watcher", bin, sizeof bin), mopt, "call",
+                            (char *)(k ? b2 : b1), cmd, "Keeper", i % 2 ? name : key, NULL};
+            pids[k] = h_spawn(argv, logs[k]);
+            ck_assert_int_gt(pids[k], 0);
+        }
+        int loaded = 0, livec = 0;
+        int32_t ids[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(h_wait_exit(pids[k], 30000), 0);
+            FILE *f = fopen(logs[k], "r");
+            ck_assert(f != NULL);
+            char line[1024] = "";
+            ck_assert(fgets(line, sizeof line, f) != NULL);
+            fclose(f);
+            char v[1024];
+            ck_assert_msg(pc_result(line, cmd, v, sizeof v), "answer: %s", line);
+            ids[k] = atoi(v);
+            loaded += strstr(v, " loaded") != NULL;
+            livec += strstr(v, " live") != NULL;
+        }
+        ck_assert_msg(loaded == 1 && livec == 1, "round %d: %d loaded, %d live", i, loaded,
+                      livec);
+        ck_assert_int_eq(ids[0], ids[1]);
+    }
+    ck_assert_int_eq(pc_int(&c, b1, "entities/count") + pc_int(&c, b2, "entities/count"),
+                     ROUNDS);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_kill9_releases_checkouts)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    enum { N = 3 };
+    uint64_t dbids[N];
+    for (int i = 0; i < N; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"k%d\"}", i);
+        int32_t id = pc_create(&c, b1, props);
+        char arg[32];
+        snprintf(arg, sizeof arg, "[%d]", 100 + i);
+        pc_invoke(&c, b1, id, "bump", arg);
+        dbids[i] = write_ok(&c, b1, id);
+    }
+    h_kill(c.base[0], SIGKILL);
+    h_wait_exit(c.base[0], 10000);
+    c.base[0] = -1;
+    /* The manager's notice makes baseapp02 release baseapp01's check-outs. */
+    ck_assert_msg(pc_wait_int(&c, b2, "db/releasedOfDead", N, WAIT_MS),
+                  "baseapp01's check-outs were not released (log %s)", c.log_base[1]);
+    for (int i = 0; i < N; i++) {
+        char key[32];
+        dbid_text(dbids[i], key, sizeof key);
+        bool live;
+        int32_t id = load_ok(&c, b2, "createBaseFromDB", key, &live);
+        ck_assert(!live);
+        ck_assert_int_eq(pc_prop_int(&c, b2, id, "counter"), 100 + i);
+    }
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_cut_off_baseapp_is_fenced)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--archivePeriodS=1");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"fence\",\"counter\":1}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    /* Cut baseapp01 off (stopped: no heartbeats); the manager declares it dead. */
+    h_kill(c.base[0], SIGSTOP);
+    ck_assert_msg(pc_wait_int(&c, b2, "db/releasedOfDead", 1, WAIT_MS),
+                  "the stopped baseapp's check-out was not released");
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t id2 = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    pc_invoke(&c, b2, id2, "bump", "[1000]");
+    ck_assert_int_eq(write_ok(&c, b2, id2), dbid);
+    /* baseapp01 comes back: the manager fences it (it exits), or, if its archiving writes
+     * the old copy first, Redis refuses the write by token. */
+    h_kill(c.base[0], SIGCONT);
+    bool refused = false;
+    for (int waited = 0; waited < WAIT_MS && !refused; waited += 100) {
+        refused = h_file_contains(c.log_base[0], "is checked out by another baseapp now") ||
+                  !h_alive(c.base[0]);
+        h_sleep_ms(100);
+    }
+    ck_assert_msg(refused, "the cut-off baseapp neither stopped nor was refused (log %s)",
+                  c.log_base[0]);
+    /* What Redis holds is baseapp02's copy; the entity lives once. */
+    char out[256];
+    char hkey[96];
+    snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL), 0);
+    ck_assert_msg(strncmp(out, "1001", 4) == 0, "stored counter: %s", out);
+    ck_assert_int_eq(load_ok(&c, b2, "createBaseFromDB", key, &live), id2);
+    ck_assert(live);
+    if (h_alive(c.base[0])) {
+        /* Its copy was destroyed, not written again. */
+        char path[96];
+        snprintf(path, sizeof path, "entities/count");
+        ck_assert(pc_wait_int(&c, b1, path, 0, WAIT_MS) || !h_alive(c.base[0]));
+    }
+    if (!h_alive(c.base[0]))
+        c.base[0] = -1;
+    else {
+        h_kill(c.base[0], SIGKILL);
+        h_wait_exit(c.base[0], 10000);
+        c.base[0] = -1;
+    }
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_stale_write_refused_by_token)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"stale\",\"counter\":1}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    /* baseapp01 is cut off without the manager noticing yet: its check-out is released
+     * behind its back (as the survivors do for a dead owner) and baseapp02 loads it. */
+    char okey[96], out[512];
+    snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "DEL", okey, NULL), 0);
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t id2 = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    pc_invoke(&c, b2, id2, "bump", "[1000]");
+    ck_assert_int_eq(write_ok(&c, b2, id2), dbid);
+    /* baseapp01 writes its old copy: refused by Redis (token), its copy destroyed. */
+    pc_invoke(&c, b1, id, "bump", "[5]");
+    char why[8192];
+    ck_assert_int_eq(pc_write(&c, b1, id, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "state"), "stale write: %s", why);
+    ck_assert_int_eq(pc_int(&c, b1, "db/fenced"), 1);
+    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
+    char hkey[96];
+    snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL), 0);
+    ck_assert_msg(strncmp(out, "1001", 4) == 0, "stored counter: %s", out);
+    ck_assert_int_eq(load_ok(&c, b1, "createBaseFromDB", key, &live), id2);
+    ck_assert(live);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_redis_restart_during_writes)
+{
+    rh_redis *r = start_redis(true);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"stream\"}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    enum { COUNT = 200 };
+    pc_invoke(&c, b1, id, "saveEvery", "[0.01,200]");
+    char path[96];
+    snprintf(path, sizeof path, "entities/%d/props/acked", (int)id);
+    for (int waited = 0; pc_int(&c, b1, path) < 20; waited += 50) {
+        ck_assert_msg(waited < WAIT_MS, "no writes acknowledged");
+        h_sleep_ms(50);
+    }
+    ck_assert_int_eq(rh_kill(r, SIGKILL), 0);
+    h_sleep_ms(1000);
+    ck_assert_int_eq(rh_restart(r), 0);
+    /* Every write ends, acknowledged or failed; none is lost once acknowledged. */
+    long long acked = 0, failed = 0;
+    for (int waited = 0;; waited += 200) {
+        acked = pc_prop_int(&c, b1, id, "acked");
+        failed = pc_prop_int(&c, b1, id, "failed");
+        if (acked + failed == COUNT)
+            break;
+        ck_assert_msg(waited < 60000, "writes still pending: %lld acked, %lld failed", acked,
+                      failed);
+        h_sleep_ms(200);
+    }
+    ck_assert_int_gt(acked, 20);
+    long long max_acked = pc_prop_int(&c, b1, id, "maxAcked");
+    ck_assert(h_alive(c.base[0]));
+    destroy_released(&c, b1, id, "nowrite");
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t id2 = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    ck_assert_int_ge(pc_prop_int(&c, b2, id2, "counter"), max_acked);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(test_shutdown_writes_and_autoload)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, "--archivePeriodS=0");
+    const char *b1 = c.base_name[0];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"auto\",\"counter\":1}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    pc_invoke(&c, b1, id, "autoLoad", "[1]");
+    pc_invoke(&c, b1, id, "bump", "[41]"); /* not written: only the shutdown writes it */
+    int32_t other = pc_create(&c, b1, "{\"name\":\"manual\"}");
+    write_ok(&c, b1, other);
+    pc_stop(&c);
+    ck_assert_msg(h_file_contains(c.log_base[0], "every entity written and released"),
+                  "no shutdown write (log %s)", c.log_base[0]);
+
+    /* A new cluster on the same Redis: the auto-load entity comes back by itself. */
+    pc_cluster c2;
+    pc_start(&c2, rh_addr(r), 2, NULL);
+    long long loaded = 0;
+    for (int waited = 0;; waited += 100) {
+        loaded = pc_int(&c2, c2.base_name[0], "db/autoloaded") +
+                 pc_int(&c2, c2.base_name[1], "db/autoloaded");
+        if (loaded >= 1)
+            break;
+        ck_assert_msg(waited < WAIT_MS, "the auto-load entity did not come back");
+        h_sleep_ms(100);
+    }
+    ck_assert_int_eq(loaded, 1);
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t id2 = load_ok(&c2, c2.base_name[0], "createBaseAnywhereFromDB", key, &live);
+    ck_assert(live);
+    int owner = pc_int(&c2, c2.base_name[0], "db/autoloaded") == 1 ? 0 : 1;
+    ck_assert_int_eq(pc_prop_int(&c2, c2.base_name[owner], id2, "counter"), 42);
+    /* The other one was not flagged: not loaded. */
+    ck_assert_int_eq(pc_int(&c2, c2.base_name[0], "entities/count") +
+                         pc_int(&c2, c2.base_name[1], "entities/count"),
+                     1);
+    pc_stop(&c2);
+    rh_stop(r);
+}
+END_TEST
+
+static void skip_without_redis(void)
+{
+    char out[256];
+    char *argv[] = {"/bin/sh", "-c", "command -v redis-server", NULL};
+    ck_assert_msg(h_run(argv, out, sizeof out, 5000) == 0, "redis-server is not installed");
+}
+
+START_TEST(test_redis_installed) { skip_without_redis(); }
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("persist_engine");
+    TCase *tc = tcase_create("engine");
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, test_redis_installed);
+    tcase_add_test(tc, test_round_trip_every_type);
+    tcase_add_test(tc, test_cell_part_written_with_base);
+    tcase_add_test(tc, test_two_baseapps_load_at_once);
+    tcase_add_test(tc, test_kill9_releases_checkouts);
+    tcase_add_test(tc, test_cut_off_baseapp_is_fenced);
+    tcase_add_test(tc, test_stale_write_refused_by_token);
+    tcase_add_test(tc, test_redis_restart_during_writes);
+    tcase_add_test(tc, test_shutdown_writes_and_autoload);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return h_run_suite(suite()); }
