@@ -80,14 +80,39 @@ static void on_avatar_created(const mc_call_ctx *call, void *ud, int status, mc_
     send_Avatar_base_setAccount(call->sink, &base, me);
 }
 
+static int create_avatar(const mc_call_ctx *call, const char *name)
+{
+    mc_value v = mc_gen_str(MC_TYPE_STRING, name);
+    mc_prop_init props[] = {{"name", &v}};
+    return mc_createBaseAnywhere(call, "Avatar", props, 1, on_avatar_created, NULL);
+}
+
+/* The Avatar of that name was looked up in the database: loaded (or live already) on the
+ * least-loaded baseapp, or a new one when there is none. */
+static void on_avatar_loaded(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
+                             int64_t dbid, bool was_live, const char *reason)
+{
+    char *name = ud;
+    (void)dbid;
+    (void)was_live;
+    if (status == MC_CALL_OK)
+        on_avatar_created(call, NULL, status, base, reason);
+    else if (status == MC_CALL_ERR_NOT_FOUND && mc_self(call))
+        create_avatar(call, name);
+    free(name);
+}
+
 int Account_base_play(const mc_call_ctx *call, Account_base *self, const char *name)
 {
     (void)self;
     if (!name[0] || strlen(name) > AVATAR_NAME_MAX)
         return -1;
-    mc_value v = mc_gen_str(MC_TYPE_STRING, name);
-    mc_prop_init props[] = {{"name", &v}};
-    return mc_createBaseAnywhere(call, "Avatar", props, 1, on_avatar_created, NULL) == MC_CALL_OK
-               ? 0
-               : -1;
+    /* Avatars are persistent: load this one (by its Identifier, its name) if it was ever
+     * written; without a database, create it. */
+    char *copy = strdup(name);
+    if (copy && mc_createBaseAnywhereFromDBByName(call, "Avatar", name, on_avatar_loaded,
+                                                  copy) == MC_CALL_OK)
+        return 0;
+    free(copy);
+    return create_avatar(call, name) == MC_CALL_OK ? 0 : -1;
 }

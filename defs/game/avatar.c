@@ -108,10 +108,14 @@ static void on_world(const mc_call_ctx *call, void *ud, int status, mc_mailbox_r
         send_Space_base_getCell(call->sink, &world, on_world_cell, NULL);
 }
 
-/* A new Avatar looks for the space registered as "world" and takes a cell in it. */
+/* A new Avatar is written at once (so that it has a database id and its name is taken;
+ * without a database it lives unwritten), looks for the space registered as "world" and
+ * takes a cell in it. A loaded one enters the world the same way. */
 int Avatar_base_onCreated(const mc_call_ctx *call, Avatar_base *self)
 {
     (void)self;
+    if (mc_databaseID(call) == 0)
+        mc_writeToDB(call, NULL, NULL);
     return mc_lookUpBaseByName(call, "world", on_world, NULL) == MC_CALL_OK ? 0 : -1;
 }
 
