@@ -1419,7 +1419,7 @@ static void schema_reply(mc_persist_req *r, const redisReply *reply)
 
 void mc_ops_schema_start(mc_persist_store *s)
 {
-    size_t n = mc_defs_type_count(s->cfg.defs);
+    size_t n = s->cfg.schema_readonly ? 0 : mc_defs_type_count(s->cfg.defs);
     size_t queued = 0;
     for (size_t i = 0; i < n; i++) {
         const mc_entity_type_def *t = mc_defs_type(s->cfg.defs, (uint16_t)i);

@@ -97,6 +97,8 @@ typedef struct {
     uint32_t backoff_min_ms;     /* reconnect / resend back-off, default 100 */
     uint32_t backoff_max_ms;     /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
+    bool schema_readonly;        /* tools (mc-db): no schema check at connection and no
+                                  * schema record written; loads are never refused for it */
 } mc_persist_config;
 
 /* A check-out's owner record. */
