@@ -23,8 +23,9 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
     {"archivePeriodS", MC_OPT_UINT, "60",
      "every entity with a database id is written once per this many seconds, spread over "
      "the ticks (0: never; 1..86400)"},
-    {"loadWaitMs", MC_OPT_UINT, "5000",
-     "how long createBaseFromDB waits for an entity another baseapp is loading (100..600000)"},
+    {"loadWaitMs", MC_OPT_UINT, "3000",
+     "how long createBaseFromDB waits for an entity another baseapp is loading (100..600000; "
+     "keep it below --callTimeoutMs, which bounds createBaseAnywhereFromDB)"},
     {"shutdownWriteMs", MC_OPT_UINT, "10000",
      "how long a graceful shutdown waits for its last writes (100..600000)"},
 };

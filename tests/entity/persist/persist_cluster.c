@@ -27,13 +27,15 @@ static void wait_registered(pc_cluster *c, const char *log)
 static pid_t spawn(pc_cluster *c, const char *role, const char *addr, const char *log,
                    const char *extra)
 {
-    char bin[512], internal[64], external[64], mopt[64], ropt[600], gopt[600], redis[64];
+    char bin[512], internal[64], external[64], mopt[64], ropt[600], gopt[600], redis[200];
     snprintf(internal, sizeof internal, "--internal=%s", addr);
     snprintf(external, sizeof external, "--external=127.0.0.1:%d", h_free_port(false));
     snprintf(mopt, sizeof mopt, "--manager=%s", c->manager);
     snprintf(ropt, sizeof ropt, "--res=%s", MC_KEEPER_RES);
     snprintf(gopt, sizeof gopt, "--game=%s", MC_KEEPER_GAME);
-    snprintf(redis, sizeof redis, "--redis=%s", c->redis);
+    /* Several addresses: the seeds of a Redis Cluster. */
+    snprintf(redis, sizeof redis, "--%s=%s", strchr(c->redis, ',') ? "redisCluster" : "redis",
+             c->redis);
     bool base = strcmp(role, "baseapp") == 0;
     char *argv[] = {(char *)h_bin(role, bin, sizeof bin), internal, mopt, ropt, gopt,
                     base ? external : NULL, redis, (char *)extra, NULL};

@@ -16,7 +16,7 @@
 typedef struct {
     char manager[32];
     char dir[512];
-    char redis[32];
+    char redis[160];   /* IP:PORT, or the seeds IP:PORT,IP:PORT,... of a Redis Cluster */
     pid_t mgr, cell;
     char log_mgr[600], log_cell[600], cell_name[16];
     int nbase;               /* baseapps started so far (slots 0..nbase-1) */
@@ -25,8 +25,9 @@ typedef struct {
     char base_addr[PC_MAX_BASE][32], base_name[PC_MAX_BASE][16], log_base[PC_MAX_BASE][600];
 } pc_cluster;
 
-/* A manager, nbase baseapps on redis_addr (each given the extra option base_opt when not
- * NULL) and a cellapp; each registered and holding entity ids when this returns (fails the
+/* A manager, nbase baseapps on redis_addr (a Redis Cluster when it holds several
+ * comma-separated addresses; each given the extra option base_opt when not NULL) and a
+ * cellapp; each registered and holding entity ids when this returns (fails the
  * test otherwise). */
 void pc_start(pc_cluster *c, const char *redis_addr, int nbase, const char *base_opt);
 /* Start one more baseapp (slot c->nbase); its slot. */

@@ -496,6 +496,58 @@ START_TEST(test_shutdown_writes_and_autoload)
 }
 END_TEST
 
+/* The same engine paths against a local three-master Redis Cluster: every key of an entity
+ * in one slot, identifiers elsewhere; write, load by id and by name elsewhere, two baseapps
+ * racing, kill -9 and the release of the dead baseapp's check-outs. */
+START_TEST(test_on_redis_cluster)
+{
+    rh_options opt = {0};
+    rh_cluster *rc = rh_cluster_start(&opt);
+    ck_assert_msg(rc != NULL, "the Redis Cluster did not start");
+    char seeds[160];
+    snprintf(seeds, sizeof seeds, "%s,%s,%s", rh_addr(rh_cluster_node(rc, 0)),
+             rh_addr(rh_cluster_node(rc, 1)), rh_addr(rh_cluster_node(rc, 2)));
+    pc_cluster c;
+    pc_start(&c, seeds, 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    enum { N = 8 };
+    uint64_t dbids[N];
+    for (int i = 0; i < N; i++) {
+        char props[96];
+        snprintf(props, sizeof props, "{\"name\":\"c%d\",\"counter\":%d}", i, 10 * i);
+        int32_t id = pc_create(&c, b1, props);
+        dbids[i] = write_ok(&c, b1, id);
+        if (i % 2 == 0)
+            destroy_released(&c, b1, id, "write");
+    }
+    for (int i = 0; i < N; i++) {
+        char key[32], name[16];
+        dbid_text(dbids[i], key, sizeof key);
+        snprintf(name, sizeof name, "c%d", i);
+        bool live;
+        int32_t id = i % 4 < 2 ? load_ok(&c, b2, "createBaseFromDB", key, &live)
+                               : load_ok(&c, b2, "createBaseFromDBByName", name, &live);
+        ck_assert_int_eq(live, i % 2 == 1); /* odd ones are live on baseapp01 */
+        ck_assert_int_eq(pc_prop_int(&c, live ? b1 : b2, id, "counter"), 10 * i);
+    }
+    /* kill -9 baseapp01: its check-outs (the odd ones) are released; baseapp02 loads them. */
+    h_kill(c.base[0], SIGKILL);
+    h_wait_exit(c.base[0], 10000);
+    c.base[0] = -1;
+    ck_assert(pc_wait_int(&c, b2, "db/releasedOfDead", N / 2, WAIT_MS));
+    for (int i = 1; i < N; i += 2) {
+        char key[32];
+        dbid_text(dbids[i], key, sizeof key);
+        bool live;
+        int32_t id = load_ok(&c, b2, "createBaseFromDB", key, &live);
+        ck_assert(!live);
+        ck_assert_int_eq(pc_prop_int(&c, b2, id, "counter"), 10 * i);
+    }
+    pc_stop(&c);
+    rh_cluster_stop(rc);
+}
+END_TEST
+
 static void skip_without_redis(void)
 {
     char out[256];
@@ -520,6 +572,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_stale_write_refused_by_token);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
+    tcase_add_test(tc, test_on_redis_cluster);
     suite_add_tcase(s, tc);
     return s;
 }
