@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WAIT_MS 20000
 
@@ -406,6 +407,56 @@ START_TEST(test_stale_write_refused_by_token)
 }
 END_TEST
 
+/* A check-out in state "loading" (another baseapp is loading the entity): a load waits for
+ * it; when the other load never ends, it gives up after --loadWaitMs with the owner's name. */
+START_TEST(test_load_waits_for_a_loading_entity)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--loadWaitMs=2000");
+    const char *b1 = c.base_name[0];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"slow\",\"counter\":7}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    destroy_released(&c, b1, id, "nowrite");
+    char okey[96], out[8192], key[32];
+    snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
+    dbid_text(dbid, key, sizeof key);
+    /* baseapp02 "is loading" it and never finishes. */
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", okey, "owner", "baseapp02",
+                            "incarnation", "1", "state", "loading", "token",
+                            "00000000000000000000000000000000", NULL),
+                     0);
+    long t0 = 0;
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        t0 = ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    ck_assert_int_ne(pc_load(&c, b1, "createBaseFromDB", key, out, sizeof out), 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long waited = ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - t0;
+    ck_assert_msg(strstr(out, "busy") && strstr(out, "being loaded by baseapp02"),
+                  "load of a loading entity: %s", out);
+    ck_assert_msg(waited >= 1000, "gave up after %ld ms, long before --loadWaitMs", waited);
+    /* Again, and the other load ends (its check-out goes) while this one waits: it loads. */
+    char bin[512], mopt[64], log[700];
+    snprintf(mopt, sizeof mopt, "--manager=%s", c.manager);
+    snprintf(log, sizeof log, "%s/wait.out", c.dir);
+    char *argv[] = {(char *)h_bin("watcher", bin, sizeof bin), mopt, "call", (char *)b1,
+                    "command/createBaseFromDB", "Keeper", key, NULL};
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    h_sleep_ms(500);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "DEL", okey, NULL), 0);
+    ck_assert_int_eq(h_wait_exit(pid, 30000), 0);
+    ck_assert_msg(h_file_contains(log, "dbid") && h_file_contains(log, " loaded"),
+                  "the waiting load did not load it (%s)", log);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(test_redis_restart_during_writes)
 {
     rh_redis *r = start_redis(true);
@@ -570,6 +621,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_kill9_releases_checkouts);
     tcase_add_test(tc, test_cut_off_baseapp_is_fenced);
     tcase_add_test(tc, test_stale_write_refused_by_token);
+    tcase_add_test(tc, test_load_waits_for_a_loading_entity);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
     tcase_add_test(tc, test_on_redis_cluster);
