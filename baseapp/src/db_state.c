@@ -26,7 +26,7 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
     {"loadWaitMs", MC_OPT_UINT, "3000",
      "how long createBaseFromDB waits for an entity another baseapp is loading (100..600000; "
      "keep it below --callTimeoutMs, which bounds createBaseAnywhereFromDB)"},
-    {"shutdownWriteMs", MC_OPT_UINT, "10000",
+    {"shutdownWriteMs", MC_OPT_UINT, "5000",
      "how long a graceful shutdown waits for its last writes (100..600000)"},
 };
 
