@@ -349,6 +349,13 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
         bool old = stalled && now - e->last_sent >= (delay << backoff);
         if (!lost && !old)
             break;
+        if (ch->accepted && !ch->peer_acked) {
+            /* the peer has not shown it receives what we send (its address may be
+             * spoofed): one resend per packet it sends us, never more */
+            if (ch->resend_credit == 0)
+                break;
+            ch->resend_credit--;
+        }
         resend(ch, ch->tx_head, now);
     }
 }
@@ -656,6 +663,7 @@ void mc_channel_get_stats(const mc_channel *ch, mc_channel_stats *out)
     out->messages_received = ch->messages_received;
     out->duplicates = ch->duplicates;
     out->out_of_window = ch->out_of_window;
+    out->out_of_order = ch->out_of_order;
     out->next_send_seq = ch->next_seq;
     out->next_recv_seq = ch->in_seq_at;
 }

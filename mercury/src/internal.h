@@ -70,6 +70,15 @@ static inline int32_t mc_seq_diff(uint32_t a, uint32_t b)
 /* Once-off reliable packets a nub keeps resending at once (replies to a flood of spoofed
  * off-channel requests must not pile up). */
 #define MC_MAX_ONCE_OFFS 16384u
+/* Address proofs (proof.c): replies parked until their address is proven, probes. */
+#define MC_MAX_PARKED_REPLIES 1024u
+#define MC_MAX_PARKED_BYTES (16ull * 1024u * 1024u)
+#define MC_MAX_PROVEN 4096u
+#define MC_PROOF_KEEP_US (600ull * MC_US_PER_S)
+#define MC_PROBE_TRIES 3u
+#define MC_MAX_CREDIT 4096u
+#define MC_CREDIT_KEEP_US (30ull * MC_US_PER_S)
+#define MC_UNPROVEN_RESEND_CREDIT 4u
 /* Default per-nub budget of bytes held in on-channel reassembly. */
 #define MC_DEFAULT_MAX_REASSEMBLY_BYTES (256ull * 1024u * 1024u)
 /* A fragment group may hold a little more than its largest message (the messages sharing
@@ -181,6 +190,9 @@ struct mc_channel {
     uint32_t peer_nonce; /* the peer's, from its CREATE_CHANNEL packets (0 = none seen) */
     uint64_t plain_reliable_received; /* reliable packets from the peer without CREATE */
     uint32_t bad_ack_run; /* packets in a row acknowledging what we never sent */
+    uint32_t resend_credit; /* accepted channel not yet acknowledged by its peer: resends
+                               allowed (one per packet received, at most
+                               MC_UNPROVEN_RESEND_CREDIT banked) */
     size_t index;    /* in nub->channels */
     void *user_data;
     mc_channel_dead_handler dead_fn;
@@ -233,7 +245,7 @@ struct mc_channel {
 
     /* stats */
     uint64_t packets_sent, packets_resent, packets_received, messages_received;
-    uint64_t duplicates, out_of_window;
+    uint64_t duplicates, out_of_window, out_of_order;
     bool watchers_registered;
     char watch_name[64];
 };
@@ -373,6 +385,8 @@ typedef struct mc_once_off {
     mc_address dest;
     uint32_t seq;
     uint32_t tries;
+    bool probe; /* an address probe (proof.c): MC_PROBE_TRIES sends at most */
+    bool budgeted; /* a reply to an unproven address: each resend spends its credit */
     mc_time_us next_send;
     bool acked;
     uint16_t len;
@@ -406,6 +420,29 @@ int mc_offchannel_fragment(mc_nub *nub, const mc_address *src, mc_packet *pkt,
                            const mc_footers *f);
 void mc_offchannel_tick(mc_nub *nub, mc_time_us now);
 void mc_offchannel_free_all(mc_nub *nub);
+/* Send an address probe to dest (an empty reliable once-off packet with a random sequence
+ * number). */
+int mc_offchannel_send_probe(mc_nub *nub, const mc_address *dest);
+
+/* ---- address proofs (proof.c) ---- */
+typedef struct mc_parked_reply mc_parked_reply;
+/* Has `a` shown that it receives what this nub sends (a channel whose peer acknowledged
+ * something, or an acknowledged probe not older than MC_PROOF_KEEP_US)? */
+bool mc_proof_proven(mc_nub *nub, const mc_address *a, mc_time_us now);
+/* Keep an off-channel reply until dest is proven (a probe goes out if none is under way).
+ * MC_ERR_OVERFLOW (counted) beyond MC_MAX_PARKED_REPLIES / MC_MAX_PARKED_BYTES. */
+int mc_proof_park_reply(mc_nub *nub, const mc_address *dest, uint32_t reply_id,
+                        const void *data, size_t len);
+/* A probe to src was acknowledged / was never acknowledged. */
+void mc_proof_probe_acked(mc_nub *nub, const mc_address *src);
+void mc_proof_probe_failed(mc_nub *nub, const mc_address *dest);
+void mc_proof_free_all(mc_nub *nub);
+/* An unproven address sent us `bytes` off-channel: its credit grows. */
+void mc_proof_note_received(mc_nub *nub, const mc_address *src, size_t bytes, mc_time_us now);
+/* May `bytes` more go to dest (proven, or within its credit, which is then spent)? */
+bool mc_proof_spend(mc_nub *nub, const mc_address *dest, size_t bytes, mc_time_us now);
+/* Forget credits not refreshed for MC_CREDIT_KEEP_US. */
+void mc_proof_expire(mc_nub *nub, mc_time_us now);
 
 /* ---- the nub ---- */
 #define MC_RECV_BATCH 64
@@ -473,6 +510,15 @@ struct mc_nub {
     mc_map dedup_map;
     mc_dedup_entry *dedup;
     size_t dedup_head, dedup_count;
+
+    /* address proofs */
+    mc_map proven; /* address key -> proof entry */
+    mc_map credit; /* address key -> byte credit of an unproven address */
+    bool once_off_budgeted; /* once-offs being created are replies to an unproven address */
+    mc_time_us last_credit_expiry;
+    mc_parked_reply *parked;
+    uint32_t parked_count;
+    uint64_t parked_bytes;
 
     mc_nub_stats stats;
     mc_time_us last_slow_tick;

@@ -378,6 +378,8 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     mc_map_init(&nub->once_off_map);
     mc_map_init(&nub->frag_map);
     mc_map_init(&nub->dedup_map);
+    mc_map_init(&nub->proven);
+    mc_map_init(&nub->credit);
     nub->reh = cfg->rehearsal;
     nub->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (nub->fd < 0) {
@@ -450,6 +452,7 @@ void mc_nub_free(mc_nub *nub)
     }
     mc_request_cancel_all(nub);
     mc_offchannel_free_all(nub);
+    mc_proof_free_all(nub);
     event_free(nub->read_ev);
     event_free(nub->timer_ev);
     event_free(nub->write_ev);

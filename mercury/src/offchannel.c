@@ -68,6 +68,8 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
                 r->dest = *dest;
                 r->seq = o.seq;
                 r->tries = 1;
+                r->probe = false;
+                r->budgeted = nub->once_off_budgeted;
                 r->next_send = now + MC_ONCE_OFF_INTERVAL_US;
                 r->acked = false;
                 r->len = p->len;
@@ -90,7 +92,54 @@ void mc_offchannel_ack_received(mc_nub *nub, const mc_address *src, uint32_t seq
     if (r) {
         r->acked = true;
         nub->stats.acks_received++;
+        if (r->probe)
+            mc_proof_probe_acked(nub, src);
     }
+}
+
+int mc_offchannel_send_probe(mc_nub *nub, const mc_address *dest)
+{
+    if (nub->once_off_count >= MC_MAX_ONCE_OFFS)
+        return MC_ERR_OVERFLOW;
+    mc_once_off *r = malloc(sizeof(*r));
+    if (!r)
+        return MC_ERR_NO_MEMORY;
+    /* an unpredictable sequence number is the cookie: only a receiver of the probe can
+     * acknowledge it (once-off sequence numbers are otherwise consecutive) */
+    uint32_t seq;
+    do {
+        seq = (uint32_t)(mc_rand_next(nub) >> 17) & MC_SEQ_MASK;
+    } while (mc_map_get(&nub->once_off_map, mc_address_key(dest), seq));
+    mc_packet *p = mc_packet_alloc(nub);
+    if (!p) {
+        free(r);
+        return MC_ERR_NO_MEMORY;
+    }
+    mc_finalise_opts o;
+    memset(&o, 0, sizeof(o));
+    o.flags = MC_PF_HAS_SEQ | MC_PF_IS_RELIABLE;
+    o.seq = seq;
+    mc_packet_finalise(nub, p, &o);
+    r->dest = *dest;
+    r->seq = seq;
+    r->tries = 1;
+    r->probe = true;
+    r->budgeted = false;
+    r->next_send = mc_clock_now_us() + MC_ONCE_OFF_INTERVAL_US;
+    r->acked = false;
+    r->len = p->len;
+    memcpy(r->data, p->data, p->len);
+    mc_packet_release(nub, p);
+    if (!mc_map_put(&nub->once_off_map, mc_address_key(dest), seq, r)) {
+        free(r);
+        return MC_ERR_NO_MEMORY;
+    }
+    r->next = nub->once_offs;
+    nub->once_offs = r;
+    nub->once_off_count++;
+    nub->stats.probes_sent++;
+    mc_nub_queue_datagram(nub, dest, r->data, r->len);
+    return MC_OK;
 }
 
 void mc_offchannel_send_ack(mc_nub *nub, const mc_address *dest, uint32_t seq)
@@ -301,6 +350,15 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
             continue;
         }
         if (now >= r->next_send) {
+            if (r->probe && r->tries >= MC_PROBE_TRIES) {
+                mc_map_remove(&nub->once_off_map, mc_address_key(&r->dest), r->seq);
+                *pp = r->next;
+                mc_address dest = r->dest;
+                free(r);
+                nub->once_off_count--;
+                mc_proof_probe_failed(nub, &dest);
+                continue;
+            }
             if (r->tries >= MC_ONCE_OFF_MAX_TRIES) {
                 char a[MC_ADDRESS_STRLEN];
                 MC_WARNING("once-off packet %u to %s not acknowledged after %u sends; giving up",
@@ -311,10 +369,14 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
                 nub->once_off_count--;
                 continue;
             }
-            mc_nub_queue_datagram(nub, &r->dest, r->data, r->len);
+            /* a reply to an unproven address is resent only on what it sent us since */
+            bool may = !r->budgeted || mc_proof_spend(nub, &r->dest, r->len, now);
+            if (may) {
+                mc_nub_queue_datagram(nub, &r->dest, r->data, r->len);
+                nub->stats.once_off_resends++;
+            }
             r->tries++;
             r->next_send = now + MC_ONCE_OFF_INTERVAL_US;
-            nub->stats.once_off_resends++;
         }
         pp = &r->next;
     }
@@ -326,6 +388,11 @@ void mc_offchannel_tick(mc_nub *nub, mc_time_us now)
             mc_nub_count_drop(nub, MC_DROP_FRAGMENT, &g->src);
             free_group(nub, g);
         }
+    }
+    /* credits of unproven addresses, once a second */
+    if (now - nub->last_credit_expiry >= MC_US_PER_S) {
+        nub->last_credit_expiry = now;
+        mc_proof_expire(nub, now);
     }
     /* expired duplicate records */
     while (nub->dedup_count && nub->dedup[nub->dedup_head].expires <= now)

@@ -420,6 +420,7 @@ bool mc_channel_receive_reliable(mc_channel *ch, mc_packet *pkt, const mc_footer
         }
         ch->recv_ring[s & mask] = pkt;
         ch->recv_buffered++;
+        ch->out_of_order++;
         nub->recv_buffered_total++;
         if (fragment)
             mc_reasm_buffered(ch, pkt->len);
@@ -690,6 +691,8 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
         }
         ch->bad_ack_run = 0;
         ch->last_received = now;
+        if (ch->accepted && !ch->peer_acked && ch->resend_credit < MC_UNPROVEN_RESEND_CREDIT)
+            ch->resend_credit++;
         mc_channel_apply_acks(ch, &f, now);
         if (f.flags & MC_PF_IS_RELIABLE) {
             if (!(f.flags & MC_PF_CREATE_CHANNEL))
@@ -701,7 +704,9 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
                          req, (uint32_t)nreq);
         return false;
     }
-    /* off-channel */
+    /* off-channel: an unproven source earns credit for replies (proof.c) */
+    if (depth == 0)
+        mc_proof_note_received(nub, src, pkt->len, now);
     for (uint32_t i = 0; i < f.ack_count; i++)
         mc_offchannel_ack_received(nub, src, mc_load_u32(f.acks + 4 * i));
     bool reliable = f.flags & MC_PF_IS_RELIABLE;

@@ -78,6 +78,10 @@ int mc_nub_register_watchers(mc_nub *nub, mc_watchers *w, const char *prefix)
     STAT("onceOffResends", once_off_resends);
     STAT("onceOffRefused", once_off_refused);
     STAT("acksSent", acks_sent);
+    STAT("probesSent", probes_sent);
+    STAT("addressesProven", addresses_proven);
+    STAT("repliesParked", replies_parked);
+    STAT("repliesUnprovenDropped", replies_unproven_dropped);
     STAT("acksReceived", acks_received);
     STAT("sendRetries", send_retries);
     STAT("sendErrors", send_errors);

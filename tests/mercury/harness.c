@@ -112,6 +112,11 @@ static void on_req(void *ctx, const mc_message_info *info, mc_istream *is)
         r->bad_content++;
     if (mode == 1 && info->is_request)
         mc_reply(info, d, n);
+    if (mode == 2 && info->is_request) {
+        uint8_t big[T_REQ_BIG_REPLY];
+        pattern_fill(big, sizeof big, 0);
+        mc_reply(info, big, sizeof big);
+    }
 }
 
 static void on_note(void *ctx, const mc_message_info *info, mc_istream *is)

@@ -16,9 +16,12 @@ enum {
     T_VAR1 = 2,  /* variable, 1-byte length: u32 counter then pattern bytes */
     T_VAR2 = 3,  /* variable, 2-byte length */
     T_VAR4 = 4,  /* variable, 4-byte length */
-    T_REQ = 5,   /* request: first byte 1 = reply with the rest echoed, 0 = ignore */
+    T_REQ = 5,   /* request: first byte 1 = reply with the rest echoed, 2 = reply with
+                    T_REQ_BIG_REPLY pattern bytes, 0 = ignore */
     T_NOTE = 6,  /* variable, 2-byte: anything (counted) */
 };
+
+#define T_REQ_BIG_REPLY 1200
 
 extern const mc_interface test_iface;
 

@@ -23,6 +23,28 @@ static uint64_t watch_uint(mc_watchers *w, const char *path)
     return v.as.u;
 }
 
+static bool idle(void *ch) { return mc_channel_idle(ch); }
+
+typedef struct {
+    mc_watchers *w;
+    const char *path;
+} watch_ctx;
+
+static bool watch_positive(void *ctx)
+{
+    watch_ctx *c = ctx;
+    mc_watch_value v;
+    char err[128];
+    return mc_watch_get(c->w, c->path, &v, err, sizeof err) == MC_WATCH_OK && v.as.u > 0;
+}
+
+static bool no_channels(void *nub)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(nub, &st);
+    return st.channels == 0 && st.reassembly_bytes == 0;
+}
+
 START_TEST(message_over_max_kills_channel)
 {
     pair p;
@@ -42,7 +64,7 @@ START_TEST(message_over_max_kills_channel)
     ck_assert_uint_eq(watch_uint(w, "nub/reassemblyBytes"), 0);
     /* a learns that b has its channel (no more CREATE_CHANNEL packets that would make b
      * accept a new channel after it closed this one) */
-    pump_for(p.base, 0.5);
+    ck_assert(pump_until(p.base, idle, p.ab, 5));
 
     /* one byte more kills the receiving channel with the reason; nothing is delivered */
     send_stream(p.ab, 1, 1, 64u * 1024u + 1u);
@@ -50,7 +72,9 @@ START_TEST(message_over_max_kills_channel)
     ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE);
     ck_assert_str_eq(mc_channel_death_name(d.reason), "message-too-large");
     ck_assert_uint_eq(watch_uint(w, "nub/drops/messageTooLarge"), 1);
-    pump_for(p.base, 0.5);
+    /* the rest of the large message finds no channel */
+    watch_ctx nc = {w, "nub/drops/noChannel"};
+    ck_assert(pump_until(p.base, watch_positive, &nc, 5));
     ck_assert_uint_eq(p.rb.received, 1);
     ck_assert_uint_eq(p.rb.bad_content, 0);
     ck_assert_int_eq(d.deaths, 1);
@@ -93,7 +117,7 @@ START_TEST(too_large_message_after_another_kills_channel)
         mc_nub_set_channel_dead_handler(p.b, on_dead, &d);
         send_stream(p.ab, 0, 1, 40);
         ck_assert(wait_received(&p, &p.rb, 1, 10));
-        pump_for(p.base, 0.3);
+        ck_assert(pump_until(p.base, idle, p.ab, 5));
         mc_nub_stats before;
         mc_nub_get_stats(p.b, &before);
         /* one bundle: a 3000-byte message spanning packets, then the large one */
@@ -107,7 +131,7 @@ START_TEST(too_large_message_after_another_kills_channel)
         free(buf);
         ck_assert(pump_until(p.base, died, &d, 10));
         ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE);
-        pump_for(p.base, 0.3);
+        ck_assert(pump_until(p.base, no_channels, p.b, 5));
         mc_nub_stats after;
         mc_nub_get_stats(p.b, &after);
         ck_assert_uint_eq(after.drops[MC_DROP_MESSAGE_TOO_LARGE], 1);

@@ -2,8 +2,11 @@
  * its fix. Real sockets on 127.0.0.1; crafted datagrams go through mc_nub_process_datagram
  * (the receive path without a socket). */
 #include "check_main.h"
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common/stream.h"
 #include "harness.h"
@@ -11,11 +14,13 @@
 
 /* wire flags (docs/PROTOCOL.md) */
 enum {
+    F_HAS_REQUESTS = 0x0001,
     F_ON_CHANNEL = 0x0008,
     F_IS_RELIABLE = 0x0010,
     F_IS_FRAGMENT = 0x0020,
     F_HAS_SEQ = 0x0040,
     F_INDEXED = 0x0080,
+    F_CREATE = 0x0200,
     F_CUMULATIVE_ACK = 0x0400,
 };
 
@@ -320,6 +325,209 @@ START_TEST(stalled_fragment_groups_do_not_starve_new_ones)
 }
 END_TEST
 
+/* ---- defect 4: no amplification towards unproven sources ---- */
+/* An off-channel reliable request (T_REQ, mode 2: a T_REQ_BIG_REPLY-byte answer). */
+static size_t big_request(uint8_t *pk, uint32_t reply_id, uint32_t seq)
+{
+    mc_store_u16(pk, F_HAS_REQUESTS | F_IS_RELIABLE | F_HAS_SEQ);
+    pk[2] = T_REQ;
+    mc_store_u32(pk + 3, reply_id);
+    mc_store_u16(pk + 7, 0); /* no next request */
+    mc_store_u16(pk + 9, 1); /* length */
+    pk[11] = 2;
+    mc_store_u16(pk + 12, 2); /* first request at offset 2 */
+    mc_store_u32(pk + 14, seq);
+    return 18;
+}
+
+typedef struct {
+    size_t datagrams, bytes, largest;
+} seen;
+
+/* A plain UDP socket standing for a victim whose address a request claims. */
+static int victim_socket(mc_address *addr)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(0x7F000001u);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    mc_address_from_sockaddr(&sa, addr);
+    return fd;
+}
+
+static seen drain(int fd)
+{
+    seen s = {0, 0, 0};
+    uint8_t buf[2048];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0)
+            break;
+        s.datagrams++;
+        s.bytes += (size_t)n;
+        if ((size_t)n > s.largest)
+            s.largest = (size_t)n;
+    }
+    return s;
+}
+
+static bool unproven_dropped(void *ctx)
+{
+    mc_nub_stats st;
+    mc_nub_get_stats(ctx, &st);
+    return st.replies_unproven_dropped > 0;
+}
+
+START_TEST(spoofed_requests_get_no_more_than_they_sent)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[64];
+    size_t qlen = big_request(pk, 77, 1000);
+    /* the request claims the victim's address (as a spoofed datagram would) */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, qlen), MC_OK);
+    ck_assert_uint_eq(p.rb.requests, 1);
+    ck_assert(pump_until(p.base, unproven_dropped, p.b, 10));
+    pump_for(p.base, 0.3); /* nothing more comes */
+    seen v = drain(vfd);
+    close(vfd);
+    /* an ack and at most MC_PROBE_TRIES probes, each smaller than the request; never the
+     * 1200-byte reply, never 50 resends of it */
+    ck_assert_uint_le(v.largest, qlen);
+    ck_assert_uint_ge(v.datagrams, 2);
+    ck_assert_uint_le(v.datagrams, 1 + MC_PROBE_TRIES);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.probes_sent, 1);
+    ck_assert_uint_eq(st.replies_parked, 1);
+    ck_assert_uint_eq(st.replies_unproven_dropped, 1);
+    ck_assert_uint_eq(st.addresses_proven, 0);
+    ck_assert_uint_eq(st.once_off_resends, MC_PROBE_TRIES - 1);
+
+    /* a real requester proves its address by acknowledging the probe, and gets its answer */
+    reply_rec rr = {0};
+    mc_bundle *b = mc_bundle_new(p.a);
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &rr, 0), MC_OK);
+    mc_bundle_write_u8(b, 2);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_uint_eq(rr.len, T_REQ_BIG_REPLY);
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.probes_sent, 2);
+    ck_assert_uint_eq(st.addresses_proven, 1);
+    /* proven now: the next answer goes at once, without a probe */
+    reply_rec again = {0};
+    ck_assert_int_eq(mc_bundle_start_request(b, tdef(T_REQ), on_reply, &again, 0), MC_OK);
+    mc_bundle_write_u8(b, 2);
+    ck_assert_int_eq(mc_bundle_end_message(b), MC_OK);
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &again, 10));
+    ck_assert_int_eq(again.status, MC_REPLY_OK);
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.probes_sent, 2);
+    mc_bundle_free(b);
+    pair_close(&p);
+}
+END_TEST
+
+/* A victim's view, telling acks (7 bytes) from everything else. */
+static seen drain_not_acks(int fd, size_t *acks)
+{
+    seen s = {0, 0, 0};
+    uint8_t buf[2048];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0)
+            break;
+        if (n == 7 && (mc_load_u16(buf) & 0x0004)) {
+            (*acks)++;
+            continue;
+        }
+        s.datagrams++;
+        s.bytes += (size_t)n;
+        if ((size_t)n > s.largest)
+            s.largest = (size_t)n;
+    }
+    return s;
+}
+
+START_TEST(small_replies_spend_the_credit_their_requests_earned)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[64];
+    /* 100 spoofed requests asking for an echo of nothing: each reply is about as large as
+     * its request, so it may leave at once on the credit the request earned; the victim
+     * never acknowledges, and resends stop when the credit is spent */
+    size_t in = 0;
+    for (uint32_t i = 0; i < 100; i++) {
+        size_t n = big_request(pk, 500 + i, 2000 + i);
+        pk[11] = 1; /* echo */
+        ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, n), MC_OK);
+        in += n;
+    }
+    ck_assert_uint_eq(p.rb.requests, 100);
+    pump_for(p.base, 1.5); /* seven once-off resend intervals */
+    size_t acks = 0;
+    seen v = drain_not_acks(vfd, &acks);
+    close(vfd);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.probes_sent, 0);     /* they fit the credit */
+    ck_assert_uint_ge(v.datagrams, 50);       /* the replies went */
+    ck_assert_uint_le(v.bytes, in);           /* never more than the requests brought */
+    ck_assert_uint_eq(acks, 100);
+    pair_close(&p);
+}
+END_TEST
+
+/* The same request opening a channel (CREATE_CHANNEL, sequence 0, a nonce). */
+static size_t big_request_on_new_channel(uint8_t *pk, uint32_t reply_id)
+{
+    size_t n = big_request(pk, reply_id, 0); /* [body][first request][seq 0] */
+    mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_HAS_REQUESTS | F_IS_RELIABLE | F_HAS_SEQ);
+    mc_store_u32(pk + n, 0x5EED); /* nonce */
+    return n + 4;
+}
+
+START_TEST(spoofed_channel_opener_gets_bounded_resends)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[64];
+    size_t qlen = big_request_on_new_channel(pk, 78);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, qlen), MC_OK);
+    ck_assert_uint_eq(p.rb.requests, 1);
+    /* long enough for six timer resends (20, 40, 80... ms) of the unacknowledged reply */
+    pump_for(p.base, 1.5);
+    seen v = drain(vfd);
+    close(vfd);
+    mc_channel *ch = mc_nub_find_channel(p.b, &victim);
+    ck_assert_ptr_nonnull(ch);
+    mc_channel_stats cs;
+    mc_channel_get_stats(ch, &cs);
+    /* one resend for the one packet the "peer" sent; the reply once more at most */
+    ck_assert_uint_le(cs.packets_resent, 1);
+    ck_assert_uint_le(v.bytes, 2 * (T_REQ_BIG_REPLY + 64) + 64);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *regressions_suite(void)
 {
     Suite *s = suite_create("mercury_regressions");
@@ -329,6 +537,9 @@ static Suite *regressions_suite(void)
     tcase_add_test(tc, invalid_packets_neither_reset_nor_move_an_indexed_channel);
     tcase_add_test(tc, reset_in_a_handler_drops_the_rest_of_the_packet);
     tcase_add_test(tc, stalled_fragment_groups_do_not_starve_new_ones);
+    tcase_add_test(tc, spoofed_requests_get_no_more_than_they_sent);
+    tcase_add_test(tc, spoofed_channel_opener_gets_bounded_resends);
+    tcase_add_test(tc, small_replies_spend_the_credit_their_requests_earned);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -85,6 +85,7 @@ typedef struct {
     uint64_t messages_received;
     uint64_t duplicates;       /* duplicate packets dropped */
     uint64_t out_of_window;    /* packets beyond the receive window dropped */
+    uint64_t out_of_order;     /* packets that arrived ahead of a missing one (buffered) */
     uint32_t next_send_seq;
     uint32_t next_recv_seq;    /* cumulative ack value we send */
 } mc_channel_stats;

@@ -127,6 +127,10 @@ typedef struct {
     uint64_t channels_created;
     uint64_t channels_dead;
     uint64_t rehearsal_dropped;  /* datagrams dropped by rehearsal */
+    uint64_t probes_sent;        /* address probes (first sends) before off-channel replies */
+    uint64_t addresses_proven;   /* probes acknowledged */
+    uint64_t replies_parked;     /* off-channel replies that waited for their address's proof */
+    uint64_t replies_unproven_dropped; /* ... dropped: never proven, or too many waiting */
     uint64_t drops[MC_DROP_REASON_COUNT];
     uint64_t dropped_total;
     uint64_t overflow_packets;   /* current: sum over channels (gauge) */
@@ -165,7 +169,9 @@ void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler 
 typedef enum {
     MC_SEND_UNRELIABLE = 0,    /* one shot; may be lost */
     MC_SEND_RELIABLE_ONCE = 1, /* each packet resent every 200 ms up to 50 times until
-                                  acked; the receiver drops duplicates */
+                                  acked; the receiver drops duplicates. Off-channel replies
+                                  (mc_reply_to without a channel) go only to proven
+                                  addresses: see request.h */
 } mc_send_mode;
 int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_send_mode mode);
 
@@ -189,7 +195,8 @@ void mc_nub_get_stats(const mc_nub *nub, mc_nub_stats *out);
 /* Publish the nub's counters under prefix (e.g. "nub"): packetsSent, bytesSent,
  * packetsReceived, bytesReceived, messagesReceived, resends, piggybacks, onceOffResends,
  * onceOffRefused, acksSent, acksReceived, sendRetries, sendErrors, requestsTimedOut,
- * channelsCreated, channelsDead, rehearsalDropped, droppedTotal, overflowPackets,
+ * channelsCreated, channelsDead, rehearsalDropped, probesSent, addressesProven,
+ * repliesParked, repliesUnprovenDropped, droppedTotal, overflowPackets,
  * reassemblyBytes, pendingRequests, address,
  * drops/<reason> (mc_drop_reason_name), channels/count, read-write
  * rehearsal/{loss,duplicate,reorder,corrupt,latencyMs,jitterMs,reorderMs}; and per channel

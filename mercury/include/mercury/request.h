@@ -40,7 +40,16 @@ typedef void (*mc_reply_handler)(void *ctx, mc_reply_status status,
 int mc_reply(const mc_message_info *info, const void *data, size_t len);
 
 /* The same without the handler's info: reply on `channel` if not NULL, else once-off
- * reliable to `dest`. */
+ * reliable to `dest`.
+ *
+ * Off-channel, a reply goes at once only to an address that has proven it receives what
+ * this nub sends: a channel to it whose peer has acknowledged a reliable packet, or an
+ * acknowledged probe (an empty reliable packet with an unpredictable sequence number, which
+ * every nub acknowledges by itself) in the last 10 minutes. Otherwise the reply waits (MC_OK)
+ * while a probe is sent (at most 3 times, 200 ms apart) and leaves when the probe is
+ * acknowledged; if it never is, the reply is dropped and counted (repliesUnprovenDropped).
+ * So a request with a spoofed source gets at most an ack and three 6-byte probes, each
+ * smaller than the request. MC_ERR_OVERFLOW when 1024 replies (or 16 MiB) already wait. */
 int mc_reply_to(mc_nub *nub, mc_channel *channel, const mc_address *dest, uint32_t reply_id,
                 const void *data, size_t len);
 
