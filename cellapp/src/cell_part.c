@@ -36,10 +36,12 @@ static int op_set_vec(const mc_call_ctx *call, int which, mc_vector3 v)
         return MC_CALL_ERR_STATE;
     if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z))
         return MC_CALL_ERR_ARGS;
-    if (which == 0)
+    if (which == 0) {
         ent->position = v;
-    else
+        cell_aoi_moved(mc_engine_of(call), ent);
+    } else {
         ent->direction = v;
+    }
     return MC_CALL_OK;
 }
 
@@ -76,6 +78,9 @@ static const mc_engine_ops cell_engine_ops = {
     .space_id = op_space_id,
     .cell_base = op_cell_base,
     .destroy_space = op_destroy_space,
+    .set_witness = cell_aoi_set_witness,
+    .set_aoi_radius = cell_aoi_set_radius,
+    .entities_in_range = cell_aoi_entities_in_range,
 };
 
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
@@ -162,6 +167,7 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_position, NULL, ref);
     snprintf(path, sizeof path, "%s/base", dir);
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_base, NULL, ref);
+    cell_aoi_add_entity_watchers(e, dir, ref);
 }
 
 static int on_init(mc_engine *e, char *err, size_t errlen)
@@ -176,7 +182,7 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the spaces watchers");
         return -1;
     }
-    return 0;
+    return cell_aoi_init(e, err, errlen);
 }
 
 const mc_role_part cell_role_part = {
@@ -190,4 +196,6 @@ const mc_role_part cell_role_part = {
     .on_free = spaces_free,
     .on_init = on_init,
     .ops = &cell_engine_ops,
+    .options = cell_aoi_options,
+    .option_count = CELL_AOI_OPTION_COUNT,
 };

@@ -5,6 +5,7 @@
 #ifndef MC_CELLAPP_H
 #define MC_CELLAPP_H
 
+#include "aoi_grid.h"
 #include "entity/engine.h"
 #include "mercury/status.h"
 
@@ -13,12 +14,23 @@ typedef struct mc_space {
     mc_entity **entities;
     size_t n, cap;
     uint64_t n_watch;   /* entities, for the watcher */
+    aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
+
+/* The cellapp's area-of-interest settings and counters (aoi.c). */
+typedef struct {
+    float radius, hysteresis, max_radius; /* --aoiRadius, --aoiHysteresis, --aoiMaxRadius */
+    uint32_t hz;                          /* --aoiHz: view updates per second */
+    struct event *tick_ev;
+    uint64_t witnesses, entered, left, hook_failures, updates;
+    uint64_t last_update_us;              /* how long the last update of every view took */
+} cell_aoi_state;
 
 typedef struct {
     mc_space **spaces;
     size_t n, cap;
     uint64_t created, destroyed;
+    cell_aoi_state aoi;
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -33,6 +45,23 @@ void space_remove(mc_engine *e, mc_entity *ent);
 void space_destroy(mc_engine *e, mc_space *sp);
 int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
+
+/* aoi.c: the area of interest (docs/WORLD.md). */
+#define CELL_AOI_OPTION_COUNT 4
+extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
+/* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
+int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
+void cell_aoi_free(mc_engine *e);
+/* An entity joined its space (ent->space set) / moved / is leaving it. */
+int cell_aoi_enter_space(mc_engine *e, mc_entity *ent);
+void cell_aoi_moved(mc_engine *e, mc_entity *ent);
+void cell_aoi_leave_space(mc_engine *e, mc_entity *ent);
+/* The engine API entries. */
+int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
+int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
+int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char *type,
+                               mc_mailbox_ref *out, size_t max, size_t *count);
+void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
 
 /* cell_calls.c */
 void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,

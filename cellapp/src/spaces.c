@@ -51,7 +51,6 @@ mc_space *space_new(mc_engine *e, int32_t id)
 
 int space_add(mc_engine *e, mc_space *sp, mc_entity *ent)
 {
-    (void)e;
     if (sp->n == sp->cap) {
         size_t cap = sp->cap ? sp->cap * 2 : 16;
         mc_entity **l = realloc(sp->entities, cap * sizeof *l);
@@ -61,6 +60,10 @@ int space_add(mc_engine *e, mc_space *sp, mc_entity *ent)
         sp->cap = cap;
     }
     ent->space = sp;
+    if (cell_aoi_enter_space(e, ent) != 0) {
+        ent->space = NULL;
+        return -1;
+    }
     ent->space_slot = sp->n;
     sp->entities[sp->n++] = ent;
     sp->n_watch = sp->n;
@@ -72,6 +75,7 @@ static void space_free(mc_engine *e, mc_space *sp)
     char path[MC_WATCH_MAX_PATH];
     snprintf(path, sizeof path, "spaces/%d", (int)sp->id);
     mc_watch_remove(mc_server_watchers(mc_engine_server(e)), path);
+    aoi_grid_free(&sp->grid);
     free(sp->entities);
     free(sp);
 }
@@ -81,6 +85,7 @@ void space_remove(mc_engine *e, mc_entity *ent)
     mc_space *sp = ent->space;
     if (!sp)
         return;
+    cell_aoi_leave_space(e, ent);
     size_t at = ent->space_slot;
     sp->entities[at] = sp->entities[--sp->n];
     sp->entities[at]->space_slot = at;
@@ -142,7 +147,9 @@ void spaces_free(mc_engine *e)
     cell_state *cs = state(e);
     if (!cs)
         return;
+    cell_aoi_free(e);
     for (size_t i = 0; i < cs->n; i++) {
+        aoi_grid_free(&cs->spaces[i]->grid);
         free(cs->spaces[i]->entities);
         free(cs->spaces[i]);
     }

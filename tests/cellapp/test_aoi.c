@@ -61,7 +61,7 @@ START_TEST(grid_matches_a_full_scan)
         t[i].in_grid = true;
     }
     ck_assert_uint_eq(g.count, N);
-    for (int round = 0; round < 300; round++) {
+    for (int round = 0; round < 150; round++) {
         /* some moves (near and far), some removals and re-insertions */
         for (int k = 0; k < 50; k++) {
             thing *x = &t[rng(&s) % N];

@@ -19,6 +19,8 @@ typedef enum {
     DEFC_HOOK_PLAIN,  /* (call, props) */
     DEFC_HOOK_REASON, /* (call, props, const char *reason) */
     DEFC_HOOK_TIMER,  /* (call, props, uint32_t timerId, int64_t userArg) */
+    DEFC_HOOK_ENTITY, /* (call, props, mc_mailbox_ref entity) */
+    DEFC_HOOK_ENTITY_ID, /* (call, props, int32_t entityId) */
 } defc_hook_shape;
 
 typedef struct {

@@ -101,6 +101,8 @@ const defc_hook defc_hooks[] = {
     {"onCreateCellFailure", "on_create_cell_failure", 1u << MC_PART_BASE, DEFC_HOOK_REASON},
     {"onSpaceGone", "on_space_gone", 1u << MC_PART_CELL, DEFC_HOOK_PLAIN},
     {"onTimer", "on_timer", 1u << MC_PART_BASE | 1u << MC_PART_CELL, DEFC_HOOK_TIMER},
+    {"onEnteredAoI", "on_entered_aoi", 1u << MC_PART_CELL, DEFC_HOOK_ENTITY},
+    {"onLeftAoI", "on_left_aoi", 1u << MC_PART_CELL, DEFC_HOOK_ENTITY_ID},
 };
 const size_t defc_nhooks = sizeof(defc_hooks) / sizeof(defc_hooks[0]);
 
@@ -120,6 +122,10 @@ static bool hook_args_fit(const mc_def_method *m, defc_hook_shape shape)
     case DEFC_HOOK_REASON:
         return m->nargs == 1 && (m->args[0].type->kind == MC_TYPE_STRING ||
                                  m->args[0].type->kind == MC_TYPE_UNICODE_STRING);
+    case DEFC_HOOK_ENTITY:
+        return m->nargs == 1 && m->args[0].type->kind == MC_TYPE_MAILBOX;
+    case DEFC_HOOK_ENTITY_ID:
+        return m->nargs == 1 && m->args[0].type->kind == MC_TYPE_INT32;
     case DEFC_HOOK_TIMER: {
         if (m->nargs != 2)
             return false;
@@ -136,6 +142,8 @@ static const char *const hook_rules[] = {
     [DEFC_HOOK_REASON] = "one STRING or UNICODE_STRING (the reason), and no ReturnValues",
     [DEFC_HOOK_TIMER] = ("the timer id (UINT32, INT64 or UINT64) then the user argument "
                          "(INT64), and no ReturnValues"),
+    [DEFC_HOOK_ENTITY] = "one MAILBOX (the entity), and no ReturnValues",
+    [DEFC_HOOK_ENTITY_ID] = "one INT32 (the entity's id), and no ReturnValues",
 };
 
 static size_t check_hooks(FILE *out, const mc_entity_type_def *t)

@@ -581,6 +581,17 @@ static const char *const hook_params[] = {
     [DEFC_HOOK_PLAIN] = "",
     [DEFC_HOOK_REASON] = ", const char *reason",
     [DEFC_HOOK_TIMER] = ", uint32_t timerId, int64_t userArg",
+    [DEFC_HOOK_ENTITY] = ", mc_mailbox_ref entity",
+    [DEFC_HOOK_ENTITY_ID] = ", int32_t entityId",
+};
+
+/* The parameters of a hook adapter (the mc_game_hooks slot's signature after props). */
+static const char *const adapter_params[] = {
+    [DEFC_HOOK_PLAIN] = "",
+    [DEFC_HOOK_REASON] = ", const char *reason",
+    [DEFC_HOOK_TIMER] = ", uint32_t timer_id, int64_t user_arg",
+    [DEFC_HOOK_ENTITY] = ", mc_mailbox_ref entity",
+    [DEFC_HOOK_ENTITY_ID] = ", int32_t entity_id",
 };
 
 /* The prototype a game may define for a callback no def method implements. */
@@ -619,6 +630,10 @@ static void emit_hook_call_args(FILE *f, const defc_hook *h, const mc_def_method
     else if (h->shape == DEFC_HOOK_TIMER)
         fprintf(f, ", (%s)timer_id, user_arg",
                 m ? scalar_ctype(m->args[0].type->kind) : "uint32_t");
+    else if (h->shape == DEFC_HOOK_ENTITY)
+        fprintf(f, ", entity");
+    else if (h->shape == DEFC_HOOK_ENTITY_ID)
+        fprintf(f, ", entity_id");
 }
 
 static void emit_hook_adapter(FILE *f, const mc_entity_type_def *t, int part, const defc_hook *h)
@@ -631,10 +646,7 @@ static void emit_hook_adapter(FILE *f, const mc_entity_type_def *t, int part, co
         fprintf(f, ";\n");
     }
     fprintf(f, "static int defc_hook_%s_%s_%s(const mc_call_ctx *call, void *props%s)\n{\n",
-            t->name, pt, h->name,
-            h->shape == DEFC_HOOK_REASON  ? ", const char *reason"
-            : h->shape == DEFC_HOOK_TIMER ? ", uint32_t timer_id, int64_t user_arg"
-                                          : "");
+            t->name, pt, h->name, adapter_params[h->shape]);
     fprintf(f, "    return %s_%s_%s(call, (%s_%s *)props", t->name, pt, h->name, t->name, pt);
     emit_hook_call_args(f, h, m);
     fprintf(f, ");\n}\n\n");

@@ -216,6 +216,29 @@ int mc_destroySpace(const mc_call_ctx *call)
     return NO_ENGINE(call, destroy_space) ? MC_CALL_ERR_STATE : call->ops->destroy_space(call);
 }
 
+int mc_setWitness(const mc_call_ctx *call, bool on)
+{
+    return NO_ENGINE(call, set_witness) ? MC_CALL_ERR_STATE : call->ops->set_witness(call, on);
+}
+
+int mc_setAoIRadius(const mc_call_ctx *call, float radius, float hysteresis)
+{
+    return NO_ENGINE(call, set_aoi_radius) ? MC_CALL_ERR_STATE
+                                           : call->ops->set_aoi_radius(call, radius, hysteresis);
+}
+
+int mc_entitiesInRange(const mc_call_ctx *call, float radius, const char *type,
+                       mc_mailbox_ref *out, size_t max, size_t *count)
+{
+    if (count)
+        *count = 0;
+    if (!count || (max && !out))
+        return MC_CALL_ERR_ARGS;
+    return NO_ENGINE(call, entities_in_range)
+               ? MC_CALL_ERR_STATE
+               : call->ops->entities_in_range(call, radius, type, out, max, count);
+}
+
 static mc_mailbox_ref convert(mc_mailbox_ref m, mc_component from, mc_component to)
 {
     mc_mailbox_ref none = {0};

@@ -469,3 +469,67 @@ int Probe_cell_onTimer(const mc_call_ctx *call, Probe_cell *self, uint32_t timer
         spin(userArg);
     return 0;
 }
+
+/* ---- area of interest ------------------------------------------------------------------ */
+
+static int aoi_event(Probe_cell *self, char sign, int32_t id)
+{
+    size_t have = self->aoiEvents ? strlen(self->aoiEvents) : 0;
+    if (have > 16384)
+        return 0; /* enough for any test; the rest is not kept */
+    char *p = realloc(self->aoiEvents, have + 16);
+    if (!p)
+        return -1;
+    snprintf(p + have, 16, "%c%d;", sign, (int)id);
+    self->aoiEvents = p;
+    return 0;
+}
+
+int Probe_cell_onEnteredAoI(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_ref entity)
+{
+    (void)call;
+    return aoi_event(self, '+', entity.id);
+}
+
+int Probe_cell_onLeftAoI(const mc_call_ctx *call, Probe_cell *self, int32_t entityId)
+{
+    (void)call;
+    return aoi_event(self, '-', entityId);
+}
+
+int Probe_cell_moveTo(const mc_call_ctx *call, Probe_cell *self, float x, float z,
+                      int32_t *out_rc)
+{
+    (void)self;
+    mc_vector3 p = mc_position(call);
+    p.x = x;
+    p.z = z;
+    *out_rc = mc_setPosition(call, p);
+    return 0;
+}
+
+int Probe_cell_watch(const mc_call_ctx *call, Probe_cell *self, uint8_t on, float radius,
+                     float hysteresis, int32_t *out_rc)
+{
+    (void)self;
+    int rc = radius != 0 ? mc_setAoIRadius(call, radius, hysteresis) : MC_CALL_OK;
+    *out_rc = rc == MC_CALL_OK ? mc_setWitness(call, on != 0) : rc;
+    return 0;
+}
+
+int Probe_cell_scan(const mc_call_ctx *call, Probe_cell *self, float radius, const char *type,
+                    int32_t *out_rc, uint32_t *out_count, char **out_ids)
+{
+    (void)self;
+    mc_mailbox_ref found[64];
+    size_t n = 0;
+    *out_rc = mc_entitiesInRange(call, radius, *type ? type : NULL, found, 64, &n);
+    *out_count = (uint32_t)n;
+    char buf[64 * 12 + 1] = "";
+    size_t len = 0;
+    for (size_t i = 0; *out_rc == MC_CALL_OK && i < n && i < 64; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%d", i ? "," : "",
+                                (int)found[i].id);
+    *out_ids = strdup(buf);
+    return *out_ids ? 0 : -1;
+}

@@ -99,6 +99,11 @@ typedef struct mc_engine_ops {
     int (*create_base_from_db)(const mc_call_ctx *call, bool anywhere, const char *type,
                                int64_t dbid, const char *name, mc_load_fn fn, void *ud);
     int (*destroy_base)(const mc_call_ctx *call, bool delete_from_db, bool write_to_db);
+    /* Area of interest (cellapps). */
+    int (*set_witness)(const mc_call_ctx *call, bool on);
+    int (*set_aoi_radius)(const mc_call_ctx *call, float radius, float hysteresis);
+    int (*entities_in_range)(const mc_call_ctx *call, float radius, const char *type,
+                             mc_mailbox_ref *out, size_t max, size_t *count);
 } mc_engine_ops;
 
 /* ---- both parts ---------------------------------------------------------------------- */
@@ -200,6 +205,27 @@ mc_mailbox_ref mc_cell_base(const mc_call_ctx *call);
 /* Destroy the space the calling cell is in, after the handler returns: every cell in it
  * gets onSpaceGone and is destroyed; their bases get onLoseCell. */
 int mc_destroySpace(const mc_call_ctx *call);
+
+/* ---- area of interest (cell part; docs/WORLD.md) -------------------------------------
+ * A *witness* sees the cell entities of its space within its AoI radius (the cellapp's
+ * --aoiRadius unless set here), with hysteresis: one comes into view within the radius and
+ * leaves once farther than radius + hysteresis. The cellapp updates every witness's view
+ * --aoiHz times a second and calls its onEnteredAoI(entity) and onLeftAoI(entityId)
+ * callbacks. (A player's cell entity will be a witness while it has a client.) */
+
+/* Make the calling cell a witness (on) or stop it being one (off: everything in view
+ * leaves, onLeftAoI for each). */
+int mc_setWitness(const mc_call_ctx *call, bool on);
+/* The calling cell's AoI radius and hysteresis (finite, radius > 0, hysteresis >= 0, at
+ * most the cellapp's --aoiMaxRadius together; MC_CALL_ERR_ARGS otherwise). Takes effect at
+ * the next update. */
+int mc_setAoIRadius(const mc_call_ctx *call, float radius, float hysteresis);
+/* The cell entities of the calling cell's space within radius of it on the ground plane
+ * (x, z), nearest first, of entity type `type` (NULL: any), not counting itself: up to max
+ * CELL mailboxes into out, how many there are in all into *count (may exceed max). A fresh
+ * answer (not the view), for any cell entity, witness or not. */
+int mc_entitiesInRange(const mc_call_ctx *call, float radius, const char *type,
+                       mc_mailbox_ref *out, size_t max, size_t *count);
 
 /* ---- mailboxes (no engine needed) ---------------------------------------------------- */
 

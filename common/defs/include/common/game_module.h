@@ -23,7 +23,7 @@
 #include "common/stream.h"
 #include "common/value.h"
 
-#define MC_GAME_ABI 2u
+#define MC_GAME_ABI 3u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -108,6 +108,10 @@ typedef struct {
     int (*on_space_gone)(const mc_call_ctx *call, void *props); /* cell */
     int (*on_timer)(const mc_call_ctx *call, void *props, uint32_t timer_id,
                     int64_t user_arg);
+    /* cell witnesses (area of interest): entity came into view (its CELL mailbox) / left
+     * it (its id: it may be gone) */
+    int (*on_entered_aoi)(const mc_call_ctx *call, void *props, mc_mailbox_ref entity);
+    int (*on_left_aoi)(const mc_call_ctx *call, void *props, int32_t entity_id);
 } mc_game_hooks;
 
 /* Decode args for one method, run the handler on props, encode return values into reply

@@ -57,6 +57,7 @@ typedef struct mc_entity {
     int gone_why;                 /* mc_cell_gone_why told to the base; -1 once told */
 
     void *watch_ctx;              /* the engine's per-entity watcher contexts */
+    void *role_data;              /* the role's own per-entity state (cellapp: AoI) */
     struct mc_entity *next_in_bucket;
 } mc_entity;
 

@@ -1,0 +1,425 @@
+/* The cellapp's area of interest: every cell entity is in its space's grid (aoi_grid.h);
+ * witnesses keep a view (aoi_view.h) updated --aoiHz times a second, and their game code
+ * hears onEnteredAoI / onLeftAoI. entitiesInRange asks the grid directly. docs/WORLD.md. */
+#include "aoi_view.h"
+#include "cellapp.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per cell entity (ent->role_data) while it is in a space. */
+typedef struct {
+    aoi_node node;             /* owner: the entity */
+    aoi_view view;             /* used while a witness */
+    bool witness;
+    float radius, hysteresis;  /* its own (mc_setAoIRadius), or 0: the cellapp's */
+} cell_aoi;
+
+const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
+    {"aoiRadius", MC_OPT_FLOAT, "50",
+     "area-of-interest radius of witnesses that set none (metres on the x/z plane)"},
+    {"aoiHysteresis", MC_OPT_FLOAT, "5",
+     "an entity in view leaves it only beyond radius + this"},
+    {"aoiHz", MC_OPT_UINT, "10", "witness view updates per second (1..100)"},
+    {"aoiMaxRadius", MC_OPT_FLOAT, "500",
+     "largest radius + hysteresis a witness may set, and entitiesInRange radius"},
+};
+
+static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
+static cell_aoi *aoi_of(const mc_entity *ent) { return ent->role_data; }
+static int32_t node_id(const aoi_node *n) { return ((const mc_entity *)n->owner)->id; }
+
+static void view_settings(const cell_aoi_state *s, cell_aoi *a)
+{
+    a->view.radius = a->radius > 0 ? a->radius : s->radius;
+    a->view.hysteresis = a->radius > 0 ? a->hysteresis : s->hysteresis;
+}
+
+int cell_aoi_enter_space(mc_engine *e, mc_entity *ent)
+{
+    mc_space *sp = ent->space;
+    if (!sp->grid.buckets && aoi_grid_init(&sp->grid, state(e)->aoi.radius) != 0)
+        return -1;
+    cell_aoi *a = aoi_of(ent);
+    if (!a) {
+        a = calloc(1, sizeof *a);
+        if (!a)
+            return -1;
+        a->node.owner = ent;
+        ent->role_data = a;
+    }
+    if (aoi_grid_insert(&sp->grid, &a->node, ent->position.x, ent->position.z) != 0) {
+        free(a);
+        ent->role_data = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void cell_aoi_moved(mc_engine *e, mc_entity *ent)
+{
+    cell_aoi *a = aoi_of(ent);
+    if (!a || !a->node.cell || !ent->space)
+        return;
+    if (aoi_grid_move(&ent->space->grid, &a->node, ent->position.x, ent->position.z) != 0)
+        MC_ERROR("out of memory moving entity %d in the AoI grid of space %d", (int)ent->id,
+                 (int)ent->space->id);
+    (void)e;
+}
+
+void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
+{
+    cell_aoi *a = aoi_of(ent);
+    if (!a)
+        return;
+    if (ent->space)
+        aoi_grid_remove(&ent->space->grid, &a->node);
+    if (a->witness)
+        state(e)->aoi.witnesses--;
+    aoi_view_free(&a->view);
+    free(a);
+    ent->role_data = NULL;
+}
+
+/* ---- the callbacks ------------------------------------------------------------------- */
+
+static void hook_failed(mc_engine *e, const mc_entity *ent, const char *name, int rc)
+{
+    cell_aoi_state *s = &state(e)->aoi;
+    s->hook_failures++;
+    if (s->hook_failures <= 10 || s->hook_failures % 1000 == 0)
+        MC_WARNING("%s %d: %s failed (%d) (%llu AoI callback failures)", ent->td->name,
+                   (int)ent->id, name, rc, (unsigned long long)s->hook_failures);
+}
+
+static void tell_entered(mc_engine *e, mc_entity *ent, int32_t other_id)
+{
+    state(e)->aoi.entered++;
+    const mc_game_hooks *h = &ent->gt->hooks[MC_PART_CELL];
+    mc_entity *other = mc_engine_find(e, other_id);
+    if (!h->on_entered_aoi || !other)
+        return;
+    mc_call_frame f;
+    mc_engine_frame(e, &f, ent);
+    int rc = h->on_entered_aoi(&f.ctx, ent->props,
+                               mc_engine_mailbox(e, other, MC_COMPONENT_CELL));
+    if (rc != 0)
+        hook_failed(e, ent, "onEnteredAoI", rc);
+}
+
+static void tell_left(mc_engine *e, mc_entity *ent, int32_t other_id)
+{
+    state(e)->aoi.left++;
+    const mc_game_hooks *h = &ent->gt->hooks[MC_PART_CELL];
+    if (!h->on_left_aoi)
+        return;
+    mc_call_frame f;
+    mc_engine_frame(e, &f, ent);
+    int rc = h->on_left_aoi(&f.ctx, ent->props, other_id);
+    if (rc != 0)
+        hook_failed(e, ent, "onLeftAoI", rc);
+}
+
+/* Whether ent may still hear about its view (callbacks can destroy it or stop it being a
+ * witness). */
+static bool still_watching(mc_engine *e, int32_t id, mc_entity **out)
+{
+    mc_entity *ent = mc_engine_find(e, id);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    if (!ent || ent->in_reap || !a || !a->witness || !ent->space)
+        return false;
+    *out = ent;
+    return true;
+}
+
+/* Copy ids the view handed out: callbacks may change the view they live in. */
+static int32_t *copy_ids(const int32_t *ids, size_t n)
+{
+    int32_t *c = malloc((n ? n : 1) * sizeof *c);
+    if (c && n)
+        memcpy(c, ids, n * sizeof *c);
+    return c;
+}
+
+static void update_one(mc_engine *e, int32_t id)
+{
+    mc_entity *ent;
+    if (!still_watching(e, id, &ent))
+        return;
+    cell_aoi *a = aoi_of(ent);
+    view_settings(&state(e)->aoi, a);
+    int32_t *in, *out;
+    size_t nin, nout;
+    if (aoi_view_update(&a->view, &ent->space->grid, ent->position.x, ent->position.z, ent->id,
+                        node_id, &in, &nin, &out, &nout) != 0) {
+        MC_ERROR("out of memory updating the view of entity %d", (int)id);
+        return;
+    }
+    if (!nin && !nout)
+        return;
+    int32_t *ins = copy_ids(in, nin), *outs = copy_ids(out, nout);
+    if (!ins || !outs) {
+        MC_ERROR("out of memory telling entity %d about its view", (int)id);
+    } else {
+        for (size_t i = 0; i < nout && still_watching(e, id, &ent); i++)
+            tell_left(e, ent, outs[i]);
+        for (size_t i = 0; i < nin && still_watching(e, id, &ent); i++)
+            tell_entered(e, ent, ins[i]);
+    }
+    free(ins);
+    free(outs);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    mc_engine *e = ctx;
+    cell_state *cs = state(e);
+    uint64_t t0 = mc_clock_now_us();
+    /* The witnesses first (callbacks may create, move and destroy entities): by id. */
+    size_t n = 0;
+    int32_t *ids = malloc((cs->aoi.witnesses ? cs->aoi.witnesses : 1) * sizeof *ids);
+    if (!ids) {
+        MC_ERROR("out of memory updating views");
+        return;
+    }
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        for (size_t i = 0; i < sp->n && n < cs->aoi.witnesses; i++) {
+            cell_aoi *a = aoi_of(sp->entities[i]);
+            if (a && a->witness)
+                ids[n++] = sp->entities[i]->id;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        update_one(e, ids[i]);
+    free(ids);
+    cs->aoi.updates++;
+    cs->aoi.last_update_us = mc_clock_now_us() - t0;
+}
+
+/* ---- the engine API ------------------------------------------------------------------ */
+
+static mc_entity *calling_cell(const mc_call_ctx *call)
+{
+    return mc_engine_entity_of(call, MC_PART_CELL);
+}
+
+int cell_aoi_set_witness(const mc_call_ctx *call, bool on)
+{
+    mc_entity *ent = calling_cell(call);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    if (!a)
+        return MC_CALL_ERR_STATE;
+    mc_engine *e = mc_engine_of(call);
+    if (on == a->witness)
+        return MC_CALL_OK;
+    a->witness = on;
+    if (on) {
+        state(e)->aoi.witnesses++;
+        return MC_CALL_OK;
+    }
+    state(e)->aoi.witnesses--;
+    int32_t *out;
+    size_t nout;
+    aoi_view_clear(&a->view, &out, &nout);
+    int32_t *outs = copy_ids(out, nout);
+    if (!outs)
+        return MC_CALL_ERR_BUSY;
+    int32_t id = ent->id;
+    /* told now, in order; the view is empty already, so a callback turning the witness on
+     * again starts from nothing */
+    for (size_t i = 0; i < nout && (ent = mc_engine_find(e, id)) && !ent->in_reap; i++)
+        tell_left(e, ent, outs[i]);
+    free(outs);
+    return MC_CALL_OK;
+}
+
+int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis)
+{
+    mc_entity *ent = calling_cell(call);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    if (!a)
+        return MC_CALL_ERR_STATE;
+    const cell_aoi_state *s = &state(mc_engine_of(call))->aoi;
+    if (!isfinite(radius) || !isfinite(hysteresis) || !(radius > 0) || !(hysteresis >= 0) ||
+        radius + hysteresis > s->max_radius)
+        return MC_CALL_ERR_ARGS;
+    a->radius = radius;
+    a->hysteresis = hysteresis;
+    return MC_CALL_OK;
+}
+
+typedef struct {
+    const mc_entity *self;
+    int type; /* -1: any */
+    struct found {
+        float d2;
+        const mc_entity *ent;
+    } *items;
+    size_t n, cap;
+    bool failed;
+} range_query;
+
+static void range_visit(void *ctx, aoi_node *node, float d2)
+{
+    range_query *q = ctx;
+    const mc_entity *ent = node->owner;
+    if (ent == q->self || ent->in_reap || (q->type >= 0 && ent->type != q->type) || q->failed)
+        return;
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 32;
+        struct found *p = realloc(q->items, cap * sizeof *p);
+        if (!p) {
+            q->failed = true;
+            return;
+        }
+        q->items = p;
+        q->cap = cap;
+    }
+    q->items[q->n++] = (struct found){d2, ent};
+}
+
+static int by_distance(const void *a, const void *b)
+{
+    const struct found *x = a, *y = b;
+    if (x->d2 != y->d2)
+        return x->d2 < y->d2 ? -1 : 1;
+    return (x->ent->id > y->ent->id) - (x->ent->id < y->ent->id);
+}
+
+int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char *type,
+                               mc_mailbox_ref *out, size_t max, size_t *count)
+{
+    mc_entity *ent = calling_cell(call);
+    if (!ent || !ent->space || !aoi_of(ent))
+        return MC_CALL_ERR_STATE;
+    mc_engine *e = mc_engine_of(call);
+    if (!isfinite(radius) || !(radius >= 0) || radius > state(e)->aoi.max_radius)
+        return MC_CALL_ERR_ARGS;
+    range_query q = {.self = ent, .type = -1};
+    if (type) {
+        const mc_entity_type_def *td = mc_defs_type_by_name(mc_engine_defs(e), type);
+        if (!td)
+            return MC_CALL_ERR_NOT_FOUND;
+        q.type = td->id;
+    }
+    aoi_grid_query(&ent->space->grid, ent->position.x, ent->position.z, radius, range_visit,
+                   &q);
+    if (q.failed) {
+        free(q.items);
+        return MC_CALL_ERR_BUSY;
+    }
+    if (q.n > 1)
+        qsort(q.items, q.n, sizeof *q.items, by_distance);
+    for (size_t i = 0; i < q.n && i < max; i++)
+        out[i] = mc_engine_mailbox(e, q.items[i].ent, MC_COMPONENT_CELL);
+    *count = q.n;
+    free(q.items);
+    return MC_CALL_OK;
+}
+
+/* ---- watchers, options, timer -------------------------------------------------------- */
+
+static void get_witness(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    out->as.b = a && a->witness;
+}
+
+static void get_in_view(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    out->as.u = a && a->witness ? a->view.n : 0;
+}
+
+static void get_radius(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    out->as.f = !a ? 0 : a->radius > 0 ? a->radius : state(e)->aoi.radius;
+}
+
+void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref)
+{
+    mc_watchers *w = mc_server_watchers(mc_engine_server(e));
+    char path[MC_WATCH_MAX_PATH];
+    snprintf(path, sizeof path, "%s/aoi/witness", dir);
+    mc_watch_add(w, path, MC_WATCH_BOOL, MC_WATCH_READ_ONLY, get_witness, NULL, ref);
+    snprintf(path, sizeof path, "%s/aoi/inView", dir);
+    mc_watch_add(w, path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_in_view, NULL, ref);
+    snprintf(path, sizeof path, "%s/aoi/radius", dir);
+    mc_watch_add(w, path, MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_radius, NULL, ref);
+}
+
+int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
+{
+    cell_aoi_state *s = &state(e)->aoi;
+    mc_server *srv = mc_engine_server(e);
+    const mc_config *cfg = mc_server_config(srv);
+    double r = mc_config_get_float(cfg, "aoiRadius"), h = mc_config_get_float(cfg, "aoiHysteresis");
+    double m = mc_config_get_float(cfg, "aoiMaxRadius");
+    uint64_t hz = mc_config_get_uint(cfg, "aoiHz");
+    if (!(r > 0) || !isfinite(r) || r > 1e6) {
+        snprintf(err, errlen, "--aoiRadius %g: must be above 0 and at most 1000000", r);
+        return -1;
+    }
+    if (!(h >= 0) || !isfinite(h) || h > 1e6) {
+        snprintf(err, errlen, "--aoiHysteresis %g: must be within 0..1000000", h);
+        return -1;
+    }
+    if (!(m >= r + h) || !isfinite(m)) {
+        snprintf(err, errlen, "--aoiMaxRadius %g: must be at least --aoiRadius + --aoiHysteresis "
+                              "(%g)", m, r + h);
+        return -1;
+    }
+    if (hz < 1 || hz > 100) {
+        snprintf(err, errlen, "--aoiHz %llu: must be within 1..100", (unsigned long long)hz);
+        return -1;
+    }
+    s->radius = (float)r;
+    s->hysteresis = (float)h;
+    s->max_radius = (float)m;
+    s->hz = (uint32_t)hz;
+    mc_watchers *w = mc_server_watchers(srv);
+    int bad = mc_watch_add_uint(w, "aoi/witnesses", &s->witnesses, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/entered", &s->entered, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/left", &s->left, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/hookFailures", &s->hook_failures, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/updates", &s->updates, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/lastUpdateUs", &s->last_update_us, MC_WATCH_READ_ONLY);
+    if (bad) {
+        snprintf(err, errlen, "cannot publish the aoi watchers");
+        return -1;
+    }
+    s->tick_ev = event_new(mc_server_event_base(srv), -1, EV_PERSIST, on_tick, e);
+    if (!s->tick_ev) {
+        snprintf(err, errlen, "cannot create the AoI update event");
+        return -1;
+    }
+    struct timeval tv = {0, (suseconds_t)(1000000u / s->hz)};
+    if (s->hz == 1)
+        tv = (struct timeval){1, 0};
+    event_add(s->tick_ev, &tv);
+    return 0;
+}
+
+void cell_aoi_free(mc_engine *e)
+{
+    cell_state *cs = state(e);
+    if (cs && cs->aoi.tick_ev) {
+        event_free(cs->aoi.tick_ev);
+        cs->aoi.tick_ev = NULL;
+    }
+}

@@ -1,0 +1,245 @@
+/* The area of interest through real processes running the Probe game: a witness's view
+ * follows the radius with hysteresis (onEnteredAoI / onLeftAoI once per crossing, none while
+ * an entity walks within the band), destroyed entities and a witness that stops being one
+ * leave the view, radii are checked, and entitiesInRange answers nearest first, by type,
+ * refusing bad radii and unknown types. The cellapp runs with its defaults: radius 50,
+ * hysteresis 5, 10 updates a second. */
+#include "harness.h"
+#include "rules_cluster.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 15000
+
+static void path_of(char *out, size_t n, int32_t id, const char *rest)
+{
+    snprintf(out, n, "entities/%d/%s", (int)id, rest);
+}
+
+static void wait_base_event(rc_cluster *c, int32_t id, const char *want)
+{
+    char p[96];
+    path_of(p, sizeof p, id, "props/events");
+    if (!rc_wait_value(c, "baseapp01", p, want, WAIT_MS)) {
+        char v[4096];
+        rc_value(c, "baseapp01", p, v, sizeof v);
+        ck_abort_msg("baseapp01 %s: no '%s' in %s", p, want, v);
+    }
+}
+
+/* A Probe base with a cell: in a new space (near NULL) or next to the cell `near` (JSON). */
+static int32_t probe_with_cell(rc_cluster *c, const char *label, const char *near_json)
+{
+    int32_t id = rc_create_probe(c, "baseapp01", label);
+    char out[512], args[512];
+    snprintf(args, sizeof args, "[%s]", near_json ? near_json : "null");
+    rc_entity_call(c, "baseapp01", id, "makeCell", args, out, sizeof out);
+    ck_assert_str_eq(out, "[]");
+    wait_base_event(c, id, "getCell;");
+    return id;
+}
+
+/* A cell method answering its status first: the status. */
+static int cell_call(rc_cluster *c, int32_t id, const char *method, const char *args,
+                     char *out, size_t outlen)
+{
+    rc_entity_call(c, "cellapp01", id, method, args, out, outlen);
+    ck_assert_msg(out[0] == '[', "%s: %s", method, out);
+    return atoi(out + 1);
+}
+
+static void move_to(rc_cluster *c, int32_t id, double x, double z)
+{
+    char args[96], out[256];
+    snprintf(args, sizeof args, "[%g, %g]", x, z);
+    ck_assert_int_eq(cell_call(c, id, "moveTo", args, out, sizeof out), 0);
+}
+
+static void aoi_events(rc_cluster *c, int32_t id, char *out, size_t n)
+{
+    char p[96];
+    path_of(p, sizeof p, id, "props/aoiEvents");
+    rc_value(c, "cellapp01", p, out, n);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Wait until the witness has seen `want` (e.g. "+4098;") `times` times. */
+static void wait_aoi(rc_cluster *c, int32_t witness, const char *want, int times)
+{
+    char v[8192];
+    for (int i = 0; i < WAIT_MS / 50; i++) {
+        aoi_events(c, witness, v, sizeof v);
+        if (count_of(v, want) >= times)
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("entity %d: '%s' not seen %d times in %s", (int)witness, want, times, v);
+}
+
+/* Let at least two whole view updates run after everything done so far. */
+static void two_updates(rc_cluster *c)
+{
+    long long u = rc_int(c, "cellapp01", "aoi/updates");
+    ck_assert(rc_wait_int_at_least(c, "cellapp01", "aoi/updates", u + 2, WAIT_MS));
+}
+
+static void ev(char *out, size_t n, char sign, int32_t id)
+{
+    snprintf(out, n, "%c%d;", sign, (int)id);
+}
+
+START_TEST(a_witness_sees_entities_come_and_go_with_hysteresis)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 1);
+    char v[8192], out[1024], plus_a[32], minus_a[32], plus_b[32], minus_b[32], path[96];
+
+    int32_t w = probe_with_cell(&c, "witness", NULL);
+    char near[512];
+    rc_entity_call(&c, "baseapp01", w, "cellMailbox", NULL, near, sizeof near);
+    near[strlen(near) - 1] = '\0'; /* "[{...}]" -> "{...}" */
+    int32_t a = probe_with_cell(&c, "a", near + 1);
+    int32_t b = probe_with_cell(&c, "b", near + 1);
+    ev(plus_a, sizeof plus_a, '+', a);
+    ev(minus_a, sizeof minus_a, '-', a);
+    ev(plus_b, sizeof plus_b, '+', b);
+    ev(minus_b, sizeof minus_b, '-', b);
+    move_to(&c, a, 100, 0);
+    move_to(&c, b, 200, 0);
+
+    /* Becoming a witness with nobody within 50: nothing in view. */
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 0, 0]", out, sizeof out), 0);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/witnesses"), 1);
+    two_updates(&c);
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_str_eq(v, "\"\"");
+    path_of(path, sizeof path, w, "aoi/inView");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 0);
+
+    /* a walks to the radius: it enters, once. */
+    move_to(&c, a, 50, 0);
+    wait_aoi(&c, w, plus_a, 1);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 1);
+    /* within the band (50 .. 55): it stays, nothing is told */
+    move_to(&c, a, 54, 0);
+    two_updates(&c);
+    move_to(&c, a, 0, 54.5);
+    two_updates(&c);
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_int_eq(count_of(v, minus_a), 0);
+    ck_assert_int_eq(count_of(v, plus_a), 1);
+    /* beyond 55: it leaves, once */
+    move_to(&c, a, 0, 56);
+    wait_aoi(&c, w, minus_a, 1);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 0);
+    /* back into the band: it does not come back until it is within the radius */
+    move_to(&c, a, 52, 0);
+    two_updates(&c);
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_int_eq(count_of(v, plus_a), 1);
+    move_to(&c, a, 49, 0);
+    wait_aoi(&c, w, plus_a, 2);
+    /* b never came near: the witness never heard of it */
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_int_eq(count_of(v, plus_b), 0);
+    ck_assert_int_eq(count_of(v, minus_b), 0);
+
+    /* entitiesInRange: fresh, nearest first, by type, refusing what it must */
+    ck_assert_int_eq(cell_call(&c, w, "scan", "[60, \"\"]", out, sizeof out), 0);
+    char want[256];
+    snprintf(want, sizeof want, "[0,1,\"%d\"]", (int)a);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(cell_call(&c, w, "scan", "[250, \"Probe\"]", out, sizeof out), 0);
+    snprintf(want, sizeof want, "[0,2,\"%d,%d\"]", (int)a, (int)b);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(cell_call(&c, b, "scan", "[250, \"\"]", out, sizeof out), 0);
+    snprintf(want, sizeof want, "[0,2,\"%d,%d\"]", (int)a, (int)w); /* a at 151, w at 200 */
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(cell_call(&c, w, "scan", "[10, \"Nope\"]", out, sizeof out), -15);
+    ck_assert_int_eq(cell_call(&c, w, "scan", "[100000, \"\"]", out, sizeof out), -2);
+    ck_assert_int_eq(cell_call(&c, w, "scan", "[-1, \"\"]", out, sizeof out), -2);
+
+    /* radii: checked; a wider one takes b in */
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[1, -5, 0]", out, sizeof out), -2);
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 450, 60]", out, sizeof out), -2);
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 210, 10]", out, sizeof out), 0);
+    wait_aoi(&c, w, plus_b, 1);
+    path_of(path, sizeof path, w, "aoi/radius");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 210);
+    path_of(path, sizeof path, w, "aoi/inView");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 2);
+
+    /* a destroyed entity leaves every view it was in */
+    rc_entity_call(&c, "cellapp01", a, "die", "[]", out, sizeof out);
+    wait_aoi(&c, w, minus_a, 2);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 1);
+
+    /* a witness that stops being one: what it saw leaves at once */
+    long long left = rc_int(&c, "cellapp01", "aoi/left");
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[0, 0, 0]", out, sizeof out), 0);
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_int_eq(count_of(v, minus_b), 1);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", path), 0);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/witnesses"), 0);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/left"), left + 1);
+    /* and hears nothing more */
+    move_to(&c, b, 1, 1);
+    two_updates(&c);
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_int_eq(count_of(v, plus_b), 1);
+    /* every event reached the game: entered 3 (a twice, b), left 3 (a twice, b) */
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/entered"), 3);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/left"), 3);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/hookFailures"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(bad_aoi_options_stop_the_cellapp_with_a_reason)
+{
+    /* The option checks run before anything starts: each bad value is one line, exit 2. */
+    const char *bad[][2] = {
+        {"--aoiRadius", "0"},    {"--aoiRadius", "nan"}, {"--aoiHysteresis", "-1"},
+        {"--aoiHz", "0"},        {"--aoiHz", "1000"},    {"--aoiMaxRadius", "10"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char cmd[1024], out[4096];
+        snprintf(cmd, sizeof cmd,
+                 "timeout 20 %s/cellapp --manager 127.0.0.1:1 --res %s --game %s %s %s 2>&1; "
+                 "echo \"exit $?\"",
+                 getenv("MC_BIN_DIR") ? getenv("MC_BIN_DIR") : "build/bin", MC_PROBE_RES,
+                 MC_PROBE_GAME, bad[i][0], bad[i][1]);
+        FILE *p = popen(cmd, "r");
+        ck_assert_ptr_nonnull(p);
+        size_t n = fread(out, 1, sizeof out - 1, p);
+        out[n] = '\0';
+        pclose(p);
+        ck_assert_msg(strstr(out, bad[i][0] + 2) && (strstr(out, "must") || strstr(out, "expects a number")) &&
+                          !strstr(out, "exit 0") && !strstr(out, "exit 124"),
+                      "%s %s: %s", bad[i][0], bad[i][1], out);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("entity_aoi");
+    TCase *tc = tcase_create("aoi");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_witness_sees_entities_come_and_go_with_hysteresis);
+    tcase_add_test(tc, bad_aoi_options_stop_the_cellapp_with_a_reason);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return h_run_suite(suite()); }
