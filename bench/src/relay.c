@@ -1,5 +1,6 @@
 /* Relay implementation: poll two sockets, batch reads with recvmmsg, apply loss /
- * duplication / reordering per datagram and direction. */
+ * duplication / corruption / reordering per datagram and direction, then the added
+ * latency (a FIFO per direction). ppoll comes with _GNU_SOURCE (set by the build). */
 #include "relay.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #define RELAY_HOLD_SLOTS 256
 #define RELAY_HOLD_MAX_US 3000
 #define RELAY_SOCKBUF (4 << 20)
+#define RELAY_DELAY_SLOTS 65536 /* datagrams waiting out the added latency, per direction */
 
 typedef struct {
     uint8_t *data;
@@ -23,11 +25,19 @@ typedef struct {
 } held_dgram;
 
 typedef struct {
+    uint8_t *data;
+    size_t len;
+    mc_time_us due;
+} delayed_dgram;
+
+typedef struct {
     int out_fd;                   /* socket to send from */
     struct sockaddr_in *out_addr; /* destination (NULL: connected socket) */
     uint64_t rng;
     held_dgram held[RELAY_HOLD_SLOTS];
     int nheld;
+    delayed_dgram *delayed; /* ring of RELAY_DELAY_SLOTS (allocated when delay_us > 0) */
+    size_t dhead, dcount;
 } direction;
 
 typedef struct {
@@ -49,7 +59,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
 
-static void send_now(relay *rl, direction *d, const uint8_t *data, size_t len)
+static void send_wire(relay *rl, direction *d, const uint8_t *data, size_t len)
 {
     if (!d->out_addr && !rl->have_client)
         return;
@@ -63,6 +73,39 @@ static void send_now(relay *rl, direction *d, const uint8_t *data, size_t len)
             break;
     }
     rl->r->relay_send_failed++;
+}
+
+/* Hand a datagram to the wire, after the added latency when there is one. */
+static void send_now(relay *rl, direction *d, const uint8_t *data, size_t len)
+{
+    if (!rl->cfg->delay_us || !d->delayed) {
+        send_wire(rl, d, data, len);
+        return;
+    }
+    uint8_t *copy = d->dcount < RELAY_DELAY_SLOTS ? malloc(len ? len : 1) : NULL;
+    if (!copy) {
+        rl->r->relay_send_failed++;
+        return;
+    }
+    memcpy(copy, data, len);
+    size_t at = (d->dhead + d->dcount) % RELAY_DELAY_SLOTS;
+    d->delayed[at] = (delayed_dgram){copy, len, mc_clock_now_us() + rl->cfg->delay_us};
+    d->dcount++;
+}
+
+/* Send what has waited out the latency; returns the next due time (0: none waiting). */
+static mc_time_us release_delayed(relay *rl, direction *d, mc_time_us now)
+{
+    while (d->dcount) {
+        delayed_dgram *g = &d->delayed[d->dhead];
+        if (g->due > now)
+            return g->due;
+        send_wire(rl, d, g->data, g->len);
+        free(g->data);
+        d->dhead = (d->dhead + 1) % RELAY_DELAY_SLOTS;
+        d->dcount--;
+    }
+    return 0;
 }
 
 static void release_held(relay *rl, direction *d, int idx)
@@ -107,6 +150,15 @@ static void forward(relay *rl, direction *d, const uint8_t *data, size_t len, mc
     if (cfg->dup > 0 && rng_unit(&d->rng) < cfg->dup) {
         copies = 2;
         rl->r->relay_duplicated++;
+    }
+    uint8_t scratch[RELAY_MAX_DGRAM];
+    if (cfg->corrupt > 0 && len > 0 && rng_unit(&d->rng) < cfg->corrupt) {
+        memcpy(scratch, data, len);
+        int flips = 1 + (int)(rng_next(&d->rng) % 4);
+        for (int i = 0; i < flips; i++)
+            scratch[rng_next(&d->rng) % len] ^= (uint8_t)(1 + rng_next(&d->rng) % 255);
+        data = scratch;
+        rl->r->relay_corrupted++;
     }
     for (int c = 0; c < copies; c++) {
         if (cfg->reorder > 0 && rng_unit(&d->rng) < cfg->reorder) {
@@ -198,6 +250,20 @@ int bench_relay_run(const bench_relay_config *cfg, bench_sink *sink)
     rl.dir[0] = (direction){.out_fd = back, .out_addr = NULL, .rng = cfg->seed};
     rl.dir[1] = (direction){.out_fd = front, .out_addr = &rl.client,
                             .rng = cfg->seed ^ 0x5bd1e9955bd1e995ull};
+    if (cfg->delay_us) {
+        for (int d = 0; d < 2; d++) {
+            rl.dir[d].delayed = calloc(RELAY_DELAY_SLOTS, sizeof(delayed_dgram));
+            if (!rl.dir[d].delayed) {
+                bench_report_fail(rl.r, "relay: out of memory");
+                bench_sink_done(sink);
+                free(rl.dir[0].delayed);
+                close(front);
+                close(back);
+                free(bufs);
+                return -1;
+            }
+        }
+    }
     rl.r->t_start = mc_clock_now_us();
     bench_sink_ready(sink, ntohs(bound.sin_port));
 
@@ -206,8 +272,14 @@ int bench_relay_run(const bench_relay_config *cfg, bench_sink *sink)
         if (now >= cfg->deadline)
             break;
         struct pollfd p[3] = {{front, POLLIN, 0}, {back, POLLIN, 0}, {cfg->stop_fd, POLLIN, 0}};
-        int timeout = (rl.dir[0].nheld || rl.dir[1].nheld) ? 1 : 50;
-        int n = poll(p, cfg->stop_fd >= 0 ? 3 : 2, timeout);
+        mc_time_us wait = (rl.dir[0].nheld || rl.dir[1].nheld) ? 1000 : 50000;
+        for (int d = 0; d < 2; d++) {
+            mc_time_us due = release_delayed(&rl, &rl.dir[d], now);
+            if (due && due - now < wait)
+                wait = due > now ? due - now : 0;
+        }
+        struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
+        int n = ppoll(p, cfg->stop_fd >= 0 ? 3 : 2, &ts, NULL);
         if (n < 0 && errno != EINTR)
             break;
         if (cfg->stop_fd >= 0 && p[2].revents)
@@ -219,10 +291,21 @@ int bench_relay_run(const bench_relay_config *cfg, bench_sink *sink)
         now = mc_clock_now_us();
         release_old(&rl, &rl.dir[0], now);
         release_old(&rl, &rl.dir[1], now);
+        release_delayed(&rl, &rl.dir[0], now);
+        release_delayed(&rl, &rl.dir[1], now);
     }
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2; d++) {
         while (rl.dir[d].nheld)
             release_held(&rl, &rl.dir[d], 0);
+        while (rl.dir[d].dcount) {
+            delayed_dgram *g = &rl.dir[d].delayed[rl.dir[d].dhead];
+            send_wire(&rl, &rl.dir[d], g->data, g->len);
+            free(g->data);
+            rl.dir[d].dhead = (rl.dir[d].dhead + 1) % RELAY_DELAY_SLOTS;
+            rl.dir[d].dcount--;
+        }
+        free(rl.dir[d].delayed);
+    }
     rl.r->finished = 1;
     bench_sink_done(sink);
     close(front);

@@ -30,8 +30,10 @@ typedef struct {
     uint64_t misordered; /* receiver: sequence numbers ahead of the next expected one */
     uint64_t corrupt;    /* receiver: wrong length or payload checksum */
     uint64_t peak_queued; /* sender: most messages queued but not yet acknowledged */
-    /* relay: datagrams in, dropped, duplicated, held back for reordering, failed sends */
+    /* relay: datagrams in, dropped, duplicated, held back for reordering, failed sends,
+     * corrupted */
     uint64_t relay_in, relay_dropped, relay_duplicated, relay_reordered, relay_send_failed;
+    uint64_t relay_corrupted;
     mc_time_us t_start;  /* sender: first send; receiver: socket ready */
     mc_time_us t_first;  /* receiver: first message */
     mc_time_us t_last;   /* receiver: last in-order message; sender: all acknowledged */

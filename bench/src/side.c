@@ -149,8 +149,14 @@ int bench_side_run(const bench_options *o, const bench_transport *t, bench_side 
     }
 
     /* Relay, between sender and receiver. */
-    bench_relay_config rcfg = {o->loss, o->dup, o->reorder, o->seed, loopback(0), sctx.addr, -1,
-                               hard_stop + 2 * MC_US_PER_S};
+    bench_relay_config rcfg = {.loss = o->loss,
+                               .dup = o->dup,
+                               .reorder = o->reorder,
+                               .seed = o->seed,
+                               .front = loopback(0),
+                               .target = sctx.addr,
+                               .stop_fd = -1,
+                               .deadline = hard_stop + 2 * MC_US_PER_S};
     if (o->mode != BENCH_MODE_LISTEN && bench_options_impaired(o)) {
         if (pipe(stop_pipe) != 0)
             return fail(side, "cannot start the %s relay: %s", t->name);
