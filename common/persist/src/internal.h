@@ -57,6 +57,7 @@ struct mc_persist_req {
     int numkeys;
     char **args;
     size_t *lens;
+    bool *borrowed;          /* args[i] points into the request's fields: not freed */
     int nargs, capargs;
     char *route;             /* key whose slot the command goes to (cluster), NULL = any */
     /* Op state. */
@@ -145,6 +146,8 @@ void mc_req_free(mc_persist_req *r);
 /* Build the current step's command. */
 void mc_req_command(mc_persist_req *r, int script, int numkeys);
 void mc_req_arg(mc_persist_req *r, const void *data, size_t len);
+/* An argument that stays valid as long as the request (its rendered fields): not copied. */
+void mc_req_arg_ref(mc_persist_req *r, const char *data, size_t len);
 void mc_req_argf(mc_persist_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mc_req_route(mc_persist_req *r, const char *key);
 bool mc_req_oom(const mc_persist_req *r);

@@ -205,7 +205,7 @@ static int render(mc_persist_req *r, const mc_persist_entity *e)
 static void fields_args(mc_persist_req *r)
 {
     for (size_t i = 0; i < r->nfields; i++)
-        mc_req_arg(r, r->fields[i], r->field_lens[i]);
+        mc_req_arg_ref(r, r->fields[i], r->field_lens[i]);
 }
 
 /* A new request for an entity type; NULL when out of memory (cb is then not called: the

@@ -92,7 +92,8 @@ mc_persist_req *mc_req_new(mc_persist_store *s, mc_op op, mc_persist_cb cb, void
 static void clear_args(mc_persist_req *r)
 {
     for (int i = 0; i < r->nargs; i++)
-        free(r->args[i]);
+        if (!r->borrowed[i])
+            free(r->args[i]);
     r->nargs = 0;
     free(r->route);
     r->route = NULL;
@@ -107,6 +108,7 @@ void mc_req_free(mc_persist_req *r)
     clear_args(r);
     free(r->args);
     free(r->lens);
+    free(r->borrowed);
     free(r->type_name);
     free(r->ident);
     free(r->ident_json);
@@ -133,24 +135,35 @@ void mc_req_command(mc_persist_req *r, int script, int numkeys)
     r->asking_sent = false;
 }
 
-/* An allocation failure marks the request (nargs = -1 sentinel via capargs < 0). */
-void mc_req_arg(mc_persist_req *r, const void *data, size_t len)
+/* Room for one more argument; false (and the request marked failed: capargs < 0) when out
+ * of memory. */
+static bool arg_room(mc_persist_req *r)
 {
     if (r->capargs < 0)
-        return;
-    if (r->nargs == r->capargs) {
-        int nc = r->capargs ? r->capargs * 2 : 16;
-        char **a = realloc(r->args, (size_t)nc * sizeof *a);
-        if (a)
-            r->args = a;
-        size_t *l = a ? realloc(r->lens, (size_t)nc * sizeof *l) : NULL;
-        if (!a || !l) {
-            r->capargs = -1;
-            return;
-        }
+        return false;
+    if (r->nargs < r->capargs)
+        return true;
+    int nc = r->capargs ? r->capargs * 2 : 16;
+    char **a = realloc(r->args, (size_t)nc * sizeof *a);
+    if (a)
+        r->args = a;
+    size_t *l = a ? realloc(r->lens, (size_t)nc * sizeof *l) : NULL;
+    if (l)
         r->lens = l;
-        r->capargs = nc;
+    bool *b = l ? realloc(r->borrowed, (size_t)nc * sizeof *b) : NULL;
+    if (!b) {
+        r->capargs = -1;
+        return false;
     }
+    r->borrowed = b;
+    r->capargs = nc;
+    return true;
+}
+
+void mc_req_arg(mc_persist_req *r, const void *data, size_t len)
+{
+    if (!arg_room(r))
+        return;
     char *c = malloc(len + 1);
     if (!c) {
         r->capargs = -1;
@@ -159,6 +172,16 @@ void mc_req_arg(mc_persist_req *r, const void *data, size_t len)
     memcpy(c, data, len);
     c[len] = '\0';
     r->args[r->nargs] = c;
+    r->borrowed[r->nargs] = false;
+    r->lens[r->nargs++] = len;
+}
+
+void mc_req_arg_ref(mc_persist_req *r, const char *data, size_t len)
+{
+    if (!arg_room(r))
+        return;
+    r->args[r->nargs] = (char *)data;
+    r->borrowed[r->nargs] = true;
     r->lens[r->nargs++] = len;
 }
 
