@@ -457,6 +457,48 @@ START_TEST(test_load_waits_for_a_loading_entity)
 }
 END_TEST
 
+/* Archiving: every entity with a database id is written again within the archive period,
+ * without anyone asking (here 2 s; checked within 20 s). */
+START_TEST(test_archiving_writes_every_entity)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, "--archivePeriodS=2");
+    const char *b1 = c.base_name[0];
+    enum { N = 30 };
+    int32_t ids[N];
+    uint64_t dbids[N];
+    for (int i = 0; i < N; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"arch%d\"}", i);
+        ids[i] = pc_create(&c, b1, props);
+        dbids[i] = write_ok(&c, b1, ids[i]);
+    }
+    long long archived = pc_int(&c, b1, "db/archived");
+    for (int i = 0; i < N; i++) {
+        char arg[32];
+        snprintf(arg, sizeof arg, "[%d]", 1000 + i);
+        pc_invoke(&c, b1, ids[i], "bump", arg); /* only archiving writes this */
+    }
+    for (int i = 0; i < N; i++) {
+        char hkey[96], out[256] = "";
+        snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%llu}", (unsigned long long)dbids[i]);
+        bool stored = false;
+        for (int waited = 0; waited < 20000 && !stored; waited += 100) {
+            stored = rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL) == 0 &&
+                     atoi(out) == 1000 + i;
+            if (!stored)
+                h_sleep_ms(100);
+        }
+        ck_assert_msg(stored, "entity %d was not archived (counter in Redis: %s)", (int)ids[i],
+                      out);
+    }
+    ck_assert_int_ge(pc_int(&c, b1, "db/archived"), archived + N);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(test_redis_restart_during_writes)
 {
     rh_redis *r = start_redis(true);
@@ -622,6 +664,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_cut_off_baseapp_is_fenced);
     tcase_add_test(tc, test_stale_write_refused_by_token);
     tcase_add_test(tc, test_load_waits_for_a_loading_entity);
+    tcase_add_test(tc, test_archiving_writes_every_entity);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
     tcase_add_test(tc, test_on_redis_cluster);
