@@ -22,7 +22,7 @@ typedef struct {
     int nbase;               /* baseapps started so far (slots 0..nbase-1) */
     int registrations;
     pid_t base[PC_MAX_BASE];
-    char base_addr[PC_MAX_BASE][32], base_name[PC_MAX_BASE][16], log_base[PC_MAX_BASE][600];
+    char base_addr[PC_MAX_BASE][32], base_name[PC_MAX_BASE][24], log_base[PC_MAX_BASE][600];
 } pc_cluster;
 
 /* A manager, nbase baseapps on redis_addr (a Redis Cluster when it holds several
