@@ -796,6 +796,64 @@ START_TEST(enumeration_autoload_delete)
 }
 END_TEST
 
+START_TEST(redis_stopped_then_continued)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_config cfg = {.process_name = "baseapp01", .defs = f.defs,
+                             .request_timeout_ms = 1500, .backoff_min_ms = 50,
+                             .backoff_max_ms = 200};
+    pt_config(&f.redis, &cfg, false);
+    char err[256];
+    mc_persist_store *s = mc_persist_store_new(f.base, &cfg, err, sizeof err);
+    ck_assert_ptr_nonnull(s);
+    mc_persist_set_owner(s, "baseapp01", 1);
+    char tok[40];
+    uint64_t id = create_thing(&f, s, "sleeper", tok);
+    rh_redis *victim = pt_redis_node(&f.redis);
+    if (pt_cluster_mode()) {
+        char key[64], out[256];
+        snprintf(key, sizeof key, "mc:e:{Thing:%llu}", (unsigned long long)id);
+        for (int i = 0; i < RH_CLUSTER_NODES; i++) {
+            rh_redis *n = rh_cluster_node(f.redis.cluster, i);
+            rh_cli(n, out, sizeof out, "exists", key, NULL);
+            if (!strstr(out, "MOVED"))
+                victim = n;
+        }
+    }
+    /* Redis stops answering: the write fails UNAVAILABLE after the timeout, not before. */
+    kill(rh_pid(victim), SIGSTOP);
+    pt_entity pe;
+    pt_entity_init(&pe, f.thing);
+    pt_set_str(&pe, "name", "sleeper");
+    pe.e.dbid = id;
+    pt_set_int(&pe, "i16", 5);
+    pt_res r = {0};
+    mc_persist_write(s, &pe.e, tok, pt_cb, &r);
+    pt_run(f.base, 500);
+    ck_assert(!r.done);
+    ck_assert(pt_wait(f.base, &r.done, 10000));
+    ck_assert_int_eq(r.st, MC_PERSIST_UNAVAILABLE);
+    ck_assert_int_eq(r.calls, 1);
+    pt_res_clear(&r);
+    kill(rh_pid(victim), SIGCONT);
+    /* It answers again: the next write goes through (on a new connection). */
+    pt_set_int(&pe, "i16", 6);
+    mc_persist_write(s, &pe.e, tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "%s", r.reason);
+    ck_assert_int_eq(r.calls, 1);
+    pt_res_clear(&r);
+    mc_persist_load(s, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.values[mc_defs_property_by_name(f.thing, "i16")->index].as.i, 6);
+    pt_res_clear(&r);
+    pt_entity_free(&pe);
+    mc_persist_store_free(s);
+    teardown(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_store");
@@ -808,6 +866,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dead_owner_release_from_two_survivors);
     tcase_add_test(tc, redis_killed_and_restarted_mid_stream);
     tcase_add_test(tc, password_and_wrong_password);
+    tcase_add_test(tc, redis_stopped_then_continued);
     tcase_add_test(tc, def_changes);
     tcase_add_test(tc, schema_compare_pure);
     tcase_add_test(tc, queue_bound_without_redis);

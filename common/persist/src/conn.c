@@ -273,6 +273,7 @@ int mc_conn_send(mc_persist_conn *c, mc_persist_req *r)
             return -1;
     }
     r->sent_on = c;
+    r->sent_at = mc_clock_now_us();
     mc_list_push_back(&c->inflight, r);
     c->s->inflight++;
     return 0;

@@ -45,6 +45,7 @@ struct mc_persist_req {
     mc_persist_cb cb;
     void *ctx;
     mc_time_us deadline;
+    mc_time_us sent_at;      /* when its current command was sent */
     bool abandoned;          /* its callback already ran (timed out); drop the reply */
     bool use_eval;           /* NOSCRIPT seen: send the script's source */
     bool retried;            /* sent again after a lost connection */

@@ -446,6 +446,16 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
             now - c->state_since > connect_limit)
             mc_conn_drop(c, "no answer to connect/handshake in time");
     }
+    /* A node that stopped answering (the oldest request on its connection has waited a whole
+     * request timeout): drop the connection, so the requests are sent again after the
+     * reconnect instead of waiting on it forever. */
+    mc_time_us hung = (mc_time_us)s->cfg.request_timeout_ms * MC_US_PER_MS;
+    for (size_t i = 0; i < s->nconns; i++) {
+        mc_persist_conn *c = s->conns[i];
+        if (c->state == CONN_READY && c->inflight.head &&
+            now - c->inflight.head->sent_at > hung)
+            mc_conn_drop(c, "no reply within the request timeout");
+    }
     /* Requests past their deadline, waiting or in flight. */
     for (mc_persist_req *r = s->pending.head, *next; r; r = next) {
         next = r->next;
