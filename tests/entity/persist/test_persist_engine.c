@@ -499,6 +499,25 @@ START_TEST(test_archiving_writes_every_entity)
 }
 END_TEST
 
+/* A graceful shutdown while Redis is down: bounded by --shutdownWriteMs, said in the log,
+ * and the process still exits 0. */
+START_TEST(test_shutdown_with_redis_down_is_bounded)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, "--shutdownWriteMs=1000");
+    int32_t id = pc_create(&c, c.base_name[0], "{\"name\":\"lost\"}");
+    write_ok(&c, c.base_name[0], id);
+    ck_assert_int_eq(rh_kill(r, SIGKILL), 0);
+    pc_stop_baseapp(&c, 0);
+    ck_assert_msg(h_file_contains(c.log_base[0], "shutdown: gave up after") &&
+                      h_file_contains(c.log_base[0], "1 writes unanswered"),
+                  "the shutdown did not report its unanswered write (log %s)", c.log_base[0]);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(test_redis_restart_during_writes)
 {
     rh_redis *r = start_redis(true);
@@ -665,6 +684,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_stale_write_refused_by_token);
     tcase_add_test(tc, test_load_waits_for_a_loading_entity);
     tcase_add_test(tc, test_archiving_writes_every_entity);
+    tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
     tcase_add_test(tc, test_on_redis_cluster);
