@@ -102,7 +102,7 @@ START_TEST(every_command)
     snprintf(res_dir, sizeof res_dir, "%s/tests/persist/res", h_source_dir());
     struct event_base *base = event_base_new();
     mc_entity_defs *defs = pt_defs("res");
-    uint64_t alice, hero;
+    uint64_t alice = 0, hero = 0;
     fill(base, defs, &alice, &hero);
     static char out[1 << 16];
     char id[32];

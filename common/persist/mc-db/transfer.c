@@ -475,7 +475,7 @@ int db_cmd_import(db_ctx *c, int argc, char **argv)
             db_wait(c, &a);
             if (a.st != MC_PERSIST_OK) {
                 r.st = a.st;
-                snprintf(r.reason, sizeof r.reason, "autoload: %s", a.reason);
+                snprintf(r.reason, sizeof r.reason, "autoload: %.400s", a.reason);
             }
             db_res_free(&a);
         }
