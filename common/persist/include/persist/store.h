@@ -37,9 +37,10 @@
  * it (the record is then left as it is; mc-db check lists it). A compatible record is
  * replaced by the current schema.
  *
- * Redis Cluster: config.cluster with seed addresses. Keys of one entity share a hash slot
+ * Redis Cluster: config.seeds (nseeds > 0). Keys of one entity share a hash slot
  * ({Type:dbid}); identifier index keys live elsewhere (see docs/PERSISTENCE.md for the order of
- * operations that keeps identifiers unique and why it is safe).
+ * operations that keeps identifiers unique and why it is safe). Every operation runs the same
+ * steps on one Redis and on a Redis Cluster.
  *
  * Strings passed in are copied; pointers in a result are valid during the callback only.
  * Nothing here is global: two stores in one process are independent.
@@ -190,7 +191,8 @@ size_t mc_persist_queue_depth(const mc_persist_store *s);
 
 /* Watchers under dir: connected, address, queueDepth, queueMax, inFlight, writesOk,
  * writesFailed, writesRetried, loadsOk, loadsFailed, checkoutsWon, checkoutsOwned,
- * fenced, reconnects, lastError, schema/<Type> ("ok", "added: a,b", "refused: ...").
+ * fenced, reconnects, redirects, lastError, schema/<Type> ("ok", "added: a, b",
+ * "refused: changed: ..."). The store must outlive them (or remove them first).
  * Returns MC_WATCH_OK or the first failure. */
 mc_watch_status mc_persist_add_watchers(mc_persist_store *s, mc_watchers *w, const char *dir);
 void mc_persist_remove_watchers(mc_persist_store *s, mc_watchers *w, const char *dir);
