@@ -10,7 +10,8 @@
 # from the operator namespace runs a layout spreading Redis and the manager on host 1, and a
 # loginapp, a baseapp and a cellapp on each of hosts 2 and 3. It checks: `up`; `status`
 # with every process alive at its own host's address; Redis refusing a client without the
-# password; the password on no command line; `watcher` without flags (the cluster file);
+# password; the password on no command line; the baseapps of hosts 2 and 3 connected to it
+# (when they take the persistence options); `watcher` without flags (the cluster file);
 # kill -9 of a remote baseapp noticed and reported; a partition (host 3's link down until
 # the manager declares its processes dead, then up): they come back, are told they were
 # replaced, exit with status 4 and `status` shows them fenced; `down` leaves nothing
@@ -224,6 +225,16 @@ out=$(op env REDISCLI_AUTH="$pw" redis-cli --no-auth-warning -h "${ADDR[0]}" -p 
 [ "$out" = PONG ] || fail "redis refused the cluster's password: $out"
 if grep -qa -- "$pw" /proc/[0-9]*/cmdline 2>/dev/null; then
   fail "the Redis password is on a command line"
+fi
+
+# The baseapps reach that Redis off loopback with the password (once they take the
+# persistence options, which deploy/cluster passes only when --help lists them).
+if "$BUILD/bin/baseapp" --help 2>&1 | grep -q -- --redisPasswordFile; then
+  log "baseapps on hosts 2 and 3 connected to Redis on host 1 with the password"
+  both_connected() {
+    [ "$(watcher get baseapps db/store/connected 2>/dev/null | grep -c ' true$')" -eq 2 ]
+  }
+  wait_for 20 both_connected || { watcher get baseapps db/store 2>&1; fail "the baseapps did not connect to Redis"; }
 fi
 
 log "watcher without flags finds the cluster (its cluster file)"
