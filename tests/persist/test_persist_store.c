@@ -854,6 +854,91 @@ START_TEST(redis_stopped_then_continued)
 }
 END_TEST
 
+/* redis-cli's one-line answer, trimmed. */
+static void cli1(rh_redis *n, char *out, size_t len, const char *a, const char *b,
+                 const char *c, const char *d, const char *e)
+{
+    ck_assert_int_eq(rh_cli(n, out, len, a, b, c, d, e, NULL), 0);
+    out[strcspn(out, "\r\n")] = '\0';
+}
+
+/* Redis Cluster only: an entity's slot moves to another node in the middle of writes (ASK while
+ * it is migrating, MOVED once it has moved); every write lands. */
+START_TEST(slot_migrates_between_writes)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *s = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    mc_watchers *w = mc_watchers_new();
+    ck_assert_int_eq(mc_persist_add_watchers(s, w, "persist"), MC_WATCH_OK);
+    char tok[40];
+    uint64_t id = create_thing(&f, s, "mover", tok);
+    char ekey[64], okey[64], out[512], slot[16];
+    snprintf(ekey, sizeof ekey, "mc:e:{Thing:%llu}", (unsigned long long)id);
+    snprintf(okey, sizeof okey, "mc:o:{Thing:%llu}", (unsigned long long)id);
+    rh_redis *from = NULL, *to = NULL;
+    for (int i = 0; i < RH_CLUSTER_NODES; i++) {
+        rh_redis *n = rh_cluster_node(f.redis.cluster, i);
+        rh_cli(n, out, sizeof out, "exists", ekey, NULL);
+        if (!strstr(out, "MOVED"))
+            from = n;
+    }
+    ck_assert_ptr_nonnull(from);
+    to = rh_cluster_node(f.redis.cluster, 0) == from ? rh_cluster_node(f.redis.cluster, 1)
+                                                    : rh_cluster_node(f.redis.cluster, 0);
+    char from_id[64], to_id[64], to_port[16];
+    cli1(from, slot, sizeof slot, "cluster", "keyslot", ekey, NULL, NULL);
+    cli1(from, from_id, sizeof from_id, "cluster", "myid", NULL, NULL, NULL);
+    cli1(to, to_id, sizeof to_id, "cluster", "myid", NULL, NULL, NULL);
+    snprintf(to_port, sizeof to_port, "%d", rh_port(to));
+    cli1(to, out, sizeof out, "cluster", "setslot", slot, "importing", from_id);
+    cli1(from, out, sizeof out, "cluster", "setslot", slot, "migrating", to_id);
+    ck_assert_int_eq(rh_cli(from, out, sizeof out, "migrate", "127.0.0.1", to_port, "", "0",
+                            "5000", "keys", ekey, okey, NULL), 0);
+    ck_assert_msg(strstr(out, "OK") != NULL, "%s", out);
+
+    pt_entity pe;
+    pt_entity_init(&pe, f.thing);
+    pt_set_str(&pe, "name", "mover");
+    pe.e.dbid = id;
+    pt_res r = {0};
+    /* Migrating: the old node answers ASK, the write goes to the new one after ASKING. */
+    pt_set_int(&pe, "i64", 1);
+    mc_persist_write(s, &pe.e, tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "%s", r.reason);
+    pt_res_clear(&r);
+    mc_watch_value v;
+    char err[128];
+    ck_assert_int_eq(mc_watch_get(w, "persist/redirects", &v, err, sizeof err), MC_WATCH_OK);
+    uint64_t after_ask = v.as.u;
+    ck_assert_uint_gt(after_ask, 0);
+    /* Moved for good: every node is told; the next write follows MOVED. */
+    for (int i = 0; i < RH_CLUSTER_NODES; i++)
+        cli1(rh_cluster_node(f.redis.cluster, i), out, sizeof out, "cluster", "setslot", slot,
+             "node", to_id);
+    pt_set_int(&pe, "i64", 2);
+    mc_persist_write(s, &pe.e, tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "%s", r.reason);
+    pt_res_clear(&r);
+    ck_assert_int_eq(mc_watch_get(w, "persist/redirects", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_gt(v.as.u, after_ask);
+    /* The value is on the new node. */
+    ck_assert_int_eq(rh_cli(to, out, sizeof out, "hget", ekey, "i64", NULL), 0);
+    ck_assert_msg(strstr(out, "2") != NULL, "%s", out);
+    mc_persist_load(s, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_int_eq(r.values[mc_defs_property_by_name(f.thing, "i64")->index].as.i, 2);
+    pt_res_clear(&r);
+    pt_entity_free(&pe);
+    mc_watchers_free(w);
+    mc_persist_store_free(s);
+    teardown(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_store");
@@ -871,6 +956,8 @@ static Suite *suite(void)
     tcase_add_test(tc, schema_compare_pure);
     tcase_add_test(tc, queue_bound_without_redis);
     tcase_add_test(tc, enumeration_autoload_delete);
+    if (pt_cluster_mode())
+        tcase_add_test(tc, slot_migrates_between_writes);
     suite_add_tcase(s, tc);
     return s;
 }
