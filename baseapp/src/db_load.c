@@ -22,6 +22,8 @@ typedef struct db_load_op {
     char ident[MC_LOAD_IDENT_MAX + 1];
     char token[96];
     char owner[64];            /* who holds it, for the reason when we give up */
+    uint64_t owner_inc;        /* its incarnation */
+    mc_mailbox_ref live;       /* the mailbox its check-out names */
     mc_time_us deadline;
     struct event *ev;          /* retry, or a result delivered from the loop */
     bool in_store;             /* a store request holds this record */
@@ -164,6 +166,55 @@ static void on_dead_released(void *ctx, const mc_persist_result *r)
     attempt(op);
 }
 
+static void release_gone_owner(db_load_op *op, mc_persist_store *store, const char *why)
+{
+    /* Its owner is gone but its check-outs were not released yet: release them. */
+    MC_INFO("persistence: %s %llu is held by %s, which is %s: releasing its check-outs",
+            op->td->name, (unsigned long long)op->dbid, op->owner, why);
+    op->in_store = true;
+    mc_persist_release_owner(store, op->owner, op->owner_inc, on_dead_released, op);
+}
+
+static void owner_check_cancel(mc_engine *e, void *ctx)
+{
+    (void)e;
+    finish(ctx, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
+}
+
+/* What the manager knows of the owner: the process at the mailbox's address, alive, of
+ * that incarnation? Otherwise the check-out outlived its owner (a baseapp that died with no
+ * other baseapp to release its check-outs, or a cluster started again after a crash). */
+static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply *reply)
+{
+    (void)s;
+    db_load_op *op = mc_engine_wait_ctx(ctx);
+    mc_engine *e = mc_engine_wait_end(ctx);
+    if (!e)
+        return;
+    if (!reply) { /* the manager did not answer: take the check-out at its word */
+        finish(op, MC_CALL_OK, &op->live, true, NULL);
+        return;
+    }
+    mc_address addr;
+    mc_mailbox_address(&op->live, &addr);
+    char text[MC_ADDRESS_STRLEN];
+    mc_address_format(&addr, text, sizeof text);
+    const Mc__Control__ProcessInfo *p =
+        reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK && reply->n_processes
+            ? reply->processes[0]
+            : NULL;
+    bool alive = p && p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+                 p->internal_addr && strcmp(p->internal_addr, text) == 0 &&
+                 db_incarnation_of(p->host ? p->host : "", p->pid) == op->owner_inc;
+    int st;
+    mc_persist_store *store = db_store(op->db, &st);
+    if (alive || !store) {
+        finish(op, MC_CALL_OK, &op->live, true, NULL);
+        return;
+    }
+    release_gone_owner(op, store, p ? "not the process that checked it out" : "unknown to the manager");
+}
+
 /* Another check-out holds the entity. */
 static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owner *owner)
 {
@@ -188,6 +239,8 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     }
     char text[MC_ADDRESS_STRLEN];
     mc_address_format(&addr, text, sizeof text);
+    op->owner_inc = owner->incarnation;
+    op->live = mb;
     /* Our own name with another incarnation: an earlier process under this name (a cluster
      * restarted without its check-outs released) holds it. */
     bool stale = db->owner_set && owner->name && strcmp(owner->name, db->owner) == 0 &&
@@ -196,15 +249,17 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     bool gone = ps != MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
                 ps != MC__CONTROL__PROCESS_STATE__STATE_UNKNOWN; /* dead, stopped, fenced */
     if (stale || gone) {
-        /* Its owner is gone but its check-outs were not released yet: release them. */
-        MC_INFO("persistence: %s %llu is held by %s, which is %s: releasing its check-outs",
-                op->td->name, (unsigned long long)op->dbid, op->owner,
-                stale ? "an earlier process of our name" : "gone");
-        op->in_store = true;
-        mc_persist_release_owner(store, owner->name, owner->incarnation, on_dead_released, op);
+        release_gone_owner(op, store, stale ? "an earlier process of our name" : "gone");
         return;
     }
-    finish(op, MC_CALL_OK, &mb, true, NULL);
+    /* Ask the manager whether the owner is that live process. */
+    mc_engine_wait *w = owner->name ? mc_engine_wait_new(db->e, owner_check_cancel, op) : NULL;
+    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_BY_NAME,
+                              MC_ROLE_BASEAPP, owner->name, on_owner_info, w) != 0) {
+        if (w)
+            mc_engine_wait_drop(w);
+        finish(op, MC_CALL_OK, &mb, true, NULL);
+    }
 }
 
 static void on_checkout(void *ctx, const mc_persist_result *r)

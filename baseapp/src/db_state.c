@@ -122,7 +122,7 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
 
 /* An incarnation others can compute from the manager's notice of our death: our host and
  * pid (never 0). */
-static uint64_t incarnation_of(const char *host, uint32_t pid)
+uint64_t db_incarnation_of(const char *host, uint32_t pid)
 {
     uint32_t h = 2166136261u;
     for (const char *c = host ? host : ""; *c; c++)
@@ -222,7 +222,7 @@ int base_db_init(mc_engine *e, char *err, size_t errlen)
     if (gethostname(host, sizeof host) != 0)
         snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
-    db->incarnation = incarnation_of(host, (uint32_t)getpid());
+    db->incarnation = db_incarnation_of(host, (uint32_t)getpid());
     if (enabled) {
         pc.process_name = mc_server_name(s);
         pc.defs = mc_engine_defs(e);
@@ -440,7 +440,7 @@ void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const cha
     rc->db = db;
     snprintf(rc->name, sizeof rc->name, "%s", name);
     MC_INFO("persistence: %s (%s) is dead: releasing its check-outs", name, addr);
-    mc_persist_release_owner(store, name, incarnation_of(host, pid), on_released, rc);
+    mc_persist_release_owner(store, name, db_incarnation_of(host, pid), on_released, rc);
 }
 
 /* ---- per-entity watchers ---------------------------------------------------------------- */

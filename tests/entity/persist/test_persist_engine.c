@@ -518,6 +518,59 @@ START_TEST(test_shutdown_with_redis_down_is_bounded)
 }
 END_TEST
 
+/* Check-outs nobody released: the only baseapp dies (no survivor hears of it), then the
+ * whole cluster crashes; a new baseapp, then a new cluster, load those entities (the
+ * manager says their owner is not the process that checked them out). */
+START_TEST(test_orphaned_checkouts)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, NULL);
+    int32_t id = pc_create(&c, c.base_name[0], "{\"name\":\"orphan\",\"counter\":5}");
+    uint64_t dbid = write_ok(&c, c.base_name[0], id);
+    int32_t id2 = pc_create(&c, c.base_name[0], "{\"name\":\"crashed\",\"counter\":6}");
+    uint64_t dbid2 = write_ok(&c, c.base_name[0], id2);
+    pc_invoke(&c, c.base_name[0], id2, "autoLoad", "[1]");
+    h_kill(c.base[0], SIGKILL);
+    h_wait_exit(c.base[0], 10000);
+    c.base[0] = -1;
+    char path[96];
+    snprintf(path, sizeof path, "processes/%s/state", c.base_name[0]);
+    ck_assert(h_wait_watch(c.manager, "manager", path, "dead", WAIT_MS));
+    int slot = pc_add_baseapp(&c, NULL);
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t got = load_ok(&c, c.base_name[slot], "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    ck_assert_int_eq(pc_prop_int(&c, c.base_name[slot], got, "counter"), 5);
+    /* The second baseapp's auto-load took the crashed one's flagged entity as well. */
+    dbid_text(dbid2, key, sizeof key);
+    got = load_ok(&c, c.base_name[slot], "createBaseFromDB", key, &live);
+    ck_assert_int_eq(pc_prop_int(&c, c.base_name[slot], got, "counter"), 6);
+
+    /* Now everything crashes: a new cluster (new manager, same addresses would not matter)
+     * loads what the crashed baseapp held. */
+    h_kill(c.base[slot], SIGKILL);
+    h_kill(c.cell, SIGKILL);
+    h_kill(c.mgr, SIGKILL);
+    h_wait_exit(c.base[slot], 10000);
+    h_wait_exit(c.cell, 10000);
+    h_wait_exit(c.mgr, 10000);
+    pc_cluster c2;
+    pc_start(&c2, rh_addr(r), 1, NULL);
+    dbid_text(dbid, key, sizeof key);
+    got = load_ok(&c2, c2.base_name[0], "createBaseFromDB", key, &live);
+    ck_assert_msg(!live, "a crashed cluster's check-out was taken as live");
+    ck_assert_int_eq(pc_prop_int(&c2, c2.base_name[0], got, "counter"), 5);
+    /* The auto-load entity came back by itself (its orphaned check-out released). */
+    ck_assert_msg(pc_wait_int(&c2, c2.base_name[0], "db/autoloaded", 1, WAIT_MS),
+                  "the auto-load entity did not come back after the crash");
+    pc_stop(&c2);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(test_redis_restart_during_writes)
 {
     rh_redis *r = start_redis(true);
@@ -685,6 +738,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_load_waits_for_a_loading_entity);
     tcase_add_test(tc, test_archiving_writes_every_entity);
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
+    tcase_add_test(tc, test_orphaned_checkouts);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
     tcase_add_test(tc, test_on_redis_cluster);
