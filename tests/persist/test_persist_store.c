@@ -854,6 +854,59 @@ START_TEST(redis_stopped_then_continued)
 }
 END_TEST
 
+typedef struct {
+    mc_persist_store *s;
+    int calls, ok, closed, late;
+    bool freed;
+} free_ctx;
+
+static void free_inside_cb(void *ctx, const mc_persist_result *r)
+{
+    free_ctx *fc = ctx;
+    if (fc->freed)
+        fc->late++;
+    fc->calls++;
+    if (r->status == MC_PERSIST_OK)
+        fc->ok++;
+    if (r->status == MC_PERSIST_CLOSED)
+        fc->closed++;
+    if (fc->calls == 10) {
+        mc_persist_store_free(fc->s); /* from inside its own callback */
+        fc->freed = true;
+    }
+}
+
+START_TEST(store_freed_inside_its_callback)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *s = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    char tok[40];
+    uint64_t id = create_thing(&f, s, "freer", tok);
+    pt_entity pe;
+    pt_entity_init(&pe, f.thing);
+    pt_set_str(&pe, "name", "freer");
+    pe.e.dbid = id;
+    free_ctx fc = {.s = s};
+    for (int i = 0; i < 50; i++) {
+        pt_set_int(&pe, "i32", i);
+        mc_persist_write(s, &pe.e, tok, free_inside_cb, &fc);
+    }
+    for (int i = 0; i < 100 && !fc.freed; i++)
+        pt_run(f.base, 20);
+    ck_assert(fc.freed);
+    /* Every request was answered once, at the latest by the free; none after it. */
+    ck_assert_int_eq(fc.calls, 50);
+    ck_assert_int_eq(fc.late, 0);
+    ck_assert_int_ge(fc.ok, 10);
+    ck_assert_int_eq(fc.ok + fc.closed, 50);
+    pt_run(f.base, 300);
+    ck_assert_int_eq(fc.calls, 50);
+    pt_entity_free(&pe);
+    teardown(&f);
+}
+END_TEST
+
 /* redis-cli's one-line answer, trimmed. */
 static void cli1(rh_redis *n, char *out, size_t len, const char *a, const char *b,
                  const char *c, const char *d, const char *e)
@@ -956,6 +1009,7 @@ static Suite *suite(void)
     tcase_add_test(tc, schema_compare_pure);
     tcase_add_test(tc, queue_bound_without_redis);
     tcase_add_test(tc, enumeration_autoload_delete);
+    tcase_add_test(tc, store_freed_inside_its_callback);
     if (pt_cluster_mode())
         tcase_add_test(tc, slot_migrates_between_writes);
     suite_add_tcase(s, tc);

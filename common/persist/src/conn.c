@@ -135,11 +135,13 @@ static void auth_reply(redisAsyncContext *ac, void *r, void *priv)
     const redisReply *reply = r;
     if (!reply || !ac->data)
         return;
-    if (reply->type == REDIS_REPLY_ERROR) {
+    mc_persist_store *s = c->s;
+    mc_store_enter(s);
+    if (reply->type == REDIS_REPLY_ERROR)
         handshake_fail(c, "AUTH refused", reply);
-        return;
-    }
-    handshake_step_done(c);
+    else
+        handshake_step_done(c);
+    mc_store_leave(s);
 }
 
 static void script_reply(redisAsyncContext *ac, void *r, void *priv)
@@ -156,7 +158,10 @@ static void script_reply(redisAsyncContext *ac, void *r, void *priv)
     /* The sha of a script is the same on every node and after every restart. */
     memcpy(c->s->shas[hs->i], reply->str, 40);
     c->s->shas[hs->i][40] = '\0';
+    mc_persist_store *s = c->s;
+    mc_store_enter(s);
     handshake_step_done(c);
+    mc_store_leave(s);
 }
 
 static void on_connect(const redisAsyncContext *cac, int status)
@@ -223,7 +228,11 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    mc_conn_start(arg);
+    mc_persist_conn *c = arg;
+    mc_persist_store *s = c->s;
+    mc_store_enter(s);
+    mc_conn_start(c);
+    mc_store_leave(s);
 }
 
 void mc_conn_drop(mc_persist_conn *c, const char *why)
@@ -314,6 +323,7 @@ static void req_reply(redisAsyncContext *ac, void *rp, void *priv)
         mc_store_pump(s);
         return;
     }
+    mc_store_enter(s);
     if (reply->type == REDIS_REPLY_ERROR) {
         if (starts(reply, "NOSCRIPT") && !r->use_eval) {
             r->use_eval = true;
@@ -337,5 +347,6 @@ static void req_reply(redisAsyncContext *ac, void *rp, void *priv)
     } else {
         mc_ops_reply(r, reply);
     }
-    mc_store_pump(s);
+    if (!mc_store_leave(s))
+        mc_store_pump(s);
 }

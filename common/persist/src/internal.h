@@ -119,10 +119,17 @@ struct mc_persist_store {
     char last_error[256];
     void *schema_watch;         /* per type: the watcher's context */
     size_t internal_reqs;
+    int depth;                  /* inside a callback from the loop (see mc_store_enter) */
+    bool free_pending;          /* mc_persist_store_free was called at depth > 0 */
     uint64_t next_seq;       /* schema and slot requests (not counted in the queue) */
 };
 
 /* store.c */
+/* Around every callback from the loop into the store (hiredis replies and connection events,
+ * timers): a store freed by a user callback inside is only closed then, and freed by the
+ * leave of the outermost callback, which returns true then (touch nothing of it after). */
+void mc_store_enter(mc_persist_store *s);
+bool mc_store_leave(mc_persist_store *s);
 /* Queue r again (retry, redirection or its next step): front = at its place in submission
  * order among the waiting requests, so a request sent again never overtakes an older one. */
 void mc_store_enqueue(mc_persist_store *s, mc_persist_req *r, bool front);

@@ -272,11 +272,20 @@ void mc_store_reject(mc_persist_req *r, mc_persist_status st, const char *fmt, .
     event_active(r->s->done_ev, EV_TIMEOUT, 0);
 }
 
+static void done_run(mc_persist_store *s);
+
 static void done_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     mc_persist_store *s = arg;
+    mc_store_enter(s);
+    done_run(s);
+    mc_store_leave(s);
+}
+
+static void done_run(mc_persist_store *s)
+{
     /* Only those queued before this run: callbacks may queue more. */
     size_t n = s->done.count;
     for (size_t i = 0; i < n && s->done.head; i++) {
@@ -284,6 +293,8 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
         mc_list_remove(&s->done, r);
         mc_persist_result res = {.status = r->status, .reason = r->reason, .dbid = r->dbid};
         mc_req_finish(r, &res);
+        if (s->closing)
+            return;
     }
 }
 
@@ -430,14 +441,25 @@ void mc_store_auth_failed(mc_persist_store *s, const char *why)
             continue;
         mc_list_remove(&s->pending, r);
         mc_req_fail(r, MC_PERSIST_AUTH, "%s", s->last_error);
+        if (s->closing)
+            return; /* freed by that callback */
     }
 }
+
+static void tick_run(mc_persist_store *s);
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     mc_persist_store *s = arg;
+    mc_store_enter(s);
+    tick_run(s);
+    mc_store_leave(s);
+}
+
+static void tick_run(mc_persist_store *s)
+{
     mc_time_us now = mc_clock_now_us();
     mc_time_us connect_limit = (mc_time_us)(s->cfg.backoff_max_ms + 5000) * MC_US_PER_MS;
     for (size_t i = 0; i < s->nconns; i++) {
@@ -463,6 +485,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
             mc_list_remove(&s->pending, r);
             mc_req_fail(r, MC_PERSIST_UNAVAILABLE, "not acknowledged in %u ms (%s)",
                         s->cfg.request_timeout_ms, s->last_error[0] ? s->last_error : "redis busy");
+            if (s->closing)
+                return; /* freed by that callback */
         }
     }
     for (size_t i = 0; i < s->nconns; i++) {
@@ -478,6 +502,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
                     s->writes_failed++;
                 if (cb)
                     cb(r->ctx, &res);
+                if (s->closing)
+                    return;
             }
         }
     }
@@ -619,10 +645,8 @@ static void fail_list(mc_req_list *l)
     }
 }
 
-void mc_persist_store_free(mc_persist_store *s)
+static void destroy(mc_persist_store *s)
 {
-    if (!s)
-        return;
     s->closing = true;
     /* Connections first (hiredis calls the callbacks of requests in flight with no reply:
      * they ignore it), then every request fails with CLOSED. */
@@ -667,6 +691,50 @@ void mc_persist_store_free(mc_persist_store *s)
     for (size_t i = 0; i < MC_PERSIST_MAX_SEEDS; i++)
         free(s->seeds[i]);
     free(s);
+}
+
+/* Inside a callback: fail every request now (their callbacks run with CLOSED, requests in
+ * flight stay with their connection, abandoned), free later. */
+static void close_now(mc_persist_store *s)
+{
+    s->closing = true;
+    for (size_t i = 0; i < s->nconns; i++)
+        for (mc_persist_req *r = s->conns[i]->inflight.head; r; r = r->next) {
+            if (r->abandoned)
+                continue;
+            mc_persist_cb cb = r->cb;
+            r->abandoned = true;
+            r->cb = NULL;
+            mc_persist_result res = {.status = MC_PERSIST_CLOSED, .reason = "store closed",
+                                     .dbid = r->dbid};
+            if (cb)
+                cb(r->ctx, &res);
+        }
+    fail_list(&s->done);
+    fail_list(&s->pending);
+}
+
+void mc_persist_store_free(mc_persist_store *s)
+{
+    if (!s || s->free_pending)
+        return;
+    if (s->depth > 0) {
+        s->free_pending = true;
+        close_now(s);
+        return;
+    }
+    destroy(s);
+}
+
+void mc_store_enter(mc_persist_store *s) { s->depth++; }
+
+bool mc_store_leave(mc_persist_store *s)
+{
+    if (--s->depth == 0 && s->free_pending) {
+        destroy(s);
+        return true;
+    }
+    return false;
 }
 
 void mc_persist_set_owner(mc_persist_store *s, const char *owner, uint64_t incarnation)

@@ -175,8 +175,10 @@ typedef void (*mc_persist_cb)(void *ctx, const mc_persist_result *r);
  * address). */
 mc_persist_store *mc_persist_store_new(struct event_base *base, const mc_persist_config *cfg,
                                        char *err, size_t errlen);
-/* Free: every pending callback runs with MC_PERSIST_CLOSED first. Removes nothing from a
- * watcher tree: call mc_persist_remove_watchers before if they were added. */
+/* Free: every pending callback runs with MC_PERSIST_CLOSED first; none runs after it returns.
+ * May be called from inside one of the store's own callbacks (the memory is then released when
+ * that callback returns). Removes nothing from a watcher tree: call mc_persist_remove_watchers
+ * before if they were added. */
 void mc_persist_store_free(mc_persist_store *s);
 
 /* The owner identity recorded by check-outs and creates (process name as registered with the
