@@ -133,6 +133,19 @@ START_TEST(every_command)
     ck_assert_msg(strstr(out, "Hero.level: stored INT8, now INT32") != NULL, "%s", out);
     /* check never rewrites the record. */
     ck_assert_int_eq(mcdb(out, sizeof out, "res", "check", NULL), 0);
+    ck_assert_msg(strstr(out, "identifier index: ok") != NULL, "%s", out);
+    /* A stale identifier entry (as a crash between claim and write leaves): found by check,
+     * removed by unindex, which refuses an entry its entity holds. */
+    ck_assert_int_eq(rh_cli(pt_redis_node(&redis), out, sizeof out, "-c", "set",
+                            "mc:id:{Thing:ghost}", id, NULL), 0);
+    ck_assert_int_eq(mcdb(out, sizeof out, "res", "check", NULL), 1);
+    ck_assert_msg(strstr(out, "stale identifier index entry 'ghost'") != NULL, "%s", out);
+    ck_assert_int_eq(mcdb(out, sizeof out, "res", "unindex", "Thing", "alice", NULL), 1);
+    ck_assert_msg(strstr(out, "not stale") != NULL, "%s", out);
+    ck_assert_int_eq(mcdb(out, sizeof out, "res", "unindex", "Thing", "ghost", NULL), 0);
+    ck_assert_int_eq(mcdb(out, sizeof out, "res", "unindex", "Thing", "ghost", NULL), 1);
+    ck_assert_int_eq(mcdb(out, sizeof out, "res", "check", NULL), 0);
+    ck_assert_int_eq(mcdb(out, sizeof out, "res", "show", "Thing", "--id", "alice", NULL), 0);
 
     /* export, wipe, import, export again: the same lines. */
     static char first[1 << 16], second[1 << 16];

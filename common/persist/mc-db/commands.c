@@ -319,6 +319,80 @@ static int worse(int a, int b)
     return rank[a] >= rank[b] ? a : b;
 }
 
+/* Identifier index entries whose entity does not hold their value (left by a crash between
+ * the steps of an identifier change, docs/PERSISTENCE.md). Returns the worst exit code. */
+static int check_idents(db_ctx *c)
+{
+    int rc = DB_EXIT_OK;
+    char head[300];
+    snprintf(head, sizeof head, "%s:id:{", c->prefix);
+    size_t hl = strlen(head), nodes = mc_persist_node_count(c->store);
+    uint64_t stale = 0;
+    for (size_t node = 0; node < nodes && rc != DB_EXIT_UNAVAILABLE; node++) {
+        uint64_t cursor = 0;
+        do {
+            db_res r = {0};
+            mc_persist_scan_idents(c->store, node, cursor, db_cb(), &r);
+            db_wait(c, &r);
+            if (r.st != MC_PERSIST_OK) {
+                rc = fail(&r, "check");
+                db_res_free(&r);
+                break;
+            }
+            for (size_t i = 0; i < r.nrefs; i++) {
+                const char *k = r.refs[i];
+                size_t kl = strlen(k);
+                const char *colon = kl > hl + 1 ? strchr(k + hl, ':') : NULL;
+                if (strncmp(k, head, hl) != 0 || k[kl - 1] != '}' || !colon)
+                    continue;
+                char type[256], value[1024];
+                snprintf(type, sizeof type, "%.*s", (int)(colon - k - (int)hl), k + hl);
+                snprintf(value, sizeof value, "%.*s", (int)(k + kl - 1 - colon - 1), colon + 1);
+                const mc_entity_type_def *t = mc_defs_type_by_name(c->defs, type);
+                if (!t)
+                    continue; /* the type check above reports types gone from the defs */
+                db_res l = {0};
+                mc_persist_lookup(c->store, t, value, db_cb(), &l);
+                db_wait(c, &l);
+                if (l.st == MC_PERSIST_NOT_FOUND) {
+                    fprintf(c->out, "%s: stale identifier index entry '%s' (%s): its entity does "
+                            "not hold it; remove with: mc-db unindex %s '%s'\n",
+                            type, value, k, type, value);
+                    stale++;
+                    rc = worse(rc, DB_EXIT_FAILED);
+                } else if (l.st != MC_PERSIST_OK && l.st != MC_PERSIST_BAD_REQUEST) {
+                    rc = worse(rc, fail(&l, "check"));
+                }
+                db_res_free(&l);
+            }
+            cursor = r.cursor;
+            db_res_free(&r);
+        } while (cursor);
+    }
+    if (!stale && rc == DB_EXIT_OK)
+        fprintf(c->out, "identifier index: ok\n");
+    return rc;
+}
+
+int db_cmd_unindex(db_ctx *c, int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "mc-db: usage: unindex TYPE VALUE\n");
+        return DB_EXIT_USAGE;
+    }
+    const mc_entity_type_def *t = need_type(c, argv[0]);
+    if (!t)
+        return DB_EXIT_USAGE;
+    db_res r = {0};
+    mc_persist_drop_stale_ident(c->store, t, argv[1], db_cb(), &r);
+    db_wait(c, &r);
+    int rc = r.st == MC_PERSIST_OK ? DB_EXIT_OK : fail(&r, "unindex");
+    if (rc == DB_EXIT_OK)
+        fprintf(c->out, "removed the stale index entry %s '%s'\n", t->name, argv[1]);
+    db_res_free(&r);
+    return rc;
+}
+
 int db_cmd_check(db_ctx *c, int argc, char **argv)
 {
     (void)argv;
@@ -358,6 +432,8 @@ int db_cmd_check(db_ctx *c, int argc, char **argv)
         if (!mc_defs_type_by_name(c->defs, types.types[k].name))
             rc = worse(rc, check_type(c, types.types[k].name, true, types.types[k].count));
     db_res_free(&types);
+    if (rc != DB_EXIT_UNAVAILABLE)
+        rc = worse(rc, check_idents(c));
     fprintf(c->out, "%s\n", rc == DB_EXIT_OK ? "check: the stored schema matches the defs"
                             : rc == DB_EXIT_FAILED ? "check: compatible differences (see above)"
                             : rc == DB_EXIT_INCOMPATIBLE

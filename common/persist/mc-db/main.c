@@ -23,8 +23,11 @@ static void usage(FILE *f)
         "  show TYPE DBID             an entity with every property decoded\n"
         "  show TYPE --id VALUE       the same, found by its identifier\n"
         "  delete TYPE DBID [--force] delete an entity (--force: even while checked out)\n"
-        "  check                      compare the stored schemas with the defs (--res);\n"
-        "                             exit 0 same, 1 compatible changes, 2 incompatible\n"
+        "  check                      compare the stored schemas with the defs (--res) and\n"
+        "                             look for stale identifier index entries;\n"
+        "                             exit 0 same, 1 compatible changes or stale entries,\n"
+        "                             2 incompatible\n"
+        "  unindex TYPE VALUE         remove a stale identifier index entry\n"
         "  export [TYPE...]           every entity (of the types) as JSON lines on stdout\n"
         "  import [--replace] [FILE]  JSON lines (stdin by default) back into Redis\n"
         "\n"
@@ -93,7 +96,7 @@ static const struct {
 } commands[] = {
     {"types", db_cmd_types}, {"list", db_cmd_list},     {"show", db_cmd_show},
     {"delete", db_cmd_delete}, {"check", db_cmd_check}, {"export", db_cmd_export},
-    {"import", db_cmd_import},
+    {"import", db_cmd_import}, {"unindex", db_cmd_unindex},
 };
 
 int main(int argc, char **argv)
@@ -154,7 +157,7 @@ int main(int argc, char **argv)
         o.res = default_res(o.res_buf, sizeof o.res_buf);
 
     char err[4096];
-    db_ctx c = {.out = stdout};
+    db_ctx c = {.out = stdout, .prefix = o.prefix && o.prefix[0] ? o.prefix : "mc"};
     c.defs = mc_defs_load(o.res, err, sizeof err);
     if (!c.defs) {
         fprintf(stderr, "mc-db: cannot load the defs in %s: %s\n", o.res, err);

@@ -27,6 +27,7 @@ typedef struct {
     mc_persist_store *store;
     mc_entity_defs *defs;
     FILE *out;
+    const char *prefix;     /* key prefix ("mc") */
 } db_ctx;
 
 /* A copied result. */
@@ -58,5 +59,6 @@ int db_cmd_delete(db_ctx *c, int argc, char **argv);
 int db_cmd_check(db_ctx *c, int argc, char **argv);
 int db_cmd_export(db_ctx *c, int argc, char **argv);
 int db_cmd_import(db_ctx *c, int argc, char **argv);
+int db_cmd_unindex(db_ctx *c, int argc, char **argv);
 
 #endif

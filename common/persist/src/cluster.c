@@ -67,6 +67,8 @@ static mc_persist_conn *any_ready(mc_persist_store *s)
 
 mc_persist_conn *mc_cluster_route(mc_persist_store *s, mc_persist_req *r)
 {
+    if (r->node)
+        return r->node;
     if (!s->cluster)
         return s->nconns ? s->conns[0] : NULL;
     if (r->ask)
@@ -180,4 +182,35 @@ void mc_cluster_slots_reply(mc_persist_store *s, const redisReply *reply)
     free(s->slot_map);
     s->slot_map = map;
     MC_DEBUG("persist: cluster slot map: %zu slots on %zu nodes", covered, s->nconns);
+}
+
+/* Does connection index i own a slot? */
+static bool owns_slots(const mc_persist_store *s, size_t i)
+{
+    if (!s->slot_map)
+        return true;
+    for (size_t k = 0; k < MC_PERSIST_SLOTS; k++)
+        if (s->slot_map[k] == i + 1)
+            return true;
+    return false;
+}
+
+size_t mc_cluster_node_count(const mc_persist_store *s)
+{
+    if (!s->cluster)
+        return s->nconns ? 1 : 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nconns; i++)
+        n += owns_slots(s, i);
+    return n;
+}
+
+mc_persist_conn *mc_cluster_node(const mc_persist_store *s, size_t want)
+{
+    if (!s->cluster)
+        return want == 0 && s->nconns ? s->conns[0] : NULL;
+    for (size_t i = 0, n = 0; i < s->nconns; i++)
+        if (owns_slots(s, i) && n++ == want)
+            return s->conns[i];
+    return NULL;
 }

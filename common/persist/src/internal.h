@@ -33,7 +33,8 @@ typedef struct {
 typedef enum {
     OP_SCHEMA, OP_CREATE, OP_WRITE, OP_DELETE, OP_IMPORT, OP_CHECKOUT, OP_MARK_LIVE,
     OP_RELEASE, OP_RELEASE_OWNER, OP_LOAD, OP_LOOKUP, OP_LIST_TYPES, OP_SCAN_TYPE,
-    OP_AUTOLOAD, OP_SCAN_AUTOLOAD, OP_LOAD_RAW, OP_READ_SCHEMA, OP_SLOTS,
+    OP_AUTOLOAD, OP_SCAN_AUTOLOAD, OP_LOAD_RAW, OP_READ_SCHEMA, OP_SLOTS, OP_SCAN_KEYS,
+    OP_DROP_IDENT,
 } mc_op;
 
 struct mc_persist_req {
@@ -51,6 +52,7 @@ struct mc_persist_req {
     bool retried;            /* sent again after a lost connection */
     mc_persist_conn *sent_on;
     mc_persist_conn *ask;    /* ASK redirection: send once to this node with ASKING */
+    mc_persist_conn *node;   /* a command for one node (SCAN), whatever the slot map */
     bool asking_sent;
     /* The current step's command: a script (EVALSHA sha numkeys ...args) or a plain
      * command (args). */
@@ -206,6 +208,10 @@ bool mc_cluster_redirect(mc_persist_store *s, mc_persist_req *r, const redisRepl
 void mc_cluster_want_slots(mc_persist_store *s);
 mc_persist_conn *mc_cluster_conn_for(mc_persist_store *s, const char *host, int port);
 void mc_cluster_slots_reply(mc_persist_store *s, const redisReply *reply);
+/* The nodes that hold slots (all connections while the slot map is unknown; the one
+ * connection with one Redis): count and the i-th. */
+size_t mc_cluster_node_count(const mc_persist_store *s);
+mc_persist_conn *mc_cluster_node(const mc_persist_store *s, size_t i);
 
 /* ops.c: advance r with the reply to its current step (not an error reply unless the op
  * handles it: errors go through mc_ops_error). */

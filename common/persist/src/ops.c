@@ -121,7 +121,9 @@ void mc_ops_reply(mc_persist_req *r, const redisReply *reply)
     case OP_LOOKUP: op_lookup_reply(r, reply); return;
     case OP_LIST_TYPES: op_list_types_reply(r, reply); return;
     case OP_SCAN_TYPE:
-    case OP_SCAN_AUTOLOAD: op_scan_reply(r, reply); return;
+    case OP_SCAN_AUTOLOAD:
+    case OP_SCAN_KEYS: op_scan_reply(r, reply); return;
+    case OP_DROP_IDENT: op_drop_ident_reply(r, reply); return;
     case OP_AUTOLOAD: op_finish_ok(r); return;
     case OP_LOAD_RAW:
     case OP_READ_SCHEMA: op_pairs_reply(r, reply); return;

@@ -67,5 +67,6 @@ void op_pairs_reply(mc_persist_req *r, const redisReply *reply);
 void op_list_types_reply(mc_persist_req *r, const redisReply *reply);
 void op_scan_reply(mc_persist_req *r, const redisReply *reply);
 void op_schema_reply(mc_persist_req *r, const redisReply *reply);
+void op_drop_ident_reply(mc_persist_req *r, const redisReply *reply);
 
 #endif

@@ -337,3 +337,99 @@ void mc_persist_set_autoload(mc_persist_store *s, const mc_entity_type_def *type
     op_ref_arg(r);
     mc_store_submit(s, r);
 }
+
+/* --- identifier index upkeep (operators) -------------------------------------------------- */
+
+size_t mc_persist_node_count(const mc_persist_store *s) { return mc_cluster_node_count(s); }
+
+void mc_persist_scan_idents(mc_persist_store *s, size_t node, uint64_t cursor,
+                            mc_persist_cb cb, void *ctx)
+{
+    mc_persist_req *r = op_start(s, OP_SCAN_KEYS, NULL, cb, ctx);
+    if (!r)
+        return;
+    r->node = mc_cluster_node(s, node);
+    if (!r->node) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "scan_idents: no node %zu", node);
+        return;
+    }
+    mc_req_command(r, -1, 0);
+    op_str_arg(r, "SCAN");
+    mc_req_argf(r, "%llu", (unsigned long long)cursor);
+    op_str_arg(r, "MATCH");
+    mc_req_argf(r, "%s:id:*", s->prefix);
+    op_str_arg(r, "COUNT");
+    op_str_arg(r, "1000");
+    mc_store_submit(s, r);
+}
+
+enum { X_GET, X_VERIFY, X_UNCLAIM };
+
+void op_drop_ident_reply(mc_persist_req *r, const redisReply *reply)
+{
+    switch (r->step) {
+    case X_GET:
+        if (reply->type == REDIS_REPLY_NIL) {
+            mc_req_fail(r, MC_PERSIST_NOT_FOUND, "no index entry for %s '%s'", r->type_name,
+                        r->ident);
+            return;
+        }
+        if (!op_is_str(reply) || mc_parse_u64(reply->str, reply->len, &r->dbid) != 0) {
+            /* Not even a dbid: stale by definition; remove it whatever it holds. */
+            r->dbid = 0;
+        }
+        r->step = X_VERIFY;
+        mc_req_command(r, -1, 0);
+        op_str_arg(r, "HGET");
+        op_key_arg(r, mc_key_entity(r->s, r->type_name, r->dbid), true);
+        op_str_arg(r, op_ident_prop(r->type)->name);
+        op_next(r);
+        return;
+    case X_VERIFY:
+        if (op_is_str(reply) && strlen(r->ident_json) == reply->len &&
+            memcmp(reply->str, r->ident_json, reply->len) == 0) {
+            mc_req_fail(r, MC_PERSIST_EXISTS, "%s %llu holds '%s': the entry is not stale",
+                        r->type_name, (unsigned long long)r->dbid, r->ident);
+            return;
+        }
+        r->step = X_UNCLAIM;
+        if (r->dbid) {
+            op_claim_cmd(r, MC_SCRIPT_UNCLAIM, r->ident);
+        } else {
+            mc_req_command(r, -1, 0);
+            op_str_arg(r, "DEL");
+            op_key_arg(r, mc_key_ident(r->s, r->type_name, r->ident), true);
+        }
+        op_next(r);
+        return;
+    case X_UNCLAIM:
+        op_finish_ok(r);
+        return;
+    }
+}
+
+void mc_persist_drop_stale_ident(mc_persist_store *s, const mc_entity_type_def *type,
+                                 const char *ident, mc_persist_cb cb, void *ctx)
+{
+    mc_persist_req *r = op_start(s, OP_DROP_IDENT, type ? type->name : NULL, cb, ctx);
+    if (!r)
+        return;
+    const mc_def_property *ip = type ? op_ident_prop(type) : NULL;
+    if (!ip || !ident || !ident[0] || !op_name_ok(type->name)) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST,
+                        "drop_stale_ident: a type with an identifier and a value");
+        return;
+    }
+    r->type = type;
+    r->ident = strdup(ident);
+    r->ident_json = op_ident_json_of(ip, ident);
+    if (!r->ident || !r->ident_json) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "drop_stale_ident: bad identifier value");
+        return;
+    }
+    r->step = X_GET;
+    mc_req_command(r, -1, 0);
+    op_str_arg(r, "GET");
+    op_key_arg(r, mc_key_ident(s, type->name, ident), true);
+    mc_store_submit(s, r);
+}

@@ -270,6 +270,19 @@ void mc_persist_scan_autoload(mc_persist_store *s, uint64_t cursor, mc_persist_c
 void mc_persist_load_raw(mc_persist_store *s, const char *type_name, uint64_t dbid,
                          mc_persist_cb cb, void *ctx);
 
+/* Redis nodes holding data: 1 with one Redis; with a Redis Cluster, the masters of the slot
+ * map (known once connected: mc_persist_ready). */
+size_t mc_persist_node_count(const mc_persist_store *s);
+/* One page of the identifier index keys on node i (SCAN MATCH prefix:id:*, start with cursor
+ * 0, continue until result.cursor == 0): result.refs holds the keys. */
+void mc_persist_scan_idents(mc_persist_store *s, size_t node, uint64_t cursor,
+                            mc_persist_cb cb, void *ctx);
+/* Delete an identifier index entry that is stale: its entity does not hold the value (or is
+ * gone). OK when deleted, NOT_FOUND when there is no entry, EXISTS when the entity holds the
+ * value (nothing deleted). For operators (mc-db unindex). */
+void mc_persist_drop_stale_ident(mc_persist_store *s, const mc_entity_type_def *type,
+                                 const char *ident, mc_persist_cb cb, void *ctx);
+
 /* The stored schema record of a type (mc-db check): result.refs holds property, type text,
  * ... (nrefs even; empty when there is none). */
 void mc_persist_read_schema(mc_persist_store *s, const char *type_name, mc_persist_cb cb,
