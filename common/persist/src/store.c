@@ -469,9 +469,10 @@ static void tick_run(mc_persist_store *s)
             mc_conn_drop(c, "no answer to connect/handshake in time");
     }
     /* A node that stopped answering (the oldest request on its connection has waited a whole
-     * request timeout): drop the connection, so the requests are sent again after the
+     * request timeout, or 15 s): drop the connection, so the requests are sent again after the
      * reconnect instead of waiting on it forever. */
-    mc_time_us hung = (mc_time_us)s->cfg.request_timeout_ms * MC_US_PER_MS;
+    uint32_t hung_ms = s->cfg.request_timeout_ms < 15000 ? s->cfg.request_timeout_ms : 15000;
+    mc_time_us hung = (mc_time_us)hung_ms * MC_US_PER_MS;
     for (size_t i = 0; i < s->nconns; i++) {
         mc_persist_conn *c = s->conns[i];
         if (c->state == CONN_READY && c->inflight.head &&

@@ -97,7 +97,9 @@ typedef struct {
     size_t inflight_max;         /* requests sent and not yet answered, default 1000 */
     uint32_t backoff_min_ms;     /* reconnect / resend back-off, default 100 */
     uint32_t backoff_max_ms;     /* default 5000 */
-    uint32_t request_timeout_ms; /* default 30000 */
+    uint32_t request_timeout_ms; /* default 30000; a request still unacknowledged then fails
+                                  * UNAVAILABLE (UINT32_MAX: about 50 days, in effect never:
+                                  * writes then fail only when the queue bound is hit) */
     bool schema_readonly;        /* tools (mc-db): no schema check at connection and no
                                   * schema record written; loads are never refused for it */
 } mc_persist_config;
