@@ -8,6 +8,7 @@
  *   mc:o:{Type:dbid}      hash, the check-out (owner, incarnation, state, mailbox, token)
  *   mc:id:{Type:value}    string, the dbid holding identifier value `value` of Type
  *   mc:t:{Type}           set of the type's dbids
+ *   mc:types              set of the type names that have entities
  *   mc:s:{Type}           hash, schema record: property name -> type text
  *   mc:owned:{owner}      set of "Type:dbid" checked out by one owner (process name)
  *   mc:autoload           set of "Type:dbid" to load when the cluster starts
@@ -21,7 +22,8 @@
  * request that does not fit the queue fails at once (its callback still runs from the loop)
  * with MC_PERSIST_QUEUE_FULL; one still unacknowledged after config.request_timeout_ms fails
  * with MC_PERSIST_UNAVAILABLE (it may or may not have been applied). Every request is
- * idempotent (the same request sent twice after a lost reply has the effect of one).
+ * idempotent (the same request sent twice after a lost reply has the effect of one), except
+ * an import without replace, which answers EXISTS the second time.
  *
  * Check-out: an entity lives at most once in the cluster. A check-out is won atomically (one
  * Lua script) and hands out a fresh random token; every write, mark_live and release of that
