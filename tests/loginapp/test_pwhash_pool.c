@@ -36,13 +36,20 @@ static void done(void *ud, int status, const char *hash, bool match)
         event_base_loopbreak(r->base);
 }
 
+static void on_limit(evutil_socket_t fd, short what, void *base)
+{
+    (void)fd;
+    (void)what;
+    event_base_loopbreak(base);
+}
+
 /* Run the loop until r is answered (bounded: 30 s). */
 static void run(struct event_base *base, result *r, int want)
 {
     r->base = base;
     r->want = want;
     struct timeval limit = {30, 0};
-    struct event *t = evtimer_new(base, (event_callback_fn)event_base_loopbreak, base);
+    struct event *t = evtimer_new(base, on_limit, base);
     evtimer_add(t, &limit);
     event_base_dispatch(base);
     event_free(t);
