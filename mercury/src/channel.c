@@ -164,6 +164,13 @@ static bool window_has_room(const mc_channel *ch)
 
 static mc_time_us resend_delay(const mc_channel *ch)
 {
+    if (!ch->rtt) {
+        /* no sample yet: twice the nub's latest estimate (another channel's), else a
+         * conservative first guess, so a link slower than the minimum resend delay does
+         * not get every first packet resent */
+        mc_time_us d = ch->nub->rtt_hint ? 2 * ch->nub->rtt_hint : MC_INITIAL_RESEND_DELAY_US;
+        return d < ch->nub->cfg.min_resend_delay_us ? ch->nub->cfg.min_resend_delay_us : d;
+    }
     mc_time_us d = 2 * ch->rtt;
     if (ch->rtt + 4 * ch->rtt_var > d)
         d = ch->rtt + 4 * ch->rtt_var;
@@ -332,6 +339,17 @@ int mc_channel_enqueue(mc_channel *ch, mc_packet *chain)
     return rc;
 }
 
+/* With few packets in flight no queue can hide an ack for long: a packet unacknowledged
+ * for SRTT + max(SRTT / 4, 4 x RTTVAR) (at least the minimum resend delay) is lost. */
+static mc_time_us fast_delay(const mc_channel *ch)
+{
+    mc_time_us margin = ch->rtt / 4;
+    if (4 * ch->rtt_var > margin)
+        margin = 4 * ch->rtt_var;
+    mc_time_us d = ch->rtt + margin;
+    return d < ch->nub->cfg.min_resend_delay_us ? ch->nub->cfg.min_resend_delay_us : d;
+}
+
 void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
 {
     (void)timer;
@@ -342,12 +360,22 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
     /* The age rule only applies while acknowledgements have stopped making progress: while
      * they flow, the newer-acked rule finds losses without guessing at queueing delay. */
     bool stalled = now - ch->last_ack_progress >= delay;
+    /* Interactive traffic (few packets in flight, e.g. a message per tick): a sparse stream
+     * has too few later packets for the newer-acked rule and keeps acks flowing, so the
+     * stalled age rule would wait for the next packets' acks or 2 x RTT. Here a packet is
+     * lost once older than fast_delay; a packet already resent is resent again at that
+     * pace only while acks still arrive (something was acknowledged since its last send),
+     * otherwise it backs off with the age rule. */
+    bool interactive = ch->rtt && ch->unacked <= MC_FAST_RESEND_INFLIGHT;
+    mc_time_us fast = interactive ? fast_delay(ch) : 0;
     for (uint32_t n = 0; n < limit && ch->tx_head != MC_NIL; n++) {
         mc_unacked *e = slot(ch, ch->tx_head);
         bool lost = e->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx;
         uint32_t backoff = e->resends < 5 ? e->resends : 5;
         bool old = stalled && now - e->last_sent >= (delay << backoff);
-        if (!lost && !old)
+        bool late = interactive && now - e->last_sent >= fast &&
+                    (e->resends == 0 || ch->last_ack_progress > e->last_sent);
+        if (!lost && !old && !late)
             break;
         if (ch->accepted && !ch->peer_acked) {
             /* the peer has not shown it receives what we send (its address may be
@@ -393,6 +421,7 @@ static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)
             ch->rtt_var = (ch->rtt_var * 3 + dev) / 4;
             ch->rtt = (ch->rtt * 7 + sample) / 8;
         }
+        ch->nub->rtt_hint = ch->rtt;
     }
     /* An ack of a resent packet may be for its first transmission (delayed, not lost): it
      * proves only that packets sent 3+ transmissions before that one are missing. */
@@ -657,6 +686,7 @@ void mc_channel_get_stats(const mc_channel *ch, mc_channel_stats *out)
     out->bundle_packets = (uint32_t)mc_bundle_packet_count(&ch->bundle);
     out->recv_buffered = ch->recv_buffered;
     out->rtt_us = ch->rtt;
+    out->rtt_var_us = ch->rtt_var;
     out->packets_sent = ch->packets_sent;
     out->packets_resent = ch->packets_resent;
     out->packets_received = ch->packets_received;

@@ -171,6 +171,11 @@ typedef struct {
 /* A packet counts as lost once a packet first transmitted this many transmissions after it
  * has been acknowledged (tolerates a little reordering without spurious resends). */
 #define MC_REORDER_TOLERANCE 3u
+/* At most this many unacked packets: a channel's traffic is interactive and resends go by
+ * time (SRTT + margin) without waiting for acks to stop (channel.c, fast_delay). */
+#define MC_FAST_RESEND_INFLIGHT 32u
+/* Resend delay of a channel's packets before any RTT sample exists on the nub. */
+#define MC_INITIAL_RESEND_DELAY_US (200ull * MC_US_PER_MS)
 
 struct mc_channel {
     mc_nub *nub;
@@ -522,6 +527,8 @@ struct mc_nub {
 
     mc_nub_stats stats;
     mc_time_us last_slow_tick;
+    mc_time_us rtt_hint; /* the latest RTT estimate of any channel: a new channel's resend
+                            delay until its own first sample */
 
     mc_watchers *watchers;
     char *watch_prefix;

@@ -87,6 +87,51 @@ START_TEST(rtt_only_from_packets_never_resent)
 }
 END_TEST
 
+static bool one_unacked(void *ctx) { return mc_channel_unacked(ctx) == 1; }
+
+/* A sparse stream (a message now and then, acks of later messages flowing): a lost packet
+ * is resent once it is older than SRTT plus a margin (at least the minimum resend delay),
+ * without waiting for three later packets to be acknowledged or for acks to stop. */
+START_TEST(sparse_stream_loss_resent_after_a_round_trip_while_acks_flow)
+{
+    pair p;
+    pair_open(&p, NULL);
+    send_stream(p.ab, 0, 1, 40);
+    ck_assert(wait_received(&p, &p.rb, 1, 10));
+    ck_assert(pump_until(p.base, acked_all, p.ab, 10)); /* an RTT sample (loopback: tiny) */
+    /* time moves only when the test says so */
+    frozen_clock fz = {mc_clock_now_us()};
+    mc_clock_set_source(frozen_clock_now, &fz);
+    mc_nub_rehearse_drop_next(p.a, 1);
+    send_stream(p.ab, 1, 1, 40); /* lost */
+    send_stream(p.ab, 2, 1, 40);
+    bool b_acked = pump_loops_until(p.base, one_unacked, p.ab, 2000);
+    fz.at += 15 * MC_US_PER_MS; /* younger than the 20 ms minimum: not yet */
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true);
+    mc_channel_stats early;
+    mc_channel_get_stats(p.ab, &early);
+    send_stream(p.ab, 3, 1, 40); /* acked at once: acks keep arriving */
+    bool c_acked = pump_loops_until(p.base, one_unacked, p.ab, 2000);
+    fz.at += 10 * MC_US_PER_MS; /* 25 ms old; the last ack 10 ms ago; 2 later packets acked */
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true);
+    mc_channel_stats late;
+    mc_channel_get_stats(p.ab, &late);
+    /* time runs on from where it stood (never backwards: the channels would see their
+     * last packet in the future) */
+    mc_clock_set_source(NULL, NULL);
+    fake_clock fc = {fz.at - mc_clock_now_us()};
+    mc_clock_set_source(fake_clock_now, &fc);
+    ck_assert(b_acked);
+    ck_assert(c_acked);
+    ck_assert_uint_eq(early.packets_resent, 0);
+    ck_assert_uint_eq(late.packets_resent, 1);
+    ck_assert(wait_received(&p, &p.rb, 4, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    mc_clock_set_source(NULL, NULL);
+    pair_close(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mercury_resend");
@@ -95,6 +140,7 @@ int main(void)
     tcase_add_test(tc, at_most_window_eighth_per_check);
     tcase_add_test(tc, rtt_only_from_packets_never_resent);
     tcase_add_test(tc, late_ack_of_a_resent_packet_causes_no_spurious_resends);
+    tcase_add_test(tc, sparse_stream_loss_resent_after_a_round_trip_while_acks_flow);
     suite_add_tcase(s, tc);
     return mc_check_run(s);
 }

@@ -79,6 +79,7 @@ typedef struct {
     uint32_t bundle_packets;   /* packets in the bundle not yet sent */
     uint32_t recv_buffered;    /* out-of-order packets held by the receive window */
     mc_time_us rtt_us;         /* smoothed round-trip time (0 before the first sample) */
+    mc_time_us rtt_var_us;     /* its smoothed deviation */
     uint64_t packets_sent;     /* first transmissions */
     uint64_t packets_resent;   /* retransmissions (including piggybacks) */
     uint64_t packets_received; /* accepted packets (duplicates excluded) */
