@@ -357,31 +357,46 @@ void mc_store_submit(mc_persist_store *s, mc_persist_req *r)
     mc_store_pump(s);
 }
 
+/* How many waiting requests one pump may pass over (their node is not connected) before it
+ * gives up until the next event: bounds the work while a Redis Cluster node is down. */
+#define PUMP_SKIP_MAX 2000
+
 void mc_store_pump(mc_persist_store *s)
 {
     if (s->closing || (s->resume_at && mc_clock_now_us() < s->resume_at))
         return;
     s->resume_at = 0;
-    while (s->pending.head && s->inflight < s->cfg.inflight_max) {
-        mc_persist_req *r = s->pending.head;
+    size_t skipped = 0;
+    mc_persist_req *r = s->pending.head;
+    while (r && s->inflight < s->cfg.inflight_max && skipped < PUMP_SKIP_MAX) {
+        mc_persist_req *next = r->next;
         /* The schema is checked before anything else is sent. */
         if (!s->schema_done && r->op != OP_SCHEMA && r->op != OP_SLOTS)
             return;
         mc_persist_conn *c = mc_cluster_route(s, r);
-        if (!c || c->state != CONN_READY)
-            return;
+        if (!c || c->state != CONN_READY) {
+            /* With one Redis nothing else can go. With a cluster, requests for the other
+             * nodes go on: a request passed over here only waits for its own node, and every
+             * later request for that node (same slot: same node) waits behind it. */
+            if (!s->cluster)
+                return;
+            skipped++;
+            r = next;
+            continue;
+        }
         mc_list_remove(&s->pending, r);
         if (r->ask && !r->asking_sent) {
             r->asking_sent = true;
             if (mc_conn_send_asking(c) != 0) {
-                mc_list_push_front(&s->pending, r);
+                insert_ordered(&s->pending, r);
                 return;
             }
         }
         if (mc_conn_send(c, r) != 0) {
-            mc_list_push_front(&s->pending, r);
+            insert_ordered(&s->pending, r);
             return;
         }
+        r = next;
     }
 }
 
