@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "secure/handshake.h"
+#include "secure/login.h"
 #include "secure/session.h"
 
 static int lookup(void *ctx, uint64_t id, uint8_t key[32])
@@ -41,6 +42,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             c.state == MC_SECURE_CLIENT_DONE)
             __builtin_trap(); /* an ACCEPT needs the server's confirmation by the key */
         mc_secure_client_clear(&c);
+    }
+    /* the loginapp's side of a LOGIN, and a client reading a LOGIN_REPLY */
+    static uint8_t lpk[32], lsk[32];
+    static int have_keys;
+    if (!have_keys && mc_login_keypair(lpk, lsk) == 0)
+        have_keys = 1;
+    if (have_keys) {
+        mc_login_request req;
+        if (mc_login_server_open(&secret, from, 5, lpk, lsk, data, size, &req) == MC_SECURE_OK)
+            __builtin_trap(); /* needs a cookie by this secret */
+        mc_login_request_clear(&req);
+        mc_secure_client lc;
+        if (mc_secure_client_init(&lc, 0, key) == 0) {
+            mc_login_result res;
+            if (mc_login_client_reply(&lc, lpk, data, size, &res) == MC_SECURE_OK)
+                __builtin_trap(); /* needs the loginapp's key and this attempt's nonce */
+            mc_secure_client_clear(&lc);
+        }
     }
     mc_secure_keys keys;
     memset(&keys, 7, sizeof keys);

@@ -1,15 +1,16 @@
 /* The secure handshake (secure/handshake.h): packet layouts, cookies, key derivation. */
 #include "secure/handshake.h"
+#include "internal.h"
 
 #include <sodium.h>
 #include <string.h>
 
 /* Offsets in HELLO / CONNECT (both MC_SECURE_HELLO_SIZE bytes). */
-#define OFF_NONCE 2u
-#define OFF_PK 10u
-#define OFF_SESSION 42u
+#define OFF_NONCE MC_SECURE_OFF_NONCE
+#define OFF_PK MC_SECURE_OFF_PK
+#define OFF_SESSION MC_SECURE_OFF_SESSION
 #define HELLO_BODY 50u             /* HELLO: padding from here */
-#define OFF_COOKIE 50u
+#define OFF_COOKIE MC_SECURE_OFF_COOKIE
 #define OFF_PROOF 90u
 #define CONNECT_BODY 106u          /* CONNECT: padding from here */
 #define PROOF_BYTES 16u
@@ -172,8 +173,8 @@ static void write_reject(mc_secure_accepted *out, const uint8_t *nonce, int stat
     out->reply_len = MC_SECURE_REJECT_SIZE;
 }
 
-static bool cookie_valid(const mc_secure_secret *s, mc_secure_peer from, const uint8_t *pkt,
-                         bool *fresh, uint64_t now_ms)
+int mc_secure_cookie_check(const mc_secure_secret *s, mc_secure_peer from, uint64_t now_ms,
+                           const uint8_t *pkt)
 {
     const uint8_t *cookie = pkt + OFF_COOKIE;
     uint8_t mac[32];
@@ -184,9 +185,11 @@ static bool cookie_valid(const mc_secure_secret *s, mc_secure_peer from, const u
                    mac);
         ok = sodium_memcmp(mac, cookie + 8, 32) == 0;
     }
+    if (!ok)
+        return MC_SECURE_BAD_COOKIE;
     uint64_t expires = get_u64(cookie);
-    *fresh = now_ms <= expires && expires - now_ms <= MC_SECURE_COOKIE_MS;
-    return ok;
+    return now_ms <= expires && expires - now_ms <= MC_SECURE_COOKIE_MS ? MC_SECURE_OK
+                                                                         : MC_SECURE_EXPIRED;
 }
 
 int mc_secure_server_connect(const mc_secure_secret *s, mc_secure_peer from, uint64_t now_ms,
@@ -198,11 +201,9 @@ int mc_secure_server_connect(const mc_secure_secret *s, mc_secure_peer from, uin
         return MC_SECURE_NO_MEMORY;
     if (!well_formed(pkt, len, MC_SECURE_CONNECT, CONNECT_BODY))
         return MC_SECURE_MALFORMED;
-    bool fresh;
-    if (!cookie_valid(s, from, pkt, &fresh, now_ms))
-        return MC_SECURE_BAD_COOKIE;
-    if (!fresh)
-        return MC_SECURE_EXPIRED;
+    int ck = mc_secure_cookie_check(s, from, now_ms, pkt);
+    if (ck != MC_SECURE_OK)
+        return ck;
     /* From here the address is proven: refusals are answered. */
     const uint8_t *nonce = pkt + OFF_NONCE, *client_pk = pkt + OFF_PK;
     out->session_id = get_u64(pkt + OFF_SESSION);

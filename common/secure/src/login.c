@@ -1,0 +1,190 @@
+/* The login exchange (secure/login.h). */
+#include "secure/login.h"
+#include "internal.h"
+
+#include <sodium.h>
+#include <string.h>
+
+#define OFF_SEALED_LEN 90u
+#define OFF_SEALED 92u
+#define REPLY_PLAIN 47u /* status, ip, port, session id, session key */
+
+static const char *const status_names[MC_LOGIN_STATUS_COUNT] = {
+    "ok", "no such user", "bad password", "already logged in", "bad def digest",
+    "no baseapp", "overloaded", "rate limited", "malformed", "server error", "timed out",
+};
+
+const char *mc_login_status_name(int status)
+{
+    return status >= 0 && status < MC_LOGIN_STATUS_COUNT ? status_names[status]
+                                                         : "unknown status";
+}
+
+int mc_login_keypair(uint8_t pk[MC_LOGIN_PUBLIC_KEY_BYTES], uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES])
+{
+    if (mc_secure_init() != 0)
+        return -1;
+    return crypto_box_keypair(pk, sk) == 0 ? 0 : -1;
+}
+
+/* The sealed plaintext: name length (1), name, password length (2), password, digest (32),
+ * flags (1). */
+static size_t cred_encode(const mc_login_credentials *c, uint8_t *out)
+{
+    size_t n = strlen(c->name), k = 0;
+    out[k++] = (uint8_t)n;
+    memcpy(out + k, c->name, n);
+    k += n;
+    out[k++] = (uint8_t)(c->password_len >> 8);
+    out[k++] = (uint8_t)c->password_len;
+    memcpy(out + k, c->password, c->password_len);
+    k += c->password_len;
+    memcpy(out + k, c->digest, MC_LOGIN_DIGEST_BYTES);
+    k += MC_LOGIN_DIGEST_BYTES;
+    out[k++] = c->flags;
+    return k;
+}
+
+static bool cred_decode(const uint8_t *p, size_t len, mc_login_credentials *c)
+{
+    memset(c, 0, sizeof *c);
+    size_t k = 0;
+    if (len < 1)
+        return false;
+    size_t n = p[k++];
+    if (n == 0 || n > MC_LOGIN_NAME_MAX || len - k < n + 2)
+        return false;
+    memcpy(c->name, p + k, n);
+    k += n;
+    if (memchr(c->name, '\0', n))
+        return false;
+    size_t pl = (size_t)p[k] << 8 | p[k + 1];
+    k += 2;
+    if (pl > MC_LOGIN_PASSWORD_MAX || len - k != pl + MC_LOGIN_DIGEST_BYTES + 1)
+        return false;
+    memcpy(c->password, p + k, pl);
+    c->password_len = pl;
+    k += pl;
+    memcpy(c->digest, p + k, MC_LOGIN_DIGEST_BYTES);
+    k += MC_LOGIN_DIGEST_BYTES;
+    c->flags = p[k];
+    return (c->flags & ~MC_LOGIN_FLAG_TAKEOVER) == 0;
+}
+
+int mc_login_client_request(const mc_secure_client *c, const mc_login_credentials *cred,
+                            const uint8_t loginapp_pk[MC_LOGIN_PUBLIC_KEY_BYTES],
+                            uint8_t out[MC_LOGIN_SIZE])
+{
+    size_t nl = strnlen(cred->name, MC_LOGIN_NAME_MAX + 1);
+    if (c->state != MC_SECURE_CLIENT_CONNECT || c->session_id != 0 || nl == 0 ||
+        nl > MC_LOGIN_NAME_MAX || cred->password_len > MC_LOGIN_PASSWORD_MAX ||
+        (cred->flags & ~MC_LOGIN_FLAG_TAKEOVER))
+        return MC_SECURE_MALFORMED;
+    if (mc_secure_init() != 0)
+        return MC_SECURE_NO_MEMORY;
+    memset(out, 0, MC_LOGIN_SIZE);
+    out[0] = MC_SECURE_LOGIN;
+    out[1] = MC_SECURE_VERSION;
+    memcpy(out + MC_SECURE_OFF_NONCE, c->nonce, 8);
+    memcpy(out + MC_SECURE_OFF_PK, c->pk, 32);
+    /* session id 0: bytes 42..49 stay zero, as in the HELLO the cookie was made for */
+    memcpy(out + MC_SECURE_OFF_COOKIE, c->cookie, MC_SECURE_COOKIE_SIZE);
+    uint8_t plain[1 + MC_LOGIN_NAME_MAX + 2 + MC_LOGIN_PASSWORD_MAX + MC_LOGIN_DIGEST_BYTES + 1];
+    size_t pl = cred_encode(cred, plain);
+    size_t sealed = pl + crypto_box_SEALBYTES;
+    out[OFF_SEALED_LEN] = (uint8_t)(sealed >> 8);
+    out[OFF_SEALED_LEN + 1] = (uint8_t)sealed;
+    int rc = crypto_box_seal(out + OFF_SEALED, plain, pl, loginapp_pk);
+    sodium_memzero(plain, sizeof plain);
+    return rc == 0 ? MC_SECURE_OK : MC_SECURE_MALFORMED;
+}
+
+int mc_login_server_open(const mc_secure_secret *s, mc_secure_peer from, uint64_t now_ms,
+                         const uint8_t pk[MC_LOGIN_PUBLIC_KEY_BYTES],
+                         const uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES], const uint8_t *pkt,
+                         size_t len, mc_login_request *out)
+{
+    memset(out, 0, sizeof *out);
+    if (mc_secure_init() != 0)
+        return MC_SECURE_NO_MEMORY;
+    if (!pkt || len != MC_LOGIN_SIZE || pkt[0] != MC_SECURE_LOGIN ||
+        pkt[1] != MC_SECURE_VERSION || !sodium_is_zero(pkt + MC_SECURE_OFF_SESSION, 8))
+        return MC_SECURE_MALFORMED;
+    size_t sealed = (size_t)pkt[OFF_SEALED_LEN] << 8 | pkt[OFF_SEALED_LEN + 1];
+    if (sealed < crypto_box_SEALBYTES || sealed > MC_LOGIN_SIZE - OFF_SEALED ||
+        !sodium_is_zero(pkt + OFF_SEALED + sealed, MC_LOGIN_SIZE - OFF_SEALED - sealed))
+        return MC_SECURE_MALFORMED;
+    int ck = mc_secure_cookie_check(s, from, now_ms, pkt);
+    if (ck != MC_SECURE_OK)
+        return ck;
+    memcpy(out->client_nonce, pkt + MC_SECURE_OFF_NONCE, 8);
+    memcpy(out->client_pk, pkt + MC_SECURE_OFF_PK, 32);
+    uint8_t plain[MC_LOGIN_SIZE];
+    size_t pl = sealed - crypto_box_SEALBYTES;
+    int rc = crypto_box_seal_open(plain, pkt + OFF_SEALED, sealed, pk, sk) == 0 &&
+                     cred_decode(plain, pl, &out->cred)
+                 ? MC_SECURE_OK
+                 : MC_SECURE_AUTH;
+    sodium_memzero(plain, sizeof plain);
+    if (rc != MC_SECURE_OK)
+        sodium_memzero(&out->cred, sizeof out->cred);
+    return rc;
+}
+
+void mc_login_request_clear(mc_login_request *r)
+{
+    sodium_memzero(r, sizeof *r);
+}
+
+int mc_login_server_reply(const uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES],
+                          const mc_login_request *req, const mc_login_result *result,
+                          uint8_t out[MC_LOGIN_REPLY_SIZE])
+{
+    if (mc_secure_init() != 0)
+        return -1;
+    uint8_t plain[REPLY_PLAIN] = {0};
+    plain[0] = (uint8_t)result->status;
+    if (result->status == MC_LOGIN_OK) {
+        for (int i = 0; i < 4; i++)
+            plain[1 + i] = (uint8_t)(result->baseapp_ip >> (24 - 8 * i));
+        plain[5] = (uint8_t)(result->baseapp_port >> 8);
+        plain[6] = (uint8_t)result->baseapp_port;
+        for (int i = 0; i < 8; i++)
+            plain[7 + i] = (uint8_t)(result->session_id >> (56 - 8 * i));
+        memcpy(plain + 15, result->session_key, MC_SECURE_KEY_BYTES);
+    }
+    out[0] = MC_SECURE_LOGIN_REPLY;
+    memcpy(out + 1, req->client_nonce, 8);
+    randombytes_buf(out + 9, crypto_box_NONCEBYTES);
+    int rc = crypto_box_easy(out + 9 + crypto_box_NONCEBYTES, plain, sizeof plain, out + 9,
+                             req->client_pk, sk);
+    sodium_memzero(plain, sizeof plain);
+    return rc == 0 ? 0 : -1;
+}
+
+int mc_login_client_reply(const mc_secure_client *c,
+                          const uint8_t loginapp_pk[MC_LOGIN_PUBLIC_KEY_BYTES],
+                          const uint8_t *pkt, size_t len, mc_login_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!pkt || len != MC_LOGIN_REPLY_SIZE || pkt[0] != MC_SECURE_LOGIN_REPLY)
+        return MC_SECURE_MALFORMED;
+    if (sodium_memcmp(pkt + 1, c->nonce, 8) != 0)
+        return MC_SECURE_UNEXPECTED;
+    uint8_t plain[REPLY_PLAIN];
+    if (crypto_box_open_easy(plain, pkt + 9 + crypto_box_NONCEBYTES,
+                             REPLY_PLAIN + crypto_box_MACBYTES, pkt + 9, loginapp_pk,
+                             c->sk) != 0)
+        return MC_SECURE_AUTH;
+    out->status = plain[0];
+    if (out->status == MC_LOGIN_OK) {
+        for (int i = 0; i < 4; i++)
+            out->baseapp_ip = out->baseapp_ip << 8 | plain[1 + i];
+        out->baseapp_port = (uint16_t)(plain[5] << 8 | plain[6]);
+        for (int i = 0; i < 8; i++)
+            out->session_id = out->session_id << 8 | plain[7 + i];
+        memcpy(out->session_key, plain + 15, MC_SECURE_KEY_BYTES);
+    }
+    sodium_memzero(plain, sizeof plain);
+    return out->status < MC_LOGIN_STATUS_COUNT ? MC_SECURE_OK : MC_SECURE_MALFORMED;
+}
