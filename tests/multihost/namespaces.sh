@@ -12,7 +12,7 @@
 # with every process alive at its own host's address; Redis refusing a client without the
 # password; the password on no command line; the baseapps of hosts 2 and 3 connected to it
 # (when they take the persistence options); `watcher` without flags (the cluster file);
-# kill -9 of a remote baseapp noticed and reported; a partition (host 3's link down until
+# kill -9 of a remote baseapp noticed and reported; a partition (host 2's link down until
 # the manager declares its processes dead, then up): they come back, are told they were
 # replaced, exit with status 4 and `status` shows them fenced; `down` leaves nothing
 # running on any host; a second `up` and `down` work.
@@ -251,21 +251,28 @@ out=$(watcher get baseapp01 peers/baseapp02 2>&1)
 grep -q "dead" <<<"$out" || fail "baseapp01 was not told: $out"
 log "baseapp02 reported dead; baseapp01 told"
 
-log "partition: host 3's link down until the manager declares its processes dead"
-cell3=$(pid_of cellapp-2)
-login3=$(pid_of loginapp-2)
-ip -n "$OP" link set "${TAG}v2" down
-wait_for 20 status_says cellapp02 dead || { ip -n "$OP" link set "${TAG}v2" up; fail "cellapp02 was not declared dead"; }
-wait_for 10 status_says loginapp02 dead || { ip -n "$OP" link set "${TAG}v2" up; fail "loginapp02 was not declared dead"; }
-ip -n "$OP" link set "${TAG}v2" up
+log "partition: host 2's link down until the manager declares its processes dead"
+# Host 2 runs loginapp01, baseapp01 and cellapp01, all alive (and the baseapp connected to
+# Redis): each must learn it was replaced and exit 4 once the link is back.
+names2=(loginapp01 baseapp01 cellapp01)
+slots2=(loginapp-1 baseapp-1 cellapp-1)
+pids2=()
+for slot in "${slots2[@]}"; do pids2+=("$(pid_of "$slot")"); done
+ip -n "$OP" link set "${TAG}v1" down
+for n in "${names2[@]}"; do
+  wait_for 20 status_says "$n" dead || { ip -n "$OP" link set "${TAG}v1" up; fail "$n was not declared dead"; }
+done
+ip -n "$OP" link set "${TAG}v1" up
 log "link up again: the processes must learn they were replaced and exit"
-gone() { ! on_host 2 "kill -0 $1 2>/dev/null"; }
-wait_for 30 gone "$cell3" || fail "cellapp02 (pid $cell3) still runs after the partition"
-wait_for 30 gone "$login3" || fail "loginapp02 (pid $login3) still runs after the partition"
-wait_for 10 status_says cellapp02 fenced || fail "status does not show cellapp02 fenced"
-wait_for 10 status_says loginapp02 fenced || fail "status does not show loginapp02 fenced"
-grep -q "fenced" "$TMP/hosts-run/logs/cellapp-2.log" || fail "cellapp02 did not log why it exits"
-grep -q "exit code 4" "$TMP/hosts-run/logs/cellapp-2.log" || fail "cellapp02 did not exit with its own status"
+gone() { ! on_host 1 "kill -0 $1 2>/dev/null"; }
+for k in 0 1 2; do
+  n=${names2[k]}; slot=${slots2[k]}; pid=${pids2[k]}
+  wait_for 30 gone "$pid" || fail "$n (pid $pid) still runs after the partition"
+  wait_for 10 status_says "$n" fenced || fail "status does not show $n fenced"
+  grep -q "fenced by the manager" "$TMP/hosts-run/logs/$slot.log" || fail "$n did not log why it exits"
+  grep -q "exit code 4" "$TMP/hosts-run/logs/$slot.log" || fail "$n did not exit with its own status"
+done
+status_says cellapp02 alive || fail "cellapp02 (host 3) should still be alive"
 for n in cellapp03 loginapp03 baseapp03; do
   status_says "$n" alive && fail "$n: a fenced process registered again under a new name"
 done
