@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -190,11 +191,21 @@ static void run_until(bench *b, uint64_t target)
         event_base_loop(b->base, EVLOOP_ONCE);
 }
 
+/* CPU time of this process (user + system), microseconds: the client's share of the cost. */
+static double cpu_us(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
+           ru.ru_stime.tv_usec;
+}
+
 /* N operations (kind 'w' write, 'l' load) round-robin over the entities, at most window at
- * once. Returns operations per second. */
-static double phase(bench *b, char kind, unsigned n, unsigned window)
+ * once. Returns operations per second; *cpu_per_op is this process's CPU per operation. */
+static double phase(bench *b, char kind, unsigned n, unsigned window, double *cpu_per_op)
 {
     b->done = b->failed = 0;
+    double c0 = cpu_us();
     mc_time_us t0 = mc_clock_now_us();
     unsigned sent = 0;
     while (b->done < n) {
@@ -214,6 +225,7 @@ static double phase(bench *b, char kind, unsigned n, unsigned window)
         event_base_loop(b->base, EVLOOP_ONCE);
     }
     double secs = (double)(mc_clock_now_us() - t0) / 1e6;
+    *cpu_per_op = (cpu_us() - c0) / n;
     return secs > 0 ? n / secs : 0;
 }
 
@@ -397,9 +409,10 @@ int main(int argc, char **argv)
     }
     printf("persist-bench: %u entities of %zu persistent properties on redis %s%s, window %u\n",
            o.entities, b.type->nprops, addr, o.redis ? "" : " (private)", o.window);
-    double wps = phase(&b, 'w', o.writes, o.window);
+    double wcpu, lcpu;
+    double wps = phase(&b, 'w', o.writes, o.window, &wcpu);
     uint64_t wfail = b.failed;
-    double lps = phase(&b, 'l', o.loads, o.window);
+    double lps = phase(&b, 'l', o.loads, o.window, &lcpu);
     uint64_t lfail = b.failed;
     double sps = redis_rate(host, port, o.writes, o.window, NULL, 0);
     /* The same volume as an entity write, as one plain HSET (no script, no fencing). */
@@ -415,10 +428,10 @@ int main(int argc, char **argv)
         hset[nh++] = vals[i];
     }
     double hps = redis_rate(host, port, o.writes, o.window, hset, nh);
-    printf("persist writes: %u in %.2f s: %.0f writes/s%s\n", o.writes, o.writes / wps, wps,
-           wfail ? " (with failures)" : "");
-    printf("persist loads:  %u in %.2f s: %.0f loads/s%s\n", o.loads, o.loads / lps, lps,
-           lfail ? " (with failures)" : "");
+    printf("persist writes: %u in %.2f s: %.0f writes/s (client CPU %.1f us/write)%s\n",
+           o.writes, o.writes / wps, wps, wcpu, wfail ? " (with failures)" : "");
+    printf("persist loads:  %u in %.2f s: %.0f loads/s (client CPU %.1f us/load)%s\n", o.loads,
+           o.loads / lps, lps, lcpu, lfail ? " (with failures)" : "");
     printf("redis SET:      %.0f requests/s (redis-benchmark -t set -c 1 -P %u)\n", sps,
            o.window);
     printf("redis HSET:     %.0f requests/s (23 fields, as many as an entity write;"

@@ -555,6 +555,48 @@ START_TEST(password_and_wrong_password)
 }
 END_TEST
 
+/* Redis forgets the scripts (SCRIPT FLUSH): the next requests fall back to EVAL and work. */
+START_TEST(scripts_flushed)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *s = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    char tok[40];
+    uint64_t id = create_thing(&f, s, "forgetful", tok);
+    char out[256];
+    int nodes = pt_cluster_mode() ? RH_CLUSTER_NODES : 1;
+    for (int i = 0; i < nodes; i++) {
+        rh_redis *n = pt_cluster_mode() ? rh_cluster_node(f.redis.cluster, i) : f.redis.single;
+        ck_assert_int_eq(rh_cli(n, out, sizeof out, "script", "flush", NULL), 0);
+    }
+    pt_entity pe;
+    pt_entity_init(&pe, f.thing);
+    pt_set_str(&pe, "name", "forgetful");
+    pe.e.dbid = id;
+    pt_set_int(&pe, "i8", -7);
+    pt_res r = {0};
+    mc_persist_write(s, &pe.e, tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "%s", r.reason);
+    pt_res_clear(&r);
+    mc_persist_release(s, f.thing, id, tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_checkout(s, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_load(s, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.values[mc_defs_property_by_name(f.thing, "i8")->index].as.i, -7);
+    pt_res_clear(&r);
+    pt_entity_free(&pe);
+    mc_persist_store_free(s);
+    teardown(&f);
+}
+END_TEST
+
 /* Load the Hero written with the original defs through a store on changed defs. */
 static void hero_with(fixture *f, const char *res, pt_res *out)
 {
@@ -1076,6 +1118,7 @@ static Suite *suite(void)
     tcase_add_test(tc, queue_bound_without_redis);
     tcase_add_test(tc, enumeration_autoload_delete);
     tcase_add_test(tc, store_freed_inside_its_callback);
+    tcase_add_test(tc, scripts_flushed);
     if (pt_cluster_mode()) {
         tcase_add_test(tc, slot_migrates_between_writes);
         tcase_add_test(tc, one_node_down_others_go_on);

@@ -61,6 +61,7 @@ void mc_conn_free(mc_persist_conn *c)
     if (!c)
         return;
     close_ctx(c);
+    free(c->fmt);
     event_free(c->retry_ev);
     free(c);
 }
@@ -245,42 +246,70 @@ void mc_conn_drop(mc_persist_conn *c, const char *why)
 
 static void req_reply(redisAsyncContext *ac, void *r, void *priv);
 
+/* The Redis protocol (RESP) form of a command, built in the connection's buffer (one
+ * allocation per connection instead of hiredis formatting every argument). */
+static bool fmt_room(mc_persist_conn *c, size_t more)
+{
+    if (c->fmt_len + more <= c->fmt_cap)
+        return true;
+    size_t cap = c->fmt_cap ? c->fmt_cap : 4096;
+    while (cap < c->fmt_len + more)
+        cap *= 2;
+    char *g = realloc(c->fmt, cap);
+    if (!g)
+        return false;
+    c->fmt = g;
+    c->fmt_cap = cap;
+    return true;
+}
+
+static bool fmt_header(mc_persist_conn *c, char kind, size_t n)
+{
+    char digits[24];
+    int k = 0;
+    do {
+        digits[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    if (!fmt_room(c, (size_t)k + 3))
+        return false;
+    c->fmt[c->fmt_len++] = kind;
+    while (k)
+        c->fmt[c->fmt_len++] = digits[--k];
+    c->fmt[c->fmt_len++] = '\r';
+    c->fmt[c->fmt_len++] = '\n';
+    return true;
+}
+
+static bool fmt_arg(mc_persist_conn *c, const char *data, size_t len)
+{
+    if (!fmt_header(c, '$', len) || !fmt_room(c, len + 2))
+        return false;
+    memcpy(c->fmt + c->fmt_len, data, len);
+    c->fmt_len += len;
+    c->fmt[c->fmt_len++] = '\r';
+    c->fmt[c->fmt_len++] = '\n';
+    return true;
+}
+
 int mc_conn_send(mc_persist_conn *c, mc_persist_req *r)
 {
-    const char *argv[r->nargs + 8];
-    size_t lens[r->nargs + 8];
-    int n = 0;
+    c->fmt_len = 0;
+    bool ok;
     if (r->script >= 0) {
-        if (r->use_eval) {
-            argv[n] = "EVAL";
-            lens[n++] = 4;
-            argv[n] = mc_script_source(r->script);
-            lens[n] = strlen(argv[n]);
-            n++;
-        } else {
-            argv[n] = "EVALSHA";
-            lens[n++] = 7;
-            argv[n] = c->s->shas[r->script];
-            lens[n++] = 40;
-        }
         char nk[16];
-        snprintf(nk, sizeof nk, "%d", r->numkeys);
-        argv[n] = nk;
-        lens[n++] = strlen(nk);
-        for (int i = 0; i < r->nargs; i++) {
-            argv[n] = r->args[i];
-            lens[n++] = r->lens[i];
-        }
-        if (redisAsyncCommandArgv(c->ac, req_reply, r, n, argv, lens) != REDIS_OK)
-            return -1;
+        int nkl = snprintf(nk, sizeof nk, "%d", r->numkeys);
+        const char *body = r->use_eval ? mc_script_source(r->script) : c->s->shas[r->script];
+        ok = fmt_header(c, '*', (size_t)r->nargs + 3) &&
+             (r->use_eval ? fmt_arg(c, "EVAL", 4) : fmt_arg(c, "EVALSHA", 7)) &&
+             fmt_arg(c, body, strlen(body)) && fmt_arg(c, nk, (size_t)nkl);
     } else {
-        for (int i = 0; i < r->nargs; i++) {
-            argv[n] = r->args[i];
-            lens[n++] = r->lens[i];
-        }
-        if (redisAsyncCommandArgv(c->ac, req_reply, r, n, argv, lens) != REDIS_OK)
-            return -1;
+        ok = fmt_header(c, '*', (size_t)r->nargs);
     }
+    for (int i = 0; ok && i < r->nargs; i++)
+        ok = fmt_arg(c, r->args[i], r->lens[i]);
+    if (!ok || redisAsyncFormattedCommand(c->ac, req_reply, r, c->fmt, c->fmt_len) != REDIS_OK)
+        return -1;
     r->sent_on = c;
     r->sent_at = mc_clock_now_us();
     mc_list_push_back(&c->inflight, r);

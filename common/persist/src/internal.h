@@ -187,6 +187,8 @@ struct mc_persist_conn {
     bool handshake_failed;
     bool ever_ready;
     mc_conn_hs hs[MC_SCRIPT_COUNT]; /* SCRIPT LOAD replies: which script */
+    char *fmt;                      /* a command in the Redis protocol, being built */
+    size_t fmt_len, fmt_cap;
 };
 mc_persist_conn *mc_conn_new(mc_persist_store *s, const char *host, int port);
 void mc_conn_free(mc_persist_conn *c);
