@@ -67,6 +67,48 @@ static int op_destroy_space(const mc_call_ctx *call)
     return MC_CALL_OK;
 }
 
+static int op_teleport(const mc_call_ctx *call, const mc_mailbox_ref *nearby,
+                       mc_vector3 position, mc_vector3 direction)
+{
+    mc_entity *ent = calling_cell(call);
+    if (!ent || !ent->space)
+        return MC_CALL_ERR_STATE;
+    if (!isfinite(position.x) || !isfinite(position.y) || !isfinite(position.z) ||
+        !isfinite(direction.x) || !isfinite(direction.y) || !isfinite(direction.z))
+        return MC_CALL_ERR_ARGS;
+    mc_engine *e = mc_engine_of(call);
+    mc_space *to = ent->space;
+    if (!mc_mailbox_ref_is_none(nearby)) {
+        if (mc_mailbox_ref_component(nearby) != MC_COMPONENT_CELL)
+            return MC_CALL_ERR_MAILBOX;
+        mc_address where;
+        mc_mailbox_address(nearby, &where);
+        if (!mc_engine_is_self(e, &where))
+            return MC_CALL_ERR_UNAVAILABLE; /* another cellapp: not built yet */
+        mc_entity *near = mc_engine_find(e, nearby->id);
+        if (!near || near->part != MC_PART_CELL || near->in_reap || !near->space)
+            return MC_CALL_ERR_NO_ENTITY;
+        to = near->space;
+    }
+    ent->position = position;
+    ent->direction = direction;
+    if (to == ent->space) {
+        cell_aoi_moved(e, ent);
+        return MC_CALL_OK;
+    }
+    /* Into the other space first (the old one may go with its last entity), keeping
+     * everything else of the cell; witnesses see it leave and enter at their next update. */
+    space_remove(e, ent);
+    if (space_add(e, to, ent) != 0) {
+        MC_ERROR("entity %d: out of memory joining space %d; it is destroyed", (int)ent->id,
+                 (int)to->id);
+        mc_engine_destroy_entity(e, ent);
+        return MC_CALL_ERR_BUSY;
+    }
+    MC_DEBUG("entity %d teleported to space %d", (int)ent->id, (int)to->id);
+    return MC_CALL_OK;
+}
+
 static const mc_engine_ops cell_engine_ops = {
     .self = mc_engine_op_self,
     .time = mc_engine_op_time,
@@ -81,6 +123,7 @@ static const mc_engine_ops cell_engine_ops = {
     .set_witness = cell_aoi_set_witness,
     .set_aoi_radius = cell_aoi_set_radius,
     .entities_in_range = cell_aoi_entities_in_range,
+    .teleport = op_teleport,
 };
 
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)

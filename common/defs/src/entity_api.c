@@ -216,6 +216,15 @@ int mc_destroySpace(const mc_call_ctx *call)
     return NO_ENGINE(call, destroy_space) ? MC_CALL_ERR_STATE : call->ops->destroy_space(call);
 }
 
+int mc_teleport(const mc_call_ctx *call, const mc_mailbox_ref *nearby, mc_vector3 position,
+                mc_vector3 direction)
+{
+    mc_mailbox_ref none = {0};
+    return NO_ENGINE(call, teleport)
+               ? MC_CALL_ERR_STATE
+               : call->ops->teleport(call, nearby ? nearby : &none, position, direction);
+}
+
 int mc_setWitness(const mc_call_ctx *call, bool on)
 {
     return NO_ENGINE(call, set_witness) ? MC_CALL_ERR_STATE : call->ops->set_witness(call, on);

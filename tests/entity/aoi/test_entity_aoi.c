@@ -205,6 +205,80 @@ START_TEST(a_witness_sees_entities_come_and_go_with_hysteresis)
 }
 END_TEST
 
+/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
+static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
+{
+    char v[512];
+    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
+    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
+    v[strlen(v) - 1] = '\0';
+    snprintf(out, n, "%s", v + 1);
+}
+
+START_TEST(teleports_move_cells_between_spaces_and_views_follow)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 1);
+    char out[1024], v[8192], args[1024], near_w[512], near_b[512], plus_a[32], minus_a[32];
+    int32_t w = probe_with_cell(&c, "witness", NULL);
+    cell_json(&c, w, near_w, sizeof near_w);
+    int32_t a = probe_with_cell(&c, "a", near_w);
+    int32_t b = probe_with_cell(&c, "b", NULL); /* a space of its own */
+    cell_json(&c, b, near_b, sizeof near_b);
+    ev(plus_a, sizeof plus_a, '+', a);
+    ev(minus_a, sizeof minus_a, '-', a);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "spaces/count"), 2);
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 0, 0]", out, sizeof out), 0);
+    wait_aoi(&c, w, plus_a, 1); /* both at the origin */
+
+    /* within its space: a move (null: its own space) */
+    ck_assert_int_eq(cell_call(&c, a, "teleportTo", "[null, 400, 0]", out, sizeof out), 0);
+    wait_aoi(&c, w, minus_a, 1);
+    ck_assert_int_eq(cell_call(&c, a, "teleportTo", "[null, 3, 3]", out, sizeof out), 0);
+    wait_aoi(&c, w, plus_a, 2);
+    /* to b's space: it leaves the witness's view, and is in b's space, at its position */
+    snprintf(args, sizeof args, "[%s, 5, 0]", near_b);
+    ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), 0);
+    wait_aoi(&c, w, minus_a, 2);
+    char path[96], want[64];
+    path_of(path, sizeof path, a, "space");
+    long long space_a = rc_int(&c, "cellapp01", path);
+    path_of(path, sizeof path, b, "space");
+    ck_assert_int_eq(space_a, rc_int(&c, "cellapp01", path));
+    ck_assert_int_eq(cell_call(&c, b, "scan", "[10, \"\"]", out, sizeof out), 0);
+    snprintf(want, sizeof want, "[0,1,\"%d\"]", (int)a);
+    ck_assert_str_eq(out, want);
+    /* and back next to the witness */
+    snprintf(args, sizeof args, "[%s, 1, 1]", near_w);
+    ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), 0);
+    wait_aoi(&c, w, plus_a, 3);
+    /* refused: a cell that is not here, another cellapp's cell (non-finite positions cannot
+     * even be written in JSON: the operator command refuses them first) */
+    char gone[512];
+    snprintf(gone, sizeof gone, "%s", near_b);
+    char *id_at = strstr(gone, "\"id\":");
+    ck_assert_ptr_nonnull(id_at);
+    char fake[600];
+    snprintf(fake, sizeof fake, "{\"id\":999999%s", strchr(id_at, ','));
+    snprintf(args, sizeof args, "[%s, 1, 1]", fake);
+    ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), -7);
+    char elsewhere[600];
+    char *colon = strstr(near_b, "\"addr\":\"");
+    ck_assert_ptr_nonnull(colon);
+    colon = strchr(colon + 8, ':');
+    snprintf(elsewhere, sizeof elsewhere, "%.*s:1%s", (int)(colon - near_b), near_b,
+             strchr(colon, '"'));
+    snprintf(args, sizeof args, "[%s, 1, 1]", elsewhere);
+    ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), -13);
+    /* both spaces are still there (each still holds an entity) */
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "spaces/count"), 2);
+    aoi_events(&c, w, v, sizeof v);
+    ck_assert_int_eq(count_of(v, plus_a), 3);
+    ck_assert_int_eq(count_of(v, minus_a), 2);
+    rc_stop(&c);
+}
+END_TEST
+
 START_TEST(bad_aoi_options_stop_the_cellapp_with_a_reason)
 {
     /* The option checks run before anything starts: each bad value is one line, exit 2. */
@@ -237,6 +311,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("aoi");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_witness_sees_entities_come_and_go_with_hysteresis);
+    tcase_add_test(tc, teleports_move_cells_between_spaces_and_views_follow);
     tcase_add_test(tc, bad_aoi_options_stop_the_cellapp_with_a_reason);
     suite_add_tcase(s, tc);
     return s;

@@ -533,3 +533,12 @@ int Probe_cell_scan(const mc_call_ctx *call, Probe_cell *self, float radius, con
     *out_ids = strdup(buf);
     return *out_ids ? 0 : -1;
 }
+
+int Probe_cell_teleportTo(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_ref near,
+                          float x, float z, int32_t *out_rc)
+{
+    (void)self;
+    mc_vector3 p = {x, 0, z}, d = mc_direction(call);
+    *out_rc = mc_teleport(call, &near, p, d);
+    return 0;
+}

@@ -104,6 +104,8 @@ typedef struct mc_engine_ops {
     int (*set_aoi_radius)(const mc_call_ctx *call, float radius, float hysteresis);
     int (*entities_in_range)(const mc_call_ctx *call, float radius, const char *type,
                              mc_mailbox_ref *out, size_t max, size_t *count);
+    int (*teleport)(const mc_call_ctx *call, const mc_mailbox_ref *nearby, mc_vector3 position,
+                    mc_vector3 direction);
 } mc_engine_ops;
 
 /* ---- both parts ---------------------------------------------------------------------- */
@@ -205,6 +207,14 @@ mc_mailbox_ref mc_cell_base(const mc_call_ctx *call);
 /* Destroy the space the calling cell is in, after the handler returns: every cell in it
  * gets onSpaceGone and is destroyed; their bases get onLoseCell. */
 int mc_destroySpace(const mc_call_ctx *call);
+/* BigWorld's teleport(nearbyMBRef, position, direction): move the calling cell to position
+ * and direction in the space of `nearby` (a CELL mailbox; none: its own space). Within a
+ * space it is a move; to another space of this cellapp the cell leaves its space (views lose
+ * it) and joins the other. To a space on another cellapp it is refused with
+ * MC_CALL_ERR_UNAVAILABLE (not built yet: docs/WORLD.md). MC_CALL_ERR_ARGS for non-finite
+ * values, MC_CALL_ERR_NO_ENTITY when nearby is not a live cell here. */
+int mc_teleport(const mc_call_ctx *call, const mc_mailbox_ref *nearby, mc_vector3 position,
+                mc_vector3 direction);
 
 /* ---- area of interest (cell part; docs/WORLD.md) -------------------------------------
  * A *witness* sees the cell entities of its space within its AoI radius (the cellapp's
