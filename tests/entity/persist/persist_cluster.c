@@ -31,8 +31,8 @@ static pid_t spawn(pc_cluster *c, const char *role, const char *addr, const char
     snprintf(internal, sizeof internal, "--internal=%s", addr);
     snprintf(external, sizeof external, "--external=127.0.0.1:%d", h_free_port(false));
     snprintf(mopt, sizeof mopt, "--manager=%s", c->manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", MC_KEEPER_RES);
-    snprintf(gopt, sizeof gopt, "--game=%s", MC_KEEPER_GAME);
+    snprintf(ropt, sizeof ropt, "--res=%s", c->res);
+    snprintf(gopt, sizeof gopt, "--game=%s", c->game);
     /* Several addresses: the seeds of a Redis Cluster. */
     snprintf(redis, sizeof redis, "--%s=%s", strchr(c->redis, ',') ? "redisCluster" : "redis",
              c->redis);
@@ -68,14 +68,22 @@ int pc_add_baseapp(pc_cluster *c, const char *base_opt)
 
 void pc_start(pc_cluster *c, const char *redis_addr, int nbase, const char *base_opt)
 {
+    pc_start_game(c, redis_addr, nbase, base_opt, MC_KEEPER_RES, MC_KEEPER_GAME);
+}
+
+void pc_start_game(pc_cluster *c, const char *redis_addr, int nbase, const char *base_opt,
+                   const char *res, const char *game)
+{
     memset(c, 0, sizeof *c);
+    c->res = res;
+    c->game = game;
     snprintf(c->redis, sizeof c->redis, "%s", redis_addr);
     snprintf(c->dir, sizeof c->dir, "%s", h_tmpdir());
     snprintf(c->manager, sizeof c->manager, "127.0.0.1:%d", h_free_port(false));
     snprintf(c->log_mgr, sizeof c->log_mgr, "%s/manager.log", c->dir);
     char bin[512], internal[64], ropt[600];
     snprintf(internal, sizeof internal, "--internal=%s", c->manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", MC_KEEPER_RES);
+    snprintf(ropt, sizeof ropt, "--res=%s", c->res);
     char *argv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
     c->mgr = h_spawn(argv, c->log_mgr);
     ck_assert_msg(c->mgr > 0 && h_wait_watch(c->manager, "manager", "role", "manager", 20000),

@@ -17,6 +17,7 @@ typedef struct {
     char manager[32];
     char dir[512];
     char redis[160];   /* IP:PORT, or the seeds IP:PORT,IP:PORT,... of a Redis Cluster */
+    const char *res, *game; /* the game's defs and module (the Keeper game by default) */
     pid_t mgr, cell;
     char log_mgr[600], log_cell[600], cell_name[16];
     int nbase;               /* baseapps started so far (slots 0..nbase-1) */
@@ -30,6 +31,9 @@ typedef struct {
  * cellapp; each registered and holding entity ids when this returns (fails the
  * test otherwise). */
 void pc_start(pc_cluster *c, const char *redis_addr, int nbase, const char *base_opt);
+/* The same with another game (its res folder and module). */
+void pc_start_game(pc_cluster *c, const char *redis_addr, int nbase, const char *base_opt,
+                   const char *res, const char *game);
 /* Start one more baseapp (slot c->nbase); its slot. */
 int pc_add_baseapp(pc_cluster *c, const char *base_opt);
 /* SIGTERM one baseapp and check it exits 0 within 30 s. */

@@ -571,6 +571,57 @@ START_TEST(test_orphaned_checkouts)
 }
 END_TEST
 
+/* The defs change between two runs of the cluster on one Redis (game -> game_v2): a stored
+ * Keeper loads with its values, the added property (bonus) takes its default, the removed
+ * one (i8) is ignored and reported; a Relic, whose power changed from INT32 to STRING, is
+ * refused with a message naming the property. */
+START_TEST(test_def_changes)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, NULL);
+    const char *b1 = c.base_name[0];
+    int32_t k = pc_create(&c, b1, "{\"name\":\"schemer\",\"counter\":9,\"i8\":-5}");
+    uint64_t kdb = write_ok(&c, b1, k);
+    char buf[4096], v[256];
+    ck_assert_int_eq(pc_call(&c, buf, sizeof buf, b1, "command/createBase", "Relic",
+                             "{\"label\":\"orb\",\"power\":7}", NULL),
+                     0);
+    ck_assert(pc_result(buf, "command/createBase", v, sizeof v));
+    int32_t relic = atoi(v);
+    uint64_t rdb = write_ok(&c, b1, relic);
+    pc_stop(&c);
+
+    pc_cluster c2;
+    pc_start_game(&c2, rh_addr(r), 1, NULL, MC_KEEPER_V2_RES, MC_KEEPER_V2_GAME);
+    const char *n1 = c2.base_name[0];
+    char key[32];
+    dbid_text(kdb, key, sizeof key);
+    bool live;
+    int32_t k2 = load_ok(&c2, n1, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    ck_assert_int_eq(pc_prop_int(&c2, n1, k2, "counter"), 9);
+    ck_assert_int_eq(pc_prop_int(&c2, n1, k2, "bonus"), 42);
+    ck_assert(pc_prop(&c2, n1, k2, "name", v, sizeof v));
+    ck_assert_str_eq(v, "\"schemer\"");
+    ck_assert_msg(h_file_contains(c2.log_base[0], "property bonus is new in the defs") &&
+                      h_file_contains(c2.log_base[0], "stored field i8 is no property now"),
+                  "the added and removed properties were not reported (log %s)",
+                  c2.log_base[0]);
+    /* Written again under the new defs, it loads the same. */
+    ck_assert_int_eq(write_ok(&c2, n1, k2), kdb);
+    char out[8192];
+    dbid_text(rdb, key, sizeof key);
+    ck_assert_int_ne(pc_call(&c2, out, sizeof out, n1, "command/createBaseFromDB", "Relic", key,
+                             NULL),
+                     0);
+    ck_assert_msg(strstr(out, "power"), "a changed type's refusal does not name it: %s", out);
+    ck_assert_int_eq(pc_int(&c2, n1, "entities/byType/Relic"), 0);
+    pc_stop(&c2);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(test_redis_restart_during_writes)
 {
     rh_redis *r = start_redis(true);
@@ -739,6 +790,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_archiving_writes_every_entity);
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
     tcase_add_test(tc, test_orphaned_checkouts);
+    tcase_add_test(tc, test_def_changes);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
     tcase_add_test(tc, test_on_redis_cluster);
