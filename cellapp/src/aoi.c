@@ -46,7 +46,8 @@ int cell_aoi_enter_space(mc_engine *e, mc_entity *ent)
     if (!sp->grid.buckets && aoi_grid_init(&sp->grid, state(e)->aoi.radius) != 0)
         return -1;
     cell_aoi *a = aoi_of(ent);
-    if (!a) {
+    bool made = !a;
+    if (made) {
         a = calloc(1, sizeof *a);
         if (!a)
             return -1;
@@ -54,8 +55,10 @@ int cell_aoi_enter_space(mc_engine *e, mc_entity *ent)
         ent->role_data = a;
     }
     if (aoi_grid_insert(&sp->grid, &a->node, ent->position.x, ent->position.z) != 0) {
-        free(a);
-        ent->role_data = NULL;
+        if (made) {
+            free(a);
+            ent->role_data = NULL;
+        }
         return -1;
     }
     return 0;
@@ -72,12 +75,20 @@ void cell_aoi_moved(mc_engine *e, mc_entity *ent)
     (void)e;
 }
 
+void cell_aoi_detach(mc_engine *e, mc_entity *ent)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    if (a && ent->space)
+        aoi_grid_remove(&ent->space->grid, &a->node);
+}
+
 void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
 {
     cell_aoi *a = aoi_of(ent);
     if (!a)
         return;
-    if (ent->space)
+    if (ent->space && a->node.cell)
         aoi_grid_remove(&ent->space->grid, &a->node);
     if (a->witness)
         state(e)->aoi.witnesses--;

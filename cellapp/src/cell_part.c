@@ -98,8 +98,7 @@ static int op_teleport(const mc_call_ctx *call, const mc_mailbox_ref *nearby,
     }
     /* Into the other space first (the old one may go with its last entity), keeping
      * everything else of the cell; witnesses see it leave and enter at their next update. */
-    space_remove(e, ent);
-    if (space_add(e, to, ent) != 0) {
+    if (space_move(e, ent, to) != 0) {
         MC_ERROR("entity %d: out of memory joining space %d; it is destroyed", (int)ent->id,
                  (int)to->id);
         mc_engine_destroy_entity(e, ent);

@@ -41,6 +41,9 @@ mc_space *space_new(mc_engine *e, int32_t id);
 int space_add(mc_engine *e, mc_space *sp, mc_entity *ent);
 /* Take an entity out of its space; an empty space goes. */
 void space_remove(mc_engine *e, mc_entity *ent);
+/* Move an entity to another space keeping its AoI state (teleport); -1 when it could not
+ * join the new one (it is in no space then). */
+int space_move(mc_engine *e, mc_entity *ent, mc_space *to);
 /* Destroy every cell in the space (onSpaceGone first). */
 void space_destroy(mc_engine *e, mc_space *sp);
 int space_add_watchers(mc_engine *e);
@@ -56,6 +59,9 @@ void cell_aoi_free(mc_engine *e);
 int cell_aoi_enter_space(mc_engine *e, mc_entity *ent);
 void cell_aoi_moved(mc_engine *e, mc_entity *ent);
 void cell_aoi_leave_space(mc_engine *e, mc_entity *ent);
+/* Take ent out of its space's grid but keep its AoI state (witness, view, radius): a
+ * teleport to another space (space_move). */
+void cell_aoi_detach(mc_engine *e, mc_entity *ent);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);

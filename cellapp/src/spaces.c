@@ -104,6 +104,22 @@ void space_remove(mc_engine *e, mc_entity *ent)
     space_free(e, sp);
 }
 
+int space_move(mc_engine *e, mc_entity *ent, mc_space *to)
+{
+    /* Out of the old grid with the AoI state kept aside, so that leaving the old space does
+     * not drop it (space_remove releases the AoI state of an entity that has one). */
+    cell_aoi_detach(e, ent);
+    void *aoi = ent->role_data;
+    ent->role_data = NULL;
+    space_remove(e, ent);
+    ent->role_data = aoi;
+    if (space_add(e, to, ent) != 0) {
+        cell_aoi_leave_space(e, ent); /* frees the kept state */
+        return -1;
+    }
+    return 0;
+}
+
 void space_destroy(mc_engine *e, mc_space *sp)
 {
     /* Hooks may destroy entities: work on ids. */

@@ -270,11 +270,24 @@ START_TEST(teleports_move_cells_between_spaces_and_views_follow)
              strchr(colon, '"'));
     snprintf(args, sizeof args, "[%s, 1, 1]", elsewhere);
     ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), -13);
+    /* a witness that teleports stays one: in b's space it sees b (and a leaves its view) */
+    char plus_b[32], minus_b[32];
+    ev(plus_b, sizeof plus_b, '+', b);
+    ev(minus_b, sizeof minus_b, '-', b);
+    snprintf(args, sizeof args, "[%s, 2, 2]", near_b);
+    ck_assert_int_eq(cell_call(&c, w, "teleportTo", args, out, sizeof out), 0);
+    wait_aoi(&c, w, plus_b, 1);
+    wait_aoi(&c, w, minus_a, 3);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "aoi/witnesses"), 1);
+    /* w's old space kept a: both spaces are still there */
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "spaces/count"), 2);
+    ck_assert_int_eq(cell_call(&c, w, "teleportTo", "[null, 0, 0]", out, sizeof out), 0);
     /* both spaces are still there (each still holds an entity) */
     ck_assert_int_eq(rc_int(&c, "cellapp01", "spaces/count"), 2);
     aoi_events(&c, w, v, sizeof v);
     ck_assert_int_eq(count_of(v, plus_a), 3);
-    ck_assert_int_eq(count_of(v, minus_a), 2);
+    ck_assert_int_eq(count_of(v, minus_a), 3);
+    ck_assert_int_eq(count_of(v, minus_b), 0);
     rc_stop(&c);
 }
 END_TEST
