@@ -51,7 +51,8 @@ typedef struct {
     uint64_t failed;       /* jobs that finished MC_PWHASH_FAILED */
 } mc_pwhash_stats;
 
-/* threads 1..16, queue_max >= 1. NULL on a bad argument or when threads cannot start. */
+/* threads 1..16, queue_max >= 1. NULL on a bad argument or when threads cannot start.
+ * A callback may submit new jobs, but must not free the pool. */
 mc_pwhash_pool *mc_pwhash_pool_new(struct event_base *base, unsigned threads, size_t queue_max,
                                    mc_pwhash_cost cost);
 /* Stops and joins the workers. Callbacks of jobs not yet delivered are never called. */
