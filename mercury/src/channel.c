@@ -364,8 +364,12 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
      * has too few later packets for the newer-acked rule and keeps acks flowing, so the
      * stalled age rule would wait for the next packets' acks or 2 x RTT. Here a packet is
      * lost once older than fast_delay; a packet already resent is resent again at that
-     * pace only while acks still arrive (something was acknowledged since its last send),
-     * otherwise it backs off with the age rule. */
+     * pace only while acks still arrive (see below),
+     * otherwise it backs off with the age rule. "Acks still arrive" means anything was
+     * heard from the peer since the packet's last send (an ack, or its keepalive when it
+     * has nothing to acknowledge): the end of a stream, whose last packet may be lost
+     * several times in a row, must not wait out a back-off of seconds while the peer is
+     * plainly there. */
     bool interactive = ch->rtt && ch->unacked <= MC_FAST_RESEND_INFLIGHT;
     mc_time_us fast = interactive ? fast_delay(ch) : 0;
     for (uint32_t n = 0; n < limit && ch->tx_head != MC_NIL; n++) {
@@ -374,7 +378,7 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
         uint32_t backoff = e->resends < 5 ? e->resends : 5;
         bool old = stalled && now - e->last_sent >= (delay << backoff);
         bool late = interactive && now - e->last_sent >= fast &&
-                    (e->resends == 0 || ch->last_ack_progress > e->last_sent);
+                    (e->resends == 0 || ch->last_received > e->last_sent);
         if (!lost && !old && !late)
             break;
         if (ch->accepted && !ch->peer_acked) {
