@@ -3,12 +3,15 @@
  * Tuned so ENet is measured at its best, not crippled: one channel, no bandwidth limits
  * (ENet then uses its largest window), messages queued in batches of ENET_BATCH between
  * services so ENet packs many commands into each datagram, a bounded queue of messages
- * that follows ENet's own window and throttle (see queue_cap; memory stays bounded), and generous peer timeouts so heavy loss is not mistaken for a
- * dead peer. A message counts as acknowledged when ENet frees its packet, which it does
- * on the reliable acknowledgement.
+ * that follows ENet's own window and throttle (see queue_cap; memory stays bounded),
+ * generous peer timeouts so heavy loss is not mistaken for a dead peer, and the same
+ * wake-up rule as the mercury sender: with a full queue it waits for its socket to be
+ * readable (poll), not for a timeout inside enet_host_service. A message counts as
+ * acknowledged when ENet frees its packet, which it does on the reliable acknowledgement.
  */
 #include <arpa/inet.h>
 #include <enet/enet.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,8 +241,17 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
         if (sent - st.freed > r->peak_queued)
             r->peak_queued = sent - st.freed;
         int more = may_queue(peer, w, sent, &st);
+        if (!more) {
+            /* The queue is full: wait until the socket is readable (an acknowledgement may
+             * free room) or ENet's 1 ms timer granularity passes, like mercury's sender,
+             * which blocks in its event loop only until its socket is readable. (Asking
+             * enet_host_service to wait 1 ms instead keeps it inside for the whole
+             * millisecond: acknowledgements raise no event.) */
+            struct pollfd pfd = {.fd = (int)host->socket, .events = POLLIN};
+            (void)poll(&pfd, 1, 1);
+        }
         ENetEvent ev;
-        int rc = enet_host_service(host, &ev, more ? 0 : 1);
+        int rc = enet_host_service(host, &ev, 0);
         if (rc < 0) {
             bench_report_fail(r, "enet_host_service failed");
             break;

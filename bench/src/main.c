@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "latency.h"
 #include "options.h"
 #include "print.h"
 #include "side.h"
@@ -19,6 +20,14 @@ int main(int argc, char **argv)
     if (rc < 0) {
         fprintf(stderr, "mercury-bench: %s\n", err);
         return 2;
+    }
+    if (o.latency) {
+        printf("mercury-bench latency: %u channels x %u messages/s for %g s, %zu bytes, "
+               "delay %u ms one way, loss %g, dup %g, reorder %g, seed %llu\n",
+               o.channels, o.rate, o.duration_s, o.size, o.delay_ms, o.loss, o.dup, o.reorder,
+               (unsigned long long)o.seed);
+        fflush(stdout);
+        return bench_latency_main(&o);
     }
     static const char *const mode_names[] = {"local", "listen", "connect"};
     printf("mercury-bench: %llu messages of %zu bytes, loss %g, dup %g, reorder %g, seed %llu, "

@@ -21,6 +21,11 @@ static const mc_option bench_option_table[] = {
     {"listen", MC_OPT_STRING, NULL, "ADDR:PORT: run only the receivers, here (start this first)"},
     {"connect", MC_OPT_STRING, NULL, "ADDR:PORT: run only the senders, to a --listen process"},
     {"only", MC_OPT_STRING, NULL, "run one side only: mercury or enet"},
+    {"latency", MC_OPT_BOOL, "false", "latency mode: --channels channels each sending --rate messages/s for --duration s through the relay (see docs/tools/mercury-bench.md)"},
+    {"channels", MC_OPT_UINT, "100", "latency mode: channels (1 to 255)"},
+    {"rate", MC_OPT_UINT, "30", "latency mode: messages per second per channel (1 to 1000)"},
+    {"duration", MC_OPT_FLOAT, "10", "latency mode: seconds of sending (0.1 to 600)"},
+    {"delay", MC_OPT_UINT, "0", "relay: one-way latency added to every datagram, in ms (0 to 1000)"},
     {"log-level", MC_OPT_STRING, "warning", "log level of the transports (trace..critical)"},
 };
 
@@ -108,6 +113,44 @@ static int fill(const mc_config *cfg, bench_options *o, char *err, size_t errlen
     o->run_enet = !*only || strcmp(only, "enet") == 0;
     if (*only && !o->run_mercury && !o->run_enet) {
         snprintf(err, errlen, "--only must be 'mercury' or 'enet', got '%s'", only);
+        return -1;
+    }
+    o->latency = mc_config_get_bool(cfg, "latency");
+    uint64_t channels = mc_config_get_uint(cfg, "channels");
+    uint64_t rate = mc_config_get_uint(cfg, "rate");
+    uint64_t delay = mc_config_get_uint(cfg, "delay");
+    o->duration_s = mc_config_get_float(cfg, "duration");
+    if (channels < 1 || channels > 255) {
+        snprintf(err, errlen, "--channels must be between 1 and 255, got %llu",
+                 (unsigned long long)channels);
+        return -1;
+    }
+    if (rate < 1 || rate > 1000) {
+        snprintf(err, errlen, "--rate must be between 1 and 1000, got %llu",
+                 (unsigned long long)rate);
+        return -1;
+    }
+    if (!(o->duration_s >= 0.1 && o->duration_s <= 600)) {
+        snprintf(err, errlen, "--duration must be between 0.1 and 600 seconds");
+        return -1;
+    }
+    if (delay > 1000) {
+        snprintf(err, errlen, "--delay must be at most 1000 ms, got %llu", (unsigned long long)delay);
+        return -1;
+    }
+    o->channels = (uint32_t)channels;
+    o->rate = (uint32_t)rate;
+    o->delay_ms = (uint32_t)delay;
+    if (o->latency && o->mode != BENCH_MODE_LOCAL) {
+        snprintf(err, errlen, "--latency runs locally (no --listen/--connect)");
+        return -1;
+    }
+    if (o->latency && o->size < BENCH_LATENCY_MIN_SIZE) {
+        snprintf(err, errlen, "--latency needs --size of at least %u bytes", BENCH_LATENCY_MIN_SIZE);
+        return -1;
+    }
+    if (!o->latency && delay) {
+        snprintf(err, errlen, "--delay goes with --latency");
         return -1;
     }
     mc_log_level level;

@@ -22,7 +22,13 @@ typedef struct {
     bench_mode mode;
     struct sockaddr_in addr; /* --listen / --connect address */
     bool run_mercury, run_enet;
+    /* latency mode (--latency) */
+    bool latency;
+    uint32_t channels, rate, delay_ms;
+    double duration_s;
 } bench_options;
+
+#define BENCH_LATENCY_MIN_SIZE 16u /* channel, sequence, send time */
 
 /* Returns 0 (options filled), 1 (--help printed: exit 0) or -1 (one-line reason in err). */
 int bench_options_parse(int argc, char **argv, bench_options *o, char *err, size_t errlen);

@@ -34,6 +34,10 @@ typedef struct {
      * corrupted */
     uint64_t relay_in, relay_dropped, relay_duplicated, relay_reordered, relay_send_failed;
     uint64_t relay_corrupted;
+    /* latency mode: receiver's delivery latency samples and percentiles; sender's resends */
+    uint64_t lat_samples;
+    mc_time_us lat_p50, lat_p99, lat_p999, lat_max;
+    uint64_t resends;
     mc_time_us t_start;  /* sender: first send; receiver: socket ready */
     mc_time_us t_first;  /* receiver: first message */
     mc_time_us t_last;   /* receiver: last in-order message; sender: all acknowledged */
