@@ -18,6 +18,8 @@
 
 #define MC_SECURE_DATA_OVERHEAD 25u   /* type + number + tag */
 #define MC_SECURE_REPLAY_WINDOW 1024u
+/* The largest DATA packet: a largest Mercury packet (1472 bytes) with the overhead. */
+#define MC_SECURE_LARGEST_DATA (1472u + MC_SECURE_DATA_OVERHEAD)
 
 /* Statuses of opening a DATA packet (MC_SECURE_OK = 0 when accepted). */
 enum {
