@@ -447,6 +447,8 @@ START_TEST(redis_killed_and_restarted_mid_stream)
     rh_options opt = {.aof = true};
     setup(&f, &opt);
     mc_persist_store *s = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    mc_watchers *w = mc_watchers_new();
+    ck_assert_int_eq(mc_persist_add_watchers(s, w, "persist"), MC_WATCH_OK);
     char tok[40];
     uint64_t id = create_thing(&f, s, "streamer", tok);
     enum { N = 3000, WINDOW = 100 };
@@ -486,8 +488,17 @@ START_TEST(redis_killed_and_restarted_mid_stream)
             killed = true;
             killed_at = mono_ms();
         } else if (killed && !restarted && mono_ms() - killed_at > 700) {
-            /* Writes queued up while it was down. */
+            /* Writes queued up while it was down (also in the watcher). */
             depth_while_down = mc_persist_queue_depth(s);
+            mc_watch_value qv;
+            char qerr[128];
+            ck_assert_int_eq(mc_watch_get(w, "persist/queueDepth", &qv, qerr, sizeof qerr),
+                             MC_WATCH_OK);
+            ck_assert_uint_eq(qv.as.u, depth_while_down);
+            /* With one Redis the store is disconnected; a cluster still has two nodes. */
+            ck_assert_int_eq(mc_watch_get(w, "persist/connected", &qv, qerr, sizeof qerr),
+                             MC_WATCH_OK);
+            ck_assert(qv.as.b == pt_cluster_mode());
             ck_assert_int_eq(rh_restart(victim), 0);
             restarted = true;
         }
@@ -497,6 +508,17 @@ START_TEST(redis_killed_and_restarted_mid_stream)
     ck_assert_uint_eq(st.acked, N);
     ck_assert_uint_eq(st.order_errors, 0);
     ck_assert_uint_gt(depth_while_down, 0);
+    mc_watch_value v;
+    char err[128];
+    ck_assert_int_eq(mc_watch_get(w, "persist/reconnects", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_ge(v.as.u, 1);
+    ck_assert_int_eq(mc_watch_get(w, "persist/writesOk", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_eq(v.as.u, N + 1); /* the stream and the create */
+    ck_assert_int_eq(mc_watch_get(w, "persist/writesFailed", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert_uint_eq(v.as.u, 0);
+    ck_assert_int_eq(mc_watch_get(w, "persist/connected", &v, err, sizeof err), MC_WATCH_OK);
+    ck_assert(v.as.b);
+    mc_watchers_free(w);
     pt_res r = {0};
     mc_persist_load(s, f.thing, id, pt_cb, &r);
     ck_assert(pt_wait_res(f.base, &r));
