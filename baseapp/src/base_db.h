@@ -122,6 +122,11 @@ mc_entity *db_create_loaded(base_db *db, const mc_persist_record *rec, const cha
                             int *status, char *why, size_t whylen);
 
 /* db_write.c */
+/* Log a failed store request of an entity. */
+void db_log_failure(base_db *db, const char *what, uint16_t type, int32_t id,
+                    const mc_persist_result *r);
+/* The engine fields the store writes with the properties. */
+mc_persist_engine db_engine_fields(const mc_vector3 *pos, const mc_vector3 *dir, int64_t space);
 typedef void (*db_written_fn)(mc_engine *e, void *ctx, int status, uint64_t dbid,
                               const char *reason);
 /* A write asked while the first one (create) is in flight: it goes when that one ends. */
@@ -140,8 +145,15 @@ void db_store_autoload(base_db *db, db_rec *rec);
 /* Write a base (and its cell part): done (may be NULL) gets the outcome exactly once, later,
  * unless this returns an error. release_after: release the check-out after the write. */
 int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done, void *ctx);
+
+/* db_destroy.c */
 /* The base is being destroyed: write, delete or just release it as its record says. */
 void db_on_destroy(mc_engine *e, mc_entity *ent);
+/* The entity is gone and its record holds a database id: delete or release it, forget the
+ * record. */
+void db_end_gone(base_db *db, db_rec *rec);
+
+/* db_archive.c */
 /* Archive a slice of the entities (tick). */
 void db_archive_tick(base_db *db, uint64_t elapsed_ms);
 /* Graceful shutdown: write and release every entity with a database id. */
@@ -150,18 +162,24 @@ void db_on_shutdown(mc_engine *e);
 void db_after_run(mc_engine *e);
 
 /* db_load.c */
+/* The type has an <Identifier> property. */
+bool db_has_identifier(const mc_entity_type_def *td);
 typedef void (*db_loaded_fn)(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *base,
                              uint64_t dbid, bool was_live, const char *reason);
 /* Load (type, dbid) or (type, identifier) here: done gets the outcome exactly once, later,
  * unless this returns an error. */
 int db_load(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *ident,
             db_loaded_fn done, void *ctx);
+/* Fail every load in progress (shutting down). */
+void db_loads_free(base_db *db);
+
+/* db_remote.c */
 /* The same on the least-loaded baseapp (LOAD_BASE). */
 int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
                      const char *ident, db_loaded_fn done, void *ctx);
 void db_on_load_base(mc_engine *e, const mc_origin *o, mc_istream *is);
-/* Fail every load in progress (shutting down). */
-void db_loads_free(base_db *db);
+
+/* db_autoload.c */
 /* Load the entities flagged auto-load (once, when registered). */
 void db_autoload_tick(base_db *db);
 

@@ -1,9 +1,8 @@
 /* Loading bases from the database (createBaseFromDB): check the entity out (atomic in
  * Redis), load it and create it here; or, when another check-out holds it, answer with the
  * live entity's mailbox, waiting (bounded) while it is being loaded and releasing the
- * check-outs of an owner the manager declared dead. LOAD_BASE does it for other processes
- * (createBaseAnywhereFromDB on the least-loaded baseapp); auto-load entities are loaded once
- * the baseapp is registered. */
+ * check-outs of an owner that is gone (the manager declared it dead, or does not know it as
+ * the process that checked the entity out). */
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
@@ -323,7 +322,7 @@ static void attempt(db_load_op *op)
         mc_persist_checkout_ident(store, op->td, op->ident, on_checkout, op);
 }
 
-static bool has_identifier(const mc_entity_type_def *td)
+bool db_has_identifier(const mc_entity_type_def *td)
 {
     for (size_t i = 0; i < td->nprops; i++)
         if (td->props[i].identifier)
@@ -341,7 +340,7 @@ int db_load(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char
         return MC_CALL_ERR_NOT_FOUND;
     bool by_name = ident && *ident;
     if (by_name == (dbid != 0) || dbid > 0xFFFFFFFFFFFFULL ||
-        (by_name && (strlen(ident) > MC_LOAD_IDENT_MAX || !has_identifier(td))))
+        (by_name && (strlen(ident) > MC_LOAD_IDENT_MAX || !db_has_identifier(td))))
         return MC_CALL_ERR_ARGS;
     if (db->shutting_down)
         return MC_CALL_ERR_UNAVAILABLE;
@@ -386,216 +385,4 @@ void db_loads_free(base_db *db)
             finish(op, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
         op = next;
     }
-}
-
-/* ---- LOAD_BASE ----------------------------------------------------------------------------- */
-
-typedef struct {
-    mc_origin origin;
-} load_answer;
-
-static void answer(mc_engine *e, const mc_origin *o, int status, const mc_mailbox_ref *mb,
-                   uint64_t dbid, bool was_live, const char *reason)
-{
-    mc_load_base_reply rep;
-    memset(&rep, 0, sizeof rep);
-    rep.status = (int8_t)status;
-    if (status == MC_CALL_OK && mb)
-        rep.base = *mb;
-    rep.dbid = dbid;
-    rep.was_live = was_live;
-    snprintf(rep.reason, sizeof rep.reason, "%s", reason ? reason : "");
-    mc_ostream os;
-    mc_ostream_init(&os);
-    mc_load_base_reply_encode(&os, &rep);
-    mc_engine_reply(e, o, os.data, os.size);
-    mc_ostream_free(&os);
-}
-
-static void on_load_for_peer(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *base,
-                             uint64_t dbid, bool was_live, const char *reason)
-{
-    load_answer *a = ctx;
-    if (!mc_engine_freeing(e))
-        answer(e, &a->origin, status, base, dbid, was_live, reason);
-    free(a);
-}
-
-void db_on_load_base(mc_engine *e, const mc_origin *o, mc_istream *is)
-{
-    mc_load_base_req req;
-    char why[MC_REASON_MAX] = "";
-    if (!mc_load_base_decode(mc_engine_defs(e), is, &req, why, sizeof why)) {
-        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        answer(e, o, MC_CALL_ERR_ARGS, NULL, 0, false, why);
-        return;
-    }
-    load_answer *a = calloc(1, sizeof *a);
-    if (!a) {
-        answer(e, o, MC_CALL_ERR_BUSY, NULL, 0, false, "out of memory");
-        return;
-    }
-    a->origin = *o;
-    int rc = db_load(base_db_of(e), mc_defs_type(mc_engine_defs(e), req.type), req.dbid,
-                     req.ident, on_load_for_peer, a);
-    if (rc != MC_CALL_OK) {
-        free(a);
-        answer(e, o, rc, NULL, req.dbid, false,
-               rc == MC_CALL_ERR_UNAVAILABLE ? "this baseapp has no database" : mc_call_status_name(rc));
-    }
-}
-
-/* ---- anywhere -------------------------------------------------------------------------------- */
-
-typedef struct {
-    base_db *db;
-    mc_load_base_req req;
-    db_loaded_fn done;
-    void *ctx;
-} remote_load;
-
-static void remote_finish(remote_load *rl, int status, const mc_mailbox_ref *mb, uint64_t dbid,
-                          bool was_live, const char *reason)
-{
-    mc_mailbox_ref none = {0};
-    rl->done(rl->db->e, rl->ctx, status, mb ? mb : &none, dbid, was_live, reason ? reason : "");
-    free(rl);
-}
-
-static void on_remote_reply(mc_engine *e, void *ctx, int status, mc_istream *payload)
-{
-    remote_load *rl = ctx;
-    if (status != MC_CALL_OK) {
-        remote_finish(rl, status, NULL, rl->req.dbid, false, mc_call_status_name(status));
-        return;
-    }
-    mc_load_base_reply rep;
-    if (!mc_load_base_reply_decode(mc_engine_defs(e), payload, &rep)) {
-        remote_finish(rl, MC_CALL_ERR_ARGS, NULL, rl->req.dbid, false,
-                      "malformed answer to LOAD_BASE");
-        return;
-    }
-    remote_finish(rl, rep.status, &rep.base, rep.dbid, rep.was_live, rep.reason);
-}
-
-static void on_picked(mc_engine *e, void *ctx, const char *addr, const char *reason)
-{
-    remote_load *rl = ctx;
-    mc_address a;
-    char why[MC_REASON_MAX];
-    if (!addr || mc_address_parse(addr, &a) != MC_OK) {
-        snprintf(why, sizeof why, "no baseapp: %s", reason ? reason : "bad address");
-        remote_finish(rl, MC_CALL_ERR_UNAVAILABLE, NULL, rl->req.dbid, false, why);
-        return;
-    }
-    mc_ostream os;
-    mc_ostream_init(&os);
-    mc_load_base_encode(&os, &rl->req);
-    int rc = mc_engine_request(e, &a, MC_MSG_LOAD_BASE, os.data, os.size, on_remote_reply, rl);
-    mc_ostream_free(&os);
-    if (rc != MC_CALL_OK)
-        remote_finish(rl, rc, NULL, rl->req.dbid, false, mc_call_status_name(rc));
-}
-
-int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
-                     const char *ident, db_loaded_fn done, void *ctx)
-{
-    int st;
-    if (!db_store(db, &st))
-        return st; /* the baseapp that asks needs a database too: the cluster shares one */
-    bool by_name = ident && *ident;
-    if (!td || !done)
-        return MC_CALL_ERR_NOT_FOUND;
-    if (by_name == (dbid != 0) || (by_name && strlen(ident) > MC_LOAD_IDENT_MAX) ||
-        (by_name && !has_identifier(td)))
-        return MC_CALL_ERR_ARGS;
-    remote_load *rl = calloc(1, sizeof *rl);
-    if (!rl)
-        return MC_CALL_ERR_BUSY;
-    rl->db = db;
-    rl->req.type = td->id;
-    rl->req.dbid = dbid;
-    snprintf(rl->req.ident, sizeof rl->req.ident, "%s", by_name ? ident : "");
-    rl->done = done;
-    rl->ctx = ctx;
-    int rc = mc_engine_pick(db->e, MC_ROLE_BASEAPP, on_picked, rl);
-    if (rc != MC_CALL_OK)
-        free(rl);
-    return rc;
-}
-
-/* ---- auto-load ------------------------------------------------------------------------------ */
-
-static void on_autoloaded(mc_engine *e, void *ctx, int status, const mc_mailbox_ref *base,
-                          uint64_t dbid, bool was_live, const char *reason)
-{
-    (void)ctx;
-    (void)base;
-    base_db *db = base_db_of(e);
-    if (status == MC_CALL_OK && !was_live && db) {
-        db->st.autoloaded++;
-        mc_entity *ent = mc_engine_find(e, base->id);
-        db_rec *rec = ent ? db_rec_of(db, ent->id) : NULL;
-        if (rec)
-            rec->autoload = rec->autoload_stored = true;
-    } else if (status != MC_CALL_OK) {
-        MC_WARNING("persistence: auto-load of database id %llu failed: %s",
-                   (unsigned long long)dbid, reason);
-    }
-}
-
-static void on_autoload_page(void *ctx, const mc_persist_result *r)
-{
-    base_db *db = ctx;
-    if (r->status == MC_PERSIST_CLOSED)
-        return;
-    if (r->status != MC_PERSIST_OK) {
-        MC_WARNING("persistence: cannot read the auto-load set: %s (%s); trying again",
-                   mc_persist_status_name(r->status), r->reason ? r->reason : "");
-        db->autoload_started = false;
-        return;
-    }
-    for (size_t i = 0; i < r->nrefs; i++) {
-        char type[128];
-        const char *colon = strrchr(r->refs[i], ':');
-        if (!colon || (size_t)(colon - r->refs[i]) >= sizeof type)
-            continue;
-        memcpy(type, r->refs[i], (size_t)(colon - r->refs[i]));
-        type[colon - r->refs[i]] = '\0';
-        char *end;
-        unsigned long long dbid = strtoull(colon + 1, &end, 10);
-        const mc_entity_type_def *td = mc_defs_type_by_name(mc_engine_defs(db->e), type);
-        if (!td || *end || dbid == 0) {
-            MC_WARNING("persistence: auto-load entry '%s' names no entity of these defs",
-                       r->refs[i]);
-            continue;
-        }
-        int rc = db_load(db, td, dbid, NULL, on_autoloaded, NULL);
-        if (rc != MC_CALL_OK)
-            MC_WARNING("persistence: cannot auto-load %s: %s", r->refs[i],
-                       mc_call_status_name(rc));
-    }
-    if (r->cursor == 0) {
-        db->autoload_done = true;
-        MC_INFO("persistence: auto-load entries read");
-        return;
-    }
-    int st;
-    mc_persist_store *store = db_store(db, &st);
-    if (store)
-        mc_persist_scan_autoload(store, r->cursor, on_autoload_page, db);
-}
-
-void db_autoload_tick(base_db *db)
-{
-    int st;
-    if (db->autoload_started || db->autoload_done)
-        return;
-    mc_persist_store *store = db_store(db, &st);
-    /* Registered (owner known), Redis ready, and entity ids in hand to create the bases. */
-    if (!store || !mc_persist_ready(store) ||
-        mc_server_entity_ids_left(mc_engine_server(db->e)) == 0)
-        return;
-    db->autoload_started = true;
-    mc_persist_scan_autoload(store, 0, on_autoload_page, db);
 }

@@ -1,6 +1,5 @@
 /* Writing bases to the database: writeToDB (the cell part fetched from the cell), the first
- * write that gives a database id (create), archiving, what destroy does, and the writes of
- * a graceful shutdown. */
+ * write that gives a database id (create), writes fenced by the check-out's token. */
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
@@ -29,7 +28,7 @@ static void finish(wreq *w, int status, uint64_t dbid, const char *reason)
     free(w);
 }
 
-static void log_failure(base_db *db, const char *what, uint16_t type, int32_t id,
+void db_log_failure(base_db *db, const char *what, uint16_t type, int32_t id,
                         const mc_persist_result *r)
 {
     const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), type);
@@ -84,7 +83,7 @@ static void on_released(void *ctx, const mc_persist_result *r)
             rec->fenced = true;
     }
     if (r->status != MC_PERSIST_OK && r->status != MC_PERSIST_CLOSED)
-        log_failure(w->db, "releasing the check-out", w->type, w->id, r);
+        db_log_failure(w->db, "releasing the check-out", w->type, w->id, r);
     finish(w, w->status, w->dbid, w->status == MC_CALL_OK ? "" : "write failed");
 }
 
@@ -114,7 +113,7 @@ static void on_written(void *ctx, const mc_persist_result *r)
     } else {
         db->st.writes_failed++;
         if (r->status != MC_PERSIST_CLOSED)
-            log_failure(db, "a write", w->type, w->id, r);
+            db_log_failure(db, "a write", w->type, w->id, r);
         if (r->status == MC_PERSIST_FENCED)
             fenced(db, rec && rec->dbid == w->dbid ? rec : NULL);
     }
@@ -152,8 +151,6 @@ static void store_autoload(base_db *db, db_rec *rec)
 
 void db_store_autoload(base_db *db, db_rec *rec) { store_autoload(db, rec); }
 
-static void end_gone(base_db *db, db_rec *rec);
-
 static void on_created(void *ctx, const mc_persist_result *r)
 {
     wreq *w = ctx;
@@ -185,12 +182,12 @@ static void on_created(void *ctx, const mc_persist_result *r)
     } else {
         db->st.writes_failed++;
         if (r->status != MC_PERSIST_CLOSED)
-            log_failure(db, "the first write", w->type, w->id, r);
+            db_log_failure(db, "the first write", w->type, w->id, r);
     }
     bool gone = rec && rec->gone;
     int32_t id = w->id;
     if (gone)
-        end_gone(db, rec); /* destroyed meanwhile: delete or release it now */
+        db_end_gone(db, rec); /* destroyed meanwhile: delete or release it now */
     if (w->release_after && !gone && r->status == MC_PERSIST_OK)
         release_then_finish(w, status);
     else
@@ -269,7 +266,7 @@ static int submit(base_db *db, mc_entity *ent, db_rec *rec, wreq *w, mc_value *v
     return MC_CALL_OK;
 }
 
-static mc_persist_engine engine_fields(const mc_vector3 *pos, const mc_vector3 *dir,
+mc_persist_engine db_engine_fields(const mc_vector3 *pos, const mc_vector3 *dir,
                                        int64_t space)
 {
     mc_persist_engine eng = {.position = {pos->x, pos->y, pos->z},
@@ -322,7 +319,7 @@ static void on_fetched(mc_engine *e, void *ctx, int status, mc_istream *payload)
         return;
     }
     rec->space_id = head.space_id;
-    mc_persist_engine eng = engine_fields(&head.position, &head.direction, head.space_id);
+    mc_persist_engine eng = db_engine_fields(&head.position, &head.direction, head.space_id);
     int rc = submit(db, ent, rec, w, values, &eng);
     if (rc != MC_CALL_OK)
         finish(w, rc, rec->dbid, mc_call_status_name(rc));
@@ -362,212 +359,10 @@ int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done
             free(w);
         return rc;
     }
-    mc_persist_engine eng = engine_fields(&ent->cell_position, &ent->cell_direction,
+    mc_persist_engine eng = db_engine_fields(&ent->cell_position, &ent->cell_direction,
                                           rec->space_id);
     int rc = submit(db, ent, rec, w, NULL, &eng);
     if (rc != MC_CALL_OK)
         free(w);
     return rc;
-}
-
-/* ---- destroy ----------------------------------------------------------------------------- */
-
-typedef struct {
-    base_db *db;
-    const mc_entity_type_def *td;
-    int32_t id;
-    uint64_t dbid;
-    char token[96];
-    bool release;
-} final_op;
-
-static void on_final(void *ctx, const mc_persist_result *r)
-{
-    final_op *f = ctx;
-    int st;
-    mc_persist_store *store = db_store(f->db, &st);
-    if (r->status != MC_PERSIST_OK && r->status != MC_PERSIST_CLOSED) {
-        log_failure(f->db, f->release ? "the last write" : "deleting", f->td->id, f->id, r);
-        if (r->status == MC_PERSIST_FENCED)
-            f->db->st.fenced++;
-    }
-    if (r->status == MC_PERSIST_OK && !f->release)
-        f->db->st.deleted++;
-    if (r->status == MC_PERSIST_OK && f->release)
-        f->db->st.writes_ok++;
-    if (f->release && store && r->status != MC_PERSIST_CLOSED &&
-        r->status != MC_PERSIST_FENCED) {
-        f->release = false;
-        db_release(f->db, f->td, f->dbid, f->token);
-    }
-    free(f);
-}
-
-static final_op *final_new(base_db *db, db_rec *rec)
-{
-    final_op *f = calloc(1, sizeof *f);
-    if (!f)
-        return NULL;
-    f->db = db;
-    f->td = mc_defs_type(mc_engine_defs(db->e), rec->type);
-    f->id = rec->id;
-    f->dbid = rec->dbid;
-    snprintf(f->token, sizeof f->token, "%s", rec->token);
-    return f;
-}
-
-/* The entity is gone and its record holds a database id: delete or release it. */
-static void end_gone(base_db *db, db_rec *rec)
-{
-    int st;
-    mc_persist_store *store = db_store(db, &st);
-    const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), rec->type);
-    if (store && td && rec->dbid && !rec->fenced) {
-        if (rec->destroy_delete) {
-            final_op *f = final_new(db, rec);
-            if (f)
-                mc_persist_delete(store, td, rec->dbid, rec->token, false, on_final, f);
-        } else {
-            db_release(db, td, rec->dbid, rec->token);
-        }
-    }
-    db_rec_drop(db, rec);
-}
-
-void db_on_destroy(mc_engine *e, mc_entity *ent)
-{
-    base_db *db = base_db_of(e);
-    db_rec *rec = db_rec_of(db, ent->id);
-    if (!rec || mc_engine_freeing(e))
-        return; /* freeing: base_db_free forgets the records */
-    if (rec->creating) {
-        rec->gone = true; /* the first write's answer ends it */
-        return;
-    }
-    int st;
-    mc_persist_store *store = db_store(db, &st);
-    if (!store || !rec->dbid || rec->fenced || rec->destroy_delete || rec->destroy_nowrite) {
-        end_gone(db, rec);
-        return;
-    }
-    /* The last write (the base has no cell: destroy is refused while it has one), then the
-     * check-out's release. */
-    mc_value *values = calloc(ent->td->nprops + 1, sizeof *values);
-    char why[MC_REASON_MAX];
-    final_op *f = values ? final_new(db, rec) : NULL;
-    if (!f || db_values_from_struct(e, ent, MC_PART_CELL, ent->cell_data, values, why,
-                                    sizeof why) != 0 ||
-        db_values_from_struct(e, ent, MC_PART_BASE, ent->props, values, why, sizeof why) != 0) {
-        MC_WARNING("persistence: %s %d: no last write (%s)", ent->td->name, (int)ent->id,
-                   f ? why : "out of memory");
-        free(f);
-        db_values_free(ent->td, values);
-        end_gone(db, rec);
-        return;
-    }
-    f->release = true;
-    mc_persist_entity pe = {.type = ent->td, .dbid = rec->dbid, .values = values,
-                            .engine = engine_fields(&ent->cell_position, &ent->cell_direction,
-                                                    rec->space_id)};
-    db->st.writes++;
-    mc_persist_write(store, &pe, rec->token, on_final, f);
-    db_values_free(ent->td, values);
-    db_rec_drop(db, rec);
-}
-
-/* ---- archiving ---------------------------------------------------------------------------- */
-
-void db_archive_tick(base_db *db, uint64_t elapsed_ms)
-{
-    if (!db->archive_period_ms || !db->narchive)
-        return;
-    db->archive_carry += (double)db->narchive * (double)elapsed_ms / (double)db->archive_period_ms;
-    size_t n = (size_t)db->archive_carry;
-    db->archive_carry -= (double)n;
-    if (n > db->narchive)
-        n = db->narchive;
-    for (size_t i = 0; i < n && db->narchive; i++) {
-        if (db->archive_cursor >= db->narchive)
-            db->archive_cursor = 0;
-        int32_t id = db->archive[db->archive_cursor++];
-        db_rec *rec = db_rec_of(db, id);
-        mc_entity *ent = mc_engine_find(db->e, id);
-        if (!rec || !ent || ent->in_reap || rec->inflight || rec->fenced || rec->creating)
-            continue;
-        if (db_write(db, ent, false, NULL, NULL) == MC_CALL_OK)
-            db->st.archived++;
-    }
-}
-
-/* ---- graceful shutdown ------------------------------------------------------------------ */
-
-static void on_shutdown_written(mc_engine *e, void *ctx, int status, uint64_t dbid,
-                                const char *reason)
-{
-    (void)e;
-    (void)dbid;
-    (void)reason;
-    base_db *db = ctx;
-    if (db->shutdown_outstanding)
-        db->shutdown_outstanding--;
-    if (status != MC_CALL_OK)
-        db->shutdown_failed++;
-}
-
-void db_on_shutdown(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    int st;
-    if (!db || !db_store(db, &st) || db->shutting_down)
-        return;
-    db->shutting_down = true;
-    db->shutdown_started = mc_clock_now_us();
-    size_t n = 0;
-    for (size_t i = 0; i < db->narchive; i++) {
-        db_rec *rec = db_rec_of(db, db->archive[i]);
-        mc_entity *ent = mc_engine_find(e, db->archive[i]);
-        if (!rec || !ent || ent->in_reap || rec->fenced || rec->creating)
-            continue;
-        if (db_write(db, ent, true, on_shutdown_written, db) == MC_CALL_OK) {
-            db->shutdown_outstanding++;
-            n++;
-        }
-    }
-    MC_INFO("persistence: shutting down: writing %zu entities and releasing them", n);
-}
-
-static void on_drain_check(evutil_socket_t fd, short what, void *ctx)
-{
-    (void)fd;
-    (void)what;
-    base_db *db = ctx;
-    mc_time_us waited = mc_clock_now_us() - db->shutdown_started;
-    if (db->shutdown_outstanding == 0 || waited > db->shutdown_write_ms * MC_US_PER_MS)
-        event_base_loopexit(mc_server_event_base(mc_engine_server(db->e)), NULL);
-}
-
-void db_after_run(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    if (!db || !db->shutting_down)
-        return;
-    if (db->shutdown_outstanding) {
-        struct event_base *base = mc_server_event_base(mc_engine_server(e));
-        struct event *ev = event_new(base, -1, EV_PERSIST, on_drain_check, db);
-        struct timeval tv = {0, 20 * 1000};
-        if (ev && event_add(ev, &tv) == 0)
-            event_base_dispatch(base);
-        if (ev)
-            event_free(ev);
-    }
-    double ms = (double)(mc_clock_now_us() - db->shutdown_started) / 1000.0;
-    if (db->shutdown_outstanding)
-        MC_WARNING("persistence: shutdown: gave up after %.0f ms with %zu writes unanswered "
-                   "(%zu failed)",
-                   ms, db->shutdown_outstanding, db->shutdown_failed);
-    else if (db->shutdown_failed)
-        MC_WARNING("persistence: shutdown: %zu last writes failed (%.0f ms)", db->shutdown_failed,
-                   ms);
-    else
-        MC_INFO("persistence: shutdown: every entity written and released (%.0f ms)", ms);
 }
