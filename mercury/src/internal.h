@@ -469,6 +469,8 @@ struct mc_nub {
     void *dead_ctx;
     mc_channel_created_handler created_fn;
     void *created_ctx;
+    mc_nub_output_fn output_fn; /* mc_nub_set_output: instead of the socket */
+    void *output_ctx;
 
     mc_channel **channels;
     size_t nchannels, channels_cap;

@@ -492,6 +492,12 @@ void mc_nub_set_channel_created_handler(mc_nub *nub, mc_channel_created_handler 
     nub->created_ctx = ctx;
 }
 
+void mc_nub_set_output(mc_nub *nub, mc_nub_output_fn fn, void *ctx)
+{
+    nub->output_fn = fn;
+    nub->output_ctx = ctx;
+}
+
 void mc_nub_set_rehearsal(mc_nub *nub, const mc_rehearsal *r)
 {
     if (nub && r)

@@ -179,6 +179,15 @@ int mc_nub_send_bundle(mc_nub *nub, const mc_address *dest, mc_bundle *b, mc_sen
  * callback and each mc_channel_send). */
 int mc_nub_flush(mc_nub *nub);
 
+/* Hand every datagram the nub sends to fn instead of its own socket (after rehearsal):
+ * external channels wrap each packet (common/secure's transport encrypts it and sends it on
+ * its own socket, and feeds what it receives to mc_nub_process_datagram). fn returns 0, or
+ * -1 to count a send error. NULL restores the socket. The nub's own socket stays bound (its
+ * address is the nub's address) but gets nothing to send. */
+typedef int (*mc_nub_output_fn)(void *ctx, const mc_address *to, const uint8_t *data,
+                                size_t len);
+void mc_nub_set_output(mc_nub *nub, mc_nub_output_fn fn, void *ctx);
+
 /* Process one datagram as if it had just been read from the socket from `from` (the receive
  * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. Not to be
  * called from inside a handler. */
