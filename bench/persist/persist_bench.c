@@ -24,59 +24,33 @@
 #include "common/log.h"
 #include "persist/store.h"
 
+#include "baseapp_part.h"
+#include "proc.h"
+
 typedef struct {
     const char *redis;        /* existing Redis, or NULL to start one */
     const char *res;
     unsigned entities, writes, loads, window;
+    unsigned heroes, hero_writes; /* the baseapp part; heroes 0: skipped */
 } bench_opts;
 
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: persist-bench [--redis IP:PORT] [--writes N] [--loads N] [--entities N]\n"
-        "                     [--window N] [--res DIR]\n"
+        "                     [--window N] [--heroes N] [--hero-writes N] [--res DIR]\n"
         "Writes and loads entities with 20 persistent properties through the persistence\n"
-        "layer (pipelined, at most --window requests in flight), then runs redis-benchmark's\n"
-        "SET on the same Redis; prints both rates and 'ratio persist/redis: X.XX'.\n"
+        "layer in this process (pipelined, at most --window requests in flight), then through\n"
+        "one baseapp (a manager and a baseapp started here: --heroes entities each writing\n"
+        "itself --hero-writes times with writeToDB; --heroes 0 skips it), then runs\n"
+        "redis-benchmark's SET on the same Redis; prints the rates and\n"
+        "'ratio persist/redis: X.XX' (baseapp writes / SET).\n"
         "Without --redis it starts a private redis-server on a free loopback port.\n"
-        "Defaults: --writes 200000 --loads 200000 --entities 1000 --window 1000.\n");
+        "Defaults: --writes 200000 --loads 200000 --entities 1000 --window 1000\n"
+        "--heroes 1000 --hero-writes 100.\n");
 }
 
 /* --- a private redis-server ------------------------------------------------------------- */
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    int fd = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-    }
-    execvp(argv[0], argv);
-    _exit(127);
-}
 
 static bool redis_ping(const char *host, int port)
 {
@@ -289,11 +263,12 @@ int main(int argc, char **argv)
     mc_log_set_process_name("persist-bench");
     mc_log_set_level(MC_LOG_ERROR);
     bench_opts o = {.res = MC_BENCH_PERSIST_RES, .entities = 1000, .writes = 200000,
-                    .loads = 200000, .window = 1000};
+                    .loads = 200000, .window = 1000, .heroes = 1000, .hero_writes = 100};
     static const struct option longopts[] = {
         {"redis", required_argument, NULL, 'r'},   {"writes", required_argument, NULL, 'w'},
         {"loads", required_argument, NULL, 'l'},   {"entities", required_argument, NULL, 'e'},
         {"window", required_argument, NULL, 'W'},  {"res", required_argument, NULL, 'R'},
+        {"heroes", required_argument, NULL, 'H'},  {"hero-writes", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int ch;
@@ -302,7 +277,7 @@ int main(int argc, char **argv)
         if (optarg && ch != 'r' && ch != 'R') {
             char *end;
             v = strtoul(optarg, &end, 10);
-            if (*end || v == 0 || v > 100000000) {
+            if (*end || (v == 0 && ch != 'H') || v > 100000000) {
                 fprintf(stderr, "persist-bench: counts are positive integers ('%s')\n",
                         optarg);
                 return 2;
@@ -315,6 +290,8 @@ int main(int argc, char **argv)
         case 'l': o.loads = (unsigned)v; break;
         case 'e': o.entities = (unsigned)v; break;
         case 'W': o.window = (unsigned)v; break;
+        case 'H': o.heroes = (unsigned)v; break;
+        case 'K': o.hero_writes = (unsigned)v; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -337,9 +314,14 @@ int main(int argc, char **argv)
         }
         snprintf(host, sizeof host, "%.*s", (int)(colon - o.redis), o.redis);
         port = atoi(colon + 1);
-    } else {
-        port = free_port();
-        if (port <= 0 || !mkdtemp(dir)) {
+    }
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "persist-bench: no temp dir\n");
+        return 1;
+    }
+    if (!o.redis) {
+        port = pb_free_port();
+        if (port <= 0) {
             fprintf(stderr, "persist-bench: no free port or temp dir\n");
             return 1;
         }
@@ -348,12 +330,12 @@ int main(int argc, char **argv)
         snprintf(log, sizeof log, "%s/redis.log", dir);
         char *rargv[] = {"redis-server", "--port", portbuf, "--bind", "127.0.0.1", "--dir", dir,
                          "--save", "", "--appendonly", "no", NULL};
-        redis_pid = spawn(rargv, log);
+        redis_pid = pb_spawn(rargv, log);
         bool up = false;
         for (int i = 0; i < 100 && !up; i++) {
             up = redis_ping(host, port);
             if (!up)
-                usleep(50000); /* start-up only, before any measurement */
+                pb_sleep_ms(50); /* start-up only, before any measurement */
         }
         if (!up) {
             fprintf(stderr, "persist-bench: redis-server did not start (log %s)\n", log);
@@ -407,13 +389,32 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    size_t npersistent = 0;
+    for (size_t p = 0; p < b.type->nprops; p++)
+        npersistent += b.type->props[p].persistent;
     printf("persist-bench: %u entities of %zu persistent properties on redis %s%s, window %u\n",
-           o.entities, b.type->nprops, addr, o.redis ? "" : " (private)", o.window);
+           o.entities, npersistent, addr, o.redis ? "" : " (private)", o.window);
     double wcpu, lcpu;
     double wps = phase(&b, 'w', o.writes, o.window, &wcpu);
     uint64_t wfail = b.failed;
     double lps = phase(&b, 'l', o.loads, o.window, &lcpu);
     uint64_t lfail = b.failed;
+    pb_baseapp_result br = {0};
+    bool base_ok = false;
+    char bwhy[700] = "";
+    if (o.heroes) {
+        char exe[600], bindir[600];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        snprintf(bindir, sizeof bindir, "%s", exe);
+        char *slash = strrchr(bindir, '/');
+        if (slash)
+            *slash = '\0';
+        pb_baseapp_opts bo = {.bin_dir = bindir, .res = o.res, .game = MC_BENCH_PERSIST_GAME,
+                              .redis = addr, .dir = dir, .heroes = o.heroes,
+                              .writes_each = o.hero_writes};
+        base_ok = pb_baseapp_run(&bo, &br, bwhy, sizeof bwhy) == 0;
+    }
     double sps = redis_rate(host, port, o.writes, o.window, NULL, 0);
     /* The same volume as an entity write, as one plain HSET (no script, no fencing). */
     char *hset[2 + 2 * 23];
@@ -432,11 +433,22 @@ int main(int argc, char **argv)
            o.writes, o.writes / wps, wps, wcpu, wfail ? " (with failures)" : "");
     printf("persist loads:  %u in %.2f s: %.0f loads/s (client CPU %.1f us/load)%s\n", o.loads,
            o.loads / lps, lps, lcpu, lfail ? " (with failures)" : "");
+    if (o.heroes && base_ok)
+        printf("baseapp writes: %llu in %.2f s: %.0f writes/s (%u entities writing themselves "
+               "with writeToDB, baseapp CPU %.1f us/write)\n", br.writes, br.seconds,
+               br.writes_per_s, o.heroes, br.cpu_us_per_write);
+    else if (o.heroes)
+        printf("baseapp writes: failed: %s\n", bwhy);
     printf("redis SET:      %.0f requests/s (redis-benchmark -t set -c 1 -P %u)\n", sps,
            o.window);
     printf("redis HSET:     %.0f requests/s (23 fields, as many as an entity write;"
            " redis-benchmark -c 1 -P %u)\n", hps, o.window);
-    printf("ratio persist/redis: %.2f\n", sps > 0 ? wps / sps : 0.0);
+    /* The issue's ratio: writes through one baseapp against Redis's SET (the in-process
+     * writes when the baseapp part is skipped). */
+    double headline = o.heroes ? (base_ok ? br.writes_per_s : 0) : wps;
+    printf("ratio persist/redis: %.2f\n", sps > 0 ? headline / sps : 0.0);
+    if (o.heroes && !base_ok)
+        rc = 1;
     if (wfail || lfail) {
         fprintf(stderr, "persist-bench: %llu writes and %llu loads failed: %s\n",
                 (unsigned long long)wfail, (unsigned long long)lfail, b.last_error);
@@ -460,10 +472,18 @@ out:
         kill(redis_pid, SIGTERM);
         int st;
         waitpid(redis_pid, &st, 0);
-        char rm[200];
-        snprintf(rm, sizeof rm, "%s/redis.log", dir);
-        unlink(rm);
+    }
+    /* Keep the logs when something failed. */
+    if (rc == 0) {
+        const char *logs[] = {"redis.log", "manager.log", "baseapp.log"};
+        for (size_t i = 0; i < 3; i++) {
+            char rm[200];
+            snprintf(rm, sizeof rm, "%s/%s", dir, logs[i]);
+            unlink(rm);
+        }
         rmdir(dir);
+    } else {
+        fprintf(stderr, "persist-bench: logs kept in %s\n", dir);
     }
     return rc;
 }
