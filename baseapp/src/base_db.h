@@ -25,7 +25,7 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT 7
+#define BASE_DB_OPTION_COUNT 8
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
@@ -69,6 +69,11 @@ typedef struct base_db {
     uint64_t archive_period_ms, load_wait_ms, shutdown_write_ms;
     struct event *tick_ev;
     bool autoload_started, autoload_done;
+    uint64_t autoload_delay_ms;
+    mc_time_us autoload_ready_at; /* when registration, Redis and ids were first all there */
+    size_t autoload_n;            /* the live baseapps auto-load entries are spread over */
+    char autoload_name[64][32];
+    char autoload_addr[64][MC_ADDRESS_STRLEN];
     struct db_load_op *loads;      /* loads in progress (list) */
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
@@ -177,6 +182,9 @@ void db_loads_free(base_db *db);
 /* The same on the least-loaded baseapp (LOAD_BASE). */
 int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
                      const char *ident, db_loaded_fn done, void *ctx);
+/* The same on the baseapp at addr ("IP:PORT"). */
+int db_load_on(base_db *db, const char *addr, const mc_entity_type_def *td, uint64_t dbid,
+               const char *ident, db_loaded_fn done, void *ctx);
 void db_on_load_base(mc_engine *e, const mc_origin *o, mc_istream *is);
 
 /* db_autoload.c */

@@ -1,5 +1,5 @@
-/* Loading on another baseapp: LOAD_BASE answered here for any process, and
- * createBaseAnywhereFromDB (LOAD_BASE to the least-loaded baseapp). */
+/* Loading on another baseapp: LOAD_BASE answered here for any process, createBaseAnywhereFromDB
+ * (LOAD_BASE to the least-loaded baseapp) and LOAD_BASE to a given one (auto-load). */
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
@@ -117,28 +117,64 @@ static void on_picked(mc_engine *e, void *ctx, const char *addr, const char *rea
         remote_finish(rl, rc, NULL, rl->req.dbid, false, mc_call_status_name(rc));
 }
 
-int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
-                     const char *ident, db_loaded_fn done, void *ctx)
+/* A LOAD_BASE to send: NULL with a status when the arguments are wrong. */
+static remote_load *remote_new(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
+                               const char *ident, db_loaded_fn done, void *ctx, int *status)
 {
-    int st;
-    if (!db_store(db, &st))
-        return st; /* the baseapp that asks needs a database too: the cluster shares one */
+    if (!db_store(db, status))
+        return NULL; /* the baseapp that asks needs a database too: the cluster shares one */
     bool by_name = ident && *ident;
-    if (!td || !done)
-        return MC_CALL_ERR_NOT_FOUND;
+    *status = MC_CALL_ERR_ARGS;
+    if (!td || !done) {
+        *status = MC_CALL_ERR_NOT_FOUND;
+        return NULL;
+    }
     if (by_name == (dbid != 0) || (by_name && strlen(ident) > MC_LOAD_IDENT_MAX) ||
         (by_name && !db_has_identifier(td)))
-        return MC_CALL_ERR_ARGS;
+        return NULL;
     remote_load *rl = calloc(1, sizeof *rl);
-    if (!rl)
-        return MC_CALL_ERR_BUSY;
+    if (!rl) {
+        *status = MC_CALL_ERR_BUSY;
+        return NULL;
+    }
     rl->db = db;
     rl->req.type = td->id;
     rl->req.dbid = dbid;
     snprintf(rl->req.ident, sizeof rl->req.ident, "%s", by_name ? ident : "");
     rl->done = done;
     rl->ctx = ctx;
-    int rc = mc_engine_pick(db->e, MC_ROLE_BASEAPP, on_picked, rl);
+    *status = MC_CALL_OK;
+    return rl;
+}
+
+int db_load_anywhere(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
+                     const char *ident, db_loaded_fn done, void *ctx)
+{
+    int rc;
+    remote_load *rl = remote_new(db, td, dbid, ident, done, ctx, &rc);
+    if (!rl)
+        return rc;
+    rc = mc_engine_pick(db->e, MC_ROLE_BASEAPP, on_picked, rl);
+    if (rc != MC_CALL_OK)
+        free(rl);
+    return rc;
+}
+
+int db_load_on(base_db *db, const char *addr, const mc_entity_type_def *td, uint64_t dbid,
+               const char *ident, db_loaded_fn done, void *ctx)
+{
+    int rc;
+    mc_address a;
+    if (!addr || mc_address_parse(addr, &a) != MC_OK)
+        return MC_CALL_ERR_MAILBOX;
+    remote_load *rl = remote_new(db, td, dbid, ident, done, ctx, &rc);
+    if (!rl)
+        return rc;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_load_base_encode(&os, &rl->req);
+    rc = mc_engine_request(db->e, &a, MC_MSG_LOAD_BASE, os.data, os.size, on_remote_reply, rl);
+    mc_ostream_free(&os);
     if (rc != MC_CALL_OK)
         free(rl);
     return rc;

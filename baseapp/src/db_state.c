@@ -26,6 +26,9 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
     {"loadWaitMs", MC_OPT_UINT, "3000",
      "how long createBaseFromDB waits for an entity another baseapp is loading (100..600000; "
      "keep it below --callTimeoutMs, which bounds createBaseAnywhereFromDB)"},
+    {"autoLoadDelayMs", MC_OPT_UINT, "2000",
+     "how long after it is registered a baseapp waits before it loads the auto-load entities, "
+     "spread over the baseapps alive then (0..600000)"},
     {"shutdownWriteMs", MC_OPT_UINT, "5000",
      "how long a graceful shutdown waits for its last writes (100..600000)"},
 };
@@ -57,7 +60,8 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
         uint64_t min, max;
     } ranges[] = {{"archivePeriodS", 0, 86400},
                   {"loadWaitMs", 100, 600000},
-                  {"shutdownWriteMs", 100, 600000}};
+                  {"shutdownWriteMs", 100, 600000},
+                  {"autoLoadDelayMs", 0, 600000}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         uint64_t v = mc_config_get_uint(cfg, ranges[i].name);
         if (v < ranges[i].min || v > ranges[i].max) {
@@ -70,6 +74,7 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
     db->archive_period_ms = mc_config_get_uint(cfg, "archivePeriodS") * 1000;
     db->load_wait_ms = mc_config_get_uint(cfg, "loadWaitMs");
     db->shutdown_write_ms = mc_config_get_uint(cfg, "shutdownWriteMs");
+    db->autoload_delay_ms = mc_config_get_uint(cfg, "autoLoadDelayMs");
     *enabled = (redis && *redis) || (cluster && *cluster);
     if (redis && *redis && cluster && *cluster) {
         snprintf(err, errlen, "--redis and --redisCluster: give one of them, not both");

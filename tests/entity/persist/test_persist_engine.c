@@ -571,6 +571,44 @@ START_TEST(test_orphaned_checkouts)
 }
 END_TEST
 
+/* Auto-load entities are spread over the baseapps alive when the cluster starts. */
+START_TEST(test_autoload_spread)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, NULL);
+    enum { N = 12 };
+    for (int i = 0; i < N; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"spread%d\"}", i);
+        int32_t id = pc_create(&c, c.base_name[0], props);
+        write_ok(&c, c.base_name[0], id);
+        pc_invoke(&c, c.base_name[0], id, "autoLoad", "[1]");
+    }
+    pc_stop(&c);
+    pc_cluster c2;
+    pc_start(&c2, rh_addr(r), 2, NULL);
+    long long held[2] = {0, 0};
+    for (int waited = 0;; waited += 100) {
+        held[0] = pc_int(&c2, c2.base_name[0], "entities/byType/Keeper");
+        held[1] = pc_int(&c2, c2.base_name[1], "entities/byType/Keeper");
+        if (held[0] + held[1] >= N)
+            break;
+        ck_assert_msg(waited < WAIT_MS, "auto-load: %lld + %lld of %d came back", held[0],
+                      held[1], N);
+        h_sleep_ms(100);
+    }
+    ck_assert_int_eq(held[0] + held[1], N);
+    ck_assert_msg(held[0] > 0 && held[1] > 0, "auto-load not spread: %lld and %lld", held[0],
+                  held[1]);
+    ck_assert_int_eq(pc_int(&c2, c2.base_name[0], "db/autoloaded") +
+                         pc_int(&c2, c2.base_name[1], "db/autoloaded"),
+                     N);
+    pc_stop(&c2);
+    rh_stop(r);
+}
+END_TEST
+
 /* The defs change between two runs of the cluster on one Redis (game -> game_v2): a stored
  * Keeper loads with its values, the added property (bonus) takes its default, the removed
  * one (i8) is ignored and reported; a Relic, whose power changed from INT32 to STRING, is
@@ -701,7 +739,7 @@ START_TEST(test_shutdown_writes_and_autoload)
     bool live;
     int32_t id2 = load_ok(&c2, c2.base_name[0], "createBaseAnywhereFromDB", key, &live);
     ck_assert(live);
-    int owner = pc_int(&c2, c2.base_name[0], "db/autoloaded") == 1 ? 0 : 1;
+    int owner = pc_int(&c2, c2.base_name[0], "entities/count") == 1 ? 0 : 1;
     ck_assert_int_eq(pc_prop_int(&c2, c2.base_name[owner], id2, "counter"), 42);
     /* The other one was not flagged: not loaded. */
     ck_assert_int_eq(pc_int(&c2, c2.base_name[0], "entities/count") +
@@ -791,6 +829,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
     tcase_add_test(tc, test_orphaned_checkouts);
     tcase_add_test(tc, test_def_changes);
+    tcase_add_test(tc, test_autoload_spread);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
     tcase_add_test(tc, test_on_redis_cluster);
