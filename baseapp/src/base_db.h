@@ -11,8 +11,9 @@
  * --archivePeriodS, spread over the ticks; a graceful shutdown writes and releases them all
  * (bounded by --shutdownWriteMs); the check-outs of a baseapp the manager declares dead
  * are released (by owner, idempotent) so that its entities can be loaded again; auto-load
- * entities are loaded once the baseapp is registered. Without a database every function
- * here answers MC_CALL_ERR_UNAVAILABLE. docs/ENTITIES.md, "Persistence".
+ * entities are loaded, spread over the live baseapps, --autoLoadDelayMs after registration.
+ * Without a database every function here answers MC_CALL_ERR_UNAVAILABLE.
+ * docs/ENTITIES.md, "Persistence".
  */
 #ifndef MC_BASEAPP_BASE_DB_H
 #define MC_BASEAPP_BASE_DB_H
