@@ -156,7 +156,7 @@ cat >"$LAYOUT" <<EOF
 set build $BUILD
 set run $TMP/hosts-run
 set res $SRC/defs
-set deadAfterMs 1500
+set deadAfterMs 2500
 redis     ${ADDR[0]}  6379
 manager   ${ADDR[0]}  21000
 loginapp  ${ADDR[1]}  21010  21011

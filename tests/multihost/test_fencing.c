@@ -27,7 +27,7 @@ START_TEST(stopped_past_its_death_is_fenced)
     snprintf(mlog, sizeof mlog, "%s/manager.log", h_tmpdir());
     snprintf(log1, sizeof log1, "%s/cellapp1.log", h_tmpdir());
     snprintf(log2, sizeof log2, "%s/cellapp2.log", h_tmpdir());
-    pid_t m = h_start_manager(mgr, sizeof mgr, mlog, "--deadAfterMs=1000", "--heartbeatMs=200",
+    pid_t m = h_start_manager(mgr, sizeof mgr, mlog, "--deadAfterMs=2000", "--heartbeatMs=250",
                               NULL);
     ck_assert_int_gt(m, 0);
     pid_t a = start_cellapp(mgr, log1);
@@ -70,7 +70,7 @@ START_TEST(restarted_manager_takes_reregistrations)
     snprintf(mlog, sizeof mlog, "%s/manager-a.log", h_tmpdir());
     snprintf(mlog2, sizeof mlog2, "%s/manager-b.log", h_tmpdir());
     snprintf(log1, sizeof log1, "%s/cellapp-r.log", h_tmpdir());
-    pid_t m = h_start_manager(mgr, sizeof mgr, mlog, "--deadAfterMs=1000", "--heartbeatMs=200",
+    pid_t m = h_start_manager(mgr, sizeof mgr, mlog, "--deadAfterMs=2000", "--heartbeatMs=250",
                               NULL);
     ck_assert_int_gt(m, 0);
     pid_t a = start_cellapp(mgr, log1);
@@ -78,7 +78,7 @@ START_TEST(restarted_manager_takes_reregistrations)
 
     h_kill(m, SIGKILL);
     ck_assert_int_eq(h_wait_exit(m, 10000), 128 + SIGKILL);
-    pid_t m2 = h_start_manager(mgr, sizeof mgr, mlog2, "--deadAfterMs=1000", "--heartbeatMs=200",
+    pid_t m2 = h_start_manager(mgr, sizeof mgr, mlog2, "--deadAfterMs=2000", "--heartbeatMs=250",
                                NULL);
     ck_assert_int_gt(m2, 0);
     /* The new manager declared nobody dead: the cellapp registers with it (named anew). */
