@@ -364,12 +364,12 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
      * has too few later packets for the newer-acked rule and keeps acks flowing, so the
      * stalled age rule would wait for the next packets' acks or 2 x RTT. Here a packet is
      * lost once older than fast_delay; a packet already resent is resent again at that
-     * pace only while acks still arrive (see below),
-     * otherwise it backs off with the age rule. "Acks still arrive" means anything was
-     * heard from the peer since the packet's last send (an ack, or its keepalive when it
-     * has nothing to acknowledge): the end of a stream, whose last packet may be lost
-     * several times in a row, must not wait out a back-off of seconds while the peer is
-     * plainly there. */
+     * pace while the peer is still heard from (something arrived since the packet's last
+     * send, or within a keepalive interval: an idle peer sends a keepalive every second),
+     * otherwise it backs off under the age rule (up to 32 x): the end of a stream, whose
+     * last packet may be lost several times in a row, must not wait out a back-off of
+     * seconds while the peer is plainly there. At most 32 packets are in flight, so this
+     * pace cannot flood a path. */
     bool interactive = ch->rtt && ch->unacked <= MC_FAST_RESEND_INFLIGHT;
     mc_time_us fast = interactive ? fast_delay(ch) : 0;
     for (uint32_t n = 0; n < limit && ch->tx_head != MC_NIL; n++) {
@@ -377,8 +377,9 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
         bool lost = e->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx;
         uint32_t backoff = e->resends < 5 ? e->resends : 5;
         bool old = stalled && now - e->last_sent >= (delay << backoff);
-        bool late = interactive && now - e->last_sent >= fast &&
-                    (e->resends == 0 || ch->last_received > e->last_sent);
+        bool alive = e->resends == 0 || ch->last_received > e->last_sent ||
+                     now - ch->last_received < ch->nub->cfg.keepalive_interval_us + fast;
+        bool late = interactive && alive && now - e->last_sent >= fast;
         if (!lost && !old && !late)
             break;
         if (ch->accepted && !ch->peer_acked) {
