@@ -118,6 +118,8 @@ START_TEST(every_command)
                   out);
     ck_assert_msg(strstr(out, "\"h\xc3\xa9llo\"") && strstr(out, "@spaceId") &&
                   strstr(out, "[1.5,0,0]"), "%s", out);
+    ck_assert_msg(strstr(out, "checked out by baseapp01 (incarnation 1, loading)") != NULL, "%s",
+                  out);
     ck_assert_int_eq(mcdb(out, sizeof out, "res", "show", "Thing", "--id", "alice", NULL), 0);
     ck_assert_msg(strstr(out, id) != NULL, "%s", out);
     ck_assert_int_eq(mcdb(out, sizeof out, "res", "show", "Thing", "--id", "nobody", NULL), 1);
@@ -187,6 +189,7 @@ START_TEST(every_command)
     for (char *line = strtok(first, "\n"); line; line = strtok(NULL, "\n"))
         ck_assert_msg(strstr(second, line) != NULL, "missing after import: %s", line);
     ck_assert_int_eq(mcdb(out, sizeof out, "res", "show", "Thing", "--id", "alice", NULL), 0);
+    ck_assert_msg(strstr(out, "not checked out") != NULL, "%s", out); /* imported */
     /* A malformed line is refused with its number. */
     snprintf(path, sizeof path, "%s/bad.jsonl", h_tmpdir());
     f = fopen(path, "w");

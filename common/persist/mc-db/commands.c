@@ -215,6 +215,18 @@ int db_cmd_show(db_ctx *c, int argc, char **argv)
         return rc;
     }
     fprintf(c->out, "%s %llu\n", t->name, (unsigned long long)dbid);
+    db_res o = {0};
+    mc_persist_read_owner(c->store, t->name, dbid, db_cb(), &o);
+    db_wait(c, &o);
+    if (o.st == MC_PERSIST_OK && o.nrefs >= 2) {
+        const char *owner = field(&o, "owner"), *inc = field(&o, "incarnation"),
+                   *state = field(&o, "state");
+        fprintf(c->out, "  checked out by %s (incarnation %s, %s)\n", owner ? owner : "?",
+                inc ? inc : "?", state ? state : "?");
+    } else if (o.st == MC_PERSIST_OK) {
+        fprintf(c->out, "  not checked out\n");
+    }
+    db_res_free(&o);
     for (size_t i = 0; i < t->nprops; i++)
         if (t->props[i].persistent)
             show_prop(c, &t->props[i], field(&r, t->props[i].name));

@@ -170,6 +170,23 @@ void mc_persist_load_raw(mc_persist_store *s, const char *type_name, uint64_t db
     mc_store_submit(s, r);
 }
 
+void mc_persist_read_owner(mc_persist_store *s, const char *type_name, uint64_t dbid,
+                           mc_persist_cb cb, void *ctx)
+{
+    mc_persist_req *r = op_start(s, OP_READ_SCHEMA, type_name, cb, ctx);
+    if (!r)
+        return;
+    if (!op_name_ok(type_name) || !dbid) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "read_owner: type name and dbid required");
+        return;
+    }
+    r->dbid = dbid;
+    mc_req_command(r, -1, 0);
+    op_str_arg(r, "HGETALL");
+    op_key_arg(r, mc_key_owner(s, type_name, dbid), true);
+    mc_store_submit(s, r);
+}
+
 void mc_persist_read_schema(mc_persist_store *s, const char *type_name, mc_persist_cb cb,
                             void *ctx)
 {

@@ -274,6 +274,12 @@ void mc_persist_scan_autoload(mc_persist_store *s, uint64_t cursor, mc_persist_c
 void mc_persist_load_raw(mc_persist_store *s, const char *type_name, uint64_t dbid,
                          mc_persist_cb cb, void *ctx);
 
+/* The check-out record of an entity (mc-db show): result.refs holds field, value, ... of
+ * mc:o:{Type:dbid} (owner, incarnation, state, token, since, and mailbox: bytes, which end at
+ * their first NUL here); nrefs 0 when it is not checked out. */
+void mc_persist_read_owner(mc_persist_store *s, const char *type_name, uint64_t dbid,
+                           mc_persist_cb cb, void *ctx);
+
 /* Redis nodes holding data: 1 with one Redis; with a Redis Cluster, the masters of the slot
  * map (known once connected: mc_persist_ready). */
 size_t mc_persist_node_count(const mc_persist_store *s);
