@@ -266,6 +266,13 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
     fprintf(f, "int mc_gen_%s_props_decode(const mc_entity_defs *defs, mc_part part, void *props,\n"
                "    bool persistent_only, mc_istream *is, char *why, size_t whylen);\n",
             t->name);
+    fprintf(f, "int mc_gen_%s_props_encode_one(const mc_entity_defs *defs, mc_part part, "
+               "const void *props,\n    uint16_t index, mc_ostream *os, char *why, size_t "
+               "whylen);\n",
+            t->name);
+    fprintf(f, "int mc_gen_%s_props_decode_one(const mc_entity_defs *defs, mc_part part, "
+               "void *props,\n    uint16_t index, mc_istream *is, char *why, size_t whylen);\n",
+            t->name);
     fprintf(f, "void mc_gen_%s_props_free(mc_part part, void *props);\n", t->name);
     fprintf(f, "void mc_gen_%s_hooks(mc_game_hooks hooks[MC_PART_COUNT]);\n", t->name);
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
@@ -418,6 +425,71 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
     fprintf(f, "out:\n    for (size_t i = 0; i < %zu; i++)\n        mc_value_free(&v[i]);\n"
                "    return rc;\n}\n\n",
             n);
+}
+
+/* One property of a part by its index in the type (property changes, entering views):
+ * encode_one_T_part / decode_one_T_part. decode_one replaces the field only when the value
+ * decoded. */
+static void emit_props_one(FILE *f, const mc_entity_type_def *t, int part)
+{
+    const char *pt = part_tags[part];
+    char nb[80];
+    fprintf(f, "static int encode_one_%s_%s(const mc_entity_defs *defs, const %s_%s *props,\n"
+               "    uint16_t index, mc_ostream *os, char *why, size_t whylen)\n{\n"
+               "    const mc_def_property *p = NULL;\n    mc_value v;\n    (void)defs;\n"
+               "    (void)props;\n    (void)os;\n    (void)v;\n    (void)p;\n"
+               "    switch (index) {\n",
+            t->name, pt, t->name, pt);
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        char e[96];
+        snprintf(e, sizeof(e), "props->%s", CN(p->name, nb));
+        fprintf(f, "    case %zu:\n        if (!(p = mc_gen_property(defs, %s_TYPE_ID, %zu, \"%s\")))"
+                   "\n            break;\n        v = ",
+                i, t->name, i, p->name);
+        emit_view(f, p->type->kind, e, false);
+        fprintf(f, ";\n        return mc_gen_encode_prop(defs, p, &v, os, why, whylen);\n");
+    }
+    fprintf(f, "    default:\n        snprintf(why, whylen, \"%s has no %s property %%u\", "
+               "(unsigned)index);\n        return MC_CALL_ERR_NOT_FOUND;\n    }\n"
+               "    snprintf(why, whylen, \"definitions do not match generated %s\");\n"
+               "    return MC_CALL_ERR_DEFS;\n}\n\n",
+            t->name, pt, t->name);
+    fprintf(f, "static int decode_one_%s_%s(const mc_entity_defs *defs, %s_%s *props,\n"
+               "    uint16_t index, mc_istream *is, char *why, size_t whylen)\n{\n"
+               "    const mc_def_property *p = NULL;\n    mc_value v;\n    int rc;\n"
+               "    (void)defs;\n    (void)props;\n    (void)is;\n    (void)v;\n    (void)rc;\n"
+               "    (void)p;\n    switch (index) {\n",
+            t->name, pt, t->name, pt);
+    for (size_t i = 0; i < t->nprops; i++) {
+        const mc_def_property *p = &t->props[i];
+        if (p->part_index[part] < 0)
+            continue;
+        mc_type_kind kind = p->type->kind;
+        fprintf(f, "    case %zu:\n        if (!(p = mc_gen_property(defs, %s_TYPE_ID, %zu, \"%s\")))"
+                   "\n            break;\n        if ((rc = mc_gen_decode_prop(defs, p, is, &v, why, "
+                   "whylen)) != 0)\n            return rc;\n",
+                i, t->name, i, p->name);
+        if (is_str(kind))
+            fprintf(f, "        free(props->%s);\n        props->%s = v.as.bytes.data;\n",
+                    CN(p->name, nb), nb);
+        else if (is_generic(kind))
+            fprintf(f, "        mc_value_free(&props->%s);\n        props->%s = v;\n",
+                    CN(p->name, nb), nb);
+        else {
+            fprintf(f, "        props->%s = ", CN(p->name, nb));
+            emit_from_value(f, kind, "v");
+            fprintf(f, ";\n");
+        }
+        fprintf(f, "        return MC_CALL_OK;\n");
+    }
+    fprintf(f, "    default:\n        snprintf(why, whylen, \"%s has no %s property %%u\", "
+               "(unsigned)index);\n        return MC_CALL_ERR_NOT_FOUND;\n    }\n"
+               "    snprintf(why, whylen, \"definitions do not match generated %s\");\n"
+               "    return MC_CALL_ERR_DEFS;\n}\n\n",
+            t->name, pt, t->name);
 }
 
 static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc_def_method *m);
@@ -791,6 +863,7 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
     for (int part = 0; part < MC_PART_COUNT; part++) {
         emit_props_funcs(f, t, part);
         emit_props_stream(f, t, part);
+        emit_props_one(f, t, part);
     }
     fprintf(f, "int mc_gen_%s_props_init(const mc_entity_defs *defs, mc_part part, void *props)\n{\n"
                "    switch (part) {\n",
@@ -814,6 +887,24 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
             t->name);
     for (int part = 0; part < MC_PART_COUNT; part++)
         fprintf(f, "    case MC_PART_%s: return decode_%s_%s(defs, props, persistent_only, is, why, "
+                   "whylen);\n",
+                part_enum(part), t->name, part_tags[part]);
+    fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
+    fprintf(f, "int mc_gen_%s_props_encode_one(const mc_entity_defs *defs, mc_part part, "
+               "const void *props,\n    uint16_t index, mc_ostream *os, char *why, size_t whylen)"
+               "\n{\n    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return encode_one_%s_%s(defs, props, index, os, why, "
+                   "whylen);\n",
+                part_enum(part), t->name, part_tags[part]);
+    fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
+    fprintf(f, "int mc_gen_%s_props_decode_one(const mc_entity_defs *defs, mc_part part, "
+               "void *props,\n    uint16_t index, mc_istream *is, char *why, size_t whylen)"
+               "\n{\n    switch (part) {\n",
+            t->name);
+    for (int part = 0; part < MC_PART_COUNT; part++)
+        fprintf(f, "    case MC_PART_%s: return decode_one_%s_%s(defs, props, index, is, why, "
                    "whylen);\n",
                 part_enum(part), t->name, part_tags[part]);
     fprintf(f, "    }\n    return MC_CALL_ERR_DEFS;\n}\n\n");
@@ -854,6 +945,9 @@ static void emit_type_entry_start(FILE *f, const mc_entity_type_def *t)
             t->name, t->name);
     fprintf(f, "        .props_encode = mc_gen_%s_props_encode,\n        .props_decode = "
                "mc_gen_%s_props_decode,\n",
+            t->name, t->name);
+    fprintf(f, "        .props_encode_one = mc_gen_%s_props_encode_one,\n"
+               "        .props_decode_one = mc_gen_%s_props_decode_one,\n",
             t->name, t->name);
 }
 

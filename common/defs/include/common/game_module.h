@@ -23,7 +23,7 @@
 #include "common/stream.h"
 #include "common/value.h"
 
-#define MC_GAME_ABI 3u
+#define MC_GAME_ABI 4u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -139,6 +139,14 @@ typedef struct {
                         bool persistent_only, mc_ostream *os, char *why, size_t whylen);
     int (*props_decode)(const mc_entity_defs *defs, mc_part part, void *props,
                         bool persistent_only, mc_istream *is, char *why, size_t whylen);
+    /* One property of a part, by its index in the type (mc_def_property order): encoded as
+     * its def type with its limits / decoded into the struct's field (replaced only when the
+     * value decoded). MC_CALL_ERR_NOT_FOUND for a property the part does not hold. For
+     * property changes and entities entering a view. */
+    int (*props_encode_one)(const mc_entity_defs *defs, mc_part part, const void *props,
+                            uint16_t index, mc_ostream *os, char *why, size_t whylen);
+    int (*props_decode_one)(const mc_entity_defs *defs, mc_part part, void *props,
+                            uint16_t index, mc_istream *is, char *why, size_t whylen);
     size_t nmethods[MC_PART_COUNT];            /* base and cell (client in a client table) */
     const mc_game_method *methods[MC_PART_COUNT];
     mc_game_hooks hooks[MC_PART_COUNT];        /* base and cell (client slots unused) */
