@@ -1,9 +1,11 @@
 /* Internals of the persistence store shared by its source files (not a public API).
  *
- * store.c    the store: configuration, queue, sending, replies, timers, watchers
- * conn.c     one connection to one Redis node: connect, AUTH, SCRIPT LOAD, back-off
+ * store.c    the store: configuration, queue, sending in order, timers, dead connections
+ * request.c  requests: lists, arguments, finishing (callbacks, counters)
+ * watch.c    the store's watchers
+ * conn.c     one connection to one Redis node: connect, AUTH, SCRIPT LOAD, back-off, replies
  * cluster.c  Redis Cluster: key slots, the slot map (CLUSTER SLOTS), MOVED/ASK
- * ops.c      the operations: each a sequence of steps (one command each)
+ * ops*.c     the operations: each a sequence of steps (one command each), see ops.h
  * keys.c     key names
  */
 #ifndef MC_PERSIST_INTERNAL_H
@@ -161,6 +163,10 @@ void mc_req_arg_ref(mc_persist_req *r, const char *data, size_t len);
 void mc_req_argf(mc_persist_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mc_req_route(mc_persist_req *r, const char *key);
 bool mc_req_oom(const mc_persist_req *r);
+
+/* request.c: whether an operation counts as a write; the deferred-callback event. */
+bool mc_op_is_write(mc_op op);
+void mc_store_done_cb(int fd, short what, void *arg);
 
 /* list helpers */
 void mc_list_push_back(mc_req_list *l, mc_persist_req *r);
