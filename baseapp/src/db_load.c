@@ -180,9 +180,9 @@ static void owner_check_cancel(mc_engine *e, void *ctx)
     finish(ctx, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
 }
 
-/* What the manager knows of the owner: the process at the mailbox's address, alive, of
- * that incarnation? Otherwise the check-out outlived its owner (a baseapp that died with no
- * other baseapp to release its check-outs, or a cluster started again after a crash). */
+/* What the manager knows of the owner: a live baseapp at the mailbox's address, of that
+ * incarnation? Otherwise the check-out outlived its owner (a baseapp that died with no other
+ * baseapp to release its check-outs, or a cluster started again after a crash). */
 static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply *reply)
 {
     (void)s;
@@ -198,20 +198,28 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
     mc_mailbox_address(&op->live, &addr);
     char text[MC_ADDRESS_STRLEN];
     mc_address_format(&addr, text, sizeof text);
-    const Mc__Control__ProcessInfo *p =
-        reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK && reply->n_processes
-            ? reply->processes[0]
-            : NULL;
-    bool alive = p && p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
-                 p->internal_addr && strcmp(p->internal_addr, text) == 0 &&
-                 db_incarnation_of(p->host ? p->host : "", p->pid) == op->owner_inc;
+    /* A live baseapp at that address, of that incarnation (its name may have changed: a
+     * process registers again under a new name with a restarted manager). */
+    const Mc__Control__ProcessInfo *at = NULL;
+    bool alive = false;
+    for (size_t i = 0; reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK &&
+                       i < reply->n_processes && !alive;
+         i++) {
+        const Mc__Control__ProcessInfo *p = reply->processes[i];
+        if (!p->internal_addr || strcmp(p->internal_addr, text) != 0)
+            continue;
+        at = p;
+        alive = p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+                db_incarnation_of(p->host ? p->host : "", p->pid) == op->owner_inc;
+    }
     int st;
     mc_persist_store *store = db_store(op->db, &st);
     if (alive || !store) {
         finish(op, MC_CALL_OK, &op->live, true, NULL);
         return;
     }
-    release_gone_owner(op, store, p ? "not the process that checked it out" : "unknown to the manager");
+    release_gone_owner(op, store,
+                       at ? "not the process that checked it out" : "no live baseapp there");
 }
 
 /* Another check-out holds the entity. */
@@ -252,9 +260,9 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
         return;
     }
     /* Ask the manager whether the owner is that live process. */
-    mc_engine_wait *w = owner->name ? mc_engine_wait_new(db->e, owner_check_cancel, op) : NULL;
-    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_BY_NAME,
-                              MC_ROLE_BASEAPP, owner->name, on_owner_info, w) != 0) {
+    mc_engine_wait *w = mc_engine_wait_new(db->e, owner_check_cancel, op);
+    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_BY_ROLE,
+                              MC_ROLE_BASEAPP, NULL, on_owner_info, w) != 0) {
         if (w)
             mc_engine_wait_drop(w);
         finish(op, MC_CALL_OK, &mb, true, NULL);
