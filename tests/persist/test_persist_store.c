@@ -734,7 +734,7 @@ START_TEST(queue_bound_without_redis)
     char addr[32];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
     mc_persist_config cfg = {.process_name = "baseapp01", .defs = defs, .address = addr,
-                             .queue_max = 5, .request_timeout_ms = 1500,
+                             .queue_max = 5, .request_timeout_ms = 4000,
                              .backoff_min_ms = 50, .backoff_max_ms = 200};
     char err[256];
     mc_persist_store *s = mc_persist_store_new(base, &cfg, err, sizeof err);
@@ -747,7 +747,7 @@ START_TEST(queue_bound_without_redis)
     pt_run(base, 100);
     ck_assert_int_eq(calls[1], 3); /* beyond the bound: at once */
     ck_assert_uint_eq(mc_persist_queue_depth(s), 5);
-    /* The others time out (UNAVAILABLE after 1.5 s), not before. */
+    /* The others time out (UNAVAILABLE after 4 s), not before. */
     pt_run(base, 300);
     ck_assert_int_eq(calls[0], 0);
     for (int i = 0; i < 500 && calls[0] < 5; i++)
@@ -865,7 +865,7 @@ START_TEST(redis_stopped_then_continued)
     fixture f;
     setup(&f, NULL);
     mc_persist_config cfg = {.process_name = "baseapp01", .defs = f.defs,
-                             .request_timeout_ms = 1500, .backoff_min_ms = 50,
+                             .request_timeout_ms = 4000, .backoff_min_ms = 50,
                              .backoff_max_ms = 200};
     pt_config(&f.redis, &cfg, false);
     char err[256];
