@@ -54,12 +54,20 @@ static final_op *final_new(base_db *db, db_rec *rec)
 }
 
 /* The entity is gone and its record holds a database id: delete or release it. */
+/* The entity is going: its check-out stops naming a mailbox (state live, no mailbox), so a
+ * load elsewhere waits for the release rather than answer with a base that is gone. */
+static void unpublish(mc_persist_store *store, const mc_entity_type_def *td, db_rec *rec)
+{
+    mc_persist_mark_live(store, td, rec->dbid, rec->token, NULL, 0, NULL, NULL);
+}
+
 void db_end_gone(base_db *db, db_rec *rec)
 {
     int st;
     mc_persist_store *store = db_store(db, &st);
     const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), rec->type);
     if (store && td && rec->dbid && !rec->fenced) {
+        unpublish(store, td, rec);
         if (rec->destroy_delete) {
             final_op *f = final_new(db, rec);
             if (f)
@@ -107,6 +115,7 @@ void db_on_destroy(mc_engine *e, mc_entity *ent)
                             .engine = db_engine_fields(&ent->cell_position, &ent->cell_direction,
                                                     rec->space_id)};
     db->st.writes++;
+    unpublish(store, ent->td, rec);
     mc_persist_write(store, &pe, rec->token, on_final, f);
     db_values_free(ent->td, values);
     db_rec_drop(db, rec);

@@ -260,6 +260,10 @@ static int submit(base_db *db, mc_entity *ent, db_rec *rec, wreq *w, mc_value *v
         rec->creating = true;
         mc_persist_create(store, &pe, on_created, w);
     } else {
+        /* A last write (shutdown): loads elsewhere wait for the release from now on rather
+         * than answer with a base that is about to go. */
+        if (w->release_after)
+            mc_persist_mark_live(store, ent->td, rec->dbid, rec->token, NULL, 0, NULL, NULL);
         mc_persist_write(store, &pe, rec->token, on_written, w);
     }
     db_values_free(ent->td, values);
