@@ -308,6 +308,10 @@ int mc_conn_send(mc_persist_conn *c, mc_persist_req *r)
     }
     for (int i = 0; ok && i < r->nargs; i++)
         ok = fmt_arg(c, r->args[i], r->lens[i]);
+    /* hiredis looks at the command with strchr (to spot SUBSCRIBE): it must end in a NUL */
+    ok = ok && fmt_room(c, 1);
+    if (ok)
+        c->fmt[c->fmt_len] = '\0';
     if (!ok || redisAsyncFormattedCommand(c->ac, req_reply, r, c->fmt, c->fmt_len) != REDIS_OK)
         return -1;
     r->sent_on = c;
