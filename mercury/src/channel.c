@@ -340,10 +340,10 @@ int mc_channel_enqueue(mc_channel *ch, mc_packet *chain)
 }
 
 /* With few packets in flight no queue can hide an ack for long: a packet unacknowledged
- * for SRTT + max(SRTT / 4, 4 x RTTVAR) (at least the minimum resend delay) is lost. */
+ * for SRTT + max(SRTT / 8, 4 x RTTVAR) (at least the minimum resend delay) is lost. */
 static mc_time_us fast_delay(const mc_channel *ch)
 {
-    mc_time_us margin = ch->rtt / 4;
+    mc_time_us margin = ch->rtt / 8;
     if (4 * ch->rtt_var > margin)
         margin = 4 * ch->rtt_var;
     mc_time_us d = ch->rtt + margin;
