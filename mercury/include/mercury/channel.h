@@ -5,7 +5,11 @@
  * queues the rest in a bounded overflow queue. The peer acknowledges cumulatively (next
  * expected sequence) and selectively (up to 255 sequence numbers per packet); lost packets
  * are resent as soon as a packet sent after them is acknowledged, or when they are older
- * than max(2 x RTT, minimum resend delay). The receiving side buffers out-of-order packets
+ * than max(2 x RTT, minimum resend delay) and acks have stopped; a channel with at most 32
+ * packets unacked (interactive traffic) also resends a packet older than about 1.125 x RTT
+ * while its peer is heard from (docs/PROTOCOL.md, "Resending"). A peer that opened a
+ * channel and has acknowledged nothing yet gets one resend per packet it sent. The
+ * receiving side buffers out-of-order packets
  * and releases them in order; duplicates and packets beyond its window are dropped (and
  * counted). Messages spanning packets are reassembled and delivered whole.
  *
