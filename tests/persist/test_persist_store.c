@@ -409,6 +409,77 @@ START_TEST(dead_owner_release_from_two_survivors)
 }
 END_TEST
 
+/* A check-out its owner's set does not name (the member was removed, or never added):
+ * release_owner cannot find it, release_checkout releases it by its key, checked against
+ * owner and incarnation. A member whose check-out does not exist (yet) stays in the set. */
+START_TEST(release_checkout_by_key)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *dead = pt_store(f.base, &f.redis, f.defs, "baseapp07");
+    mc_persist_store *s1 = pt_store(f.base, &f.redis, f.defs, "baseapp08");
+    uint64_t id = create_thing(&f, dead, "lost", NULL);
+    mc_persist_store_free(dead);
+    char out[256], member[64];
+    snprintf(member, sizeof member, "Thing:%llu", (unsigned long long)id);
+    rh_redis *n = pt_redis_node(&f.redis);
+    ck_assert_int_eq(rh_cli(n, out, sizeof out, "-c", "srem", "mc:owned:{baseapp07}", member,
+                            NULL),
+                     0);
+    pt_res r = {0};
+    mc_persist_release_owner(s1, "baseapp07", 1, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.count, 0); /* the set does not name it */
+    pt_res_clear(&r);
+    /* Another incarnation, another name: not released. */
+    mc_persist_release_checkout(s1, f.thing, id, "baseapp07", 2, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.count, 0);
+    pt_res_clear(&r);
+    mc_persist_release_checkout(s1, f.thing, id, "baseapp06", 1, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_uint_eq(r.count, 0);
+    pt_res_clear(&r);
+    mc_persist_checkout(s1, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OWNED);
+    pt_res_clear(&r);
+    /* The owner and incarnation: released; again: nothing to do. */
+    mc_persist_release_checkout(s1, f.thing, id, "baseapp07", 1, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.count, 1);
+    pt_res_clear(&r);
+    mc_persist_release_checkout(s1, f.thing, id, "baseapp07", 0, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.count, 0);
+    pt_res_clear(&r);
+    mc_persist_checkout(s1, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "%s", r.reason);
+    pt_res_clear(&r);
+    /* A member whose check-out does not exist (its owner added it and has not checked the
+     * entity out yet) is kept: release_owner must not take it from a running owner. */
+    ck_assert_int_eq(rh_cli(n, out, sizeof out, "-c", "sadd", "mc:owned:{baseapp07}",
+                            "Thing:999999", NULL),
+                     0);
+    mc_persist_release_owner(s1, "baseapp07", 0, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.count, 0);
+    pt_res_clear(&r);
+    ck_assert_int_eq(rh_cli(n, out, sizeof out, "-c", "sismember", "mc:owned:{baseapp07}",
+                            "Thing:999999", NULL),
+                     0);
+    ck_assert_msg(strncmp(out, "1", 1) == 0, "the member was removed: %s", out);
+    mc_persist_store_free(s1);
+    teardown(&f);
+}
+END_TEST
+
 static long mono_ms(void)
 {
     struct timespec ts;
@@ -1132,6 +1203,7 @@ static Suite *suite(void)
     tcase_add_test(tc, checkout_race_one_winner);
     tcase_add_test(tc, token_fencing);
     tcase_add_test(tc, dead_owner_release_from_two_survivors);
+    tcase_add_test(tc, release_checkout_by_key);
     tcase_add_test(tc, redis_killed_and_restarted_mid_stream);
     tcase_add_test(tc, password_and_wrong_password);
     tcase_add_test(tc, redis_stopped_then_continued);

@@ -294,8 +294,13 @@ void op_release_owner_reply(mc_persist_req *r, const redisReply *reply)
         }
         if (what->len == 1 && what->str[0] == '1')
             r->count++;
-        if (what->len == 4 && memcmp(what->str, "keep", 4) == 0) {
-            r->idx++; /* another incarnation of the same name holds it */
+        if ((what->len == 4 && memcmp(what->str, "keep", 4) == 0) ||
+            (what->len == 6 && memcmp(what->str, "absent", 6) == 0)) {
+            /* keep: another incarnation of the same name holds it. absent: not checked out
+             * (yet): the owner may have added the member and be about to check it out (a
+             * process declared dead that still runs); removing the member then would leave
+             * a check-out its set does not name. */
+            r->idx++;
             ro_next_member(r);
             return;
         }
@@ -330,5 +335,41 @@ void mc_persist_release_owner(mc_persist_store *s, const char *owner, uint64_t i
         r->capargs = -1;
     r->cursor = 0;
     ro_scan(r);
+    mc_store_submit(s, r);
+}
+
+void mc_persist_release_checkout(mc_persist_store *s, const mc_entity_type_def *type,
+                                 uint64_t dbid, const char *owner, uint64_t incarnation,
+                                 mc_persist_cb cb, void *ctx)
+{
+    mc_persist_req *r = op_start(s, OP_RELEASE_OWNER, type ? type->name : NULL, cb, ctx);
+    if (!r)
+        return;
+    if (!type || !dbid || !op_name_ok(type->name) || !op_name_ok(owner)) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST,
+                        "release_checkout: type, dbid and owner name required");
+        return;
+    }
+    r->type = type;
+    r->dbid = dbid;
+    r->owner = strdup(owner);
+    r->incarnation = incarnation;
+    r->names = calloc(1, sizeof *r->names);
+    char ref[300];
+    snprintf(ref, sizeof ref, "%s:%llu", type->name, (unsigned long long)dbid);
+    if (r->names)
+        r->names[0] = strdup(ref);
+    if (!r->owner || !r->names || !r->names[0]) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "out of memory");
+        return;
+    }
+    r->nnames = 1;
+    r->idx = 0;
+    r->cursor = 0; /* one member, no scan: done after it */
+    r->step = RO_RELEASE;
+    mc_req_command(r, MC_SCRIPT_RELEASE_OWNER, 1);
+    op_key_arg(r, mc_key_owner(s, type->name, dbid), true);
+    op_str_arg(r, r->owner);
+    mc_req_argf(r, "%llu", (unsigned long long)incarnation);
     mc_store_submit(s, r);
 }

@@ -32,6 +32,7 @@ static const char *const sources[MC_SCRIPT_COUNT] = {
         "return {'OK'}\n",
     [MC_SCRIPT_RELEASE_OWNER] =
         "local o = redis.call('HMGET', KEYS[1], 'owner', 'incarnation')\n"
+        "if not o[1] then return {'OK', 'absent'} end\n"
         "if o[1] ~= ARGV[1] then return {'OK', '0'} end\n"
         "if ARGV[2] == '0' or o[2] == ARGV[2] then\n"
         "  redis.call('DEL', KEYS[1]) return {'OK', '1'} end\n"

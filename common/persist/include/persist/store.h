@@ -249,6 +249,15 @@ void mc_persist_release(mc_persist_store *s, const mc_entity_type_def *type, uin
 void mc_persist_release_owner(mc_persist_store *s, const char *owner, uint64_t incarnation,
                               mc_persist_cb cb, void *ctx);
 
+/* Release one check-out of a dead owner incarnation, found by its key (not through the
+ * owner's set, which may not name it): atomic and O(1); result.count = 1 when released, 0
+ * when the entity is not checked out by that owner (incarnation 0: any of that name). The
+ * member "Type:dbid" leaves the owner's set unless another incarnation of the name holds
+ * the check-out. Idempotent. */
+void mc_persist_release_checkout(mc_persist_store *s, const mc_entity_type_def *type,
+                                 uint64_t dbid, const char *owner, uint64_t incarnation,
+                                 mc_persist_cb cb, void *ctx);
+
 /* --- load, lookup, enumeration ------------------------------------------------------------ */
 
 /* Load (type, dbid): result.record, or NOT_FOUND, SCHEMA, BAD_DATA (reason names the field). */
