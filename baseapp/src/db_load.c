@@ -1,8 +1,11 @@
 /* Loading bases from the database (createBaseFromDB): check the entity out (atomic in
  * Redis), load it and create it here; or, when another check-out holds it, answer with the
  * live entity's mailbox, waiting (bounded) while it is being loaded and releasing the
- * check-outs of an owner that is gone (the manager declared it dead, or does not know it as
- * the process that checked the entity out). */
+ * check-out of an owner that is gone (the manager declared it dead, or does not know it as
+ * the process that checked the entity out). A check-out still "loading" after --loadWaitMs
+ * gets the same owner check: one left by a crash between check-out and mark_live is
+ * released. The release is of that one check-out, by its key (owner and incarnation checked
+ * in Redis), and a load releases at most MAX_RELEASES times: it always ends. */
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #define RETRY_MS 50
+#define MAX_RELEASES 3
 
 typedef struct db_load_op {
     struct db_load_op *prev, *next;
@@ -23,7 +27,10 @@ typedef struct db_load_op {
     char owner[64];            /* who holds it, for the reason when we give up */
     uint64_t owner_inc;        /* its incarnation */
     mc_mailbox_ref live;       /* the mailbox its check-out names */
-    mc_time_us deadline;
+    mc_time_us deadline;       /* waiting for a check-out "loading" ends then */
+    mc_time_us hard_deadline;  /* the load ends by then, whatever happens */
+    int releases;              /* check-outs of gone owners released for this load */
+    bool owner_live;           /* the check-out being checked is live (else loading) */
     struct event *ev;          /* retry, or a result delivered from the loop */
     bool in_store;             /* a store request holds this record */
     bool have_result;
@@ -108,14 +115,19 @@ static void finish_later(db_load_op *op, int status, const mc_mailbox_ref *mb, b
     schedule(op, 0);
 }
 
+static void fail_busy(db_load_op *op)
+{
+    char why[MC_REASON_MAX];
+    snprintf(why, sizeof why, "being loaded by %s for more than %llu ms",
+             op->owner[0] ? op->owner : "another baseapp",
+             (unsigned long long)op->db->load_wait_ms);
+    finish(op, MC_CALL_ERR_BUSY, NULL, false, why);
+}
+
 static void retry_later(db_load_op *op)
 {
     if (mc_clock_now_us() > op->deadline) {
-        char why[MC_REASON_MAX];
-        snprintf(why, sizeof why, "being loaded by %s for more than %llu ms",
-                 op->owner[0] ? op->owner : "another baseapp",
-                 (unsigned long long)op->db->load_wait_ms);
-        finish(op, MC_CALL_ERR_BUSY, NULL, false, why);
+        fail_busy(op);
         return;
     }
     schedule(op, RETRY_MS);
@@ -162,16 +174,39 @@ static void on_dead_released(void *ctx, const mc_persist_result *r)
     }
     if (r->status == MC_PERSIST_OK && r->count)
         op->db->st.released_of_dead += r->count;
+    if (r->status != MC_PERSIST_OK) {
+        char why[MC_REASON_MAX];
+        snprintf(why, sizeof why, "cannot release the check-out of %s: %s", op->owner,
+                 r->reason && *r->reason ? r->reason : mc_persist_status_name(r->status));
+        finish(op, db_call_status(r->status) == MC_CALL_OK ? MC_CALL_ERR_UNAVAILABLE
+                                                           : db_call_status(r->status),
+               NULL, false, why);
+        return;
+    }
+    /* Released, or already gone, or taken by someone else since: look again, within the
+     * load's bounds (a check-out that keeps coming back never makes a load spin). */
+    if (op->releases >= MAX_RELEASES || mc_clock_now_us() > op->hard_deadline) {
+        char why[MC_REASON_MAX];
+        snprintf(why, sizeof why, "still checked out by %s after releasing it %d times",
+                 op->owner[0] ? op->owner : "another baseapp", op->releases);
+        finish(op, MC_CALL_ERR_BUSY, NULL, false, why);
+        return;
+    }
     attempt(op);
 }
 
 static void release_gone_owner(db_load_op *op, mc_persist_store *store, const char *why)
 {
-    /* Its owner is gone but its check-outs were not released yet: release them. */
-    MC_INFO("persistence: %s %llu is held by %s, which is %s: releasing its check-outs",
-            op->td->name, (unsigned long long)op->dbid, op->owner, why);
+    /* Its owner is gone but its check-out was not released yet: release it, by its key
+     * (the owner's set may not name it), only if owner and incarnation still match. */
+    MC_INFO("persistence: %s %llu is held by %s (incarnation %016llx, %s), which is %s: "
+            "releasing its check-out",
+            op->td->name, (unsigned long long)op->dbid, op->owner,
+            (unsigned long long)op->owner_inc, op->owner_live ? "live" : "loading", why);
+    op->releases++;
     op->in_store = true;
-    mc_persist_release_owner(store, op->owner, op->owner_inc, on_dead_released, op);
+    mc_persist_release_checkout(store, op->td, op->dbid, op->owner, op->owner_inc,
+                                on_dead_released, op);
 }
 
 static void owner_check_cancel(mc_engine *e, void *ctx)
@@ -191,35 +226,72 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
     if (!e)
         return;
     if (!reply) { /* the manager did not answer: take the check-out at its word */
-        finish(op, MC_CALL_OK, &op->live, true, NULL);
+        if (op->owner_live)
+            finish(op, MC_CALL_OK, &op->live, true, NULL);
+        else
+            fail_busy(op);
         return;
     }
-    mc_address addr;
-    mc_mailbox_address(&op->live, &addr);
-    char text[MC_ADDRESS_STRLEN];
-    mc_address_format(&addr, text, sizeof text);
-    /* A live baseapp at that address, of that incarnation (its name may have changed: a
-     * process registers again under a new name with a restarted manager). */
+    char text[MC_ADDRESS_STRLEN] = "";
+    if (op->owner_live) {
+        mc_address addr;
+        mc_mailbox_address(&op->live, &addr);
+        mc_address_format(&addr, text, sizeof text);
+    }
+    /* A live baseapp of that incarnation (its name may have changed: a process registers
+     * again under a new name with a restarted manager), at that address for a live
+     * check-out (a loading one names no address). */
     const Mc__Control__ProcessInfo *at = NULL;
     bool alive = false;
     for (size_t i = 0; reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK &&
                        i < reply->n_processes && !alive;
          i++) {
         const Mc__Control__ProcessInfo *p = reply->processes[i];
-        if (!p->internal_addr || strcmp(p->internal_addr, text) != 0)
+        if (op->owner_live && (!p->internal_addr || strcmp(p->internal_addr, text) != 0))
+            continue;
+        bool same = db_incarnation_of(p->host ? p->host : "", p->pid) == op->owner_inc;
+        if (!op->owner_live && !same)
             continue;
         at = p;
-        alive = p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
-                db_incarnation_of(p->host ? p->host : "", p->pid) == op->owner_inc;
+        alive = p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE && same;
     }
     int st;
     mc_persist_store *store = db_store(op->db, &st);
     if (alive || !store) {
-        finish(op, MC_CALL_OK, &op->live, true, NULL);
+        if (op->owner_live)
+            finish(op, MC_CALL_OK, &op->live, true, NULL);
+        else
+            fail_busy(op); /* really being loaded, for longer than --loadWaitMs */
         return;
     }
     release_gone_owner(op, store,
                        at ? "not the process that checked it out" : "no live baseapp there");
+}
+
+/* Ask the manager whether the owner is the live process that checked the entity out
+ * (on_owner_info decides); without an answer possible, the check-out is taken at its word. */
+static void ask_manager(db_load_op *op, const mc_persist_owner *owner)
+{
+    base_db *db = op->db;
+    (void)owner;
+    mc_engine_wait *w = mc_engine_wait_new(db->e, owner_check_cancel, op);
+    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_BY_ROLE,
+                              MC_ROLE_BASEAPP, NULL, on_owner_info, w) != 0) {
+        if (w)
+            mc_engine_wait_drop(w);
+        if (op->owner_live)
+            finish(op, MC_CALL_OK, &op->live, true, NULL);
+        else
+            fail_busy(op);
+    }
+}
+
+/* Our own name with another incarnation: an earlier process under this name (a cluster
+ * restarted without its check-outs released) holds it. */
+static bool stale_owner(const base_db *db, const mc_persist_owner *owner)
+{
+    return db->owner_set && owner->name && strcmp(owner->name, db->owner) == 0 &&
+           owner->incarnation != db->incarnation;
 }
 
 /* Another check-out holds the entity. */
@@ -230,7 +302,24 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     mc_mailbox_ref mb;
     if (!owner || owner->state != MC_PERSIST_LIVE || !owner->mailbox ||
         !mc_server_mailbox_unpack(owner->mailbox, owner->mailbox_len, &mb)) {
-        retry_later(op); /* being loaded: wait until it is live */
+        /* Being loaded: wait until it is live. After --loadWaitMs, or at once for an earlier
+         * process of our own name, check its owner as for a live one: a crash between
+         * check-out and mark_live leaves a "loading" check-out nobody would end. */
+        if (!owner || !owner->name || !*owner->name) {
+            retry_later(op);
+            return;
+        }
+        op->owner_live = false;
+        op->owner_inc = owner->incarnation;
+        if (stale_owner(db, owner)) {
+            release_gone_owner(op, store, "an earlier process of our name");
+            return;
+        }
+        if (mc_clock_now_us() <= op->deadline) {
+            schedule(op, RETRY_MS);
+            return;
+        }
+        ask_manager(op, owner);
         return;
     }
     mc_address addr;
@@ -247,11 +336,9 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     char text[MC_ADDRESS_STRLEN];
     mc_address_format(&addr, text, sizeof text);
     op->owner_inc = owner->incarnation;
+    op->owner_live = true;
     op->live = mb;
-    /* Our own name with another incarnation: an earlier process under this name (a cluster
-     * restarted without its check-outs released) holds it. */
-    bool stale = db->owner_set && owner->name && strcmp(owner->name, db->owner) == 0 &&
-                 owner->incarnation != db->incarnation;
+    bool stale = stale_owner(db, owner);
     Mc__Control__ProcessState ps = mc_server_peer_state(mc_engine_server(db->e), text);
     bool gone = ps != MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
                 ps != MC__CONTROL__PROCESS_STATE__STATE_UNKNOWN; /* dead, stopped, fenced */
@@ -260,13 +347,7 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
         return;
     }
     /* Ask the manager whether the owner is that live process. */
-    mc_engine_wait *w = mc_engine_wait_new(db->e, owner_check_cancel, op);
-    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_BY_ROLE,
-                              MC_ROLE_BASEAPP, NULL, on_owner_info, w) != 0) {
-        if (w)
-            mc_engine_wait_drop(w);
-        finish(op, MC_CALL_OK, &mb, true, NULL);
-    }
+    ask_manager(op, owner);
 }
 
 static void on_checkout(void *ctx, const mc_persist_result *r)
@@ -365,6 +446,8 @@ int db_load(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char
     op->dbid = dbid;
     snprintf(op->ident, sizeof op->ident, "%s", by_name ? ident : "");
     op->deadline = mc_clock_now_us() + db->load_wait_ms * MC_US_PER_MS;
+    /* Waiting (loadWaitMs), then checking and releasing a gone owner's check-out: bounded. */
+    op->hard_deadline = op->deadline + db->load_wait_ms * MC_US_PER_MS + 10 * MC_US_PER_S;
     op->done = done;
     op->ctx = ctx;
     op->next = db->loads;

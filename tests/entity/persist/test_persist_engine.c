@@ -408,22 +408,27 @@ START_TEST(test_stale_write_refused_by_token)
 END_TEST
 
 /* A check-out in state "loading" (another baseapp is loading the entity): a load waits for
- * it; when the other load never ends, it gives up after --loadWaitMs with the owner's name. */
+ * it; when the other load never ends and its owner is the live process that checked it out,
+ * it gives up after --loadWaitMs with the owner's name; when the check-out's owner is not
+ * that process (its incarnation differs: a crash between check-out and mark_live), it is
+ * released after --loadWaitMs and the entity loads. */
 START_TEST(test_load_waits_for_a_loading_entity)
 {
     rh_redis *r = start_redis(false);
     pc_cluster c;
     pc_start(&c, rh_addr(r), 2, "--loadWaitMs=2000");
-    const char *b1 = c.base_name[0];
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    char inc2[32];
+    ck_assert(pc_value(&c, b2, "db/incarnation", inc2, sizeof inc2));
     int32_t id = pc_create(&c, b1, "{\"name\":\"slow\",\"counter\":7}");
     uint64_t dbid = write_ok(&c, b1, id);
     destroy_released(&c, b1, id, "nowrite");
     char okey[96], out[8192], key[32];
     snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
     dbid_text(dbid, key, sizeof key);
-    /* baseapp02 "is loading" it and never finishes. */
-    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", okey, "owner", "baseapp02",
-                            "incarnation", "1", "state", "loading", "token",
+    /* baseapp02 (the live process, its incarnation) "is loading" it and never finishes. */
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", okey, "owner", b2,
+                            "incarnation", inc2, "state", "loading", "token",
                             "00000000000000000000000000000000", NULL),
                      0);
     long t0 = 0;
@@ -436,8 +441,10 @@ START_TEST(test_load_waits_for_a_loading_entity)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     long waited = ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - t0;
-    ck_assert_msg(strstr(out, "busy") && strstr(out, "being loaded by baseapp02"),
-                  "load of a loading entity: %s", out);
+    char want[64];
+    snprintf(want, sizeof want, "being loaded by %s", b2);
+    ck_assert_msg(strstr(out, "busy") && strstr(out, want), "load of a loading entity: %s",
+                  out);
     ck_assert_msg(waited >= 1000, "gave up after %ld ms, long before --loadWaitMs", waited);
     /* Again, and the other load ends (its check-out goes) while this one waits: it loads. */
     char bin[512], mopt[64], log[700];
@@ -452,6 +459,31 @@ START_TEST(test_load_waits_for_a_loading_entity)
     ck_assert_int_eq(h_wait_exit(pid, 30000), 0);
     ck_assert_msg(h_file_contains(log, "dbid") && h_file_contains(log, " loaded"),
                   "the waiting load did not load it (%s)", log);
+    /* Its check-out "loading" by an earlier incarnation of baseapp02 (crashed before
+     * mark_live; the name now belongs to another process): released after --loadWaitMs. */
+    {
+        /* The copy it loaded goes away first (released, not written). */
+        FILE *f = fopen(log, "r");
+        ck_assert_ptr_nonnull(f);
+        char buf[1024] = "";
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        char loaded[64];
+        ck_assert(pc_result(buf, "command/createBaseFromDB", loaded, sizeof loaded));
+        ck_assert_int_gt(atoi(loaded), 0);
+        destroy_released(&c, b1, (int32_t)atoi(loaded), "nowrite");
+    }
+    long long released = pc_int(&c, b1, "db/releasedOfDead");
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", okey, "owner", b2, "incarnation", "1",
+                            "state", "loading", "token", "00000000000000000000000000000000",
+                            NULL),
+                     0);
+    bool live = true;
+    int32_t got = load_ok(&c, b1, "createBaseFromDB", key, &live);
+    ck_assert_msg(!live, "a crashed loader's check-out was taken as live");
+    ck_assert_int_eq(pc_prop_int(&c, b1, got, "counter"), 7);
+    ck_assert_int_eq(pc_int(&c, b1, "db/releasedOfDead"), released + 1);
     pc_stop(&c);
     rh_stop(r);
 }
@@ -567,6 +599,54 @@ START_TEST(test_orphaned_checkouts)
     ck_assert_msg(pc_wait_int(&c2, c2.base_name[0], "db/autoloaded", 1, WAIT_MS),
                   "the auto-load entity did not come back after the crash");
     pc_stop(&c2);
+    rh_stop(r);
+}
+END_TEST
+
+/* The lone baseapp dies (no survivor hears of it) holding two check-outs its death left
+ * behind: one whose member its owner set lost (a release of the owner racing with its
+ * check-out removed it), one still "loading" (it crashed between check-out and
+ * mark_live). A new baseapp loads both in bounded time, releasing each check-out by its
+ * key: never a load that spins, never one refused for good. */
+START_TEST(test_orphans_unlisted_or_loading)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, NULL);
+    const char *b1 = c.base_name[0];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"unlisted\",\"counter\":11}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    int32_t id2 = pc_create(&c, b1, "{\"name\":\"halfway\",\"counter\":12}");
+    uint64_t dbid2 = write_ok(&c, b1, id2);
+    h_kill(c.base[0], SIGKILL);
+    h_wait_exit(c.base[0], 10000);
+    c.base[0] = -1;
+    char path[96];
+    snprintf(path, sizeof path, "processes/%s/state", b1);
+    ck_assert(h_wait_watch(c.manager, "manager", path, "dead", WAIT_MS));
+    char set[96], member[64], okey2[96], out[256];
+    snprintf(set, sizeof set, "mc:owned:{%s}", b1);
+    snprintf(member, sizeof member, "Keeper:%llu", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "SREM", set, member, NULL), 0);
+    ck_assert_msg(strncmp(out, "1", 1) == 0, "SREM %s %s: %s", set, member, out);
+    snprintf(okey2, sizeof okey2, "mc:o:{Keeper:%llu}", (unsigned long long)dbid2);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", okey2, "state", "loading", NULL), 0);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HDEL", okey2, "mailbox", NULL), 0);
+    int slot = pc_add_baseapp(&c, "--loadWaitMs=1000");
+    const char *b2 = c.base_name[slot];
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live = true;
+    int32_t got = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert_msg(!live, "the dead owner's check-out was taken as live");
+    ck_assert_int_eq(pc_prop_int(&c, b2, got, "counter"), 11);
+    dbid_text(dbid2, key, sizeof key);
+    live = true;
+    got = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert_msg(!live, "the crashed loader's check-out was taken as live");
+    ck_assert_int_eq(pc_prop_int(&c, b2, got, "counter"), 12);
+    ck_assert_int_eq(pc_int(&c, b2, "db/releasedOfDead"), 2);
+    pc_stop(&c);
     rh_stop(r);
 }
 END_TEST
@@ -828,6 +908,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_archiving_writes_every_entity);
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
     tcase_add_test(tc, test_orphaned_checkouts);
+    tcase_add_test(tc, test_orphans_unlisted_or_loading);
     tcase_add_test(tc, test_def_changes);
     tcase_add_test(tc, test_autoload_spread);
     tcase_add_test(tc, test_redis_restart_during_writes);
