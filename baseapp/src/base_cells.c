@@ -1,6 +1,7 @@
 /* A base's cell: created in the space of another cell or in a new space (CREATE_CELL to the
  * cellapp), destroyed on request (DESTROY_CELL), lost when the cell goes (CELL_GONE) or its
  * cellapp dies. The base keeps cellData: what its next cell starts from. */
+#include "base_db.h"
 #include "baseapp.h"
 #include "common/log.h"
 
@@ -33,7 +34,9 @@ static void cell_failed(mc_engine *e, mc_entity *ent, int status, const char *re
     MC_INFO("%s %d: no cell (%s: %s)", ent->td->name, (int)ent->id, mc_call_status_name(status),
             reason);
     base_fail_cell_queue(e, ent, MC_CALL_ERR_NO_ENTITY, "its cell could not be created");
+    int32_t id = ent->id;
     mc_engine_run_hook(e, ent, MC_HOOK_CREATE_CELL_FAILURE, reason);
+    db_on_cell_change(e, id); /* a fenced copy goes once its cell is gone */
 }
 
 static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *payload)
@@ -65,8 +68,10 @@ static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *pay
     ent->cell_state = MC_CELL_LIVE;
     MC_DEBUG("%s %d: cell created in space %d", ent->td->name, (int)ent->id, (int)space);
     free(w);
+    int32_t id = ent->id;
     base_flush_cell_queue(e, ent);
     mc_engine_run_hook(e, ent, MC_HOOK_GET_CELL, NULL);
+    db_on_cell_change(e, id); /* a copy fenced while its cell was being created */
 }
 
 /* Send CREATE_CELL for ent to the cellapp at addr. */
@@ -172,7 +177,12 @@ int base_op_destroy_cell(const mc_call_ctx *call)
 {
     mc_engine *e;
     mc_entity *ent = calling_base(call, &e);
-    if (!ent || ent->cell_state != MC_CELL_LIVE)
+    return ent ? base_destroy_cell(e, ent) : MC_CALL_ERR_STATE;
+}
+
+int base_destroy_cell(mc_engine *e, mc_entity *ent)
+{
+    if (ent->cell_state != MC_CELL_LIVE)
         return MC_CALL_ERR_STATE;
     mc_ostream os;
     mc_ostream_init(&os);
@@ -191,7 +201,9 @@ static void lose_cell(mc_engine *e, mc_entity *ent, const char *why)
     ent->cell_state = MC_CELL_NONE;
     memset(&ent->cell, 0, sizeof ent->cell);
     MC_DEBUG("%s %d lost its cell (%s)", ent->td->name, (int)ent->id, why);
+    int32_t id = ent->id;
     mc_engine_run_hook(e, ent, MC_HOOK_LOSE_CELL, NULL);
+    db_on_cell_change(e, id); /* a fenced copy goes once its cell is gone */
 }
 
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is)

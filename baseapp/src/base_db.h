@@ -39,7 +39,8 @@ typedef struct db_rec {
     char token[96];             /* the check-out's token (with dbid) */
     bool creating;              /* the first write (create) is in flight */
     bool gone;                  /* the entity was destroyed while creating */
-    bool fenced;                /* Redis refused a write: another check-out holds it */
+    bool fenced;                /* not ours to write: refused by token, or released */
+    bool evict;                 /* refused by token: the copy here goes (cell, then base) */
     bool autoload;              /* the flag the game wants */
     bool autoload_stored;       /* the flag as last stored */
     bool destroy_delete;        /* destroy deletes it from the database */
@@ -148,6 +149,9 @@ void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const 
 void db_mark_live(base_db *db, db_rec *rec);
 /* Store the record's auto-load flag when it differs from what was stored. */
 void db_store_autoload(base_db *db, db_rec *rec);
+/* Its cell was created, destroyed or lost (or could not be created): a fenced copy's next
+ * step (destroy the cell, or the base once the cell is gone). */
+void db_on_cell_change(mc_engine *e, int32_t id);
 /* Write a base (and its cell part): done (may be NULL) gets the outcome exactly once, later,
  * unless this returns an error. release_after: release the check-out after the write. */
 int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done, void *ctx);

@@ -62,6 +62,9 @@ int base_op_create_cell(const mc_call_ctx *call, const mc_mailbox_ref *near,
 int base_op_create_in_new_space(const mc_call_ctx *call, const mc_vector3 *position,
                                 const mc_vector3 *direction);
 int base_op_destroy_cell(const mc_call_ctx *call);
+/* Destroy a base's live cell (DESTROY_CELL; the base hears CELL_GONE): MC_CALL_ERR_STATE
+ * unless the cell is live. */
+int base_destroy_cell(mc_engine *e, mc_entity *ent);
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_on_peer_death(mc_engine *e, const char *addr);
 

@@ -36,22 +36,53 @@ void db_log_failure(base_db *db, const char *what, uint16_t type, int32_t id,
                mc_persist_status_name(r->status), r->reason ? r->reason : "");
 }
 
+/* The next step of a fenced copy's end: its cell destroyed (as destroyCellEntity does),
+ * then, once the cell is gone (db_on_cell_change), the base. */
+static void evict_step(base_db *db, mc_entity *ent)
+{
+    if (!ent || ent->in_reap || mc_engine_freeing(db->e))
+        return;
+    switch (ent->cell_state) {
+    case MC_CELL_NONE:
+        mc_engine_destroy_entity(db->e, ent);
+        return;
+    case MC_CELL_LIVE: {
+        int rc = base_destroy_cell(db->e, ent);
+        if (rc != MC_CALL_OK)
+            MC_WARNING("persistence: %s %d is fenced but its cell cannot be destroyed: %s",
+                       ent->td->name, (int)ent->id, mc_call_status_name(rc));
+        return;
+    }
+    default:
+        return; /* being created (destroyed once created) or being destroyed */
+    }
+}
+
+void db_on_cell_change(mc_engine *e, int32_t id)
+{
+    base_db *db = base_db_of(e);
+    db_rec *rec = db ? db_rec_of(db, id) : NULL;
+    if (rec && rec->evict)
+        evict_step(db, mc_engine_find(e, id));
+}
+
 /* Redis refused a write by token: another check-out holds the entity now (this baseapp was
- * declared dead and the entity loaded elsewhere). The copy here must not live on. */
+ * declared dead and the entity loaded elsewhere). The copy here must not live on: its cell
+ * is destroyed, then the base, without writing. */
 static void fenced(base_db *db, db_rec *rec)
 {
     db->st.fenced++;
-    if (!rec || rec->fenced)
+    if (!rec || rec->evict)
         return;
     rec->fenced = true;
+    rec->evict = true;
     rec->destroy_nowrite = true;
     mc_entity *ent = mc_engine_find(db->e, rec->id);
     MC_WARNING("persistence: %s %d (database id %llu) is checked out by another baseapp now: "
-               "its copy here is %s",
+               "its copy here is destroyed%s",
                ent ? ent->td->name : "entity", (int)rec->id, (unsigned long long)rec->dbid,
-               ent && ent->cell_state == MC_CELL_NONE ? "destroyed" : "no longer written");
-    if (ent && !ent->in_reap && ent->cell_state == MC_CELL_NONE && !mc_engine_freeing(db->e))
-        mc_engine_destroy_entity(db->e, ent);
+               ent && ent->cell_state != MC_CELL_NONE ? " (its cell first)" : "");
+    evict_step(db, ent);
 }
 
 static void on_release_counted(void *ctx, const mc_persist_result *r)

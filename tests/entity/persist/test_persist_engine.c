@@ -407,6 +407,54 @@ START_TEST(test_stale_write_refused_by_token)
 }
 END_TEST
 
+/* A copy with a cell is fenced (its check-out released behind its back and the entity
+ * loaded elsewhere): its cell is destroyed, then its base; only the other copy lives. */
+START_TEST(test_fenced_copy_with_a_cell)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    long long cells0 = pc_int(&c, c.cell_name, "entities/count");
+    int32_t id = pc_create(&c, b1, "{\"name\":\"celled\",\"counter\":1}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    pc_invoke(&c, b1, id, "makeCell", NULL);
+    char path[96];
+    snprintf(path, sizeof path, "entities/%d/cell", (int)id);
+    ck_assert(h_wait_watch(c.manager, b1, path, "CELL", WAIT_MS));
+    ck_assert(pc_wait_int(&c, c.cell_name, "entities/count", cells0 + 1, WAIT_MS));
+    char okey[96], out[512];
+    snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "DEL", okey, NULL), 0);
+    char key[32];
+    dbid_text(dbid, key, sizeof key);
+    bool live;
+    int32_t id2 = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    pc_invoke(&c, b2, id2, "bump", "[1000]");
+    ck_assert_int_eq(write_ok(&c, b2, id2), dbid);
+    /* baseapp01 writes its copy (the cell part fetched from its cell): refused by token. */
+    pc_invoke(&c, b1, id, "bump", "[5]");
+    char why[8192];
+    ck_assert_int_eq(pc_write(&c, b1, id, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "state"), "stale write: %s", why);
+    /* Its cell goes, then its base. */
+    ck_assert_msg(pc_wait_int(&c, c.cell_name, "entities/count", cells0, WAIT_MS),
+                  "the fenced copy's cell still lives (log %s)", c.log_base[0]);
+    ck_assert_msg(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS),
+                  "the fenced copy's base still lives (log %s)", c.log_base[0]);
+    char hkey[96];
+    snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL), 0);
+    ck_assert_msg(strncmp(out, "1001", 4) == 0, "stored counter: %s", out);
+    ck_assert_int_eq(load_ok(&c, b1, "createBaseFromDB", key, &live), id2);
+    ck_assert(live);
+    ck_assert_int_eq(pc_int(&c, b2, "entities/count"), 1);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 /* A check-out in state "loading" (another baseapp is loading the entity): a load waits for
  * it; when the other load never ends and its owner is the live process that checked it out,
  * it gives up after --loadWaitMs with the owner's name; when the check-out's owner is not
@@ -904,6 +952,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_kill9_releases_checkouts);
     tcase_add_test(tc, test_cut_off_baseapp_is_fenced);
     tcase_add_test(tc, test_stale_write_refused_by_token);
+    tcase_add_test(tc, test_fenced_copy_with_a_cell);
     tcase_add_test(tc, test_load_waits_for_a_loading_entity);
     tcase_add_test(tc, test_archiving_writes_every_entity);
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
