@@ -833,6 +833,49 @@ START_TEST(test_redis_restart_during_writes)
 }
 END_TEST
 
+/* A graceful shutdown right after entities asked for their first write (create), still in
+ * flight (Redis paused): the shutdown waits for them, writes them and releases their
+ * check-outs before the process exits. */
+START_TEST(test_shutdown_with_first_writes_in_flight)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, "--shutdownWriteMs=15000");
+    const char *b1 = c.base_name[0];
+    enum { N = 3 };
+    int32_t ids[N];
+    for (int i = 0; i < N; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"new%d\",\"counter\":%d}", i, 70 + i);
+        ids[i] = pc_create(&c, b1, props);
+    }
+    ck_assert_int_eq(kill(rh_pid(r), SIGSTOP), 0);
+    for (int i = 0; i < N; i++)
+        pc_invoke(&c, b1, ids[i], "save", NULL); /* writeToDB: the create waits on Redis */
+    ck_assert_int_eq(kill(c.base[0], SIGTERM), 0);
+    h_sleep_ms(1000);
+    ck_assert_int_eq(kill(rh_pid(r), SIGCONT), 0);
+    ck_assert_int_eq(h_wait_exit(c.base[0], 30000), 0);
+    c.base[0] = -1;
+    ck_assert_msg(h_file_contains(c.log_base[0], "every entity written and released"),
+                  "the shutdown did not write its entities (log %s)", c.log_base[0]);
+    char out[256];
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "SCARD", "mc:t:{Keeper}", NULL), 0);
+    ck_assert_msg(atoi(out) == N, "entities stored: %s", out);
+    for (int dbid = 1; dbid <= N; dbid++) {
+        char okey[96], hkey[96];
+        snprintf(okey, sizeof okey, "mc:o:{Keeper:%d}", dbid);
+        snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%d}", dbid);
+        ck_assert_int_eq(rh_cli(r, out, sizeof out, "EXISTS", okey, NULL), 0);
+        ck_assert_msg(strncmp(out, "0", 1) == 0, "%s still checked out", okey);
+        ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL), 0);
+        ck_assert_msg(atoi(out) >= 70 && atoi(out) < 70 + N, "%s counter: %s", hkey, out);
+    }
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(test_shutdown_writes_and_autoload)
 {
     rh_redis *r = start_redis(false);
@@ -962,6 +1005,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_autoload_spread);
     tcase_add_test(tc, test_redis_restart_during_writes);
     tcase_add_test(tc, test_shutdown_writes_and_autoload);
+    tcase_add_test(tc, test_shutdown_with_first_writes_in_flight);
     tcase_add_test(tc, test_on_redis_cluster);
     suite_add_tcase(s, tc);
     return s;
