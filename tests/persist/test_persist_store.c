@@ -648,6 +648,46 @@ START_TEST(password_and_wrong_password)
 }
 END_TEST
 
+/* A store without the password against a Redis that wants one: its scripts are refused
+ * (NOAUTH); the request fails with AUTH and its callback frees the store. Nothing touches
+ * the freed store afterwards (run under ASan). */
+typedef struct {
+    mc_persist_store *s;
+    bool done;
+    mc_persist_status st;
+} free_in_cb;
+
+static void free_store_cb(void *ctx, const mc_persist_result *r)
+{
+    free_in_cb *f = ctx;
+    f->st = r->status;
+    f->done = true;
+    mc_persist_store_free(f->s);
+    f->s = NULL;
+}
+
+START_TEST(auth_missing_store_freed_in_callback)
+{
+    fixture f;
+    rh_options opt = {.password = true};
+    setup(&f, &opt);
+    for (int round = 0; round < 3; round++) {
+        mc_persist_config cfg = {.process_name = "baseapp03", .defs = f.defs};
+        pt_config(&f.redis, &cfg, false);
+        char err[256];
+        free_in_cb fc = {0};
+        fc.s = mc_persist_store_new(f.base, &cfg, err, sizeof err);
+        ck_assert_ptr_nonnull(fc.s);
+        mc_persist_lookup(fc.s, f.thing, "anyone", free_store_cb, &fc);
+        ck_assert(pt_wait(f.base, &fc.done, 10000));
+        ck_assert_int_eq(fc.st, MC_PERSIST_AUTH);
+        ck_assert_ptr_null(fc.s);
+        pt_run(f.base, 300); /* the connection's last replies and callbacks */
+    }
+    teardown(&f);
+}
+END_TEST
+
 /* Redis forgets the scripts (SCRIPT FLUSH): the next requests fall back to EVAL and work. */
 START_TEST(scripts_flushed)
 {
@@ -1206,6 +1246,7 @@ static Suite *suite(void)
     tcase_add_test(tc, release_checkout_by_key);
     tcase_add_test(tc, redis_killed_and_restarted_mid_stream);
     tcase_add_test(tc, password_and_wrong_password);
+    tcase_add_test(tc, auth_missing_store_freed_in_callback);
     tcase_add_test(tc, redis_stopped_then_continued);
     tcase_add_test(tc, def_changes);
     tcase_add_test(tc, schema_compare_pure);

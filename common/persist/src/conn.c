@@ -147,21 +147,27 @@ static void auth_reply(redisAsyncContext *ac, void *r, void *priv)
 
 static void script_reply(redisAsyncContext *ac, void *r, void *priv)
 {
+    const redisReply *reply = r;
+    /* hs lives inside the connection: not read before we know the connection is ours (a
+     * context being freed answers its pending commands with NULL, data cleared). */
+    if (!reply || !ac->data)
+        return;
     mc_conn_hs *hs = priv;
     mc_persist_conn *c = hs->c;
-    const redisReply *reply = r;
-    if (!reply || !ac->data || c->handshake_failed)
+    if (c->handshake_failed)
         return;
-    if (reply->type != REDIS_REPLY_STRING || reply->len != 40) {
-        handshake_fail(c, "SCRIPT LOAD failed", reply);
-        return;
-    }
-    /* The sha of a script is the same on every node and after every restart. */
-    memcpy(c->s->shas[hs->i], reply->str, 40);
-    c->s->shas[hs->i][40] = '\0';
+    /* A refusal fails requests whose callbacks may free the store: inside enter/leave, and
+     * nothing of c or s touched after leave. */
     mc_persist_store *s = c->s;
     mc_store_enter(s);
-    handshake_step_done(c);
+    if (reply->type != REDIS_REPLY_STRING || reply->len != 40) {
+        handshake_fail(c, "SCRIPT LOAD failed", reply);
+    } else {
+        /* The sha of a script is the same on every node and after every restart. */
+        memcpy(s->shas[hs->i], reply->str, 40);
+        s->shas[hs->i][40] = '\0';
+        handshake_step_done(c);
+    }
     mc_store_leave(s);
 }
 
