@@ -31,6 +31,7 @@ extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
 struct db_load_op;
+struct db_live_req;
 
 typedef struct db_rec {
     int32_t id;                 /* entity id */
@@ -77,6 +78,10 @@ typedef struct base_db {
     char autoload_name[64][32];
     char autoload_addr[64][MC_ADDRESS_STRLEN];
     struct db_load_op *loads;      /* loads in progress (list) */
+    struct db_live_req *lives;     /* mark_live requests in progress or waiting to retry */
+    uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
+    mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */
+    uint64_t live_log_quiet;       /* failures not logged since */
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;
@@ -145,8 +150,11 @@ typedef struct db_waiter {
 } db_waiter;
 /* Release a check-out of ours (counted in db/released once acknowledged). */
 void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token);
-/* Tell the store the check-out is live with the base's mailbox. */
+/* Tell the store the check-out is live with the base's mailbox; a failure is retried with
+ * back-off (bounded), FENCED ends the copy as a fenced write does. */
 void db_mark_live(base_db *db, db_rec *rec);
+/* Free the mark_live retries still waiting (the store was freed: none is in it). */
+void db_lives_free(base_db *db);
 /* Store the record's auto-load flag when it differs from what was stored. */
 void db_store_autoload(base_db *db, db_rec *rec);
 /* Its cell was created, destroyed or lost (or could not be created): a fenced copy's next

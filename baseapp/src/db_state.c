@@ -194,6 +194,8 @@ static int add_watchers(base_db *db)
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         bad |= mc_watch_add(w, counters[i].path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_u64,
                             NULL, (char *)&db->st + counters[i].off) != MC_WATCH_OK;
+    bad |= mc_watch_add_uint(w, "db/faults/failMarkLive", &db->fail_mark_live,
+                             MC_WATCH_READ_WRITE) != MC_WATCH_OK;
     bad |= mc_watch_add(w, "db/incarnation", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_u64, NULL,
                         &db->incarnation) != MC_WATCH_OK;
     bad |= mc_watch_add(w, "db/redis", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_where, NULL,
@@ -276,6 +278,7 @@ void base_db_free(mc_engine *e)
         db->store = NULL;
         mc_persist_store_free(store);
     }
+    db_lives_free(db);
     for (size_t i = 0; i < db->by_id.cap; i++)
         if (db->by_id.keys[i])
             free_rec(db->by_id.vals[i]);

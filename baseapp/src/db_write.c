@@ -155,18 +155,175 @@ static void on_written(void *ctx, const mc_persist_result *r)
     finish(w, status, w->dbid, r->reason);
 }
 
-void db_mark_live(base_db *db, db_rec *rec)
+/* ---- mark_live, retried ----------------------------------------------------------------- */
+
+/* A failed mark_live leaves the check-out "loading": loaders would wait and fail BUSY instead
+ * of getting the live mailbox. It is retried after 200 ms, doubling, LIVE_TRIES times in all
+ * (about 12 s of back-off), while the record still holds that check-out. */
+#define LIVE_FIRST_MS 200
+#define LIVE_TRIES 7
+
+typedef struct db_live_req {
+    struct db_live_req *prev, *next;
+    base_db *db;
+    int32_t id;
+    uint64_t dbid;
+    char token[96];
+    int tries;
+    bool in_store;
+    struct event *ev;
+} live_req;
+
+static void live_drop(live_req *lr)
 {
+    base_db *db = lr->db;
+    if (lr->prev)
+        lr->prev->next = lr->next;
+    else if (db->lives == lr)
+        db->lives = lr->next;
+    if (lr->next)
+        lr->next->prev = lr->prev;
+    if (lr->ev)
+        event_free(lr->ev);
+    free(lr);
+}
+
+void db_lives_free(base_db *db)
+{
+    while (db->lives)
+        live_drop(db->lives);
+}
+
+/* The record still holds the check-out this request marks. */
+static db_rec *live_rec(live_req *lr)
+{
+    db_rec *rec = db_rec_of(lr->db, lr->id);
+    if (!rec || rec->dbid != lr->dbid || strcmp(rec->token, lr->token) != 0 || rec->fenced ||
+        rec->gone)
+        return NULL;
+    return rec;
+}
+
+static void live_log(base_db *db, const live_req *lr, const char *what, const char *why)
+{
+    mc_time_us now = mc_clock_now_us();
+    if (now - db->live_log_at < MC_US_PER_S) {
+        db->live_log_quiet++;
+        return;
+    }
+    const mc_entity_type_def *td = NULL;
+    db_rec *rec = db_rec_of(db, lr->id);
+    if (rec)
+        td = mc_defs_type(mc_engine_defs(db->e), rec->type);
+    char quiet[64] = "";
+    if (db->live_log_quiet)
+        snprintf(quiet, sizeof quiet, "; %llu more not logged",
+                 (unsigned long long)db->live_log_quiet);
+    MC_WARNING("persistence: marking %s %d (database id %llu) live failed: %s (%s)%s",
+               td ? td->name : "entity", (int)lr->id, (unsigned long long)lr->dbid, why, what,
+               quiet);
+    db->live_log_at = now;
+    db->live_log_quiet = 0;
+}
+
+static void live_send(live_req *lr);
+
+static void on_live_retry(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    live_send(ctx);
+}
+
+static void live_failed(live_req *lr, const char *why)
+{
+    base_db *db = lr->db;
+    if (!live_rec(lr) || db->shutting_down) {
+        live_drop(lr);
+        return;
+    }
+    if (++lr->tries >= LIVE_TRIES) {
+        live_log(db, lr, "giving up: loaders wait for it and fail busy until it is released",
+                 why);
+        live_drop(lr);
+        return;
+    }
+    live_log(db, lr, "retrying", why);
+    if (!lr->ev)
+        lr->ev = event_new(mc_server_event_base(mc_engine_server(db->e)), -1, 0, on_live_retry,
+                           lr);
+    uint32_t ms = LIVE_FIRST_MS << (lr->tries - 1);
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    if (!lr->ev || event_add(lr->ev, &tv) != 0) {
+        live_log(db, lr, "giving up: cannot arm a timer", why);
+        live_drop(lr);
+    }
+}
+
+static void on_marked_live(void *ctx, const mc_persist_result *r)
+{
+    live_req *lr = ctx;
+    base_db *db = lr->db;
+    lr->in_store = false;
+    if (r->status == MC_PERSIST_OK || r->status == MC_PERSIST_CLOSED) {
+        live_drop(lr);
+        return;
+    }
+    if (r->status == MC_PERSIST_FENCED) {
+        /* Another check-out holds it now: this copy must not live on. */
+        db_rec *rec = live_rec(lr);
+        live_drop(lr);
+        if (rec)
+            fenced(db, rec);
+        return;
+    }
+    char why[MC_REASON_MAX];
+    snprintf(why, sizeof why, "%s: %s", mc_persist_status_name(r->status),
+             r->reason ? r->reason : "");
+    live_failed(lr, why);
+}
+
+static void live_send(live_req *lr)
+{
+    base_db *db = lr->db;
     int st;
     mc_persist_store *store = db_store(db, &st);
-    mc_entity *ent = mc_engine_find(db->e, rec->id);
-    if (!store || !ent)
+    db_rec *rec = live_rec(lr);
+    mc_entity *ent = rec ? mc_engine_find(db->e, rec->id) : NULL;
+    if (!store || !ent || ent->in_reap) {
+        live_drop(lr);
         return;
+    }
+    if (db->fail_mark_live) {
+        /* Rehearsal (db/faults/failMarkLive): this send is dropped as if Redis failed it. */
+        db->fail_mark_live--;
+        live_failed(lr, "dropped by db/faults/failMarkLive");
+        return;
+    }
     mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
     uint8_t bytes[MC_MAILBOX_WIRE_SIZE];
     mc_server_mailbox_pack(&mb, bytes);
-    mc_persist_mark_live(store, ent->td, rec->dbid, rec->token, bytes, sizeof bytes, NULL,
-                         NULL);
+    lr->in_store = true;
+    mc_persist_mark_live(store, ent->td, rec->dbid, rec->token, bytes, sizeof bytes,
+                         on_marked_live, lr);
+}
+
+void db_mark_live(base_db *db, db_rec *rec)
+{
+    live_req *lr = calloc(1, sizeof *lr);
+    if (!lr) {
+        MC_ERROR("persistence: out of memory marking entity %d live", (int)rec->id);
+        return;
+    }
+    lr->db = db;
+    lr->id = rec->id;
+    lr->dbid = rec->dbid;
+    snprintf(lr->token, sizeof lr->token, "%s", rec->token);
+    lr->next = db->lives;
+    if (db->lives)
+        db->lives->prev = lr;
+    db->lives = lr;
+    live_send(lr);
 }
 
 static void store_autoload(base_db *db, db_rec *rec)

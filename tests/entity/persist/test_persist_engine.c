@@ -537,6 +537,77 @@ START_TEST(test_load_waits_for_a_loading_entity)
 }
 END_TEST
 
+/* mark_live fails (Redis briefly stopped during the load; the first sends dropped through
+ * db/faults/failMarkLive, as a failure at that moment cannot be timed from outside): it is
+ * retried with back-off, the check-out becomes live and another baseapp's load gets the live
+ * mailbox, not BUSY. A copy whose check-out was taken meanwhile hears FENCED on its retry
+ * and is destroyed. */
+START_TEST(test_mark_live_retried)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--loadWaitMs=1000");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"marked\",\"counter\":3}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    destroy_released(&c, b1, id, "nowrite");
+    char out[8192], okey[96], key[32];
+    snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
+    dbid_text(dbid, key, sizeof key);
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", b1, "db/faults/failMarkLive",
+                               "2", NULL),
+                     0);
+    /* Redis stops while the load is asked, and comes back. */
+    ck_assert_int_eq(kill(rh_pid(r), SIGSTOP), 0);
+    char bin[512], mopt[64], log[700];
+    snprintf(mopt, sizeof mopt, "--manager=%s", c.manager);
+    snprintf(log, sizeof log, "%s/marklive.out", c.dir);
+    char *argv[] = {(char *)h_bin("watcher", bin, sizeof bin), mopt, "call", (char *)b1,
+                    "command/createBaseFromDB", "Keeper", key, NULL};
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    h_sleep_ms(500);
+    ck_assert_int_eq(kill(rh_pid(r), SIGCONT), 0);
+    ck_assert_int_eq(h_wait_exit(pid, 30000), 0);
+    ck_assert_msg(h_file_contains(log, " loaded"), "the load failed (%s)", log);
+    /* Its check-out becomes live after the dropped sends. */
+    bool is_live = false;
+    for (int waited = 0; waited < WAIT_MS && !is_live; waited += 100) {
+        is_live = rh_cli(r, out, sizeof out, "HGET", okey, "state", NULL) == 0 &&
+                  strncmp(out, "live", 4) == 0;
+        if (!is_live)
+            h_sleep_ms(100);
+    }
+    ck_assert_msg(is_live, "the check-out did not become live (log %s)", c.log_base[0]);
+    ck_assert_int_eq(pc_int(&c, b1, "db/faults/failMarkLive"), 0);
+    bool live = false;
+    int32_t got = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert_msg(live, "baseapp02 did not get the live mailbox");
+    ck_assert_int_eq(pc_int(&c, b1, "entities/count"), 1);
+    int32_t mine = got;
+
+    /* Again, and the check-out is taken from it while its mark_live waits to be retried:
+     * the retry hears FENCED and the copy goes. */
+    destroy_released(&c, b1, mine, "nowrite");
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", b1, "db/faults/failMarkLive",
+                               "4", NULL),
+                     0);
+    got = load_ok(&c, b1, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "DEL", okey, NULL), 0);
+    long long fenced = pc_int(&c, b1, "db/fenced");
+    int32_t other = load_ok(&c, b2, "createBaseFromDB", key, &live);
+    ck_assert(!live);
+    ck_assert_msg(pc_wait_int(&c, b1, "db/fenced", fenced + 1, WAIT_MS),
+                  "the retried mark_live was not refused (log %s)", c.log_base[0]);
+    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
+    ck_assert_int_eq(load_ok(&c, b1, "createBaseFromDB", key, &live), other);
+    ck_assert(live);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 /* Archiving: every entity with a database id is written again within the archive period,
  * without anyone asking (here 2 s; checked within 20 s). */
 START_TEST(test_archiving_writes_every_entity)
@@ -997,6 +1068,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_stale_write_refused_by_token);
     tcase_add_test(tc, test_fenced_copy_with_a_cell);
     tcase_add_test(tc, test_load_waits_for_a_loading_entity);
+    tcase_add_test(tc, test_mark_live_retried);
     tcase_add_test(tc, test_archiving_writes_every_entity);
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
     tcase_add_test(tc, test_orphaned_checkouts);
