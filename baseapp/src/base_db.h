@@ -26,7 +26,7 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT 8
+#define BASE_DB_OPTION_COUNT 9
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
@@ -70,6 +70,7 @@ typedef struct base_db {
     size_t narchive, archive_cap, archive_cursor;
     double archive_carry;
     uint64_t archive_period_ms, load_wait_ms, shutdown_write_ms;
+    uint64_t owner_grace_ms;      /* --ownerGraceMs */
     struct event *tick_ev;
     bool autoload_started, autoload_done;
     uint64_t autoload_delay_ms;

@@ -215,9 +215,16 @@ static void owner_check_cancel(mc_engine *e, void *ctx)
     finish(ctx, MC_CALL_ERR_UNAVAILABLE, NULL, false, "the process is shutting down");
 }
 
-/* What the manager knows of the owner: a live baseapp at the mailbox's address, of that
- * incarnation? Otherwise the check-out outlived its owner (a baseapp that died with no other
- * baseapp to release its check-outs, or a cluster started again after a crash). */
+/* What the manager knows of the owner. The owner is the process of the check-out's
+ * incarnation (and, for a live one, at its mailbox's address), whatever name it has now: a
+ * restarted manager hands names out again in re-registration order, so asking about the
+ * name could find another process (even this one). That process alive: the check-out
+ * holds. Known to the manager but not alive (dead, stopped, fenced): released. Unknown: the
+ * check-out outlived its owner (a baseapp that died with no other baseapp to release its
+ * check-outs, or a cluster started again after a crash) - but only once the manager has been
+ * up --ownerGraceMs (a live owner re-registers with a restarted manager within it); before
+ * that the load looks again, within its bounds. */
+#define GRACE_RECHECK_MS 250
 static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply *reply)
 {
     (void)s;
@@ -238,22 +245,40 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
         mc_mailbox_address(&op->live, &addr);
         mc_address_format(&addr, text, sizeof text);
     }
-    /* A live baseapp of that incarnation (its name may have changed: a process registers
-     * again under a new name with a restarted manager), at that address for a live
-     * check-out (a loading one names no address). */
-    const Mc__Control__ProcessInfo *at = NULL;
-    bool alive = false;
+    const Mc__Control__ProcessInfo *p = NULL;
+    bool have_manager = false;
+    uint64_t manager_up_ms = 0;
     for (size_t i = 0; reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK &&
-                       i < reply->n_processes && !alive;
+                       i < reply->n_processes;
          i++) {
-        const Mc__Control__ProcessInfo *p = reply->processes[i];
-        if (op->owner_live && (!p->internal_addr || strcmp(p->internal_addr, text) != 0))
+        const Mc__Control__ProcessInfo *q = reply->processes[i];
+        if (!q)
             continue;
-        bool same = db_incarnation_of(p->host ? p->host : "", p->pid) == op->owner_inc;
-        if (!op->owner_live && !same)
+        if ((int)q->role == (int)MC_ROLE_MANAGER) {
+            have_manager = true;
+            manager_up_ms = q->uptime_ms;
             continue;
-        at = p;
-        alive = p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE && same;
+        }
+        if ((int)q->role != (int)MC_ROLE_BASEAPP ||
+            db_incarnation_of(q->host ? q->host : "", q->pid) != op->owner_inc)
+            continue;
+        /* A loading check-out names no address: the process of that incarnation. */
+        if (op->owner_live && (!q->internal_addr || strcmp(q->internal_addr, text) != 0))
+            continue;
+        if (!p || q->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+            p = q; /* an alive entry wins over older dead ones of the same process */
+    }
+    bool alive = p && p->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE;
+    /* Another live process at the owner's address: the owner is gone for sure. */
+    const Mc__Control__ProcessInfo *other = NULL;
+    for (size_t i = 0; !p && op->owner_live &&
+                       reply->status == MC__CONTROL__QUERY_STATUS__QUERY_OK &&
+                       i < reply->n_processes;
+         i++) {
+        const Mc__Control__ProcessInfo *q = reply->processes[i];
+        if (q && q->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE && q->internal_addr &&
+            strcmp(q->internal_addr, text) == 0)
+            other = q;
     }
     int st;
     mc_persist_store *store = db_store(op->db, &st);
@@ -264,8 +289,33 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
             fail_busy(op); /* really being loaded, for longer than --loadWaitMs */
         return;
     }
-    release_gone_owner(op, store,
-                       at ? "not the process that checked it out" : "no live baseapp there");
+    if (p) {
+        char why[96];
+        snprintf(why, sizeof why, "%s to the manager (as %s)", mc_state_name(p->state),
+                 p->name ? p->name : "?");
+        release_gone_owner(op, store, why);
+        return;
+    }
+    if (other) {
+        release_gone_owner(op, store, "not the process that checked it out");
+        return;
+    }
+    uint64_t grace_ms = op->db->owner_grace_ms;
+    if (!grace_ms)
+        grace_ms = mc_server_manager_silent_ms(mc_engine_server(op->db->e)) + 2000;
+    if (have_manager && manager_up_ms >= grace_ms) {
+        release_gone_owner(op, store, "unknown to the manager");
+        return;
+    }
+    /* The manager may have restarted: the owner may not have registered again yet. */
+    if (mc_clock_now_us() > op->hard_deadline) {
+        if (op->owner_live)
+            finish(op, MC_CALL_OK, &op->live, true, NULL); /* at its word */
+        else
+            fail_busy(op);
+        return;
+    }
+    schedule(op, GRACE_RECHECK_MS);
 }
 
 /* Ask the manager whether the owner is the live process that checked the entity out
@@ -273,10 +323,10 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
 static void ask_manager(db_load_op *op, const mc_persist_owner *owner)
 {
     base_db *db = op->db;
-    (void)owner;
-    mc_engine_wait *w = mc_engine_wait_new(db->e, owner_check_cancel, op);
-    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_BY_ROLE,
-                              MC_ROLE_BASEAPP, NULL, on_owner_info, w) != 0) {
+    /* Every process the manager knows (dead ones too) and the manager itself. */
+    mc_engine_wait *w = owner->name ? mc_engine_wait_new(db->e, owner_check_cancel, op) : NULL;
+    if (!w || mc_server_query(mc_engine_server(db->e), MC__CONTROL__QUERY_KIND__QUERY_ALL,
+                              MC_ROLE_BASEAPP, "", on_owner_info, w) != 0) {
         if (w)
             mc_engine_wait_drop(w);
         if (op->owner_live)

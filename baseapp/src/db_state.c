@@ -31,6 +31,11 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "spread over the baseapps alive then (0..600000)"},
     {"shutdownWriteMs", MC_OPT_UINT, "5000",
      "how long a graceful shutdown waits for its last writes (100..600000)"},
+    {"ownerGraceMs", MC_OPT_UINT, "0",
+     "a check-out whose owner the manager does not know is released only once the manager "
+     "has been up this long, so that after a manager restart the live owner can register "
+     "again first (0: automatic, the time a process waits for a silent manager - twice its "
+     "--deadAfterMs, at least 5 s - plus 2 s; 0..600000)"},
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
@@ -61,7 +66,8 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
     } ranges[] = {{"archivePeriodS", 0, 86400},
                   {"loadWaitMs", 100, 600000},
                   {"shutdownWriteMs", 100, 600000},
-                  {"autoLoadDelayMs", 0, 600000}};
+                  {"autoLoadDelayMs", 0, 600000},
+                  {"ownerGraceMs", 0, 600000}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         uint64_t v = mc_config_get_uint(cfg, ranges[i].name);
         if (v < ranges[i].min || v > ranges[i].max) {
@@ -75,6 +81,7 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
     db->load_wait_ms = mc_config_get_uint(cfg, "loadWaitMs");
     db->shutdown_write_ms = mc_config_get_uint(cfg, "shutdownWriteMs");
     db->autoload_delay_ms = mc_config_get_uint(cfg, "autoLoadDelayMs");
+    db->owner_grace_ms = mc_config_get_uint(cfg, "ownerGraceMs");
     *enabled = (redis && *redis) || (cluster && *cluster);
     if (redis && *redis && cluster && *cluster) {
         snprintf(err, errlen, "--redis and --redisCluster: give one of them, not both");

@@ -42,6 +42,11 @@ static server_peer *new_peer_slot(mc_server *s)
     return NULL;
 }
 
+uint64_t mc_server_manager_silent_ms(const mc_server *s)
+{
+    return s->dead_after_ms * 2 > 5000 ? s->dead_after_ms * 2 : 5000;
+}
+
 server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info)
 {
     server_peer *p = NULL;
@@ -133,7 +138,7 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
     /* The manager's channel keeps itself alive (keepalives every second): if it goes
      * silent for twice the dead-after time the manager is gone (or restarted), and we
      * register again on a fresh channel. */
-    uint64_t silent_ms = s->dead_after_ms * 2 > 5000 ? s->dead_after_ms * 2 : 5000;
+    uint64_t silent_ms = mc_server_manager_silent_ms(s);
     mc_server_set_channel_timeout(s, &s->manager, silent_ms * MC_US_PER_MS);
     s->last_heartbeat_sent = 0;
     MC_INFO("registered as %s (id %u) with the manager at %s; %zu other processes; heartbeat "

@@ -708,8 +708,10 @@ START_TEST(test_orphaned_checkouts)
     h_wait_exit(c.base[slot], 10000);
     h_wait_exit(c.cell, 10000);
     h_wait_exit(c.mgr, 10000);
+    /* Its owner is unknown to the new manager: released once the manager is older than
+     * --ownerGraceMs (short here: the watcher's call waits 5 s; by default about 8 s). */
     pc_cluster c2;
-    pc_start(&c2, rh_addr(r), 1, NULL);
+    pc_start(&c2, rh_addr(r), 1, "--ownerGraceMs=1000");
     dbid_text(dbid, key, sizeof key);
     got = load_ok(&c2, c2.base_name[0], "createBaseFromDB", key, &live);
     ck_assert_msg(!live, "a crashed cluster's check-out was taken as live");
@@ -765,6 +767,89 @@ START_TEST(test_orphans_unlisted_or_loading)
     ck_assert_msg(!live, "the crashed loader's check-out was taken as live");
     ck_assert_int_eq(pc_prop_int(&c, b2, got, "counter"), 12);
     ck_assert_int_eq(pc_int(&c, b2, "db/releasedOfDead"), 2);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+/* The manager restarts while baseapp01 holds a live entity; baseapp02 registers again
+ * first and is now called baseapp01, the owner registers after it as baseapp02. A load on
+ * the other baseapp while the owner has not registered again yet must not take the
+ * manager's ignorance for the owner's death (the manager is younger than --ownerGraceMs);
+ * once it has, the load must find the owner by its incarnation and address, not by the name
+ * (which now names the loader itself): the live mailbox, never a second copy. */
+START_TEST(test_manager_restart_keeps_checkouts)
+{
+    rh_redis *r = start_redis(false);
+    pc_cluster c;
+    /* The owner stays paused a while after the others registered again: a grace longer
+     * than the automatic one (about 7 s here) keeps the test's timing loose. */
+    pc_start(&c, rh_addr(r), 2, "--ownerGraceMs=15000");
+    const char *b1 = c.base_name[0];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"kept\",\"counter\":21}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    /* The owner pauses, the manager dies and comes back on its address. */
+    ck_assert_int_eq(kill(c.base[0], SIGSTOP), 0);
+    h_kill(c.mgr, SIGKILL);
+    h_wait_exit(c.mgr, 10000);
+    char bin[512], internal[64], ropt[600];
+    snprintf(internal, sizeof internal, "--internal=%s", c.manager);
+    snprintf(ropt, sizeof ropt, "--res=%s", c.res);
+    snprintf(c.log_mgr, sizeof c.log_mgr, "%s/manager2.log", c.dir);
+    const char *log = c.log_mgr;
+    char *argv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
+    c.mgr = h_spawn(argv, log);
+    ck_assert_int_gt(c.mgr, 0);
+    /* The other baseapp and the cellapp register again: the first name goes to the
+     * baseapp that is not the owner. */
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "counts/registrations",
+                               "counts/registrations  2\n", WAIT_MS),
+                  "the processes did not register again (log %s)", log);
+    char pidtext[32], path[96], out[8192];
+    snprintf(pidtext, sizeof pidtext, "%d\n", (int)c.base[1]);
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp01/pid", pidtext,
+                               WAIT_MS),
+                  "the other baseapp did not become baseapp01 (log %s)", log);
+    /* A load now (the owner unknown to this young manager) waits; it does not release. */
+    char key[32], wlog[700], wbin[512], mopt[64];
+    dbid_text(dbid, key, sizeof key);
+    snprintf(mopt, sizeof mopt, "--manager=%s", c.manager);
+    snprintf(wlog, sizeof wlog, "%s/early-load.out", c.dir);
+    char *wargv[] = {(char *)h_bin("watcher", wbin, sizeof wbin), mopt, "--timeout", "20000",
+                     "call", "baseapp01", "command/createBaseFromDB", "Keeper", key, NULL};
+    pid_t early = h_spawn(wargv, wlog);
+    ck_assert_int_gt(early, 0);
+    h_sleep_ms(1500);
+    ck_assert_msg(pc_int(&c, "baseapp01", "entities/count") == 0,
+                  "loaded while the owner was only unknown to a restarted manager (log %s)",
+                  c.log_base[1]);
+    ck_assert_int_eq(kill(c.base[0], SIGCONT), 0);
+    snprintf(pidtext, sizeof pidtext, "%d\n", (int)c.base[0]);
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp02/pid", pidtext,
+                               WAIT_MS),
+                  "the owner did not register again as baseapp02 (log %s)", log);
+    snprintf(path, sizeof path, "processes/baseapp02/state");
+    ck_assert(h_wait_watch(c.manager, "manager", path, "alive", WAIT_MS));
+    /* The early load ends with the live mailbox. */
+    ck_assert_int_eq(h_wait_exit(early, 30000), 0);
+    ck_assert_msg(h_file_contains(wlog, " live"), "the early load did not find it live (%s)",
+                  wlog);
+    /* Loaded on the other baseapp (baseapp01 now): the live mailbox, at the owner's
+     * address. */
+    bool live = false;
+    int32_t got = load_ok(&c, "baseapp01", "createBaseFromDB", key, &live);
+    ck_assert_msg(live, "a second copy was loaded while the owner lives (log %s)",
+                  c.log_base[1]);
+    ck_assert_int_eq(got, id);
+    ck_assert_int_eq(pc_int(&c, "baseapp01", "entities/count"), 0);
+    /* The owner still writes it (its check-out was not taken). */
+    pc_invoke(&c, "baseapp02", id, "bump", "[1]");
+    char why[8192];
+    ck_assert_msg(pc_write(&c, "baseapp02", id, why, sizeof why) == dbid, "write: %s", why);
+    char hkey[96];
+    snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL), 0);
+    ck_assert_msg(strncmp(out, "22", 2) == 0, "stored counter: %s", out);
     pc_stop(&c);
     rh_stop(r);
 }
@@ -1073,6 +1158,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_shutdown_with_redis_down_is_bounded);
     tcase_add_test(tc, test_orphaned_checkouts);
     tcase_add_test(tc, test_orphans_unlisted_or_loading);
+    tcase_add_test(tc, test_manager_restart_keeps_checkouts);
     tcase_add_test(tc, test_def_changes);
     tcase_add_test(tc, test_autoload_spread);
     tcase_add_test(tc, test_redis_restart_during_writes);

@@ -145,6 +145,10 @@ mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);
 /* What the manager last said about the process at this internal address: ALIVE when a
  * live process has it, DEAD when only dead or stopped ones had it, UNKNOWN when none. */
 Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *internal_addr);
+/* How long a registered process waits for a silent manager before it registers again: twice
+ * the dead-after time the manager last gave, at least 5 s. A live
+ * process registers again with a restarted manager within about this plus a retry (1 s). */
+uint64_t mc_server_manager_silent_ms(const mc_server *s);
 
 /* --- entity ids (desc.entity_ids) ---------------------------------------------------
  * Entity ids are 1 .. 2^31-1, unique in the cluster. The framework asks the manager for a
