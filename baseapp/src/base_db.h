@@ -47,6 +47,7 @@ typedef struct db_rec {
     bool destroy_delete;        /* destroy deletes it from the database */
     bool destroy_nowrite;       /* destroy does not write it */
     uint32_t inflight;          /* writes sent, not yet answered */
+    uint64_t write_serial;      /* the last write's serial (the order Redis keeps) */
     struct db_waiter *waiting;  /* writes waiting for the create */
     int64_t space_id;           /* its cell's space when last written or loaded */
     size_t archive_slot;        /* index in base_db.archive, SIZE_MAX when not there */

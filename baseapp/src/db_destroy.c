@@ -113,7 +113,8 @@ void db_on_destroy(mc_engine *e, mc_entity *ent)
     f->release = true;
     mc_persist_entity pe = {.type = ent->td, .dbid = rec->dbid, .values = values,
                             .engine = db_engine_fields(&ent->cell_position, &ent->cell_direction,
-                                                    rec->space_id)};
+                                                    rec->space_id),
+                            .serial = ++rec->write_serial};
     db->st.writes++;
     unpublish(store, ent->td, rec);
     mc_persist_write(store, &pe, rec->token, on_final, f);

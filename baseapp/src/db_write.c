@@ -440,6 +440,8 @@ static int submit(base_db *db, mc_entity *ent, db_rec *rec, wreq *w, mc_value *v
         return MC_CALL_OK;
     }
     mc_persist_entity pe = {.type = ent->td, .dbid = rec->dbid, .values = values, .engine = *eng};
+    if (rec->dbid)
+        pe.serial = ++rec->write_serial; /* Redis applies none older than the last applied */
     db->st.writes++;
     rec->inflight++;
     w->dbid = rec->dbid;

@@ -480,6 +480,91 @@ START_TEST(release_checkout_by_key)
 }
 END_TEST
 
+/* Writes of one check-out carry serials: one older than the last applied (a write resent
+ * after a lost connection, arriving after a newer one) is answered OK and not applied, and
+ * touches no identifier entry; the same serial again (a resend) and a newer one are. */
+static int64_t load_i32(fixture *f, mc_persist_store *s, uint64_t id, char *name, size_t n)
+{
+    pt_res r = {0};
+    mc_persist_load(s, f->thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f->base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    int64_t v = r.values[mc_defs_property_by_name(f->thing, "i32")->index].as.i;
+    const mc_value *nm = &r.values[mc_defs_property_by_name(f->thing, "name")->index];
+    snprintf(name, n, "%.*s", (int)nm->as.bytes.len, nm->as.bytes.data ? nm->as.bytes.data : "");
+    pt_res_clear(&r);
+    return v;
+}
+
+static mc_persist_status write_serial(fixture *f, mc_persist_store *s, uint64_t id,
+                                      const char *tok, const char *name, int64_t i32,
+                                      uint64_t serial)
+{
+    pt_entity pe;
+    pt_entity_init(&pe, f->thing);
+    pt_set_str(&pe, "name", name);
+    pt_set_int(&pe, "i32", i32);
+    pe.e.dbid = id;
+    pe.e.serial = serial;
+    pt_res r = {0};
+    mc_persist_write(s, &pe.e, tok, pt_cb, &r);
+    pt_entity_free(&pe);
+    ck_assert(pt_wait_res(f->base, &r));
+    mc_persist_status st = r.st;
+    pt_res_clear(&r);
+    return st;
+}
+
+START_TEST(write_serials_keep_order)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *s = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    char tok[40], name[64];
+    uint64_t id = create_thing(&f, s, "ordered", tok);
+    ck_assert_int_eq(write_serial(&f, s, id, tok, "ordered", 2, 2), MC_PERSIST_OK);
+    ck_assert_int_eq(load_i32(&f, s, id, name, sizeof name), 2);
+    /* Serial 1 arrives late: answered OK, not applied; its rename claims nothing. */
+    ck_assert_int_eq(write_serial(&f, s, id, tok, "ordered", 1, 1), MC_PERSIST_OK);
+    ck_assert_int_eq(write_serial(&f, s, id, tok, "renamed", 1, 1), MC_PERSIST_OK);
+    ck_assert_int_eq(load_i32(&f, s, id, name, sizeof name), 2);
+    ck_assert_str_eq(name, "ordered");
+    pt_res r = {0};
+    mc_persist_lookup(s, f.thing, "renamed", pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_NOT_FOUND);
+    pt_res_clear(&r);
+    mc_persist_lookup(s, f.thing, "ordered", pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.dbid, id);
+    pt_res_clear(&r);
+    /* Serial 2 again (a resend of the applied write) and serial 3 are applied, renames too. */
+    ck_assert_int_eq(write_serial(&f, s, id, tok, "ordered", 2, 2), MC_PERSIST_OK);
+    ck_assert_int_eq(write_serial(&f, s, id, tok, "renamed", 3, 3), MC_PERSIST_OK);
+    ck_assert_int_eq(load_i32(&f, s, id, name, sizeof name), 3);
+    ck_assert_str_eq(name, "renamed");
+    /* Unordered writes (serial 0) are applied whatever the serial stored. */
+    ck_assert_int_eq(write_serial(&f, s, id, tok, "renamed", 4, 0), MC_PERSIST_OK);
+    ck_assert_int_eq(load_i32(&f, s, id, name, sizeof name), 4);
+    /* A new check-out starts its serials afresh. */
+    mc_persist_release(s, f.thing, id, tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_checkout(s, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    char tok2[40];
+    snprintf(tok2, sizeof tok2, "%s", r.token);
+    pt_res_clear(&r);
+    ck_assert_int_eq(write_serial(&f, s, id, tok2, "renamed", 5, 1), MC_PERSIST_OK);
+    ck_assert_int_eq(load_i32(&f, s, id, name, sizeof name), 5);
+    mc_persist_store_free(s);
+    teardown(&f);
+}
+END_TEST
+
 static long mono_ms(void)
 {
     struct timespec ts;
@@ -1244,6 +1329,7 @@ static Suite *suite(void)
     tcase_add_test(tc, token_fencing);
     tcase_add_test(tc, dead_owner_release_from_two_survivors);
     tcase_add_test(tc, release_checkout_by_key);
+    tcase_add_test(tc, write_serials_keep_order);
     tcase_add_test(tc, redis_killed_and_restarted_mid_stream);
     tcase_add_test(tc, password_and_wrong_password);
     tcase_add_test(tc, auth_missing_store_freed_in_callback);

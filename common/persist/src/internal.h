@@ -74,6 +74,7 @@ struct mc_persist_req {
     char *ident_json;        /* its canonical JSON text */
     char *old_ident;         /* the value the entity held before (write) */
     bool claim_created;
+    uint64_t serial;         /* write: the check-out's write serial (0: unordered) */
     char **fields;           /* rendered name/value pairs (write, create, import, schema) */
     size_t *field_lens;
     size_t nfields;          /* entries (2 per pair) */

@@ -22,6 +22,7 @@ static void write_cmd(mc_persist_req *r, bool claimed)
     const mc_def_property *ip = r->type ? op_ident_prop(r->type) : NULL;
     op_str_arg(r, ip ? ip->name : "");
     op_str_arg(r, r->ident_json ? r->ident_json : "");
+    mc_req_argf(r, "%llu", (unsigned long long)r->serial);
     op_fields_args(r);
 }
 
@@ -45,6 +46,14 @@ void op_write_reply(mc_persist_req *r, const redisReply *reply)
                 return;
             }
             mc_req_fail(r, MC_PERSIST_FENCED, "%s", r->reason);
+            return;
+        }
+        if (op_word_is(reply, "SUPERSEDED")) {
+            /* A newer write of this check-out landed first (this one was resent after a lost
+             * connection): not applied, and no identifier entry is touched (the entity may
+             * hold the old or the new value; at worst a claim made for this write stays as a
+             * stale entry, docs/PERSISTENCE.md). */
+            op_finish_ok(r);
             return;
         }
         if (op_word_is(reply, "CLAIM") && r->step == W_FIRST && ip) {
@@ -117,7 +126,12 @@ void mc_persist_write(mc_persist_store *s, const mc_persist_entity *e, const cha
     }
     r->type = e->type;
     r->dbid = e->dbid;
+    r->serial = e->serial;
     snprintf(r->token, sizeof r->token, "%s", token);
+    if (e->serial > (1ULL << 53)) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "write: serial beyond 2^53");
+        return;
+    }
     if (op_render(r, e) != 0) {
         mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "%s", r->reason);
         return;

@@ -41,13 +41,17 @@ static const char *const sources[MC_SCRIPT_COUNT] = {
         "local t = redis.call('HGET', KEYS[2], 'token')\n"
         "if not t then return {'FENCED', 'not checked out'} end\n"
         "if t ~= ARGV[1] then return {'FENCED', 'checked out with another token'} end\n"
+        "local sn = tonumber(ARGV[5]) or 0\n"
+        "if sn > 0 and sn < (tonumber(redis.call('HGET', KEYS[2], 'serial') or '0') or 0)"
+        " then return {'SUPERSEDED'} end\n"
         "local old = ''\n"
         "if ARGV[3] ~= '' then\n"
         "  old = redis.call('HGET', KEYS[1], ARGV[3]) or ''\n"
         "  if old ~= ARGV[4] and ARGV[2] ~= '1' then return {'CLAIM', old} end\n"
         "  if old == ARGV[4] then old = '' end\n"
         "end\n"
-        "redis.call('HSET', KEYS[1], unpack(ARGV, 5))\n"
+        "redis.call('HSET', KEYS[1], unpack(ARGV, 6))\n"
+        "if sn > 0 then redis.call('HSET', KEYS[2], 'serial', ARGV[5]) end\n"
         "return {'OK', old}\n",
     [MC_SCRIPT_CREATE] =
         "if redis.call('EXISTS', KEYS[1]) == 1 then\n"

@@ -433,6 +433,10 @@ START_TEST(test_fenced_copy_with_a_cell)
     ck_assert(!live);
     pc_invoke(&c, b2, id2, "bump", "[1000]");
     ck_assert_int_eq(write_ok(&c, b2, id2), dbid);
+    /* Its writes carry serials (1, 2, ...), kept with the check-out. */
+    ck_assert_int_eq(write_ok(&c, b2, id2), dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", okey, "serial", NULL), 0);
+    ck_assert_msg(strncmp(out, "2", 1) == 0, "stored serial: %s", out);
     /* baseapp01 writes its copy (the cell part fetched from its cell): refused by token. */
     pc_invoke(&c, b1, id, "bump", "[5]");
     char why[8192];

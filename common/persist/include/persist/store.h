@@ -134,6 +134,10 @@ typedef struct {
     uint64_t dbid;               /* 0 for create */
     const mc_value *values;      /* type->nprops entries */
     mc_persist_engine engine;
+    uint64_t serial;             /* write: its place in the check-out's writes (1, 2, ...;
+                                  * below 2^53); one at or below a serial already written
+                                  * with that check-out is not applied (answered OK: a newer
+                                  * write landed). 0: unordered. Ignored by create/import. */
 } mc_persist_entity;
 
 /* A loaded entity: values[i] for every property of the type (non-persistent and added ones
