@@ -84,6 +84,8 @@ typedef struct base_db {
     uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
     mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */
     uint64_t live_log_quiet;       /* failures not logged since */
+    mc_time_us release_log_at;     /* loads releasing a gone owner's check-out: at most */
+    uint64_t release_log_quiet;    /* one line a second, and how many were not logged */
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;

@@ -199,10 +199,23 @@ static void release_gone_owner(db_load_op *op, mc_persist_store *store, const ch
 {
     /* Its owner is gone but its check-out was not released yet: release it, by its key
      * (the owner's set may not name it), only if owner and incarnation still match. */
-    MC_INFO("persistence: %s %llu is held by %s (incarnation %016llx, %s), which is %s: "
-            "releasing its check-out",
-            op->td->name, (unsigned long long)op->dbid, op->owner,
-            (unsigned long long)op->owner_inc, op->owner_live ? "live" : "loading", why);
+    base_db *db = op->db;
+    mc_time_us now = mc_clock_now_us();
+    if (now - db->release_log_at >= MC_US_PER_S) {
+        char quiet[64] = "";
+        if (db->release_log_quiet)
+            snprintf(quiet, sizeof quiet, " (%llu more since, not logged)",
+                     (unsigned long long)db->release_log_quiet);
+        MC_INFO("persistence: %s %llu is held by %s (incarnation %016llx, %s), which is %s: "
+                "releasing its check-out%s",
+                op->td->name, (unsigned long long)op->dbid, op->owner,
+                (unsigned long long)op->owner_inc, op->owner_live ? "live" : "loading", why,
+                quiet);
+        db->release_log_at = now;
+        db->release_log_quiet = 0;
+    } else {
+        db->release_log_quiet++;
+    }
     op->releases++;
     op->in_store = true;
     mc_persist_release_checkout(store, op->td, op->dbid, op->owner, op->owner_inc,
