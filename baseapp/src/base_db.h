@@ -86,8 +86,10 @@ typedef struct base_db {
     uint64_t live_log_quiet;       /* failures not logged since */
     mc_time_us release_log_at;     /* loads releasing a gone owner's check-out: at most */
     uint64_t release_log_quiet;    /* one line a second, and how many were not logged */
-    mc_time_us failure_log_at;     /* failed writes/releases (db_log_failure): at most one */
-    uint64_t failure_log_quiet;    /* line a second, and how many were not logged */
+    /* failed writes/releases (db_log_failure): at most one line a second per status (the
+     * first FENCED is never hidden behind an UNAVAILABLE), and how many were not logged */
+    mc_time_us failure_log_at[MC_PERSIST_CLOSED + 1];
+    uint64_t failure_log_quiet[MC_PERSIST_CLOSED + 1];
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;

@@ -32,22 +32,23 @@ static void finish(wreq *w, int status, uint64_t dbid, const char *reason)
 void db_log_failure(base_db *db, const char *what, uint16_t type, int32_t id,
                         const mc_persist_result *r)
 {
-    /* one line a second at most (a cut-off baseapp's queued writes all fail at once when it
-     * reaches Redis again), with how many were not logged */
+    /* one line a second at most per status (a cut-off baseapp's queued writes all fail at
+     * once when it reaches Redis again), with how many were not logged */
     mc_time_us now = mc_clock_now_us();
-    if (db->failure_log_at && now - db->failure_log_at < MC_US_PER_S) {
-        db->failure_log_quiet++;
+    size_t k = r->status <= MC_PERSIST_CLOSED ? (size_t)r->status : (size_t)MC_PERSIST_CLOSED;
+    if (db->failure_log_at[k] && now - db->failure_log_at[k] < MC_US_PER_S) {
+        db->failure_log_quiet[k]++;
         return;
     }
     const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), type);
     char tail[64] = "";
-    if (db->failure_log_quiet)
+    if (db->failure_log_quiet[k])
         snprintf(tail, sizeof tail, "; %llu more not logged",
-                 (unsigned long long)db->failure_log_quiet);
+                 (unsigned long long)db->failure_log_quiet[k]);
     MC_WARNING("persistence: %s of %s %d failed: %s (%s)%s", what, td ? td->name : "?",
                (int)id, mc_persist_status_name(r->status), r->reason ? r->reason : "", tail);
-    db->failure_log_at = now;
-    db->failure_log_quiet = 0;
+    db->failure_log_at[k] = now;
+    db->failure_log_quiet[k] = 0;
 }
 
 /* The next step of a fenced copy's end: its cell destroyed (as destroyCellEntity does),
