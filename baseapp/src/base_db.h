@@ -19,6 +19,7 @@
 #define MC_BASEAPP_BASE_DB_H
 
 #include "baseapp.h"
+#include "client_sessions.h"
 #include "entity/persist_wire.h"
 #include "persist/store.h"
 #include "u64map.h"
@@ -26,7 +27,7 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT 9
+#define BASE_DB_OPTION_COUNT 11
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
@@ -90,6 +91,14 @@ typedef struct base_db {
      * first FENCED is never hidden behind an UNAVAILABLE), and how many were not logged */
     mc_time_us failure_log_at[MC_PERSIST_CLOSED + 1];
     uint64_t failure_log_quiet[MC_PERSIST_CLOSED + 1];
+    /* login sessions issued for clients (--sessionExpiryMs, --maxSessions): the loginapp's
+     * preparation issues them, the external interface takes them */
+    base_sessions *sessions;
+    uint64_t session_sweep;       /* ticks, to sweep expired sessions once a second */
+    struct db_session_watch {
+        size_t off;               /* of the counter in base_sessions_stats; -1: live count */
+        struct base_db *db;
+    } session_watch[6];
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;

@@ -36,6 +36,11 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "has been up this long, so that after a manager restart the live owner can register "
      "again first (0: automatic, the time a process waits for a silent manager - twice its "
      "--deadAfterMs, at least 5 s - plus 2 s; 0..600000)"},
+    {"sessionExpiryMs", MC_OPT_UINT, "30000",
+     "how long a login session the baseapp issued waits for its client to connect "
+     "(1000..600000)"},
+    {"maxSessions", MC_OPT_UINT, "100000",
+     "login sessions waiting for their clients at most (1..10000000)"},
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
@@ -67,7 +72,9 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
                   {"loadWaitMs", 100, 600000},
                   {"shutdownWriteMs", 100, 600000},
                   {"autoLoadDelayMs", 0, 600000},
-                  {"ownerGraceMs", 0, 600000}};
+                  {"ownerGraceMs", 0, 600000},
+                  {"sessionExpiryMs", 1000, 600000},
+                  {"maxSessions", 1, 10000000}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         uint64_t v = mc_config_get_uint(cfg, ranges[i].name);
         if (v < ranges[i].min || v > ranges[i].max) {
@@ -147,6 +154,8 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     (void)fd;
     (void)what;
     base_db *db = ctx;
+    if (++db->session_sweep % 10 == 0) /* once a second */
+        base_sessions_expire(db->sessions);
     if (!db->store || db->shutting_down)
         return;
     db_autoload_tick(db);
@@ -154,6 +163,15 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
 }
 
 static void get_u64(void *ctx, mc_watch_value *out) { out->as.u = *(const uint64_t *)ctx; }
+
+static void get_sessions(void *ctx, mc_watch_value *out)
+{
+    const struct db_session_watch *sw = ctx;
+    base_sessions_stats st;
+    base_sessions_get_stats(sw->db->sessions, &st);
+    out->as.u = sw->off == (size_t)-1 ? base_sessions_count(sw->db->sessions)
+                                      : *(const uint64_t *)((const char *)&st + sw->off);
+}
 
 static void get_records(void *ctx, mc_watch_value *out)
 {
@@ -203,6 +221,21 @@ static int add_watchers(base_db *db)
                             NULL, (char *)&db->st + counters[i].off) != MC_WATCH_OK;
     bad |= mc_watch_add_uint(w, "db/faults/failMarkLive", &db->fail_mark_live,
                              MC_WATCH_READ_WRITE) != MC_WATCH_OK;
+    static const struct {
+        const char *path;
+        size_t off;
+    } sess[] = {{"sessions/live", (size_t)-1},
+                {"sessions/issued", offsetof(base_sessions_stats, issued)},
+                {"sessions/taken", offsetof(base_sessions_stats, taken)},
+                {"sessions/expired", offsetof(base_sessions_stats, expired)},
+                {"sessions/refusedFull", offsetof(base_sessions_stats, refused_full)},
+                {"sessions/unknownLookups", offsetof(base_sessions_stats, unknown_lookups)}};
+    for (size_t i = 0; i < sizeof sess / sizeof sess[0]; i++) {
+        db->session_watch[i].off = sess[i].off;
+        db->session_watch[i].db = db;
+        bad |= mc_watch_add(w, sess[i].path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_sessions,
+                            NULL, &db->session_watch[i]) != MC_WATCH_OK;
+    }
     bad |= mc_watch_add(w, "db/incarnation", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_u64, NULL,
                         &db->incarnation) != MC_WATCH_OK;
     bad |= mc_watch_add(w, "db/redis", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_where, NULL,
@@ -253,6 +286,13 @@ int base_db_init(mc_engine *e, char *err, size_t errlen)
         MC_INFO("persistence: off (no --redis or --redisCluster): the persistence functions "
                 "answer 'unavailable'");
     }
+    db->sessions = base_sessions_new((size_t)mc_config_get_uint(mc_server_config(s), "maxSessions"),
+                                     (uint32_t)mc_config_get_uint(mc_server_config(s),
+                                                                  "sessionExpiryMs"));
+    if (!db->sessions) {
+        snprintf(err, errlen, "cannot create the login session table");
+        return -1;
+    }
     db->tick_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_tick, db);
     struct timeval tv = {0, DB_TICK_MS * 1000};
     if (!db->tick_ev || event_add(db->tick_ev, &tv) != 0) {
@@ -292,6 +332,7 @@ void base_db_free(mc_engine *e)
     u64map_free(&db->by_id);
     u64map_free(&db->by_dbid);
     free(db->archive);
+    base_sessions_free(db->sessions);
     mc_engine_set_role_state(e, NULL);
     free(db);
 }

@@ -1,0 +1,154 @@
+/* Login sessions a baseapp issued (client_sessions.h): a map from session id to its key,
+ * entity and expiry, in bounded memory. */
+#include "client_sessions.h"
+
+#include "common/clock.h"
+#include "u64map.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int32_t entity_id;
+    mc_time_us expires_at;
+    uint8_t key[MC_SECURE_KEY_BYTES];
+} session;
+
+struct base_sessions {
+    u64map by_id;
+    size_t max;
+    mc_time_us expiry_us;
+    base_sessions_stats st;
+};
+
+base_sessions *base_sessions_new(size_t max, uint32_t expiry_ms)
+{
+    if (max == 0 || expiry_ms == 0 || sodium_init() < 0)
+        return NULL;
+    base_sessions *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->max = max;
+    s->expiry_us = (mc_time_us)expiry_ms * MC_US_PER_MS;
+    return s;
+}
+
+static void drop(base_sessions *s, uint64_t id, session *x)
+{
+    sodium_memzero(x, sizeof *x);
+    free(x);
+    u64map_del(&s->by_id, id);
+}
+
+void base_sessions_free(base_sessions *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->by_id.cap; i++) {
+        if (s->by_id.keys[i]) {
+            sodium_memzero(s->by_id.vals[i], sizeof(session));
+            free(s->by_id.vals[i]);
+        }
+    }
+    u64map_free(&s->by_id);
+    free(s);
+}
+
+void base_sessions_expire(base_sessions *s)
+{
+    mc_time_us now = mc_clock_now_us();
+    /* backward-shift deletion moves entries into earlier slots: restart the slot on a drop */
+    for (size_t i = 0; i < s->by_id.cap;) {
+        session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
+        if (x && x->expires_at <= now) {
+            drop(s, s->by_id.keys[i], x);
+            s->st.expired++;
+            continue;
+        }
+        i++;
+    }
+}
+
+int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_id,
+                        uint8_t key[MC_SECURE_KEY_BYTES])
+{
+    if (s->by_id.count >= s->max)
+        base_sessions_expire(s);
+    if (s->by_id.count >= s->max) {
+        s->st.refused_full++;
+        return -1;
+    }
+    session *x = calloc(1, sizeof *x);
+    if (!x)
+        return -1;
+    uint64_t id;
+    do
+        randombytes_buf(&id, sizeof id);
+    while (id == 0 || u64map_get(&s->by_id, id));
+    x->entity_id = entity_id;
+    x->expires_at = mc_clock_now_us() + s->expiry_us;
+    randombytes_buf(x->key, sizeof x->key);
+    if (u64map_put(&s->by_id, id, x) != 0) {
+        free(x);
+        return -1;
+    }
+    *session_id = id;
+    memcpy(key, x->key, MC_SECURE_KEY_BYTES);
+    s->st.issued++;
+    return 0;
+}
+
+/* The live session with this id (an expired one is dropped on the way). */
+static session *live(base_sessions *s, uint64_t id)
+{
+    session *x = id ? u64map_get(&s->by_id, id) : NULL;
+    if (x && x->expires_at <= mc_clock_now_us()) {
+        drop(s, id, x);
+        s->st.expired++;
+        x = NULL;
+    }
+    return x;
+}
+
+int base_sessions_lookup(void *ctx, uint64_t session_id, uint8_t key[MC_SECURE_KEY_BYTES])
+{
+    base_sessions *s = ctx;
+    session *x = live(s, session_id);
+    if (!x) {
+        s->st.unknown_lookups++;
+        return -1;
+    }
+    memcpy(key, x->key, MC_SECURE_KEY_BYTES);
+    return 0;
+}
+
+int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id)
+{
+    session *x = live(s, session_id);
+    if (!x)
+        return -1;
+    *entity_id = x->entity_id;
+    drop(s, session_id, x);
+    s->st.taken++;
+    return 0;
+}
+
+size_t base_sessions_forget_entity(base_sessions *s, int32_t entity_id)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->by_id.cap;) {
+        session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
+        if (x && x->entity_id == entity_id) {
+            drop(s, s->by_id.keys[i], x);
+            n++;
+            continue;
+        }
+        i++;
+    }
+    return n;
+}
+
+size_t base_sessions_count(const base_sessions *s) { return s->by_id.count; }
+
+void base_sessions_get_stats(const base_sessions *s, base_sessions_stats *out) { *out = s->st; }

@@ -1,0 +1,49 @@
+/* Login sessions a baseapp issued: the one-time keys clients present when they connect to
+ * its external interface (docs/PROTOCOL.md "External channels").
+ *
+ * The loginapp asks a baseapp to prepare a login; the baseapp readies the account's base and
+ * issues a session for it here (a random id and key, sent back to the client through the
+ * loginapp). The external interface looks the session up during the client's handshake
+ * (base_sessions_lookup is an mc_secure_session_lookup) and takes it once the client is
+ * connected (base_sessions_take): a session serves one connection at most, and one that is
+ * not taken within its expiry is forgotten (its key wiped). Bounded: at most `max` live
+ * sessions. Time comes from mc_clock_now_us().
+ */
+#ifndef MC_BASEAPP_CLIENT_SESSIONS_H
+#define MC_BASEAPP_CLIENT_SESSIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "secure/handshake.h"
+
+typedef struct base_sessions base_sessions;
+
+typedef struct {
+    uint64_t issued, taken, expired, refused_full, unknown_lookups;
+} base_sessions_stats;
+
+/* max >= 1, expiry_ms >= 1. NULL on a bad argument or out of memory. */
+base_sessions *base_sessions_new(size_t max, uint32_t expiry_ms);
+/* Wipes every key. NULL is ignored. */
+void base_sessions_free(base_sessions *s);
+
+/* A new session for the base with this entity id: a random session id (never 0, unique
+ * among the live ones) and a random key. 0, or -1 when `max` sessions are live. */
+int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_id,
+                        uint8_t key[MC_SECURE_KEY_BYTES]);
+/* mc_secure_session_lookup (ctx: the base_sessions): 0 with the key of a live, unexpired
+ * session; -1 otherwise. */
+int base_sessions_lookup(void *ctx, uint64_t session_id, uint8_t key[MC_SECURE_KEY_BYTES]);
+/* The client connected with this session: the entity id it was issued for, and the session
+ * is gone (one-time). 0, or -1 when it is unknown or expired. */
+int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id);
+/* Forget every session issued for this entity (its base is destroyed, or a newer login
+ * replaced them). Returns how many. */
+size_t base_sessions_forget_entity(base_sessions *s, int32_t entity_id);
+/* Drop the expired sessions (call it now and then; lookups ignore them anyway). */
+void base_sessions_expire(base_sessions *s);
+size_t base_sessions_count(const base_sessions *s);
+void base_sessions_get_stats(const base_sessions *s, base_sessions_stats *out);
+
+#endif

@@ -1,0 +1,129 @@
+/* Login sessions a baseapp issues: unique random ids and keys, looked up during the
+ * handshake, taken once, expired on the substituted clock, bounded, forgotten with their
+ * entity. */
+#include "check_main.h"
+
+#include <string.h>
+
+#include "client_sessions.h"
+#include "common/clock.h"
+
+static mc_time_us fake_now;
+static mc_time_us fake_clock(void *ctx)
+{
+    (void)ctx;
+    return fake_now;
+}
+
+START_TEST(a_session_is_looked_up_then_taken_once)
+{
+    base_sessions *s = base_sessions_new(8, 1000);
+    ck_assert_ptr_nonnull(s);
+    uint64_t id1 = 0, id2 = 0;
+    uint8_t k1[MC_SECURE_KEY_BYTES], k2[MC_SECURE_KEY_BYTES], got[MC_SECURE_KEY_BYTES];
+    ck_assert_int_eq(base_sessions_issue(s, 7, &id1, k1), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 7, &id2, k2), 0);
+    ck_assert(id1 != 0 && id2 != 0 && id1 != id2);
+    ck_assert(memcmp(k1, k2, sizeof k1) != 0);
+    ck_assert_int_eq(base_sessions_lookup(s, id1, got), 0);
+    ck_assert(memcmp(got, k1, sizeof k1) == 0);
+    ck_assert_int_eq(base_sessions_lookup(s, id1 ^ 1, got), -1);
+    ck_assert_int_eq(base_sessions_lookup(s, 0, got), -1);
+    int32_t ent = 0;
+    ck_assert_int_eq(base_sessions_take(s, id1, &ent), 0);
+    ck_assert_int_eq(ent, 7);
+    ck_assert_int_eq(base_sessions_take(s, id1, &ent), -1); /* one-time */
+    ck_assert_int_eq(base_sessions_lookup(s, id1, got), -1);
+    ck_assert_uint_eq(base_sessions_count(s), 1);
+    base_sessions_stats st;
+    base_sessions_get_stats(s, &st);
+    ck_assert_uint_eq(st.issued, 2);
+    ck_assert_uint_eq(st.taken, 1);
+    ck_assert_uint_eq(st.unknown_lookups, 3);
+    base_sessions_free(s);
+    ck_assert_ptr_null(base_sessions_new(0, 1000));
+    ck_assert_ptr_null(base_sessions_new(1, 0));
+}
+END_TEST
+
+START_TEST(sessions_expire_are_bounded_and_go_with_their_entity)
+{
+    fake_now = 1000 * MC_US_PER_S;
+    mc_clock_set_source(fake_clock, NULL);
+    base_sessions *s = base_sessions_new(3, 500);
+    uint64_t id[4];
+    uint8_t k[MC_SECURE_KEY_BYTES];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(base_sessions_issue(s, 10 + (i == 2), &id[i], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), -1); /* full */
+    /* just before the expiry: still there; at it: gone */
+    fake_now += 499 * MC_US_PER_MS;
+    ck_assert_int_eq(base_sessions_lookup(s, id[0], k), 0);
+    fake_now += 1 * MC_US_PER_MS;
+    ck_assert_int_eq(base_sessions_lookup(s, id[0], k), -1);
+    int32_t ent;
+    ck_assert_int_eq(base_sessions_take(s, id[1], &ent), -1);
+    /* two expired ones were dropped as they were asked for: room for one more */
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), 0);
+    ck_assert_uint_eq(base_sessions_count(s), 2);
+    base_sessions_expire(s); /* the third */
+    ck_assert_uint_eq(base_sessions_count(s), 1);
+    ck_assert_int_eq(base_sessions_lookup(s, id[3], k), 0);
+    /* full of expired ones: issuing makes room */
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[0], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[1], k), 0);
+    fake_now += 500 * MC_US_PER_MS;
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), 0);
+    ck_assert_uint_eq(base_sessions_count(s), 1);
+    base_sessions_stats st;
+    base_sessions_get_stats(s, &st);
+    ck_assert_uint_eq(st.expired, 6);
+    ck_assert_uint_eq(st.refused_full, 1);
+    /* an entity's sessions go with it, others stay */
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[0], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 13, &id[1], k), 0);
+    ck_assert_uint_eq(base_sessions_forget_entity(s, 12), 2);
+    ck_assert_uint_eq(base_sessions_count(s), 1);
+    ck_assert_int_eq(base_sessions_take(s, id[1], &ent), 0);
+    ck_assert_int_eq(ent, 13);
+    base_sessions_expire(s);
+    base_sessions_free(s);
+    mc_clock_set_source(NULL, NULL);
+}
+END_TEST
+
+START_TEST(many_sessions_stay_exact)
+{
+    base_sessions *s = base_sessions_new(5000, 60000);
+    static uint64_t ids[4000];
+    uint8_t k[MC_SECURE_KEY_BYTES];
+    for (int i = 0; i < 4000; i++)
+        ck_assert_int_eq(base_sessions_issue(s, i % 100, &ids[i], k), 0);
+    ck_assert_uint_eq(base_sessions_forget_entity(s, 5), 40);
+    for (int i = 0; i < 4000; i++) {
+        int32_t ent = -1;
+        int rc = base_sessions_take(s, ids[i], &ent);
+        if (i % 100 == 5)
+            ck_assert_int_eq(rc, -1);
+        else {
+            ck_assert_int_eq(rc, 0);
+            ck_assert_int_eq(ent, i % 100);
+        }
+    }
+    ck_assert_uint_eq(base_sessions_count(s), 0);
+    base_sessions_free(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("client_sessions");
+    TCase *tc = tcase_create("sessions");
+    tcase_add_test(tc, a_session_is_looked_up_then_taken_once);
+    tcase_add_test(tc, sessions_expire_are_bounded_and_go_with_their_entity);
+    tcase_add_test(tc, many_sessions_stay_exact);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MC_CHECK_MAIN(suite)
