@@ -69,6 +69,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_LOAD_BASE:
         db_on_load_base(e, o, data);
         return;
+    case MC_MSG_CLIENT_UPDATE:
+        base_on_client_update(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a baseapp does not take message %u", (unsigned)id);

@@ -508,6 +508,13 @@ int Probe_cell_moveTo(const mc_call_ctx *call, Probe_cell *self, float x, float 
     return 0;
 }
 
+int Probe_cell_setHp(const mc_call_ctx *call, Probe_cell *self, int32_t hp)
+{
+    (void)call;
+    self->hp = hp;
+    return 0;
+}
+
 int Probe_cell_watch(const mc_call_ctx *call, Probe_cell *self, uint8_t on, float radius,
                      float hysteresis, int32_t *out_rc)
 {
