@@ -437,6 +437,35 @@ int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char
     return MC_CALL_OK;
 }
 
+int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
+                     const uint8_t *args, size_t len)
+{
+    if (method >= ent->td->nmethods[MC_PART_CLIENT])
+        return MC_CALL_ERR_NO_METHOD;
+    cell_aoi_state *s = &state(e)->aoi;
+    mc_space *sp = ent->space;
+    /* every witness of the space whose client was introduced to it */
+    for (size_t i = 0; sp && i < sp->n; i++) {
+        mc_entity *w = sp->entities[i];
+        cell_aoi *a = aoi_of(w);
+        if (w == ent || !a || !a->stream)
+            continue;
+        int rc = witness_call(a->stream, ent->id, method, args, len);
+        if (rc == 0)
+            s->world_calls++;
+        else if (rc < 0 && ++s->world_calls_dropped <= 10)
+            MC_WARNING("a client call of %s %d for the client of entity %d was dropped: %u "
+                       "bytes of calls wait already",
+                       ent->td->name, (int)ent->id, (int)w->id, WITNESS_CALLS_MAX);
+    }
+    if (!all || !ent->base.id)
+        return MC_CALL_OK;
+    /* its own client, through its base */
+    mc_mailbox_ref own = ent->base;
+    mc_mailbox_ref_set_component(&own, MC_COMPONENT_CLIENT_VIA_BASE);
+    return mc_engine_call(e, &own, method, ent->id, args, len, NULL, NULL);
+}
+
 /* ---- watchers, options, timer -------------------------------------------------------- */
 
 static void get_witness(void *ref, mc_watch_value *out)
@@ -529,6 +558,8 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
                  {"world/volatileUpdates", &s->world_volatiles},
                  {"world/changes", &s->world_changes},
                  {"world/deferred", &s->world_deferred},
+                 {"world/calls", &s->world_calls},
+                 {"world/callsDropped", &s->world_calls_dropped},
                  {"world/sendFailures", &s->world_send_failures},
                  {"world/shadowFailures", &s->world_shadow_failures}};
     for (size_t i = 0; i < sizeof world / sizeof world[0]; i++)

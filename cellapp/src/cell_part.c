@@ -238,6 +238,7 @@ const mc_role_part cell_role_part = {
     .on_free = spaces_free,
     .on_init = on_init,
     .ops = &cell_engine_ops,
+    .client_fan_out = cell_aoi_fan_out,
     .options = cell_aoi_options,
     .option_count = CELL_AOI_OPTION_COUNT,
 };

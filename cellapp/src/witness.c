@@ -25,6 +25,7 @@ struct witness {
     size_t nleaving, leaving_cap;
     uint32_t own_seq_sent; /* own-client properties of the witness itself */
     double floor;          /* the priority of the last entry sent */
+    mc_ostream calls;      /* CALL records waiting for the next send */
     mc_ostream rel, vol;   /* this tick's records (kept for their buffers) */
 };
 
@@ -32,6 +33,7 @@ witness *witness_new(void)
 {
     witness *w = calloc(1, sizeof *w);
     if (w) {
+        mc_ostream_init(&w->calls);
         mc_ostream_init(&w->rel);
         mc_ostream_init(&w->vol);
     }
@@ -44,6 +46,7 @@ void witness_free(witness *w)
         return;
     free(w->e);
     free(w->leaving);
+    mc_ostream_free(&w->calls);
     mc_ostream_free(&w->rel);
     mc_ostream_free(&w->vol);
     free(w);
@@ -120,6 +123,30 @@ size_t witness_ids(const witness *w, int32_t *out, size_t max)
 }
 
 size_t witness_count(const witness *w) { return w->n; }
+
+int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len)
+{
+    size_t at = find(w, id);
+    if (at == w->n || w->e[at].id != id || !w->e[at].entered)
+        return 1;
+    if (w->calls.size + MC_WORLD_CALL_HEAD + len > WITNESS_CALLS_MAX)
+        return -1;
+    mc_world_write_call(&w->calls, id, method, args, len);
+    return mc_ostream_ok(&w->calls) ? 0 : -1;
+}
+
+/* The queued calls, then the departures, into the reliable run. */
+static void write_calls_and_leaves(cell_aoi_state *s, witness *w)
+{
+    if (w->calls.size) {
+        mc_write_bytes(&w->rel, w->calls.data, w->calls.size);
+        mc_ostream_reset(&w->calls);
+    }
+    for (size_t i = 0; i < w->nleaving; i++)
+        mc_world_write_leave(&w->rel, w->leaving[i]);
+    s->world_leaves += w->nleaving;
+    w->nleaving = 0;
+}
 
 /* ---- sending -------------------------------------------------------------------------- */
 
@@ -233,10 +260,7 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
     cell_aoi_state *s = aoi_state(e);
     mc_ostream_reset(&w->rel);
     mc_ostream_reset(&w->vol);
-    for (size_t i = 0; i < w->nleaving; i++)
-        mc_world_write_leave(&w->rel, w->leaving[i]);
-    s->world_leaves += w->nleaving;
-    w->nleaving = 0;
+    write_calls_and_leaves(s, w);
     client_shadow *own = cell_aoi_shadow(e, ent);
     if (own && own->seq > w->own_seq_sent) {
         if (write_changed(&w->rel, ent->id, own, w->own_seq_sent, false))
@@ -329,10 +353,7 @@ void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w)
             push_leaving(w, w->e[i].id);
     w->n = 0;
     mc_ostream_reset(&w->rel);
-    for (size_t i = 0; i < w->nleaving; i++)
-        mc_world_write_leave(&w->rel, w->leaving[i]);
-    aoi_state(e)->world_leaves += w->nleaving;
-    w->nleaving = 0;
+    write_calls_and_leaves(aoi_state(e), w);
     if (mc_ostream_ok(&w->rel))
         send_run(e, ent, &w->rel, 0);
 }

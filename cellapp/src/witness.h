@@ -37,6 +37,12 @@ void witness_left(witness *w, int32_t id);
 /* Ids of the entities tracked (for lowering viewer counts), valid until the next change. */
 size_t witness_ids(const witness *w, int32_t *out, size_t max);
 size_t witness_count(const witness *w);
+/* A client method call of entity `id` (allClients / otherClients) for this witness's client:
+ * queued for the next send, before its departures (so it arrives after the entity's ENTER
+ * and before its LEAVE). 1: the client was not introduced to it (nothing queued), 0 queued,
+ * -1 the queue is full (WITNESS_CALLS_MAX bytes: dropped). */
+#define WITNESS_CALLS_MAX 65536u
+int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len);
 /* Build this tick's records for the witness entity `ent` and send them to its base. */
 void witness_send(mc_engine *e, mc_entity *ent, witness *w);
 /* Leave everything (the witness stopped being one): LEAVE for what its client was shown,

@@ -61,6 +61,15 @@ void mc_world_write_volatile(mc_ostream *os, int32_t id, mc_vector3 position,
     write_vec3(os, direction);
 }
 
+void mc_world_write_call(mc_ostream *os, int32_t id, uint16_t method, const uint8_t *args,
+                         size_t len)
+{
+    mc_write_u8(os, MC_WORLD_CALL);
+    mc_write_i32(os, id);
+    mc_write_u16(os, method);
+    mc_write_bytes(os, args, len);
+}
+
 /* ---- parser ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -83,15 +92,9 @@ static void list_free(prop_list *l)
     free(l->values);
 }
 
-/* n x (index, value) of an entity of type td; own: the player's own entity. */
-static int read_props(const mc_entity_defs *defs, const mc_entity_type_def *td, bool own,
-                      size_t n, mc_istream *is, prop_list *l, char *why, size_t whylen)
+static int list_room(prop_list *l, size_t n, char *why, size_t whylen)
 {
     list_clear(l);
-    if (n > td->nprops) {
-        snprintf(why, whylen, "%zu properties for a %s (it has %zu)", n, td->name, td->nprops);
-        return -1;
-    }
     if (n > l->cap) {
         const mc_def_property **p = realloc(l->props, n * sizeof *p);
         if (p)
@@ -105,6 +108,20 @@ static int read_props(const mc_entity_defs *defs, const mc_entity_type_def *td, 
         }
         l->cap = n;
     }
+    return 0;
+}
+
+/* n x (index, value) of an entity of type td; own: the player's own entity. */
+static int read_props(const mc_entity_defs *defs, const mc_entity_type_def *td, bool own,
+                      size_t n, mc_istream *is, prop_list *l, char *why, size_t whylen)
+{
+    if (n > td->nprops) {
+        list_clear(l);
+        snprintf(why, whylen, "%zu properties for a %s (it has %zu)", n, td->name, td->nprops);
+        return -1;
+    }
+    if (list_room(l, n, why, whylen) != 0)
+        return -1;
     mc_value_limits lim = {.entity_types = mc_defs_type_count(defs)};
     for (size_t i = 0; i < n; i++) {
         uint16_t index = mc_read_u16(is);
@@ -129,6 +146,26 @@ static int read_props(const mc_entity_defs *defs, const mc_entity_type_def *td, 
             return -1;
         }
         l->props[l->n++] = p;
+    }
+    return 0;
+}
+
+/* The arguments of client method m. */
+static int read_args(const mc_entity_defs *defs, const mc_entity_type_def *td,
+                     const mc_def_method *m, mc_istream *is, prop_list *l, char *why,
+                     size_t whylen)
+{
+    if (list_room(l, m->nargs, why, whylen) != 0)
+        return -1;
+    mc_value_limits lim = {.entity_types = mc_defs_type_count(defs)};
+    for (size_t i = 0; i < m->nargs; i++) {
+        char vwhy[160];
+        if (mc_value_decode(m->args[i].type, is, &lim, &l->values[l->n], vwhy, sizeof vwhy) !=
+            0) {
+            snprintf(why, whylen, "%s.%s argument %zu: %s", td->name, m->name, i + 1, vwhy);
+            return -1;
+        }
+        l->props[l->n++] = NULL;
     }
     return 0;
 }
@@ -161,7 +198,7 @@ int mc_world_parse(const mc_entity_defs *defs, int32_t own_id, const uint8_t *da
                 rc = -1;
                 break;
             }
-        } else if (r.kind == MC_WORLD_PROPS) {
+        } else if (r.kind == MC_WORLD_PROPS || r.kind == MC_WORLD_CALL) {
             int t = type_of ? type_of(ctx, r.id) : -1;
             td = t >= 0 ? mc_defs_type(defs, (uint16_t)t) : NULL;
             if (!td) {
@@ -194,6 +231,23 @@ int mc_world_parse(const mc_entity_defs *defs, int32_t own_id, const uint8_t *da
                 break;
             }
             r.props = l.props;
+            r.values = l.values;
+        }
+        if (r.kind == MC_WORLD_CALL) {
+            uint16_t index = mc_read_u16(&is);
+            r.method = mc_istream_ok(&is) ? mc_defs_method(td, MC_PART_CLIENT, index) : NULL;
+            if (!r.method) {
+                snprintf(why, whylen, "entity %d: no client method %u of %s", (int)r.id,
+                         (unsigned)index, td->name);
+                rc = -1;
+                break;
+            }
+            if (read_args(defs, td, r.method, &is, &l, why, whylen) != 0) {
+                rc = -1;
+                break;
+            }
+            r.n = l.n;
+            r.props = NULL;
             r.values = l.values;
         }
         rc = fn(ctx, &r);

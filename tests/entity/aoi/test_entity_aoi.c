@@ -363,6 +363,27 @@ START_TEST(world_updates_go_to_the_witness_base_within_the_budget)
     /* the change made out of view travels in the ENTER, not as a later PROPS */
     ck_assert_int_eq(rc_int(&c, "cellapp01", "world/propUpdates"), props_now);
 
+    /* otherClients / allClients: a CALL (11 bytes: head 7, UINT32) for the witness's client,
+     * which sees ids[0]; allClients also goes to ids[0]'s own client (it has none: its base
+     * refuses it as such) */
+    rel = rc_int(&c, "cellapp01", "world/bytesReliable");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 0);
+    rc_entity_call(&c, "cellapp01", ids[0], "shout", "[1, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 1);
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/bytesReliable", rel + 11, WAIT_MS));
+    long long no_client = rc_int(&c, "baseapp01", "calls/refused/noClient");
+    rc_entity_call(&c, "cellapp01", ids[0], "shout", "[2, 1]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 2);
+    ck_assert(rc_wait_int_at_least(&c, "baseapp01", "calls/refused/noClient", no_client + 1,
+                                   WAIT_MS));
+    /* the witness itself shouting: nobody else sees it, so no CALL for anyone */
+    rc_entity_call(&c, "cellapp01", w, "shout", "[3, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 2);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/callsDropped"), 0);
+
     /* the witness stops: its client is told everything left */
     leaves = rc_int(&c, "cellapp01", "world/leaves");
     ck_assert_int_eq(cell_call(&c, w, "watch", "[0, 0, 0]", out, sizeof out), 0);

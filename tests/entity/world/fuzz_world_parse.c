@@ -18,8 +18,13 @@ static int type_of(void *ctx, int32_t id)
 static int check(void *ctx, const mc_world_record *r)
 {
     (void)ctx;
-    if (r->kind < MC_WORLD_ENTER || r->kind > MC_WORLD_VOLATILE || r->id <= 0)
+    if (r->kind < MC_WORLD_ENTER || r->kind > MC_WORLD_CALL || r->id <= 0)
         __builtin_trap();
+    if (r->kind == MC_WORLD_CALL) {
+        if (!r->method || r->method->part != MC_PART_CLIENT || r->n != r->method->nargs)
+            __builtin_trap();
+        return 0;
+    }
     for (size_t i = 0; i < r->n; i++)
         if (!r->props[i]->other_clients && !r->props[i]->own_client)
             __builtin_trap();

@@ -40,13 +40,18 @@ static int record(void *ctx, const mc_world_record *r)
     seen *s = ctx;
     char one[256];
     int at = snprintf(one, sizeof one, "%d:%d", r->kind, (int)r->id);
+    if (r->kind == MC_WORLD_CALL)
+        at += snprintf(one + at, sizeof one - (size_t)at, " %s(", r->method->name);
     if (r->kind == MC_WORLD_ENTER || r->kind == MC_WORLD_VOLATILE)
         at += snprintf(one + at, sizeof one - (size_t)at, "@%g,%g,%g/%g", r->position.x,
                        r->position.y, r->position.z, r->direction.z);
     for (size_t i = 0; i < r->n; i++) {
         char *t = mc_value_to_text(&r->values[i]);
-        at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s", r->props[i]->name,
-                       t ? t : "?");
+        if (r->kind == MC_WORLD_CALL)
+            at += snprintf(one + at, sizeof one - (size_t)at, "%s%s", i ? "," : "", t ? t : "?");
+        else
+            at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s", r->props[i]->name,
+                           t ? t : "?");
         free(t);
     }
     snprintf(s->log + strlen(s->log), sizeof s->log - strlen(s->log), "%s;", one);
@@ -89,6 +94,15 @@ static void sample(mc_ostream *os)
     mc_world_write_props(os, 5, 1, NULL);
     mc_value hv = int_value(MC_TYPE_INT32, 42);
     write_prop(os, "health", &hv);
+    /* onChat(speaker INT32, text STRING) */
+    const mc_def_method *chat = mc_defs_method_by_name(avatar, MC_PART_CLIENT, "onChat");
+    ck_assert_ptr_nonnull(chat);
+    mc_ostream args;
+    mc_ostream_init(&args);
+    mc_write_i32(&args, 7);
+    mc_write_string(&args, "hi");
+    mc_world_write_call(os, 7, chat->index, args.data, args.size);
+    mc_ostream_free(&args);
     mc_world_write_leave(os, 7);
     ck_assert(mc_ostream_ok(os));
 }
@@ -103,9 +117,10 @@ START_TEST(records_parse_back)
     char why[256] = "";
     int rc = mc_world_parse(defs, 5, os.data, os.size, type_of, record, &s, why, sizeof why);
     ck_assert_msg(rc == 0, "%s", why);
-    ck_assert_uint_eq(s.n, 5);
-    ck_assert_str_eq(s.log, "1:7@1,2,3/1.5 level=4 rank=-2;3:7 rank=3;4:7@4,5,6/1.5;"
-                            "3:5 health=42;2:7;");
+    ck_assert_uint_eq(s.n, 6);
+    ck_assert_msg(strcmp(s.log, "1:7@1,2,3/1.5 level=4 rank=-2;3:7 rank=3;4:7@4,5,6/1.5;"
+                                "3:5 health=42;5:7 onChat(7,\"hi\";2:7;") == 0,
+                  "%s", s.log);
     /* the same bytes for another player: health is not its own any more */
     memset(&s, 0, sizeof s);
     rc = mc_world_parse(defs, 6, os.data, os.size, type_of, record, &s, why, sizeof why);
@@ -169,6 +184,18 @@ START_TEST(bad_records_are_refused_with_a_reason)
     mc_world_write_props(&os, 7, 60000, NULL);
     ck_assert_int_eq(mc_world_parse(defs, 7, os.data, os.size, type_of, record, &s, why,
                                     sizeof why), -1);
+    /* a client method the type lacks; arguments that do not decode */
+    mc_ostream_reset(&os);
+    mc_world_write_call(&os, 7, 999, NULL, 0);
+    ck_assert_int_eq(mc_world_parse(defs, 7, os.data, os.size, type_of, record, &s, why,
+                                    sizeof why), -1);
+    ck_assert_msg(strstr(why, "client method"), "%s", why);
+    mc_ostream_reset(&os);
+    const mc_def_method *chat = mc_defs_method_by_name(avatar, MC_PART_CLIENT, "onChat");
+    mc_world_write_call(&os, 7, chat->index, (const uint8_t *)"\0\0", 2);
+    ck_assert_int_eq(mc_world_parse(defs, 7, os.data, os.size, type_of, record, &s, why,
+                                    sizeof why), -1);
+    ck_assert_msg(strstr(why, "onChat"), "%s", why);
     /* properties of an entity the client does not know */
     mc_ostream_reset(&os);
     mc_world_write_props(&os, 99, 0, NULL);

@@ -12,6 +12,8 @@
  *   LEAVE     u8 2, i32 id
  *   PROPS     u8 3, i32 id, u16 n, n x (u16 property index, value)
  *   VOLATILE  u8 4, i32 id, 3 x f32 position, 3 x f32 direction
+ *   CALL      u8 5, i32 id, u16 client method index, the arguments (allClients /
+ *             otherClients of that entity)
  *
  * A property index is the property's index in its type (mc_def_property.index); a value is
  * encoded as its def type (common/defs value encoding). Integers are big-endian. The parser
@@ -36,6 +38,7 @@ enum {
     MC_WORLD_LEAVE = 2,
     MC_WORLD_PROPS = 3,
     MC_WORLD_VOLATILE = 4,
+    MC_WORLD_CALL = 5,
 };
 
 /* CLIENT_UPDATE flags. */
@@ -46,6 +49,7 @@ enum {
 #define MC_WORLD_LEAVE_SIZE 5u
 #define MC_WORLD_PROPS_HEAD 7u    /* kind, id, n */
 #define MC_WORLD_VOLATILE_SIZE 29u
+#define MC_WORLD_CALL_HEAD 7u     /* kind, id, method */
 
 /* Writers. An ENTER or PROPS head is followed by n x (u16 index, value): the caller writes
  * them (mc_world_write_prop_index, then the value) and may patch n afterwards at the offset
@@ -57,6 +61,9 @@ void mc_world_write_props(mc_ostream *os, int32_t id, uint16_t n, size_t *n_at);
 void mc_world_write_prop_index(mc_ostream *os, uint16_t index);
 void mc_world_write_volatile(mc_ostream *os, int32_t id, mc_vector3 position,
                              mc_vector3 direction);
+/* A CALL with its already encoded arguments. */
+void mc_world_write_call(mc_ostream *os, int32_t id, uint16_t method, const uint8_t *args,
+                         size_t len);
 
 /* What the parser hands over, one call per record; props (with their def) are valid during
  * the call only. Return 0 to go on, non-zero to stop (the parse returns it). */
@@ -65,9 +72,10 @@ typedef struct {
     int32_t id;
     uint16_t type;                     /* ENTER */
     mc_vector3 position, direction;    /* ENTER, VOLATILE */
-    size_t n;                          /* ENTER, PROPS */
-    const mc_def_property *const *props;
-    const mc_value *values;
+    size_t n;                          /* ENTER, PROPS: properties; CALL: arguments */
+    const mc_def_property *const *props; /* ENTER, PROPS (NULL for CALL) */
+    const mc_value *values;            /* the properties' values, or CALL's arguments */
+    const mc_def_method *method;       /* CALL: a client method of the entity's type */
 } mc_world_record;
 
 typedef int (*mc_world_record_fn)(void *ctx, const mc_world_record *r);
@@ -76,9 +84,9 @@ typedef int (*mc_world_record_fn)(void *ctx, const mc_world_record *r);
  * for the player's own entity (own_id), also the OWN_CLIENT ones of the cell. */
 /* Parse a run of records. 0 when every record decoded (and fn returned 0 for each), the
  * first non-zero return of fn, or -1 with the reason in why (malformed: nothing after the
- * bad record is looked at). ENTER types are checked against the defs; PROPS and VOLATILE
- * need the entity's type: type_of(ctx, id) returns it, or -1 for an entity the receiver
- * does not know (then the record is refused as malformed). */
+ * bad record is looked at). ENTER types are checked against the defs; PROPS and CALL need
+ * the entity's type: type_of(ctx, id) returns it, or -1 for an entity the receiver does not
+ * know (then the record is refused as malformed). */
 int mc_world_parse(const mc_entity_defs *defs, int32_t own_id, const uint8_t *data,
                    size_t len, int (*type_of)(void *ctx, int32_t id), mc_world_record_fn fn,
                    void *ctx, char *why, size_t whylen);
