@@ -437,6 +437,32 @@ int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char
     return MC_CALL_OK;
 }
 
+void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    int32_t id = mc_read_i32(is);
+    if (!mc_istream_done(is) || id <= 0) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "CLIENT_ATTACHED: malformed");
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    mc_address base;
+    if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
+        mc_mailbox_address(&ent->base, &base);
+    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || o->local ||
+        !mc_address_equal(&base, &o->addr)) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "CLIENT_ATTACHED: entity %d has no cell here whose base sent it",
+                         (int)id);
+        return;
+    }
+    cell_aoi *a = aoi_of(ent);
+    if (a && a->stream) {
+        witness_reset(a->stream);
+        state(e)->aoi.world_resets++;
+    }
+}
+
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                      const uint8_t *args, size_t len)
 {
@@ -560,6 +586,7 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
                  {"world/deferred", &s->world_deferred},
                  {"world/calls", &s->world_calls},
                  {"world/callsDropped", &s->world_calls_dropped},
+                 {"world/resets", &s->world_resets},
                  {"world/sendFailures", &s->world_send_failures},
                  {"world/shadowFailures", &s->world_shadow_failures}};
     for (size_t i = 0; i < sizeof world / sizeof world[0]; i++)

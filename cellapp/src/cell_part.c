@@ -137,6 +137,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_FETCH_CELL:
         cell_on_fetch_cell(e, o, data);
         return;
+    case MC_MSG_CLIENT_ATTACHED:
+        cell_aoi_on_client_attached(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a cellapp does not take message %u", (unsigned)id);

@@ -29,7 +29,7 @@ typedef struct {
      * entities left for a later tick by the budget, failures */
     uint64_t world_bytes_reliable, world_bytes_volatile, world_enters, world_leaves,
         world_props, world_volatiles, world_changes, world_deferred, world_send_failures,
-        world_shadow_failures, world_calls, world_calls_dropped;
+        world_shadow_failures, world_calls, world_calls_dropped, world_resets;
 } cell_aoi_state;
 
 typedef struct {
@@ -77,6 +77,8 @@ void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
 /* The entity's client-visible properties as last diffed (NULL: none yet, or they do not
  * encode). */
 struct client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent);
+/* CLIENT_ATTACHED from an entity's base: a witness introduces its view afresh. */
+void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* allClients / otherClients calls of a cell entity (mc_role_part.client_fan_out). */
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                      const uint8_t *args, size_t len);

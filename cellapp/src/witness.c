@@ -24,6 +24,7 @@ struct witness {
     int32_t *leaving;      /* introduced entities that left: LEAVE at the next send */
     size_t nleaving, leaving_cap;
     uint32_t own_seq_sent; /* own-client properties of the witness itself */
+    bool own_introduced;   /* the ENTER of the witness itself was sent */
     double floor;          /* the priority of the last entry sent */
     mc_ostream calls;      /* CALL records waiting for the next send */
     mc_ostream rel, vol;   /* this tick's records (kept for their buffers) */
@@ -123,6 +124,18 @@ size_t witness_ids(const witness *w, int32_t *out, size_t max)
 }
 
 size_t witness_count(const witness *w) { return w->n; }
+
+void witness_reset(witness *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        w->e[i].entered = false;
+        w->e[i].priority = w->floor;
+    }
+    w->nleaving = 0;
+    mc_ostream_reset(&w->calls);
+    w->own_introduced = false;
+    w->own_seq_sent = 0;
+}
 
 int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len)
 {
@@ -262,7 +275,24 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
     mc_ostream_reset(&w->vol);
     write_calls_and_leaves(s, w);
     client_shadow *own = cell_aoi_shadow(e, ent);
-    if (own && own->seq > w->own_seq_sent) {
+    if (own && !w->own_introduced) {
+        /* the player's own cell entity: where it is and its own-client properties */
+        size_t n_at, n = 0;
+        mc_world_write_enter(&w->rel, ent->id, ent->type, ent->position, ent->direction, 0,
+                             &n_at);
+        for (size_t p = 0; p < own->n; p++) {
+            if (!own->props[p].own)
+                continue;
+            mc_world_write_prop_index(&w->rel, own->props[p].index);
+            mc_write_bytes(&w->rel, own->props[p].bytes, own->props[p].len);
+            n++;
+        }
+        if (mc_ostream_ok(&w->rel))
+            mc_store_u16(w->rel.data + n_at, (uint16_t)n);
+        w->own_introduced = true;
+        w->own_seq_sent = own->seq;
+        s->world_enters++;
+    } else if (own && own->seq > w->own_seq_sent) {
         if (write_changed(&w->rel, ent->id, own, w->own_seq_sent, false))
             s->world_props++;
         w->own_seq_sent = own->seq;

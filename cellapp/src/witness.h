@@ -3,6 +3,8 @@
  * world update records (entity/world_wire.h) and sends them to the witness's base, which
  * hands them to its client:
  *
+ *  - once, when the stream starts (and again after witness_reset): ENTER of the witness's
+ *    own entity with its own-client properties (the player's cell entity);
  *  - LEAVE for every entity that left the view (only if its ENTER was sent);
  *  - PROPS of the witness's own entity: its own-client properties that changed;
  *  - for the entities in view, within a byte budget a tick (--clientBudgetBytes), nearest
@@ -45,6 +47,10 @@ size_t witness_count(const witness *w);
 int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len);
 /* Build this tick's records for the witness entity `ent` and send them to its base. */
 void witness_send(mc_engine *e, mc_entity *ent, witness *w);
+/* Its client is a new one (the base got a client, or another one took over): everything it
+ * was told is forgotten, nothing is sent for it (no LEAVE), and the next send introduces the
+ * witness itself and every entity in view afresh. */
+void witness_reset(witness *w);
 /* Leave everything (the witness stopped being one): LEAVE for what its client was shown,
  * sent now; the witness is empty afterwards. */
 void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w);

@@ -317,7 +317,8 @@ START_TEST(world_updates_go_to_the_witness_base_within_the_budget)
                                "world/budgetBytes", "100", NULL), 0);
     ck_assert_int_eq(rc_int(&c, "cellapp01", "world/enters"), 0);
     ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 0, 0]", out, sizeof out), 0);
-    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/enters", 6, WAIT_MS));
+    /* the witness's own ENTER (the player's cell entity), then the six */
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/enters", 7, WAIT_MS));
     ck_assert_msg(rc_int(&c, "cellapp01", "world/deferred") > 0,
                   "six entries at 100 bytes a tick were never deferred");
     ck_assert(rc_wait_int_at_least(&c, "baseapp01", "world/updatesIn", 3, WAIT_MS));
@@ -325,8 +326,8 @@ START_TEST(world_updates_go_to_the_witness_base_within_the_budget)
     ck_assert_int_eq(rc_int(&c, "baseapp01", "world/refused"), 0);
     ck_assert(rc_int(&c, "baseapp01", "world/noClient") >= 3);
     long long rel = rc_int(&c, "cellapp01", "world/bytesReliable");
-    ck_assert_int_eq(rel, 6 * 39);
-    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/enters"), 6);
+    ck_assert_int_eq(rel, 7 * 39);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/enters"), 7);
 
     /* a change of hp (ALL_CLIENTS): one PROPS record, 13 bytes (head 7, index 2, INT32) */
     ck_assert_int_eq(h_watcher(cmd_out, sizeof cmd_out, c.manager, "set", "cellapp01",
@@ -358,7 +359,7 @@ START_TEST(world_updates_go_to_the_witness_base_within_the_budget)
     two_updates(&c);
     long long props_now = rc_int(&c, "cellapp01", "world/propUpdates");
     move_to(&c, ids[2], 3, 3);
-    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/enters", 7, WAIT_MS));
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/enters", 8, WAIT_MS));
     two_updates(&c);
     /* the change made out of view travels in the ENTER, not as a later PROPS */
     ck_assert_int_eq(rc_int(&c, "cellapp01", "world/propUpdates"), props_now);
