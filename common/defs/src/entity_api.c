@@ -284,3 +284,14 @@ mc_mailbox_ref mc_mailbox_client(mc_mailbox_ref m)
         return convert(m, MC_COMPONENT_BASE, MC_COMPONENT_CLIENT_VIA_BASE);
     return convert(m, MC_COMPONENT_CELL, MC_COMPONENT_CLIENT_VIA_CELL);
 }
+
+int mc_giveClientTo(const mc_call_ctx *call, const mc_mailbox_ref *to)
+{
+    return NO_ENGINE(call, give_client_to) ? MC_CALL_ERR_STATE
+                                           : call->ops->give_client_to(call, to);
+}
+
+bool mc_hasClient(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, has_client) ? false : call->ops->has_client(call);
+}
