@@ -52,8 +52,7 @@ int Avatar_cell_chat(const mc_call_ctx *call, Avatar_cell *self, const char *tex
     (void)self;
     if (!text[0])
         return -1;
-    mc_mailbox_ref to = call->self;
-    mc_mailbox_ref_set_component(&to, MC_COMPONENT_CLIENT);
+    mc_mailbox_ref to = mc_mailbox_client(call->self); /* CLIENT_VIA_CELL: through its base */
     return send_Avatar_client_onChat(call->sink, &to, call->caller_id, text);
 }
 
@@ -62,8 +61,7 @@ int Avatar_cell_emote(const mc_call_ctx *call, Avatar_cell *self, uint16_t emote
     (void)self;
     char text[32];
     snprintf(text, sizeof(text), "*emote %u*", (unsigned)emoteId);
-    mc_mailbox_ref to = call->self;
-    mc_mailbox_ref_set_component(&to, MC_COMPONENT_CLIENT);
+    mc_mailbox_ref to = mc_mailbox_client(call->self);
     return send_Avatar_client_onChat(call->sink, &to, call->self.id, text);
 }
 
