@@ -108,7 +108,7 @@ static bool watch(const cluster *c, const char *verb, const char *path, const ch
     int rc = h_watcher(out, sizeof out, c->mgr, "--timeout", WATCH_MS, verb, c->base_name, path,
                        arg1, arg2, NULL);
     if (rc != 0) {
-        snprintf(val, n, "exit %d: %s", rc, out);
+        snprintf(val, n, "exit %d: %.200s", rc, out);
         return false;
     }
     const char *p = strstr(out, path);
