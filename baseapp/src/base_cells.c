@@ -3,6 +3,7 @@
  * cellapp dies. The base keeps cellData: what its next cell starts from. */
 #include "base_db.h"
 #include "baseapp.h"
+#include "proxy.h"
 #include "common/log.h"
 
 #include <math.h>
@@ -70,6 +71,8 @@ static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *pay
     free(w);
     int32_t id = ent->id;
     base_flush_cell_queue(e, ent);
+    if (proxy_has_client(e, ent))
+        proxy_world_attached(e, ent); /* the new cell serves its client: a witness */
     mc_engine_run_hook(e, ent, MC_HOOK_GET_CELL, NULL);
     db_on_cell_change(e, id); /* a copy fenced while its cell was being created */
 }

@@ -50,15 +50,3 @@ int base_world_add_watchers(mc_engine *e)
     bad |= mc_watch_add_uint(w, "world/refused", &st->refused, MC_WATCH_READ_ONLY);
     return bad ? -1 : 0;
 }
-
-int base_world_to_client(mc_engine *e, mc_entity *ent, bool is_volatile, const uint8_t *bytes,
-                         size_t len)
-{
-    /* no client channels on a baseapp yet (issue 10's external interface) */
-    (void)e;
-    (void)ent;
-    (void)is_volatile;
-    (void)bytes;
-    (void)len;
-    return -1;
-}

@@ -35,6 +35,12 @@ bool proxy_client_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
 /* A handler ran on a base: its client hears the BASE_AND_CLIENT values that changed. */
 void proxy_after_call(mc_engine *e, mc_entity *ent);
 
+/* Whether the base has a client (bound, not closing). */
+bool proxy_has_client(mc_engine *e, mc_entity *ent);
+/* Its cell serves this client from now on: CLIENT_ATTACHED to the live cell (it becomes a
+ * witness and introduces its view afresh). proxy_world.c. */
+void proxy_world_attached(mc_engine *e, mc_entity *ent);
+
 /* The engine API (base_engine_ops). */
 int proxy_op_give_client_to(const mc_call_ctx *call, const mc_mailbox_ref *to);
 bool proxy_op_has_client(const mc_call_ctx *call);

@@ -246,6 +246,7 @@ void proxy_send_ready(base_clients *bc)
         pc->need_player = false;
         send_player(bc, pc, ent);
         flush(pc);
+        proxy_world_attached(bc->e, ent); /* its cell introduces the view to this client */
         mc_engine_run_hook(bc->e, ent, MC_HOOK_ENTITIES_ENABLED, NULL);
         proxy_after_call(bc->e, ent);
     }

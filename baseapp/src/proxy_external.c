@@ -119,7 +119,7 @@ enum {
     W_CONNECTED, W_CONNECTS, W_SESSION_REFUSED, W_TAKEN_OVER, W_DEATHS, W_GIVEN, W_CALLS_IN,
     W_CALLS_OUT, W_PROPS, W_KICKED, W_REFUSED_TOTAL, W_HELLOS, W_HANDSHAKES, W_REJECTED,
     W_REPEATED, W_AUTH_FAILURES, W_RATE_LIMITED, W_NO_ENDPOINT, W_DROPPED, W_DATA_IN,
-    W_DATA_OUT, W_SEND_ERRORS, W_REFUSED /* + reason */
+    W_DATA_OUT, W_SEND_ERRORS, W_MOVES, W_REFUSED /* + reason */
 };
 
 static const struct {
@@ -136,6 +136,7 @@ static const struct {
     {"clients/callsToClients", W_CALLS_OUT},
     {"clients/propertyChanges", W_PROPS},
     {"clients/kicked", W_KICKED},
+    {"clients/moves", W_MOVES},
     {"clients/refused/total", W_REFUSED_TOTAL},
     {"clients/hellos", W_HELLOS},
     {"clients/handshakes", W_HANDSHAKES},
@@ -170,6 +171,7 @@ static void get_counter(void *ctx, mc_watch_value *out)
     case W_CALLS_OUT: v = bc->st.calls_out; break;
     case W_PROPS: v = bc->st.property_changes; break;
     case W_KICKED: v = bc->st.kicked; break;
+    case W_MOVES: v = bc->st.moves; break;
     case W_REFUSED_TOTAL: v = bc->st.refused_total; break;
     case W_HELLOS: v = ts.hellos; break;
     case W_HANDSHAKES: v = ts.accepted; break;

@@ -32,7 +32,7 @@ typedef struct proxy_client {
 
 typedef struct {
     uint64_t connects, session_refused, taken_over, deaths, given, calls_in, calls_out,
-        property_changes, kicked, refused_total, full;
+        property_changes, kicked, refused_total, full, moves;
     uint64_t refused[CLIENT_REFUSE_COUNT];
 } proxy_stats;
 
@@ -80,5 +80,9 @@ void proxy_refuse(base_clients *bc, const mc_address *peer, client_refuse r, con
 
 /* proxy_calls.c: the client nub's interface (client -> baseapp messages). */
 extern const mc_interface proxy_client_iface;
+
+/* proxy_world.c: MOVE from a client (a handler of proxy_client_iface); a newly bound client's
+ * cell is told to introduce its view afresh. */
+void mc_cw_on_move(void *ctx, const mc_message_info *info, mc_istream *data);
 
 #endif

@@ -485,7 +485,16 @@ void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *i
         return;
     }
     cell_aoi *a = aoi_of(ent);
-    if (a && a->stream) {
+    if (!a)
+        return;
+    if (!a->witness) {
+        /* a player's cell is a witness while it has a client (BigWorld's rule) */
+        mc_call_frame f;
+        mc_engine_frame(e, &f, ent);
+        (void)cell_aoi_set_witness(&f.ctx, true);
+        return;
+    }
+    if (a->stream) {
         witness_reset(a->stream);
         state(e)->aoi.world_resets++;
     }

@@ -1,10 +1,12 @@
 /* The game client's channel to its baseapp (mcclient/client.h). */
 #include "mcclient/client.h"
 #include "common/game_module.h"
+#include "world_view.h"
 #include "mercury/mercury.h"
 #include "secure/transport.h"
 
 #include <event2/event.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ struct mc_client {
     int32_t player_id;
     uint16_t player_type;
     mc_client_stats st;
+    world_view view;
 };
 
 const char *mc_client_end_name(int how)
@@ -72,6 +75,8 @@ static void mc_cw_on_base_player(void *ctx, const mc_message_info *info, mc_istr
         c->st.ignored++;
         return;
     }
+    if (p.id != c->player_id)
+        world_view_clear(&c->view); /* another player (giveClientTo): its cell starts afresh */
     c->player_id = p.id;
     c->player_type = p.type;
     c->st.players++;
@@ -149,6 +154,42 @@ static void mc_cw_on_disconnect(void *ctx, const mc_message_info *info, mc_istre
         return;
     }
     finish(c, MC_CLIENT_END_DISCONNECTED, reason, text);
+}
+
+static void world_record(void *ctx, const mc_world_record *r)
+{
+    mc_client *c = ctx;
+    c->st.world_records++;
+    if (c->cfg.cb.on_world)
+        c->cfg.cb.on_world(c->cfg.ud, c, r);
+}
+
+static void on_world(mc_client *c, mc_istream *data)
+{
+    size_t len = mc_istream_remaining(data);
+    const uint8_t *bytes = len ? mc_read_bytes(data, len) : NULL;
+    char why[256];
+    if (!bytes || c->player_id <= 0 ||
+        world_view_apply(&c->view, c->cfg.defs, c->player_id, c->player_type, bytes, len,
+                         world_record, c, why, sizeof why) != 0) {
+        c->st.ignored++;
+        return;
+    }
+    c->st.world_bytes += len;
+}
+
+static void mc_cw_on_world(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (c)
+        on_world(c, data);
+}
+
+static void mc_cw_on_world_volatile(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (c)
+        on_world(c, data);
 }
 
 static const mc_message_def client_defs[] = {MC_CW_TO_CLIENT(MC_DEF_WITH_HANDLER)};
@@ -315,6 +356,44 @@ int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_valu
     return rc;
 }
 
+int mc_client_move(mc_client *c, mc_vector3 position, mc_vector3 direction)
+{
+    if (c->state != MC_CLIENT_CONNECTED || !c->ch)
+        return MC_CALL_ERR_STATE;
+    const float v[6] = {position.x, position.y, position.z,
+                        direction.x, direction.y, direction.z};
+    uint8_t bytes[24];
+    for (int i = 0; i < 6; i++) {
+        if (!isfinite(v[i]))
+            return MC_CALL_ERR_ARGS;
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        mc_store_u32(bytes + 4 * i, u);
+    }
+    const mc_message_def *def = mc_cw_def(&mc_cw_baseapp_send_iface, MC_CW_MOVE);
+    if (mc_bundle_add_message(mc_channel_bundle(c->ch), def, MC_RELIABLE_NO, bytes,
+                              sizeof bytes) != MC_OK ||
+        mc_channel_send(c->ch) != MC_OK)
+        return MC_CALL_ERR_SEND;
+    c->st.sent++;
+    c->view.player.position = position;
+    c->view.player.direction = direction;
+    return MC_CALL_OK;
+}
+
+const mc_client_entity *mc_client_entity_of(const mc_client *c, int32_t id)
+{
+    if (id == c->player_id && c->view.has_player_cell)
+        return &c->view.player;
+    return world_view_find(&c->view, id);
+}
+
+size_t mc_client_entities(const mc_client *c, const mc_client_entity **out)
+{
+    *out = c->view.e;
+    return c->view.n;
+}
+
 void mc_client_close(mc_client *c)
 {
     if (!c || c->state == MC_CLIENT_ENDED)
@@ -334,6 +413,7 @@ void mc_client_free(mc_client *c)
         mc_nub_free(c->nub);
     if (c->base)
         event_base_free(c->base);
+    world_view_free(&c->view);
     sodium_memzero(c, sizeof *c);
     free(c);
 }

@@ -65,6 +65,17 @@ int Avatar_cell_emote(const mc_call_ctx *call, Avatar_cell *self, uint16_t emote
     return send_Avatar_client_onChat(call->sink, &to, call->self.id, text);
 }
 
+/* train: every client that sees it learns the new level, only its own the health it cost. */
+int Avatar_cell_train(const mc_call_ctx *call, Avatar_cell *self, uint8_t levels)
+{
+    (void)call;
+    if (!levels || self->level > 255 - levels)
+        return -1;
+    self->level = (uint8_t)(self->level + levels);
+    self->health -= levels;
+    return 0;
+}
+
 int Avatar_cell_setTarget(const mc_call_ctx *call, Avatar_cell *self, const mc_value *target)
 {
     (void)call;

@@ -257,7 +257,7 @@ static void connect_client(tclient *t, const cluster *c, const session *s)
     mc_client_config cfg = {.baseapp = s->addr, .session_id = s->sid, .defs = c->defs,
                             .ud = t, .timeout_ms = 5000};
     memcpy(cfg.session_key, s->key, sizeof cfg.session_key);
-    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end};
+    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, NULL};
     char err[256];
     t->c = mc_client_connect(&cfg, err, sizeof err);
     ck_assert_msg(t->c != NULL, "%s", err);

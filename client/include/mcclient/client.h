@@ -18,6 +18,7 @@
 
 #include "common/defs.h"
 #include "common/value.h"
+#include "entity/world_wire.h"
 #include "mcclient/wire.h"
 #include "secure/handshake.h"
 
@@ -56,6 +57,13 @@ typedef struct {
                         const mc_value *value);
     /* the channel ended (how: mc_client_end; reason: mc_cw_bye when DISCONNECTED) */
     void (*on_end)(void *ud, mc_client *c, int how, int reason, const char *text);
+    /* what the player's cell sees changed (docs/WORLD.md): an entity entered its view (with
+     * its OTHER_CLIENTS / ALL_CLIENTS values; the ENTER of the player's own id introduces
+     * its cell entity with its own-client values), left it, changed properties, moved
+     * (VOLATILE), a client method called on an entity's allClients / otherClients (CALL), or
+     * the server corrected the player's position (CORRECTION). The library's view
+     * (mc_client_entity_of) is already updated (a LEAVE: the entity is still there). */
+    void (*on_world)(void *ud, mc_client *c, const mc_world_record *r);
 } mc_client_callbacks;
 
 typedef struct {
@@ -94,8 +102,26 @@ int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_valu
 int mc_client_call_raw(mc_client *c, mc_part part, int32_t entity_id, uint16_t exposed_index,
                        const uint8_t *args, size_t len);
 
+/* Move the player's own cell entity (unreliable, latest wins; send it at most every tick of
+ * the game). The cell refuses non-finite numbers and moves faster than its speed limit and
+ * answers with a CORRECTION (on_world). 0, or MC_CALL_ERR_STATE (not connected), or
+ * MC_CALL_ERR_ARGS (not finite). */
+int mc_client_move(mc_client *c, mc_vector3 position, mc_vector3 direction);
+
+/* An entity the player's cell sees, as last told. */
+typedef struct {
+    int32_t id;
+    uint16_t type;
+    mc_vector3 position, direction;
+} mc_client_entity;
+/* The entity with this id in view, or the player's own cell entity (its id), or NULL. */
+const mc_client_entity *mc_client_entity_of(const mc_client *c, int32_t id);
+/* The entities in view (not the player), sorted by id; valid until the next tick. */
+size_t mc_client_entities(const mc_client *c, const mc_client_entity **out);
+
 typedef struct {
     uint64_t players, calls, properties, sent, ignored; /* ignored: malformed from the server */
+    uint64_t world_records, world_bytes;                /* world updates applied */
 } mc_client_stats;
 void mc_client_get_stats(const mc_client *c, mc_client_stats *out);
 

@@ -4,9 +4,12 @@
  * decoded by pure functions on buffers, shared by the baseapp and the client library.
  *
  * baseapp -> client: the player's base entity (type, id, its BASE_AND_CLIENT values), a
- * client method call, a property change, and "you were disconnected, why".
+ * client method call, a property change, "you were disconnected, why", and world updates
+ * (the records of entity/world_wire.h its cell's witness wrote: WORLD reliably,
+ * WORLD_VOLATILE unreliably).
  * client -> baseapp: a call of an exposed base method of its own proxy, or of an exposed
- * cell method of its own entity (by exposed index: the client cannot name anything else).
+ * cell method of its own entity (by exposed index: the client cannot name anything else),
+ * and MOVE: its own entity's position and direction (6 x f32, unreliable).
  * Every value is encoded as its def type (docs/DEFS.md, "Values on the wire").
  */
 #ifndef MC_CLIENT_WIRE_H
@@ -31,13 +34,16 @@
     X(MC_CW_BASE_PLAYER, 1, MC_VARIABLE(4), mc_cw_on_base_player)              \
     X(MC_CW_CALL, 2, MC_VARIABLE(4), mc_cw_on_call)                            \
     X(MC_CW_PROPERTY, 3, MC_VARIABLE(4), mc_cw_on_property)                    \
-    X(MC_CW_DISCONNECT, 4, MC_VARIABLE(1), mc_cw_on_disconnect)
+    X(MC_CW_DISCONNECT, 4, MC_VARIABLE(1), mc_cw_on_disconnect)                \
+    X(MC_CW_WORLD, 5, MC_VARIABLE(4), mc_cw_on_world)                          \
+    X(MC_CW_WORLD_VOLATILE, 6, MC_VARIABLE(2), mc_cw_on_world_volatile)
 
 /* Messages the client sends (the baseapp's external interface). */
 #define MC_CW_TO_BASEAPP(X)                                                    \
     X(MC_CW_BASE_CALL, 1, MC_VARIABLE(4), mc_cw_on_base_call)                  \
     X(MC_CW_CELL_CALL, 2, MC_VARIABLE(4), mc_cw_on_cell_call)                  \
-    X(MC_CW_LOG_OFF, 3, MC_FIXED(0), mc_cw_on_log_off)
+    X(MC_CW_LOG_OFF, 3, MC_FIXED(0), mc_cw_on_log_off)                         \
+    X(MC_CW_MOVE, 4, MC_FIXED(24), mc_cw_on_move)
 
 enum { MC_CW_TO_CLIENT(MC_DEF_ENUM) };
 enum { MC_CW_TO_BASEAPP(MC_DEF_ENUM) };

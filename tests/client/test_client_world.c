@@ -1,0 +1,389 @@
+/* The world through real clients: a manager, a baseapp and a cellapp with the example game,
+ * two players (Avatars whose cells are in the "world" space) connected with the client
+ * library over real sockets. Each player's client is introduced to its own cell entity and
+ * to the other player (with its OTHER_CLIENTS / ALL_CLIENTS values), hears a chat of the
+ * other through allClients (a CALL record), a level change of the other (PROPS) and only its
+ * own health change, sees the other move (VOLATILE), has a too fast move of its own refused
+ * and corrected, and sees the other leave when it walks away and come back with current
+ * values. Every process is stopped at the end (SIGTERM, exit 0). */
+#include "check_main.h"
+#include "harness.h"
+
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/defs.h"
+#include "common/value_json.h"
+#include "mcclient/client.h"
+
+#define WATCH_MS "15000"
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+typedef struct {
+    char mgr[32];
+    pid_t mpid, bpid, cpid;
+    char blog[600], clog[600], mlog[600];
+    mc_entity_defs *defs;
+} cluster;
+
+static void start(cluster *c)
+{
+    memset(c, 0, sizeof *c);
+    const char *dir = h_tmpdir();
+    snprintf(c->mlog, sizeof c->mlog, "%s/manager.log", dir);
+    snprintf(c->blog, sizeof c->blog, "%s/baseapp.log", dir);
+    snprintf(c->clog, sizeof c->clog, "%s/cellapp.log", dir);
+    c->mpid = h_start_manager(c->mgr, sizeof c->mgr, c->mlog, NULL);
+    ck_assert_msg(c->mpid > 0, "the manager did not start (%s)", c->mlog);
+    char bin[512], internal[64], external[64], mopt[64], res[600], cinternal[64];
+    snprintf(mopt, sizeof mopt, "--manager=%s", c->mgr);
+    snprintf(res, sizeof res, "--res=%s/defs", h_source_dir());
+    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
+    snprintf(external, sizeof external, "--external=127.0.0.1:%d", h_free_port(false));
+    char *bargv[] = {(char *)h_bin("baseapp", bin, sizeof bin), internal, external, mopt, res,
+                     NULL};
+    c->bpid = h_spawn(bargv, c->blog);
+    ck_assert_msg(c->bpid > 0 && h_wait_watch(c->mgr, "baseapps", "role", "baseapp", 15000),
+                  "the baseapp did not register (%s)", c->blog);
+    snprintf(cinternal, sizeof cinternal, "--internal=127.0.0.1:%d", h_free_port(false));
+    char *cargv[] = {(char *)h_bin("cellapp", bin, sizeof bin), cinternal, mopt, res,
+                     "--maxClientSpeed=50", NULL};
+    c->cpid = h_spawn(cargv, c->clog);
+    ck_assert_msg(c->cpid > 0 && h_wait_watch(c->mgr, "cellapps", "role", "cellapp", 15000),
+                  "the cellapp did not register (%s)", c->clog);
+    char err[4096], path[600];
+    snprintf(path, sizeof path, "%s/defs", h_source_dir());
+    c->defs = mc_defs_load(path, err, sizeof err);
+    ck_assert_msg(c->defs != NULL, "%s", err);
+}
+
+static void stop_one(pid_t pid, const char *name, const char *log)
+{
+    h_kill(pid, SIGTERM);
+    int st = h_wait_exit(pid, 20000);
+    ck_assert_msg(st == 0, "%s exited %d (log %s)", name, st, log);
+}
+
+static void stop(cluster *c)
+{
+    stop_one(c->bpid, "baseapp", c->blog);
+    stop_one(c->cpid, "cellapp", c->clog);
+    stop_one(c->mpid, "manager", c->mlog);
+    mc_defs_free(c->defs);
+}
+
+/* `watcher VERB PROC PATH [a1 [a2 [a3]]]`: the value after the path into val. */
+static bool watch(const cluster *c, const char *proc, const char *verb, const char *path,
+                  const char *a1, const char *a2, const char *a3, char *val, size_t n)
+{
+    static char out[16384];
+    int rc = h_watcher(out, sizeof out, c->mgr, "--timeout", WATCH_MS, verb, proc, path, a1, a2,
+                       a3, NULL);
+    const char *p = rc == 0 ? strstr(out, path) : NULL;
+    if (!p) {
+        snprintf(val, n, "exit %d: %.100s", rc, out);
+        return false;
+    }
+    p += strlen(path);
+    while (*p == ' ')
+        p++;
+    snprintf(val, n, "%.*s", (int)strcspn(p, "\n"), p);
+    return true;
+}
+
+static long long counter(const cluster *c, const char *proc, const char *path)
+{
+    char v[256];
+    return watch(c, proc, "get", path, NULL, NULL, NULL, v, sizeof v) ? atoll(v) : -1;
+}
+
+static int32_t create(const cluster *c, const char *type, const char *props)
+{
+    char v[512];
+    long deadline = now_ms() + 15000;
+    while (now_ms() < deadline) {
+        if (watch(c, "baseapp01", "call", "command/createBase", type, props, NULL, v, sizeof v))
+            return (int32_t)atol(v);
+        h_sleep_ms(200);
+    }
+    ck_abort_msg("createBase %s: %s", type, v);
+    return 0;
+}
+
+/* ---- a player ----------------------------------------------------------------------------- */
+
+typedef struct {
+    mc_client *c;
+    int32_t id;
+    uint16_t type;
+    int players;
+    char log[8192];     /* world records and calls as "K:id ...;" */
+} player;
+
+/* Append one entry and ';' (the oldest half goes when the log is full). */
+static void add(player *p, const char *text)
+{
+    size_t len = strlen(p->log);
+    if (len + strlen(text) + 2 >= sizeof p->log) {
+        memmove(p->log, p->log + sizeof p->log / 2, len - sizeof p->log / 2 + 1);
+        len = strlen(p->log);
+    }
+    snprintf(p->log + len, sizeof p->log - len, "%s;", text);
+}
+
+static void on_player(void *ud, mc_client *c, const mc_cw_player *pl)
+{
+    (void)c;
+    player *p = ud;
+    p->players++;
+    p->id = pl->id;
+    p->type = pl->type;
+}
+
+static void on_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
+                    const mc_value *args)
+{
+    (void)c;
+    (void)args;
+    char one[128];
+    snprintf(one, sizeof one, "own-call %s %d", m->name, (int)id);
+    add(ud, one);
+}
+
+static void on_world(void *ud, mc_client *c, const mc_world_record *r)
+{
+    (void)c;
+    player *p = ud;
+    char one[512];
+    int at = snprintf(one, sizeof one, "%d:%d", r->kind, (int)r->id);
+    if (r->kind == MC_WORLD_CALL)
+        at += snprintf(one + at, sizeof one - (size_t)at, " %s", r->method->name);
+    for (size_t i = 0; r->props && i < r->n && at < 400; i++) {
+        char *t = mc_value_to_text(&r->values[i]);
+        at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s", r->props[i]->name,
+                       t ? t : "?");
+        free(t);
+    }
+    add(p, one);
+}
+
+static void connect_player(player *p, const cluster *c, int32_t account)
+{
+    memset(p, 0, sizeof *p);
+    char ids[16], v[512], hex[80], addr[64];
+    snprintf(ids, sizeof ids, "%d", (int)account);
+    ck_assert_msg(watch(c, "baseapp01", "call", "command/issueSession", ids, NULL, NULL, v,
+                        sizeof v),
+                  "%s", v);
+    unsigned long long sid;
+    ck_assert_msg(sscanf(v, "%llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", v);
+    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = c->defs, .ud = p,
+                            .timeout_ms = 5000};
+    for (int i = 0; i < 32; i++) {
+        unsigned b;
+        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
+        cfg.session_key[i] = (uint8_t)b;
+    }
+    cfg.cb = (mc_client_callbacks){.on_player = on_player, .on_call = on_call,
+                                   .on_world = on_world};
+    char err[256];
+    p->c = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(p->c != NULL, "%s", err);
+}
+
+typedef bool (*cond_fn)(player *a, player *b, const void *arg);
+
+static bool pump(player *a, player *b, int ms, cond_fn cond, const void *arg)
+{
+    long deadline = now_ms() + ms;
+    while (now_ms() < deadline) {
+        struct pollfd pf[2] = {{.fd = mc_client_fd(a->c), .events = POLLIN},
+                               {.fd = mc_client_fd(b->c), .events = POLLIN}};
+        poll(pf, 2, MC_CLIENT_TICK_MS);
+        mc_client_tick(a->c);
+        mc_client_tick(b->c);
+        if (cond && cond(a, b, arg))
+            return true;
+    }
+    return cond == NULL;
+}
+
+static void call_json(player *p, const cluster *c, mc_part part, const char *method,
+                      const char *json)
+{
+    const mc_def_method *m =
+        mc_defs_method_by_name(mc_defs_type(c->defs, p->type), part, method);
+    ck_assert_ptr_nonnull(m);
+    mc_value args[8];
+    memset(args, 0, sizeof args);
+    char why[256];
+    ck_assert_msg(mc_json_to_args(c->defs, m, json, strlen(json), args, why, sizeof why) == 0,
+                  "%s", why);
+    int rc = mc_client_call(p->c, part, method, args, m->nargs);
+    for (size_t i = 0; i < m->nargs; i++)
+        mc_value_free(&args[i]);
+    ck_assert_msg(rc == 0, "call %s: %s", method, mc_call_status_name(rc));
+}
+
+static bool is_avatar(player *a, player *b, const void *arg)
+{
+    (void)arg;
+    return a->type == 1 && b->type == 1;
+}
+
+/* Both see each other, and their own cells. */
+static bool see_each_other(player *a, player *b, const void *arg)
+{
+    (void)arg;
+    return mc_client_entity_of(a->c, b->id) && mc_client_entity_of(b->c, a->id) &&
+           mc_client_entity_of(a->c, a->id) && mc_client_entity_of(b->c, b->id);
+}
+
+static bool log_has(player *a, player *b, const void *arg)
+{
+    const char *const *w = arg; /* {which: "a"/"b", text} */
+    return strstr(w[0][0] == 'a' ? a->log : b->log, w[1]) != NULL;
+}
+
+static bool wait_log(player *a, player *b, const char *who, const char *text, int ms)
+{
+    const char *w[2] = {who, text};
+    return pump(a, b, ms, log_has, w);
+}
+
+static bool a_at_x(player *a, player *b, const void *arg)
+{
+    (void)a;
+    const mc_client_entity *e = mc_client_entity_of(b->c, a->id);
+    return e && fabsf(e->position.x - *(const float *)arg) < 0.01f;
+}
+
+static bool b_lost_a(player *a, player *b, const void *arg)
+{
+    (void)arg;
+    return mc_client_entity_of(b->c, a->id) == NULL;
+}
+
+static void login_avatar(player *p, const cluster *c, const char *account, const char *hero)
+{
+    char props[128];
+    snprintf(props, sizeof props, "{\"accountName\":\"%s\"}", account);
+    int32_t acc = create(c, "Account", props);
+    connect_player(p, c, acc);
+}
+
+START_TEST(players_see_each_other_chat_change_move_and_leave)
+{
+    cluster c;
+    start(&c);
+    create(&c, "Space", "{\"spaceName\":\"world\"}");
+    player a, b;
+    login_avatar(&a, &c, "alice", "Ann");
+    login_avatar(&b, &c, "bob", "Bo");
+    ck_assert(pump(&a, &b, 10000, NULL, NULL) || true);
+    call_json(&a, &c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
+    call_json(&b, &c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
+    pump(&a, &b, 1000, NULL, NULL);
+    call_json(&a, &c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
+    call_json(&b, &c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
+    ck_assert_msg(pump(&a, &b, 10000, is_avatar, NULL), "no avatars (%s)", c.blog);
+    /* each is introduced to its own cell (own-client values: health, maxHealth) and to the
+     * other (level, rank, title, look: OTHER_CLIENTS / ALL_CLIENTS) */
+    ck_assert_msg(pump(&a, &b, 15000, see_each_other, NULL), "a: %s | b: %s (%s)", a.log, b.log,
+                  c.clog);
+    char want[128];
+    snprintf(want, sizeof want, "1:%d health=100", (int)a.id);
+    ck_assert_msg(strstr(a.log, want), "%s", a.log);
+    snprintf(want, sizeof want, "1:%d level=1 rank=0 title=\"Novice\" look=", (int)b.id);
+    ck_assert_msg(strstr(a.log, want), "want %s in %s", want, a.log);
+    /* a never hears b's own-client values */
+    snprintf(want, sizeof want, "1:%d health", (int)b.id);
+    ck_assert_msg(!strstr(a.log, want), "%s", a.log);
+
+    /* b chats (allClients): b's own client hears it through its base, a through a CALL */
+    call_json(&b, &c, MC_PART_CELL, "chat", "[\"hi all\"]");
+    snprintf(want, sizeof want, "5:%d onChat;", (int)b.id);
+    ck_assert_msg(wait_log(&a, &b, "a", want, 5000), "a: %s", a.log);
+    ck_assert_msg(wait_log(&a, &b, "b", "own-call onChat", 5000), "b: %s", b.log);
+
+    /* b trains: a learns b's level (PROPS), b its level and health, a never b's health */
+    call_json(&b, &c, MC_PART_CELL, "train", "[2]");
+    snprintf(want, sizeof want, "3:%d level=3;", (int)b.id);
+    ck_assert_msg(wait_log(&a, &b, "a", want, 5000), "a: %s", a.log);
+    snprintf(want, sizeof want, "3:%d health=98 level=3;", (int)b.id);
+    ck_assert_msg(wait_log(&a, &b, "b", want, 5000), "b: %s", b.log);
+
+    /* a moves: b sees it (VOLATILE); a too fast move is refused and a corrected */
+    float x = 10;
+    ck_assert_int_eq(mc_client_move(a.c, (mc_vector3){10, 0, 5}, (mc_vector3){0, 0, 1}), 0);
+    ck_assert_msg(pump(&a, &b, 5000, a_at_x, &x), "b: %s", b.log);
+    long long refused = counter(&c, "cellapp01", "moves/refused/tooFast");
+    ck_assert_int_eq(mc_client_move(a.c, (mc_vector3){5000, 0, 5}, (mc_vector3){0, 0, 1}), 0);
+    snprintf(want, sizeof want, "6:%d;", (int)a.id);
+    ck_assert_msg(wait_log(&a, &b, "a", want, 5000), "a: %s", a.log);
+    const mc_client_entity *me = mc_client_entity_of(a.c, a.id);
+    ck_assert(me && fabsf(me->position.x - 10) < 0.01f);
+    ck_assert_int_eq(counter(&c, "cellapp01", "moves/refused/tooFast"), refused + 1);
+    ck_assert_msg(mc_client_move(a.c, (mc_vector3){NAN, 0, 0}, (mc_vector3){0, 0, 0}) ==
+                      MC_CALL_ERR_ARGS, "a non-finite move left the client");
+
+    /* a walks away (within the speed limit): b sees it leave; b trains meanwhile; a comes
+     * back: b is introduced to a afresh with a's values as they are then */
+    for (int step = 1; step <= 8 && mc_client_entity_of(b.c, a.id); step++) {
+        pump(&a, &b, 500, NULL, NULL); /* 20 m each half second: 40 m/s */
+        ck_assert_int_eq(mc_client_move(a.c, (mc_vector3){10.0f + 20.0f * (float)step, 0, 5},
+                                        (mc_vector3){0, 0, 1}), 0);
+    }
+    ck_assert_msg(pump(&a, &b, 5000, b_lost_a, NULL),
+                  "b still sees a (moves: %lld accepted, %lld too fast, %lld not its cell; "
+                  "%lld relayed): %s",
+                  counter(&c, "cellapp01", "moves/accepted"),
+                  counter(&c, "cellapp01", "moves/refused/tooFast"),
+                  counter(&c, "cellapp01", "moves/refused/notItsCell"),
+                  counter(&c, "baseapp01", "clients/moves"), b.log);
+    snprintf(want, sizeof want, "2:%d;", (int)a.id);
+    ck_assert_msg(strstr(b.log, want), "%s", b.log);
+    call_json(&a, &c, MC_PART_CELL, "train", "[5]");
+    pump(&a, &b, 500, NULL, NULL);
+    const mc_client_entity *far = mc_client_entity_of(a.c, a.id);
+    ck_assert_ptr_nonnull(far);
+    for (float x0 = far->position.x - 20; x0 > -10; x0 -= 20) {
+        pump(&a, &b, 500, NULL, NULL);
+        ck_assert_int_eq(mc_client_move(a.c, (mc_vector3){x0, 0, 5}, (mc_vector3){0, 0, 1}), 0);
+    }
+    ck_assert_msg(pump(&a, &b, 5000, see_each_other, NULL), "b: %s", b.log);
+    snprintf(want, sizeof want, "1:%d level=6", (int)a.id);
+    ck_assert_msg(wait_log(&a, &b, "b", want, 5000), "b: %s", b.log);
+    ck_assert_int_eq(counter(&c, "cellapp01", "world/sendFailures"), 0);
+    ck_assert_int_eq(counter(&c, "baseapp01", "world/stale"), 0);
+
+    mc_client_close(a.c);
+    mc_client_close(b.c);
+    mc_client_free(a.c);
+    mc_client_free(b.c);
+    stop(&c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("client_world");
+    TCase *tc = tcase_create("world");
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, players_see_each_other_chat_change_move_and_leave);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MC_CHECK_MAIN(suite)
