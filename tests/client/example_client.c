@@ -26,6 +26,7 @@ int Account_client_onSelectFailed(const mc_call_ctx *call, Account_client *self,
     (void)call;
     (void)self;
     snprintf(the_log.select_failed, sizeof the_log.select_failed, "%s", reason);
+    the_log.select_failed_count++;
     return 0;
 }
 

@@ -8,6 +8,7 @@ typedef struct {
     int avatar_lists, last_avatar_count;
     char account_name[64];
     char select_failed[64];
+    int select_failed_count;
     char chat[64];
     int32_t health;
 } example_client_log;

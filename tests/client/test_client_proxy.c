@@ -393,12 +393,32 @@ START_TEST(a_client_plays_its_account_then_its_avatar)
     snprintf(want, sizeof want, "onChat [%d,\"hello\"]", (int)avatar);
     ck_assert_str_eq(t.calls[ncalls - 1], want);
 
-    /* logging off: the avatar's onClientDeath (counted); the client ends CLOSED */
+    /* logout: the Avatar (it has a client) gives it back to its Account, which tells the
+     * client its avatars again */
+    ncalls = t.ncalls + 1;
+    call_json(&t, &c, MC_PART_BASE, "logout", "[]");
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_player, &three));
+    ck_assert_int_eq(t.id, acc);
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_calls, &ncalls));
+    ck_assert_msg(strstr(t.calls[ncalls - 1], "onAvatarList") &&
+                      strstr(t.calls[ncalls - 1], "Hero"),
+                  "%s", t.calls[ncalls - 1]);
+    ck_assert_int_eq(counter(&c, "clients/givenTo"), 2);
+
+    /* logging off: the Account's onClientDeath (counted), which destroys it in the example
+     * game; the client ends CLOSED */
     mc_client_close(t.c);
     ck_assert_int_eq(t.end_how, MC_CLIENT_END_CLOSED);
     pump((tclient *[]){&t}, 1, 200, NULL, NULL);
     ck_assert(wait_counter(&c, "clients/deaths", 1, 5000));
     ck_assert(wait_counter(&c, "clients/connected", 0, 5000));
+    snprintf(path, sizeof path, "entities/%d/type", (int)acc);
+    deadline = now_ms() + 5000;
+    while (now_ms() < deadline && watch(&c, "get", path, NULL, NULL, v, sizeof v))
+        h_sleep_ms(100);
+    ck_assert_msg(!watch(&c, "get", path, NULL, NULL, v, sizeof v), "the Account stays: %s", v);
+    snprintf(path, sizeof path, "entities/%d/type", (int)avatar);
+    ck_assert_msg(watch(&c, "get", path, NULL, NULL, v, sizeof v), "the Avatar went: %s", v);
     mc_client_free(t.c);
     stop(&c);
 }
@@ -491,10 +511,16 @@ static bool heard_select_failed(const tclient *t, const void *arg)
     return example_client_heard()->select_failed[0] != '\0';
 }
 
+static bool heard_select_failed_n(const tclient *t, const void *arg)
+{
+    (void)t;
+    return example_client_heard()->select_failed_count >= *(const int *)arg;
+}
+
 START_TEST(a_typed_client_uses_the_generated_senders_and_handlers)
 {
     cluster c;
-    start(&c, false, NULL);
+    start(&c, false, "--clientPacketsPerS=20"); /* low, to see the limit at work */
     int32_t acc = create(&c, "Account", "{\"accountName\":\"carol\"}");
     session s = issue(&c, acc);
     tclient t;
@@ -555,6 +581,24 @@ START_TEST(a_typed_client_uses_the_generated_senders_and_handlers)
                      0);
     ck_assert(pump((tclient *[]){&t}, 1, 5000, has_props, &one));
     ck_assert_int_eq(((const Avatar_client *)mc_client_props(t.c))->xp, 10);
+
+    /* a burst past --clientPacketsPerS: packets over the allowance are dropped unread and
+     * counted; Mercury resends them, so every call is still answered, in order */
+    ck_assert_int_eq(send_Avatar_base_logout(mc_client_sink(t.c), &(mc_mailbox_ref){0}),
+                     MC_CALL_ERR_MAILBOX);
+    mc_mailbox_ref av_base = mc_client_player_mailbox(t.c, MC_COMPONENT_BASE);
+    ck_assert_int_eq(send_Avatar_base_logout(mc_client_sink(t.c), &av_base), MC_CALL_OK);
+    int three = 3;
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_player, &three)); /* back to the Account */
+    me = mc_client_player_mailbox(t.c, MC_COMPONENT_BASE);
+    int before = heard->select_failed_count;
+    for (int i = 0; i < 60; i++)
+        ck_assert_int_eq(send_Account_base_selectAvatar(mc_client_sink(t.c), &me, "Nobody"),
+                         MC_CALL_OK);
+    int want = before + 60;
+    ck_assert_msg(pump((tclient *[]){&t}, 1, 30000, heard_select_failed_n, &want),
+                  "%d of 60 answered", heard->select_failed_count - before);
+    ck_assert_int_gt(counter(&c, "clients/rateLimited"), 0);
     mc_client_close(t.c);
     mc_client_free(t.c);
     stop(&c);
