@@ -32,7 +32,7 @@ typedef struct proxy_client {
 
 typedef struct {
     uint64_t connects, session_refused, taken_over, deaths, given, calls_in, calls_out,
-        property_changes, kicked, refused_total, full, moves;
+        property_changes, kicked, refused_total, moves;
     uint64_t refused[CLIENT_REFUSE_COUNT];
 } proxy_stats;
 

@@ -23,9 +23,55 @@ struct mc_client {
     int end;
     int32_t player_id;
     uint16_t player_type;
+    void *props;               /* the player's client part (config.module) */
+    mc_call_sink sink;
     mc_client_stats st;
     world_view view;
 };
+
+static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                     const uint8_t *args, size_t len);
+
+static const mc_game_type *game_type(const mc_client *c, uint16_t type)
+{
+    const mc_game_module *m = c->cfg.module;
+    return m && type < m->ntypes ? &m->types[type] : NULL;
+}
+
+static void props_drop(mc_client *c)
+{
+    const mc_game_type *gt = game_type(c, c->player_type);
+    if (c->props && gt)
+        gt->props_free(MC_PART_CLIENT, c->props);
+    free(c->props);
+    c->props = NULL;
+}
+
+/* The client-part struct of a new player from a checked BASE_PLAYER's bytes. */
+static void props_from_player(mc_client *c, const uint8_t *data, size_t len)
+{
+    props_drop(c);
+    const mc_game_type *gt = game_type(c, c->player_type);
+    if (!gt || !gt->props_size[MC_PART_CLIENT])
+        return;
+    c->props = calloc(1, gt->props_size[MC_PART_CLIENT]);
+    if (!c->props || gt->props_init(c->cfg.defs, MC_PART_CLIENT, c->props) != 0) {
+        free(c->props);
+        c->props = NULL;
+        return;
+    }
+    mc_istream is;
+    mc_istream_init(&is, data, len);
+    mc_read_bytes(&is, 6);
+    uint16_t n = mc_read_u16(&is);
+    char why[256];
+    for (uint16_t i = 0; i < n && mc_istream_ok(&is); i++) {
+        uint16_t idx = mc_read_u16(&is);
+        if (gt->props_decode_one(c->cfg.defs, MC_PART_CLIENT, c->props, idx, &is, why,
+                                 sizeof why) != MC_CALL_OK)
+            break;
+    }
+}
 
 const char *mc_client_end_name(int how)
 {
@@ -71,14 +117,20 @@ static void mc_cw_on_base_player(void *ctx, const mc_message_info *info, mc_istr
         return;
     mc_cw_player p;
     char why[256];
-    if (mc_cw_read_player(c->cfg.defs, data, &p, why, sizeof why) != 0) {
+    size_t len = mc_istream_remaining(data);
+    const uint8_t *bytes = len ? mc_read_bytes(data, len) : NULL;
+    mc_istream is;
+    mc_istream_init(&is, bytes, len);
+    if (mc_cw_read_player(c->cfg.defs, &is, &p, why, sizeof why) != 0) {
         c->st.ignored++;
         return;
     }
     if (p.id != c->player_id)
         world_view_clear(&c->view); /* another player (giveClientTo): its cell starts afresh */
+    props_drop(c);
     c->player_id = p.id;
     c->player_type = p.type;
+    props_from_player(c, bytes, len);
     c->st.players++;
     if (c->cfg.cb.on_player)
         c->cfg.cb.on_player(c->cfg.ud, c, &p);
@@ -111,6 +163,14 @@ static void mc_cw_on_call(void *ctx, const mc_message_info *info, mc_istream *da
         c->st.calls++;
         if (c->cfg.cb.on_call)
             c->cfg.cb.on_call(c->cfg.ud, c, id, m, vals);
+        if (c->props && c->cfg.module) {
+            /* the game's generated client handler, with the player's client part */
+            mc_call_ctx call = {.defs = c->cfg.defs, .sink = &c->sink,
+                                .self = mc_client_player_mailbox(c, MC_COMPONENT_CLIENT)};
+            if (mc_game_dispatch(c->cfg.module, &call, c->player_type, MC_PART_CLIENT, index,
+                                 c->props, args, len, NULL, why, sizeof why) != MC_CALL_OK)
+                c->st.ignored++;
+        }
     }
     for (size_t i = 0; vals && i < m->nargs; i++)
         mc_value_free(&vals[i]);
@@ -126,7 +186,11 @@ static void mc_cw_on_property(void *ctx, const mc_message_info *info, mc_istream
     const mc_def_property *p;
     mc_value v;
     char why[256];
-    if (mc_cw_read_property(c->cfg.defs, c->player_type, data, &id, &p, &v, why, sizeof why) !=
+    size_t len = mc_istream_remaining(data);
+    const uint8_t *bytes = len ? mc_read_bytes(data, len) : NULL;
+    mc_istream in;
+    mc_istream_init(&in, bytes, len);
+    if (mc_cw_read_property(c->cfg.defs, c->player_type, &in, &id, &p, &v, why, sizeof why) !=
         0) {
         c->st.ignored++;
         return;
@@ -137,6 +201,13 @@ static void mc_cw_on_property(void *ctx, const mc_message_info *info, mc_istream
         return;
     }
     c->st.properties++;
+    const mc_game_type *gt = game_type(c, c->player_type);
+    if (c->props && gt) {
+        mc_istream is;
+        mc_istream_init(&is, bytes + 6, len - 6);
+        gt->props_decode_one(c->cfg.defs, MC_PART_CLIENT, c->props, p->index, &is, why,
+                             sizeof why);
+    }
     if (c->cfg.cb.on_property)
         c->cfg.cb.on_property(c->cfg.ud, c, id, p, &v);
     mc_value_free(&v);
@@ -238,6 +309,7 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
         return NULL;
     }
     c->cfg = *cfg;
+    c->sink = (mc_call_sink){.defs = cfg->defs, .send = sink_send, .ctx = c};
     if (!c->cfg.timeout_ms)
         c->cfg.timeout_ms = 10000;
     if (!c->cfg.idle_ms)
@@ -289,6 +361,31 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
     }
     c->state = MC_CLIENT_CONNECTING;
     return c;
+}
+
+static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
+                     const uint8_t *args, size_t len)
+{
+    mc_client *c = ctx;
+    if (c->player_id <= 0 || !to || to->id != c->player_id)
+        return MC_CALL_ERR_NO_ENTITY;
+    const mc_entity_type_def *td = mc_defs_type(c->cfg.defs, c->player_type);
+    const mc_def_method *m = td && part != MC_PART_CLIENT ? mc_defs_method(td, part, index) : NULL;
+    if (!m || m->exposed_index < 0 || m->nreturns)
+        return MC_CALL_ERR_NO_METHOD;
+    return mc_client_call_raw(c, part, c->player_id, (uint16_t)m->exposed_index, args, len);
+}
+
+const mc_call_sink *mc_client_sink(mc_client *c) { return &c->sink; }
+void *mc_client_props(const mc_client *c) { return c->props; }
+
+mc_mailbox_ref mc_client_player_mailbox(const mc_client *c, mc_component component)
+{
+    mc_mailbox_ref m;
+    if (c->player_id <= 0 || mc_mailbox_ref_init(&m, c->player_id, c->server.ip, c->server.port,
+                                                 component, c->player_type) != 0)
+        memset(&m, 0, sizeof m);
+    return m;
 }
 
 int mc_client_fd(const mc_client *c) { return mc_secure_transport_fd(c->t); }
@@ -414,6 +511,7 @@ void mc_client_free(mc_client *c)
     if (c->base)
         event_base_free(c->base);
     world_view_free(&c->view);
+    props_drop(c);
     sodium_memzero(c, sizeof *c);
     free(c);
 }

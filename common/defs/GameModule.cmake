@@ -29,3 +29,32 @@ function(mc_add_game_module name)
   target_link_options(${name} PRIVATE -Wl,--exclude-libs,ALL)
   set(${name}_GENERATED_DIR ${gen} PARENT_SCOPE)
 endfunction()
+
+# mc_add_game_client(<name> RES <resource dir> SOURCES <client handler sources...>)
+#
+# The client side of a game for a C client (docs/CLIENT.md): a static library <name> of the
+# property structs and typed senders defc generates (compiled with MC_GAME_CLIENT_SIDE: no
+# server dispatchers), the client-part dispatch table (mc_game_client_get) and the client's
+# handlers (<Type>_client_<method>), which the sources must define for every client method.
+# The generated headers are on its public include path.
+function(mc_add_game_client name)
+  cmake_parse_arguments(ARG "" "RES" "SOURCES" ${ARGN})
+  if(NOT ARG_RES)
+    message(FATAL_ERROR "mc_add_game_client(${name}): RES <dir> is required")
+  endif()
+  get_filename_component(res ${ARG_RES} ABSOLUTE)
+  set(gen ${CMAKE_CURRENT_BINARY_DIR}/${name}-generated)
+  file(GLOB_RECURSE def_files CONFIGURE_DEPENDS
+    ${res}/entities.xml ${res}/entity_defs/*.def ${res}/entity_defs/*.xml)
+  add_custom_command(
+    OUTPUT ${gen}/game_types.c ${gen}/game_client.c ${gen}/game.h
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
+    COMMAND $<TARGET_FILE:defc> --res ${res} --out ${gen} --module ${name}
+    DEPENDS defc ${def_files}
+    COMMENT "defc: generating the client side of ${name} from ${res}"
+    VERBATIM)
+  add_library(${name} STATIC ${gen}/game_types.c ${gen}/game_client.c ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${gen})
+  target_compile_definitions(${name} PRIVATE MC_GAME_CLIENT_SIDE)
+  target_link_libraries(${name} PUBLIC mc_defs)
+endfunction()

@@ -25,9 +25,12 @@ int Avatar_base_setAccount(const mc_call_ctx *call, Avatar_base *self, mc_mailbo
     return 0;
 }
 
+/* logout: the player goes back to its Account (when it has a client and the Account is on
+ * this baseapp, the client is given back to it: it hears its avatar list again). */
 int Avatar_base_logout(const mc_call_ctx *call, Avatar_base *self)
 {
-    (void)call;
+    if (mc_hasClient(call) && !mc_mailbox_ref_is_none(&self->account))
+        mc_giveClientTo(call, &self->account);
     memset(&self->account, 0, sizeof(self->account));
     return 0;
 }

@@ -24,6 +24,7 @@
 #include "common/game_module.h"
 #include "mercury/address.h"
 #include "common/value_json.h"
+#include "example_client.h"
 #include "mcclient/client.h"
 #include "secure/session.h"
 
@@ -392,12 +393,32 @@ START_TEST(a_client_plays_its_account_then_its_avatar)
     snprintf(want, sizeof want, "onChat [%d,\"hello\"]", (int)avatar);
     ck_assert_str_eq(t.calls[ncalls - 1], want);
 
-    /* logging off: the avatar's onClientDeath (counted); the client ends CLOSED */
+    /* logout: the Avatar (it has a client) gives it back to its Account, which tells the
+     * client its avatars again */
+    ncalls = t.ncalls + 1;
+    call_json(&t, &c, MC_PART_BASE, "logout", "[]");
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_player, &three));
+    ck_assert_int_eq(t.id, acc);
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_calls, &ncalls));
+    ck_assert_msg(strstr(t.calls[ncalls - 1], "onAvatarList") &&
+                      strstr(t.calls[ncalls - 1], "Hero"),
+                  "%s", t.calls[ncalls - 1]);
+    ck_assert_int_eq(counter(&c, "clients/givenTo"), 2);
+
+    /* logging off: the Account's onClientDeath (counted), which destroys it in the example
+     * game; the client ends CLOSED */
     mc_client_close(t.c);
     ck_assert_int_eq(t.end_how, MC_CLIENT_END_CLOSED);
     pump((tclient *[]){&t}, 1, 200, NULL, NULL);
     ck_assert(wait_counter(&c, "clients/deaths", 1, 5000));
     ck_assert(wait_counter(&c, "clients/connected", 0, 5000));
+    snprintf(path, sizeof path, "entities/%d/type", (int)acc);
+    deadline = now_ms() + 5000;
+    while (now_ms() < deadline && watch(&c, "get", path, NULL, NULL, v, sizeof v))
+        h_sleep_ms(100);
+    ck_assert_msg(!watch(&c, "get", path, NULL, NULL, v, sizeof v), "the Account stays: %s", v);
+    snprintf(path, sizeof path, "entities/%d/type", (int)avatar);
+    ck_assert_msg(watch(&c, "get", path, NULL, NULL, v, sizeof v), "the Avatar went: %s", v);
     mc_client_free(t.c);
     stop(&c);
 }
@@ -475,6 +496,115 @@ START_TEST(sessions_are_one_time_and_expire_and_takeover_tells_the_first)
 }
 END_TEST
 
+/* The example game's generated client side: typed senders through the client's sink, the
+ * game's client handlers run with the player's client-part struct, kept current. */
+static bool heard_lists(const tclient *t, const void *arg)
+{
+    (void)t;
+    return example_client_heard()->avatar_lists >= *(const int *)arg;
+}
+
+static bool heard_select_failed(const tclient *t, const void *arg)
+{
+    (void)t;
+    (void)arg;
+    return example_client_heard()->select_failed[0] != '\0';
+}
+
+static bool heard_select_failed_n(const tclient *t, const void *arg)
+{
+    (void)t;
+    return example_client_heard()->select_failed_count >= *(const int *)arg;
+}
+
+START_TEST(a_typed_client_uses_the_generated_senders_and_handlers)
+{
+    cluster c;
+    start(&c, false, "--clientPacketsPerS=20"); /* low, to see the limit at work */
+    int32_t acc = create(&c, "Account", "{\"accountName\":\"carol\"}");
+    session s = issue(&c, acc);
+    tclient t;
+    memset(&t, 0, sizeof t);
+    mc_client_config cfg = {.baseapp = s.addr, .session_id = s.sid, .defs = c.defs, .ud = &t,
+                            .module = mc_game_client_get()};
+    memcpy(cfg.session_key, s.key, sizeof cfg.session_key);
+    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, NULL};
+    char err[256];
+    t.c = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(t.c != NULL, "%s", err);
+    int one = 1, two = 2;
+    ck_assert(pump((tclient *[]){&t}, 1, 10000, heard_lists, &one));
+    const example_client_log *heard = example_client_heard();
+    ck_assert_str_eq(heard->account_name, "carol"); /* the struct the handler got */
+    const Account_client *props = mc_client_props(t.c);
+    ck_assert_ptr_nonnull(props);
+    ck_assert_str_eq(props->accountName, "carol");
+
+    /* typed senders on the player's base mailbox */
+    mc_mailbox_ref me = mc_client_player_mailbox(t.c, MC_COMPONENT_BASE);
+    ck_assert_int_eq(me.id, acc);
+    const mc_def_method *m =
+        mc_defs_method_by_name(mc_defs_type(c.defs, 0), MC_PART_BASE, "createAvatar");
+    mc_value args[2];
+    char why[256];
+    const char *json = "[\"Hero\",[9,8,7,6]]";
+    ck_assert(mc_json_to_args(c.defs, m, json, strlen(json), args, why, sizeof why) == 0);
+    ck_assert_int_eq(send_Account_base_createAvatar(mc_client_sink(t.c), &me, "Hero", &args[1]),
+                     MC_CALL_OK);
+    mc_value_free(&args[0]);
+    mc_value_free(&args[1]);
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, heard_lists, &two));
+    ck_assert_int_eq(heard->last_avatar_count, 1);
+    ck_assert_int_eq(send_Account_base_selectAvatar(mc_client_sink(t.c), &me, "Nobody"),
+                     MC_CALL_OK);
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, heard_select_failed, NULL));
+    ck_assert_str_eq(heard->select_failed, "no such avatar");
+    /* the sink sends exposed methods only, and only to the player */
+    ck_assert_int_eq(send_Account_base_play(mc_client_sink(t.c), &me, "x"), MC_CALL_ERR_SEND);
+    mc_mailbox_ref other = me;
+    other.id = acc + 1;
+    ck_assert_int_eq(send_Account_base_selectAvatar(mc_client_sink(t.c), &other, "Hero"),
+                     MC_CALL_ERR_NO_ENTITY);
+    /* given to the Avatar: the struct is the Avatar's client part, kept current */
+    ck_assert_int_eq(send_Account_base_selectAvatar(mc_client_sink(t.c), &me, "Hero"),
+                     MC_CALL_OK);
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_player, &two));
+    const Avatar_client *av = mc_client_props(t.c);
+    ck_assert_ptr_nonnull(av);
+    ck_assert_str_eq(av->name, "Hero");
+    ck_assert_int_eq(av->xp, 0);
+    char ids[16];
+    snprintf(ids, sizeof ids, "%d", (int)t.id);
+    static char wout[4096];
+    ck_assert_int_eq(h_watcher(wout, sizeof wout, c.mgr, "--timeout", WATCH_MS, "call",
+                               c.base_name, "command/call", ids, "thank", "[]", NULL),
+                     0);
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_props, &one));
+    ck_assert_int_eq(((const Avatar_client *)mc_client_props(t.c))->xp, 10);
+
+    /* a burst past --clientPacketsPerS: packets over the allowance are dropped unread and
+     * counted; Mercury resends them, so every call is still answered, in order */
+    ck_assert_int_eq(send_Avatar_base_logout(mc_client_sink(t.c), &(mc_mailbox_ref){0}),
+                     MC_CALL_ERR_MAILBOX);
+    mc_mailbox_ref av_base = mc_client_player_mailbox(t.c, MC_COMPONENT_BASE);
+    ck_assert_int_eq(send_Avatar_base_logout(mc_client_sink(t.c), &av_base), MC_CALL_OK);
+    int three = 3;
+    ck_assert(pump((tclient *[]){&t}, 1, 5000, has_player, &three)); /* back to the Account */
+    me = mc_client_player_mailbox(t.c, MC_COMPONENT_BASE);
+    int before = heard->select_failed_count;
+    for (int i = 0; i < 60; i++)
+        ck_assert_int_eq(send_Account_base_selectAvatar(mc_client_sink(t.c), &me, "Nobody"),
+                         MC_CALL_OK);
+    int want = before + 60;
+    ck_assert_msg(pump((tclient *[]){&t}, 1, 30000, heard_select_failed_n, &want),
+                  "%d of 60 answered", heard->select_failed_count - before);
+    ck_assert_int_gt(counter(&c, "clients/rateLimited"), 0);
+    mc_client_close(t.c);
+    mc_client_free(t.c);
+    stop(&c);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("client_proxy");
@@ -482,6 +612,7 @@ int main(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, a_client_plays_its_account_then_its_avatar);
     tcase_add_test(tc, sessions_are_one_time_and_expire_and_takeover_tells_the_first);
+    tcase_add_test(tc, a_typed_client_uses_the_generated_senders_and_handlers);
     suite_add_tcase(s, tc);
     return h_run_suite(s);
 }

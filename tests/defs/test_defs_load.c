@@ -90,10 +90,12 @@ START_TEST(example_methods)
     const mc_def_method *emote = mc_defs_method_by_name(av, MC_PART_CELL, "emote");
     ck_assert_int_eq(emote->exposed, MC_EXPOSED_OWN_CLIENT);
     ck_assert_int_eq(emote->exposed_index, 1);
-    ck_assert_uint_eq(av->nexposed[MC_PART_CELL], 2);
+    ck_assert_uint_eq(av->nexposed[MC_PART_CELL], 3);
     ck_assert_ptr_eq(mc_defs_exposed_method(av, MC_PART_CELL, 0), chat);
     ck_assert_ptr_eq(mc_defs_exposed_method(av, MC_PART_CELL, 1), emote);
-    ck_assert_ptr_null(mc_defs_exposed_method(av, MC_PART_CELL, 2));
+    ck_assert_ptr_eq(mc_defs_exposed_method(av, MC_PART_CELL, 2),
+                     mc_defs_method_by_name(av, MC_PART_CELL, "train"));
+    ck_assert_ptr_null(mc_defs_exposed_method(av, MC_PART_CELL, 3));
     /* setTarget is not exposed: no exposed index reaches it */
     const mc_def_method *st = mc_defs_method_by_name(av, MC_PART_CELL, "setTarget");
     ck_assert_int_eq(st->exposed_index, -1);
@@ -289,7 +291,7 @@ START_TEST(watchers)
     ck_assert_uint_eq(v.as.u, 3);
     ck_assert_int_eq(mc_watch_get(w, "defs/types/Avatar/exposedCell", &v, err, sizeof(err)),
                      MC_WATCH_OK);
-    ck_assert_uint_eq(v.as.u, 2);
+    ck_assert_uint_eq(v.as.u, 3);
     ck_assert_int_eq(mc_watch_get(w, "defs/types/Space/clientServer", &v, err, sizeof(err)),
                      MC_WATCH_OK);
     ck_assert(!v.as.b);

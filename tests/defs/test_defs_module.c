@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/entity_api.h"
 #include "common/game_module.h"
 #include "defs_test_util.h"
 
@@ -74,7 +75,7 @@ START_TEST(table_matches_defs)
     ck_assert_str_eq(f.m->digest_hex, mc_defs_digest_hex(f.defs));
     ck_assert_uint_eq(f.m->ntypes, 3);
     ck_assert_str_eq(f.m->types[1].name, "Avatar");
-    ck_assert_uint_eq(f.m->types[1].nmethods[MC_PART_CELL], 6);
+    ck_assert_uint_eq(f.m->types[1].nmethods[MC_PART_CELL], 7);
     ck_assert_str_eq(f.m->types[1].methods[MC_PART_CELL][1].name, "chat");
     teardown(&f);
 }
@@ -98,7 +99,9 @@ START_TEST(exposed_cell_calls)
     ck_assert_msg(rc == MC_CALL_OK, "%s", why);
     ck_assert_int_eq(f.cap.calls, 1);
     ck_assert_int_eq(f.cap.part, MC_PART_CLIENT);
-    ck_assert_int_eq(mc_mailbox_ref_component(&f.cap.to), MC_COMPONENT_CLIENT_VIA_CELL);
+    /* to every client that sees it (allClients: a CLIENT mailbox with no address) */
+    bool all = false;
+    ck_assert(mc_mailbox_is_clients(&f.cap.to, &all) && all);
     ck_assert_int_eq(f.cap.to.id, 12);
     /* onChat(speaker INT32 = 99, text) */
     const uint8_t want[] = {0, 0, 0, 99, 6, 'h', 'i', ' ', 0xe2, 0x9c, 0x93};
@@ -116,8 +119,8 @@ START_TEST(exposed_cell_calls)
                                   sizeof(why));
     ck_assert_msg(rc == MC_CALL_OK, "%s", why);
     ck_assert_int_eq(f.cap.calls, 2);
-    /* no exposed index reaches the other cell methods */
-    rc = mc_game_dispatch_exposed(f.m, &call, AVATAR, MC_PART_CELL, 2, cell, args, n, why,
+    /* no exposed index reaches the other cell methods (0..2: chat, emote, train) */
+    rc = mc_game_dispatch_exposed(f.m, &call, AVATAR, MC_PART_CELL, 3, cell, args, n, why,
                                   sizeof(why));
     ck_assert_int_eq(rc, MC_CALL_ERR_NO_METHOD);
     rc = mc_game_dispatch_exposed(f.m, &call, 2, MC_PART_CELL, 0, cell, args, n, why,

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/defs.h"
+#include "common/game_module.h"
 #include "common/value.h"
 #include "entity/world_wire.h"
 #include "mcclient/wire.h"
@@ -75,6 +76,10 @@ typedef struct {
     void *ud;
     uint32_t timeout_ms;                     /* handshake limit (0: 10000) */
     uint32_t idle_ms;                        /* baseapp silent this long: lost (0: 10000) */
+    /* optional: the game's generated client side (mc_game_client_get() of a library made
+     * with mc_add_game_client): the player's client-part struct is kept (mc_client_props)
+     * and client method calls also run the game's <Type>_client_<method> handlers with it */
+    const mc_game_module *module;
 } mc_client_config;
 
 /* Start connecting (the first packet goes out now). NULL with a reason in err. The key is
@@ -118,6 +123,18 @@ typedef struct {
 const mc_client_entity *mc_client_entity_of(const mc_client *c, int32_t id);
 /* The entities in view (not the player), sorted by id; valid until the next tick. */
 size_t mc_client_entities(const mc_client *c, const mc_client_entity **out);
+
+/* Typed calls with the generated senders: a sink for them, and mailboxes of the player
+ * (MC_COMPONENT_BASE for base methods, MC_COMPONENT_CELL for cell methods):
+ *   mc_mailbox_ref me = mc_client_player_mailbox(c, MC_COMPONENT_BASE);
+ *   send_Account_base_createAvatar(mc_client_sink(c), &me, "Hero", &look);
+ * The sink sends only exposed one-way methods of the player: another method is refused
+ * (a generated sender returns MC_CALL_ERR_SEND for it), another entity too
+ * (MC_CALL_ERR_NO_ENTITY). The mailbox is none before the player came. */
+const mc_call_sink *mc_client_sink(mc_client *c);
+mc_mailbox_ref mc_client_player_mailbox(const mc_client *c, mc_component component);
+/* The player's client-part struct (<Type>_client) with config.module, else NULL. */
+void *mc_client_props(const mc_client *c);
 
 typedef struct {
     uint64_t players, calls, properties, sent, ignored; /* ignored: malformed from the server */

@@ -917,6 +917,9 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
     for (int part = 0; part < MC_PART_COUNT; part++)
         for (size_t i = 0; i < t->nmethods[part]; i++)
             emit_sender(f, t, &t->methods[part][i]);
+    /* A C client compiles the types with MC_GAME_CLIENT_SIDE (mc_add_game_client): property
+     * structs and senders, without the server handlers' dispatchers and callbacks. */
+    fprintf(f, "#ifndef MC_GAME_CLIENT_SIDE\n");
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++) {
         for (size_t i = 0; i < t->nmethods[part]; i++)
             emit_dispatch(f, t, &t->methods[part][i]);
@@ -930,6 +933,7 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
         fprintf(f, "};\n\n");
     }
     emit_hooks(f, t);
+    fprintf(f, "#endif /* MC_GAME_CLIENT_SIDE */\n");
     return 0;
 }
 
