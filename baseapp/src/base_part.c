@@ -2,6 +2,8 @@
  * and their watchers. */
 #include "baseapp.h"
 #include "base_db.h"
+#include "login_prepare.h"
+#include "proto/login.h"
 #include "common/log.h"
 
 #include <stdio.h>
@@ -69,6 +71,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_LOAD_BASE:
         db_on_load_base(e, o, data);
         return;
+    case MC_MSG_PREPARE_LOGIN:
+        login_on_prepare(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a baseapp does not take message %u", (unsigned)id);
@@ -133,7 +138,19 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the baseapp's commands");
         return -1;
     }
-    return base_db_init(e, err, errlen);
+    if (base_db_init(e, err, errlen) != 0)
+        return -1;
+    if (login_prepare_init(e) != 0) {
+        snprintf(err, errlen, "cannot publish the login/prepare watchers");
+        return -1;
+    }
+    return 0;
+}
+
+static void on_free(mc_engine *e)
+{
+    login_prepare_free(e);
+    base_db_free(e);
 }
 
 const mc_role_part base_role_part = {
@@ -145,7 +162,7 @@ const mc_role_part base_role_part = {
     .add_entity_watchers = add_entity_watchers,
     .on_init = on_init,
     .on_shutdown = db_on_shutdown,
-    .on_free = base_db_free,
+    .on_free = on_free,
     .ops = &base_engine_ops,
     .options = base_db_options,
     .option_count = BASE_DB_OPTION_COUNT,
