@@ -452,6 +452,16 @@ START_TEST(test_takeover_and_limits)
         /* The older session is forgotten: one live session for hank. */
         ck_assert_int_eq(pc_int(&c.pc, c.pc.base_name[holder], "sessions/live"), 1);
     }
+    /* Until the manager's pick has landed on the other baseapp at least once (loads move:
+     * bounded), so that the "live elsewhere" hop is exercised. */
+    for (int i = 0; i < 60 && pc_int(&c.pc, "loginapp01", "login/redirects") < 1; i++) {
+        ck_assert_int_eq(login_full(&c, "hank", "hunter2", MC_LOGIN_FLAG_TAKEOVER, NULL, 0, &res),
+                         MC_LOGIN_OK);
+        ck_assert_int_eq(res.baseapp_port, base_ext_port(&c, holder));
+        h_sleep_ms(200);
+    }
+    ck_assert_int_ge(pc_int(&c.pc, "loginapp01", "login/redirects"), 1);
+    ck_assert_int_ge(pc_int(&c.pc, c.pc.base_name[1 - holder], "login/prepare/liveElsewhere"), 1);
     ck_assert_int_eq(pc_int(&c.pc, c.pc.base_name[holder], "entities/count"), 1);
     ck_assert_int_eq(pc_int(&c.pc, c.pc.base_name[1 - holder], "entities/count"), 0);
     ck_assert_int_eq(record_dbid(&c, "hank"), dbid);
