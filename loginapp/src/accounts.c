@@ -334,7 +334,7 @@ int la_accounts_get(la_accounts *a, const char *name, la_account_fn fn, void *ud
     if (!c)
         return -1;
     return sent(a, c,
-                redisAsyncCommand(a->ac, on_reply, c, "HMGET A:%b pw dbid type", name,
+                redisAsyncCommand(a->ac, on_reply, c, "HMGET mc:a:%b pw dbid type", name,
                                   strlen(name)));
 }
 
@@ -345,7 +345,7 @@ int la_accounts_create(la_accounts *a, const char *name, const char *hash, const
     if (!c)
         return -1;
     return sent(a, c,
-                redisAsyncCommand(a->ac, on_reply, c, "EVAL %s 1 A:%b %s %s", CREATE_SCRIPT,
+                redisAsyncCommand(a->ac, on_reply, c, "EVAL %s 1 mc:a:%b %s %s", CREATE_SCRIPT,
                                   name, strlen(name), hash, type));
 }
 
@@ -359,7 +359,7 @@ int la_accounts_set_dbid(la_accounts *a, const char *name, uint64_t dbid)
     /* Only into an existing record (HSET would make a record without a password). */
     return sent(a, c,
                 redisAsyncCommand(a->ac, on_reply, c,
-                                  "EVAL %s 1 A:%b %s",
+                                  "EVAL %s 1 mc:a:%b %s",
                                   "if redis.call('EXISTS', KEYS[1]) == 1 then "
                                   "redis.call('HSET', KEYS[1], 'dbid', ARGV[1]) end return 0",
                                   name, strlen(name), num));

@@ -2,9 +2,9 @@
  * API on the loginapp's loop (nothing blocks; Redis down means an error answer, never a
  * crash). docs/PERSISTENCE.md "Accounts":
  *
- *   A:<name>   hash   pw    the password's crypto_pwhash_str string (Argon2id, salted)
- *                     dbid  the account entity's database id (absent or 0: not created yet)
- *                     type  the account entity's type name ("Account")
+ *   mc:a:<name>  hash  pw    the password's crypto_pwhash_str string (Argon2id, salted)
+ *                      dbid  the account entity's database id (absent or 0: not created yet)
+ *                      type  the account entity's type name ("Account")
  *
  * One connection, AUTH with the password when one is given, reconnected with back-off
  * (100 ms doubling to 2 s) when it drops; a connection that has commands waiting and has

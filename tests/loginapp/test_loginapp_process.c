@@ -248,24 +248,34 @@ static void raw_login_packet(raw_client *r, lc *c, const char *name, const char 
     ck_assert_int_eq(mc_login_client_request(&r->sc, &cred, c->pk, out), MC_SECURE_OK);
 }
 
-/* An auth record made the way an operator would: HSET A:<name> pw <hash> type Account. */
+/* mc-account (the operator's tool) against the cluster's Redis, the password on its
+ * standard input: its exit status, its output in out. */
+static int account_tool(lc *c, const char *cmd, const char *name, const char *pw, char *out,
+                        size_t outlen)
+{
+    char bin[512], line[2048];
+    snprintf(line, sizeof line,
+             "printf '%%s\\n' '%s' | '%s' --redis=%s --redisPasswordFile='%s' --pwhashCost=dev "
+             "%s %s",
+             pw ? pw : "", h_bin("mc-account", bin, sizeof bin), rh_addr(c->redis),
+             rh_password_file(c->redis), cmd, name);
+    char *argv[] = {"/bin/sh", "-c", line, NULL};
+    return h_run(argv, out, outlen, 20000);
+}
+
+/* An account made the way an operator makes one. */
 static void make_account(lc *c, const char *name, const char *pw)
 {
-    char hash[crypto_pwhash_STRBYTES], key[96], out[256];
-    ck_assert_int_eq(crypto_pwhash_str(hash, pw, strlen(pw), crypto_pwhash_OPSLIMIT_MIN,
-                                       crypto_pwhash_MEMLIMIT_MIN),
-                     0);
-    snprintf(key, sizeof key, "A:%s", name);
-    ck_assert_int_eq(rh_cli(c->redis, out, sizeof out, "HSET", key, "pw", hash, "type", "Account",
-                            NULL),
-                     0);
+    char out[1024];
+    int rc = account_tool(c, "create", name, pw, out, sizeof out);
+    ck_assert_msg(rc == 0, "mc-account create %s: exit %d: %s", name, rc, out);
 }
 
 /* The account's database id in its auth record (waits: it is stored asynchronously). */
 static long long record_dbid(lc *c, const char *name)
 {
     char key[96], out[256];
-    snprintf(key, sizeof key, "A:%s", name);
+    snprintf(key, sizeof key, "mc:a:%s", name);
     for (int waited = 0; waited < WAIT_MS; waited += 100) {
         if (rh_cli(c->redis, out, sizeof out, "HGET", key, "dbid", NULL) == 0 && atoll(out) > 0)
             return atoll(out);
@@ -517,6 +527,18 @@ START_TEST(test_address_limit)
     for (int i = 0; i < 3; i++)
         LOGIN_IS(&c, "ivy", "pw", 0, MC_LOGIN_NO_BASEAPP);
     LOGIN_IS(&c, "ivy", "pw", 0, MC_LOGIN_RATE_LIMITED);
+
+    /* The operator's tool: an account is made once; shown; re-passworded; deleted. */
+    char out[1024];
+    ck_assert_int_eq(account_tool(&c, "create", "ivy", "again", out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "exists already"), "%s", out);
+    ck_assert_int_eq(account_tool(&c, "show", "ivy", NULL, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "account ivy type Account dbid 0 password $argon2id\n"), "%s", out);
+    ck_assert_int_eq(account_tool(&c, "passwd", "ivy", "new-pw", out, sizeof out), 0);
+    ck_assert_int_eq(account_tool(&c, "passwd", "nobody", "x", out, sizeof out), 1);
+    ck_assert_int_eq(account_tool(&c, "delete", "ivy", NULL, out, sizeof out), 0);
+    ck_assert_int_eq(account_tool(&c, "show", "ivy", NULL, out, sizeof out), 1);
+    ck_assert_int_eq(account_tool(&c, "delete", "ivy", NULL, out, sizeof out), 1);
     ck_assert_int_eq(status_count(&c, "rateLimited"), 1);
     ck_assert_int_eq(status_count(&c, "noBaseapp"), 3);
     lc_stop(&c);
