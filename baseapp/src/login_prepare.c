@@ -99,6 +99,7 @@ static void issue(prepare_op *op, mc_entity *ent, uint64_t dbid, bool forget_old
     r.dbid = dbid;
     r.live_on = "";
     r.entity_id = ent->id;
+    r.taken_over = forget_older;
     if (state_of(e))
         state_of(e)->ok++;
     MC_DEBUG("login of '%s': session issued for entity %d", op->name, (int)ent->id);

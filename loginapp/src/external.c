@@ -85,7 +85,7 @@ static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pk
     }
     /* The cookie is good: the source address is proven. */
     la->st.logins++;
-    if (la->freeing || mc_server_event_base(la->server) == NULL) {
+    if (la->freeing || la->shutting_down) {
         la->st.dropped[LA_DROP_SHUTDOWN]++;
         mc_login_request_clear(&req);
         return;

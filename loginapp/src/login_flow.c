@@ -163,7 +163,7 @@ static void on_prepared(void *ctx, mc_reply_status status, const mc_message_info
             la_accounts_set_dbid(la->accounts, op->req.cred.name, r->dbid) != 0)
             MC_WARNING("login of '%s': cannot store its database id %llu now (Redis)",
                        op->req.cred.name, (unsigned long long)r->dbid);
-        if (op->prepares > 1)
+        if (r->taken_over)
             la->st.takeovers++;
         mc_login_result res;
         memset(&res, 0, sizeof res);

@@ -85,6 +85,7 @@ typedef struct loginapp {
     /* logins in progress (login_flow.c) */
     login_op *ops;
     uint64_t in_flight;
+    bool shutting_down; /* graceful shutdown: new LOGINs are dropped */
     bool freeing;
     la_stats st;
     la_gauges g;

@@ -117,6 +117,15 @@ static int setup(loginapp *la, char *err, size_t errlen)
     return 0;
 }
 
+static void on_shutdown(mc_server *s, void *ctx)
+{
+    (void)s;
+    loginapp *la = ctx;
+    la->shutting_down = true;
+    MC_INFO("loginapp: no new logins (shutting down; %llu in flight)",
+            (unsigned long long)la->in_flight);
+}
+
 /* The parts whose callbacks would run during the server's freeing go first; the logins
  * still waiting on the server (manager queries, PREPARE_LOGIN requests) are released by
  * those callbacks while the server frees, and the rest after it (main). */
@@ -154,6 +163,7 @@ int main(int argc, char **argv)
     desc.options = la_options;
     desc.option_count = la_option_count;
     desc.check_config = la_check_config;
+    desc.on_shutdown = on_shutdown;
     desc.on_free = on_free;
     desc.ctx = la;
     int code = 1;

@@ -471,6 +471,7 @@ START_TEST(test_takeover_and_limits)
         h_sleep_ms(200);
     }
     ck_assert_int_ge(pc_int(&c.pc, "loginapp01", "login/redirects"), 1);
+    ck_assert_int_ge(pc_int(&c.pc, "loginapp01", "login/takeovers"), 4);
     ck_assert_int_ge(pc_int(&c.pc, c.pc.base_name[1 - holder], "login/prepare/liveElsewhere"), 1);
     ck_assert_int_eq(pc_int(&c.pc, c.pc.base_name[holder], "entities/count"), 1);
     ck_assert_int_eq(pc_int(&c.pc, c.pc.base_name[1 - holder], "entities/count"), 0);
