@@ -19,6 +19,7 @@
 #define MC_BASEAPP_BASE_DB_H
 
 #include "baseapp.h"
+#include "base_world.h"
 #include "client_sessions.h"
 #include "entity/persist_wire.h"
 #include "persist/store.h"
@@ -95,6 +96,7 @@ typedef struct base_db {
      * preparation issues them, the external interface takes them */
     base_sessions *sessions;
     struct login_prepare *login;  /* PREPARE_LOGIN's counters (login_prepare.c) */
+    base_world_stats world;       /* world updates for clients (base_world.c) */
     uint64_t session_sweep;       /* ticks, to sweep expired sessions once a second */
     struct db_session_watch {
         size_t off;               /* of the counter in base_sessions_stats; -1: live count */

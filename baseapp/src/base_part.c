@@ -74,6 +74,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_PREPARE_LOGIN:
         login_on_prepare(e, o, data);
         return;
+    case MC_MSG_CLIENT_UPDATE:
+        base_on_client_update(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a baseapp does not take message %u", (unsigned)id);

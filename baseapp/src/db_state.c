@@ -299,7 +299,7 @@ int base_db_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create the persistence timer");
         return -1;
     }
-    if (add_watchers(db) != 0 || db_add_commands(e) != 0) {
+    if (add_watchers(db) != 0 || db_add_commands(e) != 0 || base_world_add_watchers(e) != 0) {
         snprintf(err, errlen, "cannot publish the persistence watchers");
         return -1;
     }

@@ -3,6 +3,8 @@
  * hears onEnteredAoI / onLeftAoI. entitiesInRange asks the grid directly. docs/WORLD.md. */
 #include "aoi_view.h"
 #include "cellapp.h"
+#include "client_shadow.h"
+#include "witness.h"
 #include "common/clock.h"
 #include "common/log.h"
 
@@ -18,6 +20,10 @@ typedef struct {
     aoi_view view;             /* used while a witness */
     bool witness;
     float radius, hysteresis;  /* its own (mc_setAoIRadius), or 0: the cellapp's */
+    witness *stream;           /* what its client is sent (while a witness) */
+    uint32_t viewers;          /* witnesses that track it (their streams) */
+    client_shadow *shadow;     /* its client-visible properties as last sent */
+    bool shadow_failed;        /* a value would not encode: logged once */
 } cell_aoi;
 
 const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
@@ -28,6 +34,9 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
     {"aoiHz", MC_OPT_UINT, "10", "witness view updates per second (1..100)"},
     {"aoiMaxRadius", MC_OPT_FLOAT, "500",
      "largest radius + hysteresis a witness may set, and entitiesInRange radius"},
+    {"clientBudgetBytes", MC_OPT_UINT, "2000",
+     "world update bytes a witness's client is sent per view update at most (beyond the "
+     "first entity's); nearer entities go first (100..1000000)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -83,6 +92,32 @@ void cell_aoi_detach(mc_engine *e, mc_entity *ent)
         aoi_grid_remove(&ent->space->grid, &a->node);
 }
 
+/* A witness's stream goes: the entities it tracked lose a viewer. */
+static void drop_stream(mc_engine *e, cell_aoi *a)
+{
+    if (!a->stream)
+        return;
+    size_t n = witness_count(a->stream);
+    int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    n = ids ? witness_ids(a->stream, ids, n) : 0;
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *x = mc_engine_find(e, ids[i]);
+        cell_aoi *xa = x ? aoi_of(x) : NULL;
+        if (xa && xa->viewers)
+            xa->viewers--;
+    }
+    free(ids);
+    witness_free(a->stream);
+    a->stream = NULL;
+}
+
+client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    return a ? a->shadow : NULL;
+}
+
 void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
 {
     cell_aoi *a = aoi_of(ent);
@@ -92,6 +127,8 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
         aoi_grid_remove(&ent->space->grid, &a->node);
     if (a->witness)
         state(e)->aoi.witnesses--;
+    drop_stream(e, a);
+    client_shadow_free(a->shadow);
     aoi_view_free(&a->view);
     free(a);
     ent->role_data = NULL;
@@ -173,6 +210,20 @@ static void update_one(mc_engine *e, int32_t id)
     }
     if (!nin && !nout)
         return;
+    for (size_t i = 0; a->stream && i < nout; i++) {
+        witness_left(a->stream, out[i]);
+        mc_entity *x = mc_engine_find(e, out[i]);
+        cell_aoi *xa = x ? aoi_of(x) : NULL;
+        if (xa && xa->viewers)
+            xa->viewers--;
+    }
+    for (size_t i = 0; a->stream && i < nin; i++) {
+        mc_entity *x = mc_engine_find(e, in[i]);
+        cell_aoi *xa = x ? aoi_of(x) : NULL;
+        if (!xa || witness_entered(a->stream, in[i]) != 0)
+            continue;
+        xa->viewers++;
+    }
     int32_t *ins = copy_ids(in, nin), *outs = copy_ids(out, nout);
     if (!ins || !outs) {
         MC_ERROR("out of memory telling entity %d about its view", (int)id);
@@ -184,6 +235,40 @@ static void update_one(mc_engine *e, int32_t id)
     }
     free(ins);
     free(outs);
+}
+
+static void diff_shadows(mc_engine *e)
+{
+    cell_state *cs = state(e);
+    mc_ostream scratch;
+    mc_ostream_init(&scratch);
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        for (size_t i = 0; i < sp->n; i++) {
+            mc_entity *ent = sp->entities[i];
+            cell_aoi *a = aoi_of(ent);
+            if (!a || ent->in_reap || a->shadow_failed || (!a->viewers && !a->stream))
+                continue;
+            char why[256];
+            int rc = 0;
+            if (!a->shadow)
+                rc = (a->shadow = client_shadow_new(defs, ent, &scratch, why, sizeof why)) ? 0 : -1;
+            else
+                rc = client_shadow_diff(a->shadow, defs, ent, &scratch, why, sizeof why);
+            if (rc < 0) {
+                /* its clients are sent nothing more of it (an encoder refusing the game's own
+                 * value is a game bug: logged once per entity) */
+                a->shadow_failed = true;
+                cs->aoi.world_shadow_failures++;
+                MC_ERROR("%s %d: its properties cannot be sent to clients: %s", ent->td->name,
+                         (int)ent->id, why);
+            } else {
+                cs->aoi.world_changes += (uint64_t)rc;
+            }
+        }
+    }
+    mc_ostream_free(&scratch);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
@@ -210,6 +295,14 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     }
     for (size_t i = 0; i < n; i++)
         update_one(e, ids[i]);
+    /* then what changed (of the entities some witness tracks, and of the witnesses: their
+     * own clients' properties), then each witness's updates */
+    diff_shadows(e);
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *ent;
+        if (still_watching(e, ids[i], &ent) && aoi_of(ent)->stream && ent->base.id)
+            witness_send(e, ent, aoi_of(ent)->stream);
+    }
     free(ids);
     cs->aoi.updates++;
     cs->aoi.last_update_us = mc_clock_now_us() - t0;
@@ -231,12 +324,20 @@ int cell_aoi_set_witness(const mc_call_ctx *call, bool on)
     mc_engine *e = mc_engine_of(call);
     if (on == a->witness)
         return MC_CALL_OK;
+    if (on && !a->stream && !(a->stream = witness_new()))
+        return MC_CALL_ERR_BUSY;
     a->witness = on;
     if (on) {
         state(e)->aoi.witnesses++;
         return MC_CALL_OK;
     }
     state(e)->aoi.witnesses--;
+    if (a->stream) {
+        /* its client is told everything left; the stream goes */
+        if (ent->base.id)
+            witness_leave_all(e, ent, a->stream);
+        drop_stream(e, a);
+    }
     int32_t *out;
     size_t nout;
     aoi_view_clear(&a->view, &out, &nout);
@@ -336,6 +437,61 @@ int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char
     return MC_CALL_OK;
 }
 
+void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    int32_t id = mc_read_i32(is);
+    if (!mc_istream_done(is) || id <= 0) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "CLIENT_ATTACHED: malformed");
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    mc_address base;
+    if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
+        mc_mailbox_address(&ent->base, &base);
+    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || o->local ||
+        !mc_address_equal(&base, &o->addr)) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "CLIENT_ATTACHED: entity %d has no cell here whose base sent it",
+                         (int)id);
+        return;
+    }
+    cell_aoi *a = aoi_of(ent);
+    if (a && a->stream) {
+        witness_reset(a->stream);
+        state(e)->aoi.world_resets++;
+    }
+}
+
+int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
+                     const uint8_t *args, size_t len)
+{
+    if (method >= ent->td->nmethods[MC_PART_CLIENT])
+        return MC_CALL_ERR_NO_METHOD;
+    cell_aoi_state *s = &state(e)->aoi;
+    mc_space *sp = ent->space;
+    /* every witness of the space whose client was introduced to it */
+    for (size_t i = 0; sp && i < sp->n; i++) {
+        mc_entity *w = sp->entities[i];
+        cell_aoi *a = aoi_of(w);
+        if (w == ent || !a || !a->stream)
+            continue;
+        int rc = witness_call(a->stream, ent->id, method, args, len);
+        if (rc == 0)
+            s->world_calls++;
+        else if (rc < 0 && ++s->world_calls_dropped <= 10)
+            MC_WARNING("a client call of %s %d for the client of entity %d was dropped: %u "
+                       "bytes of calls wait already",
+                       ent->td->name, (int)ent->id, (int)w->id, WITNESS_CALLS_MAX);
+    }
+    if (!all || !ent->base.id)
+        return MC_CALL_OK;
+    /* its own client, through its base */
+    mc_mailbox_ref own = ent->base;
+    mc_mailbox_ref_set_component(&own, MC_COMPONENT_CLIENT_VIA_BASE);
+    return mc_engine_call(e, &own, method, ent->id, args, len, NULL, NULL);
+}
+
 /* ---- watchers, options, timer -------------------------------------------------------- */
 
 static void get_witness(void *ref, mc_watch_value *out)
@@ -382,6 +538,13 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
     double r = mc_config_get_float(cfg, "aoiRadius"), h = mc_config_get_float(cfg, "aoiHysteresis");
     double m = mc_config_get_float(cfg, "aoiMaxRadius");
     uint64_t hz = mc_config_get_uint(cfg, "aoiHz");
+    uint64_t budget = mc_config_get_uint(cfg, "clientBudgetBytes");
+    if (budget < 100 || budget > 1000000) {
+        snprintf(err, errlen, "--clientBudgetBytes %llu: must be within 100..1000000",
+                 (unsigned long long)budget);
+        return -1;
+    }
+    s->client_budget = budget;
     if (!(r > 0) || !isfinite(r) || r > 1e6) {
         snprintf(err, errlen, "--aoiRadius %g: must be above 0 and at most 1000000", r);
         return -1;
@@ -410,6 +573,26 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
     bad |= mc_watch_add_uint(w, "aoi/hookFailures", &s->hook_failures, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/updates", &s->updates, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/lastUpdateUs", &s->last_update_us, MC_WATCH_READ_ONLY);
+    const struct {
+        const char *path;
+        uint64_t *v;
+    } world[] = {{"world/bytesReliable", &s->world_bytes_reliable},
+                 {"world/bytesVolatile", &s->world_bytes_volatile},
+                 {"world/enters", &s->world_enters},
+                 {"world/leaves", &s->world_leaves},
+                 {"world/propUpdates", &s->world_props},
+                 {"world/volatileUpdates", &s->world_volatiles},
+                 {"world/changes", &s->world_changes},
+                 {"world/deferred", &s->world_deferred},
+                 {"world/calls", &s->world_calls},
+                 {"world/callsDropped", &s->world_calls_dropped},
+                 {"world/resets", &s->world_resets},
+                 {"world/sendFailures", &s->world_send_failures},
+                 {"world/shadowFailures", &s->world_shadow_failures}};
+    for (size_t i = 0; i < sizeof world / sizeof world[0]; i++)
+        bad |= mc_watch_add_uint(w, world[i].path, world[i].v, MC_WATCH_READ_ONLY);
+    /* tunable on a live cellapp (at least one entity a tick goes whatever it is) */
+    bad |= mc_watch_add_uint(w, "world/budgetBytes", &s->client_budget, MC_WATCH_READ_WRITE);
     if (bad) {
         snprintf(err, errlen, "cannot publish the aoi watchers");
         return -1;

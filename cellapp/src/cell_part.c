@@ -137,6 +137,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_FETCH_CELL:
         cell_on_fetch_cell(e, o, data);
         return;
+    case MC_MSG_CLIENT_ATTACHED:
+        cell_aoi_on_client_attached(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a cellapp does not take message %u", (unsigned)id);
@@ -238,6 +241,7 @@ const mc_role_part cell_role_part = {
     .on_free = spaces_free,
     .on_init = on_init,
     .ops = &cell_engine_ops,
+    .client_fan_out = cell_aoi_fan_out,
     .options = cell_aoi_options,
     .option_count = CELL_AOI_OPTION_COUNT,
 };

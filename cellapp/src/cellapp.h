@@ -24,6 +24,12 @@ typedef struct {
     struct event *tick_ev;
     uint64_t witnesses, entered, left, hook_failures, updates;
     uint64_t last_update_us;              /* how long the last update of every view took */
+    uint64_t client_budget;               /* --clientBudgetBytes (watcher world/budgetBytes) */
+    /* world updates to clients (witness.c): bytes, records, property changes found,
+     * entities left for a later tick by the budget, failures */
+    uint64_t world_bytes_reliable, world_bytes_volatile, world_enters, world_leaves,
+        world_props, world_volatiles, world_changes, world_deferred, world_send_failures,
+        world_shadow_failures, world_calls, world_calls_dropped, world_resets;
 } cell_aoi_state;
 
 typedef struct {
@@ -50,7 +56,7 @@ int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 4
+#define CELL_AOI_OPTION_COUNT 5
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
@@ -68,6 +74,14 @@ int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis)
 int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char *type,
                                mc_mailbox_ref *out, size_t max, size_t *count);
 void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
+/* The entity's client-visible properties as last diffed (NULL: none yet, or they do not
+ * encode). */
+struct client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent);
+/* CLIENT_ATTACHED from an entity's base: a witness introduces its view afresh. */
+void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* allClients / otherClients calls of a cell entity (mc_role_part.client_fan_out). */
+int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
+                     const uint8_t *args, size_t len);
 
 /* cell_calls.c */
 void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,

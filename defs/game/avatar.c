@@ -45,15 +45,14 @@ int Avatar_cell_addTag(const mc_call_ctx *call, Avatar_cell *self, const char *a
     return tagged_add(&self->tags, arg1);
 }
 
-/* Chat: the cell tells the speaker's client (the cellapp fans client calls of entities in
- * range out to every client that sees this entity). */
+/* Chat: every client that sees the speaker hears it, the speaker's own too (allClients:
+ * the cellapp fans it out to the clients of the witnesses that see this entity). */
 int Avatar_cell_chat(const mc_call_ctx *call, Avatar_cell *self, const char *text)
 {
     (void)self;
     if (!text[0])
         return -1;
-    mc_mailbox_ref to = call->self;
-    mc_mailbox_ref_set_component(&to, MC_COMPONENT_CLIENT);
+    mc_mailbox_ref to = mc_allClients(call);
     return send_Avatar_client_onChat(call->sink, &to, call->caller_id, text);
 }
 
@@ -62,8 +61,7 @@ int Avatar_cell_emote(const mc_call_ctx *call, Avatar_cell *self, uint16_t emote
     (void)self;
     char text[32];
     snprintf(text, sizeof(text), "*emote %u*", (unsigned)emoteId);
-    mc_mailbox_ref to = call->self;
-    mc_mailbox_ref_set_component(&to, MC_COMPONENT_CLIENT);
+    mc_mailbox_ref to = mc_allClients(call);
     return send_Avatar_client_onChat(call->sink, &to, call->self.id, text);
 }
 

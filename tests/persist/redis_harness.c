@@ -14,6 +14,9 @@
 #include "harness.h"
 
 #define RH_WAIT_MS 10000
+/* redis-cli runs (cluster create waits for the nodes to agree, a second per round: on a
+ * loaded machine under sanitizers that took over 10 s) */
+#define RH_CLI_MS 60000
 
 struct rh_redis {
     rh_options opt;
@@ -90,7 +93,7 @@ static int cli_argv(const rh_redis *r, char *out, size_t outlen, char *const *ar
     for (int i = 0; i < nargs && n < 63; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    return h_run(argv, out, outlen, RH_WAIT_MS);
+    return h_run(argv, out, outlen, RH_CLI_MS);
 }
 
 int rh_cli(const rh_redis *r, char *out, size_t outlen, ...)
@@ -321,7 +324,7 @@ rh_cluster *rh_cluster_start(const rh_options *opt)
         rh_cluster_stop(c);
         return NULL;
     }
-    for (int i = 0; i < RH_WAIT_MS / 100; i++) {
+    for (int i = 0; i < 3 * RH_WAIT_MS / 100; i++) {
         if (cluster_ok(c))
             return c;
         h_sleep_ms(100);

@@ -51,6 +51,14 @@ static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t
     (void)part;
     mc_call_frame *f = ctx;
     mc_engine *e = f->ctx.engine;
+    bool all;
+    if (mc_mailbox_is_clients(to, &all)) {
+        /* allClients / otherClients: only the entity itself, on a role that fans out */
+        mc_entity *ent = mc_engine_entity_of(&f->ctx, MC_PART_CELL);
+        if (!ent || ent->id != to->id || !e->part->client_fan_out)
+            return MC_CALL_ERR_MAILBOX;
+        return e->part->client_fan_out(e, ent, all, index, args, len);
+    }
     return mc_engine_call(e, to, index, f->ctx.self.id, args, len, NULL, NULL);
 }
 

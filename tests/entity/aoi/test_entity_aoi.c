@@ -292,12 +292,116 @@ START_TEST(teleports_move_cells_between_spaces_and_views_follow)
 }
 END_TEST
 
+/* World updates for a witness's client leave the cellapp for its base, within the budget:
+ * entering (deferred when the budget is small, but every one sent in the end), a property
+ * change, volatile positions, leaving; the base counts them (it has no client here, so it
+ * drops them and counts that too). What a client makes of them is tested with clients. */
+START_TEST(world_updates_go_to_the_witness_base_within_the_budget)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 1);
+    char out[1024], near[512];
+    int32_t w = probe_with_cell(&c, "witness", NULL);
+    rc_entity_call(&c, "baseapp01", w, "cellMailbox", NULL, near, sizeof near);
+    near[strlen(near) - 1] = '\0';
+    int32_t ids[6];
+    for (int i = 0; i < 6; i++) {
+        ids[i] = probe_with_cell(&c, "near", near + 1);
+        char args[64];
+        snprintf(args, sizeof args, "[%d, 0]", 2 + i);
+        ck_assert_int_eq(cell_call(&c, ids[i], "moveTo", args, out, sizeof out), 0);
+    }
+    /* 100 bytes a tick: an ENTER of a Probe is 39 bytes, so two a tick */
+    char cmd_out[512];
+    ck_assert_int_eq(h_watcher(cmd_out, sizeof cmd_out, c.manager, "set", "cellapp01",
+                               "world/budgetBytes", "100", NULL), 0);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/enters"), 0);
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 0, 0]", out, sizeof out), 0);
+    /* the witness's own ENTER (the player's cell entity), then the six */
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/enters", 7, WAIT_MS));
+    ck_assert_msg(rc_int(&c, "cellapp01", "world/deferred") > 0,
+                  "six entries at 100 bytes a tick were never deferred");
+    ck_assert(rc_wait_int_at_least(&c, "baseapp01", "world/updatesIn", 3, WAIT_MS));
+    ck_assert_int_eq(rc_int(&c, "baseapp01", "world/stale"), 0);
+    ck_assert_int_eq(rc_int(&c, "baseapp01", "world/refused"), 0);
+    ck_assert(rc_int(&c, "baseapp01", "world/noClient") >= 3);
+    long long rel = rc_int(&c, "cellapp01", "world/bytesReliable");
+    ck_assert_int_eq(rel, 7 * 39);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/enters"), 7);
+
+    /* a change of hp (ALL_CLIENTS): one PROPS record, 13 bytes (head 7, index 2, INT32) */
+    ck_assert_int_eq(h_watcher(cmd_out, sizeof cmd_out, c.manager, "set", "cellapp01",
+                               "world/budgetBytes", "2000", NULL), 0);
+    long long props = rc_int(&c, "cellapp01", "world/propUpdates");
+    rc_entity_call(&c, "cellapp01", ids[0], "setHp", "[77]", out, sizeof out);
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/propUpdates", props + 1, WAIT_MS));
+    two_updates(&c);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/propUpdates"), props + 1);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/bytesReliable"), rel + 13);
+    /* setting the same value again changes nothing */
+    rc_entity_call(&c, "cellapp01", ids[0], "setHp", "[77]", out, sizeof out);
+    two_updates(&c);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/propUpdates"), props + 1);
+
+    /* a move within view: a volatile update (29 bytes), none while it stands still */
+    long long vol = rc_int(&c, "cellapp01", "world/volatileUpdates");
+    move_to(&c, ids[1], 10, 10);
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/volatileUpdates", vol + 1, WAIT_MS));
+    two_updates(&c);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/volatileUpdates"), vol + 1);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/bytesVolatile"), 29 * (vol + 1));
+
+    /* out of view: a LEAVE; back in view with a value changed meanwhile: a fresh ENTER */
+    long long leaves = rc_int(&c, "cellapp01", "world/leaves");
+    move_to(&c, ids[2], 300, 0);
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/leaves", leaves + 1, WAIT_MS));
+    rc_entity_call(&c, "cellapp01", ids[2], "setHp", "[5]", out, sizeof out);
+    two_updates(&c);
+    long long props_now = rc_int(&c, "cellapp01", "world/propUpdates");
+    move_to(&c, ids[2], 3, 3);
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/enters", 8, WAIT_MS));
+    two_updates(&c);
+    /* the change made out of view travels in the ENTER, not as a later PROPS */
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/propUpdates"), props_now);
+
+    /* otherClients / allClients: a CALL (11 bytes: head 7, UINT32) for the witness's client,
+     * which sees ids[0]; allClients also goes to ids[0]'s own client (it has none: its base
+     * refuses it as such) */
+    rel = rc_int(&c, "cellapp01", "world/bytesReliable");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 0);
+    rc_entity_call(&c, "cellapp01", ids[0], "shout", "[1, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 1);
+    ck_assert(rc_wait_int_at_least(&c, "cellapp01", "world/bytesReliable", rel + 11, WAIT_MS));
+    long long no_client = rc_int(&c, "baseapp01", "calls/refused/noClient");
+    rc_entity_call(&c, "cellapp01", ids[0], "shout", "[2, 1]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 2);
+    ck_assert(rc_wait_int_at_least(&c, "baseapp01", "calls/refused/noClient", no_client + 1,
+                                   WAIT_MS));
+    /* the witness itself shouting: nobody else sees it, so no CALL for anyone */
+    rc_entity_call(&c, "cellapp01", w, "shout", "[3, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/calls"), 2);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/callsDropped"), 0);
+
+    /* the witness stops: its client is told everything left */
+    leaves = rc_int(&c, "cellapp01", "world/leaves");
+    ck_assert_int_eq(cell_call(&c, w, "watch", "[0, 0, 0]", out, sizeof out), 0);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/leaves"), leaves + 6);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/sendFailures"), 0);
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "world/shadowFailures"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
 START_TEST(bad_aoi_options_stop_the_cellapp_with_a_reason)
 {
     /* The option checks run before anything starts: each bad value is one line, exit 2. */
     const char *bad[][2] = {
         {"--aoiRadius", "0"},    {"--aoiRadius", "nan"}, {"--aoiHysteresis", "-1"},
         {"--aoiHz", "0"},        {"--aoiHz", "1000"},    {"--aoiMaxRadius", "10"},
+        {"--clientBudgetBytes", "10"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[1024], out[4096];
@@ -325,6 +429,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_witness_sees_entities_come_and_go_with_hysteresis);
     tcase_add_test(tc, teleports_move_cells_between_spaces_and_views_follow);
+    tcase_add_test(tc, world_updates_go_to_the_witness_base_within_the_budget);
     tcase_add_test(tc, bad_aoi_options_stop_the_cellapp_with_a_reason);
     suite_add_tcase(s, tc);
     return s;

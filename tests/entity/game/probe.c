@@ -508,6 +508,22 @@ int Probe_cell_moveTo(const mc_call_ctx *call, Probe_cell *self, float x, float 
     return 0;
 }
 
+int Probe_cell_setHp(const mc_call_ctx *call, Probe_cell *self, int32_t hp)
+{
+    (void)call;
+    self->hp = hp;
+    return 0;
+}
+
+int Probe_cell_shout(const mc_call_ctx *call, Probe_cell *self, uint32_t seq, uint8_t all,
+                     int32_t *out_rc)
+{
+    (void)self;
+    mc_mailbox_ref to = all ? mc_allClients(call) : mc_otherClients(call);
+    *out_rc = send_Probe_client_onPing(call->sink, &to, seq);
+    return 0;
+}
+
 int Probe_cell_watch(const mc_call_ctx *call, Probe_cell *self, uint8_t on, float radius,
                      float hysteresis, int32_t *out_rc)
 {

@@ -237,6 +237,18 @@ int mc_setAoIRadius(const mc_call_ctx *call, float radius, float hysteresis);
 int mc_entitiesInRange(const mc_call_ctx *call, float radius, const char *type,
                        mc_mailbox_ref *out, size_t max, size_t *count);
 
+/* BigWorld's allClients / otherClients of the calling cell: a mailbox for its client methods
+ * only (pass it to a generated sender), that reaches every client whose player's cell sees
+ * this entity (otherClients), and its own client too (allClients). Calls on it are one-way;
+ * they reach each such client after the entity's introduction and before its departure, in
+ * the order made (docs/WORLD.md). It names no process: it cannot be stored or sent as a
+ * value (the engine refuses it there), only called, and only by this entity. None outside
+ * a cell. */
+mc_mailbox_ref mc_allClients(const mc_call_ctx *call);
+mc_mailbox_ref mc_otherClients(const mc_call_ctx *call);
+/* Whether m is an allClients / otherClients mailbox (*all: which). */
+bool mc_mailbox_is_clients(const mc_mailbox_ref *m, bool *all);
+
 /* ---- mailboxes (no engine needed) ---------------------------------------------------- */
 
 /* base.cell: BASE -> CELL_VIA_BASE (and CELL stays CELL); none for anything else. */

@@ -93,6 +93,10 @@ typedef struct {
      * shutdown (may be NULL). */
     void (*on_process_death)(mc_engine *e, const char *name, uint32_t pid, const char *host,
                              const char *addr, bool stopped);
+    /* A cell entity called a client method on its allClients / otherClients (all: its own
+     * client too): 0 or an mc_call_status (may be NULL: such calls are refused). */
+    int (*client_fan_out)(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
+                          const uint8_t *args, size_t len);
 } mc_role_part;
 
 /* ---- the server glue (main.c) -------------------------------------------------------- */

@@ -14,6 +14,11 @@
  *   35  DESTROY_CELL  baseapp -> cellapp       i32 entity id
  *   36  CELL_GONE     cellapp -> baseapp       i32 entity id, u8 why, 6 x f32, the cell
  *                                              properties (part stream)
+ *   40  CLIENT_UPDATE cellapp -> baseapp       i32 entity id (a witness), u8 flags (bit 0:
+ *                                              volatile), world update records for its
+ *                                              client (entity/world_wire.h)
+ *   48  CLIENT_ATTACHED baseapp -> cellapp     i32 entity id: its base has a new client
+ *                                              (a witness introduces its view afresh)
  *
  * CallHeader: i32 entity id, u16 salt (component << 13 | type, as in a mailbox), u16 method
  * index (within the part the component finally reaches), i32 caller entity id (0 = none).
@@ -36,6 +41,8 @@ enum {
     MC_MSG_CREATE_CELL = 34,
     MC_MSG_DESTROY_CELL = 35,
     MC_MSG_CELL_GONE = 36,
+    MC_MSG_CLIENT_UPDATE = 40,
+    MC_MSG_CLIENT_ATTACHED = 48,
 };
 
 #define MC_CALL_HEADER_SIZE 12u

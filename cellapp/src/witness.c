@@ -1,0 +1,389 @@
+/* What a witness's client is sent each tick, within its budget (witness.h). */
+#include "witness.h"
+
+#include "cellapp.h"
+#include "client_shadow.h"
+#include "common/log.h"
+#include "entity/world_wire.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int32_t id;
+    bool entered;          /* its ENTER was sent */
+    uint32_t seq_sent;     /* the shadow's change number as last sent */
+    mc_vector3 pos_sent, dir_sent;
+    double priority;       /* lower goes first */
+} witness_entry;
+
+struct witness {
+    witness_entry *e;      /* sorted by id */
+    size_t n, cap;
+    int32_t *leaving;      /* introduced entities that left: LEAVE at the next send */
+    size_t nleaving, leaving_cap;
+    uint32_t own_seq_sent; /* own-client properties of the witness itself */
+    bool own_introduced;   /* the ENTER of the witness itself was sent */
+    double floor;          /* the priority of the last entry sent */
+    mc_ostream calls;      /* CALL records waiting for the next send */
+    mc_ostream rel, vol;   /* this tick's records (kept for their buffers) */
+};
+
+witness *witness_new(void)
+{
+    witness *w = calloc(1, sizeof *w);
+    if (w) {
+        mc_ostream_init(&w->calls);
+        mc_ostream_init(&w->rel);
+        mc_ostream_init(&w->vol);
+    }
+    return w;
+}
+
+void witness_free(witness *w)
+{
+    if (!w)
+        return;
+    free(w->e);
+    free(w->leaving);
+    mc_ostream_free(&w->calls);
+    mc_ostream_free(&w->rel);
+    mc_ostream_free(&w->vol);
+    free(w);
+}
+
+/* The slot of id, or where it would go. */
+static size_t find(const witness *w, int32_t id)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->e[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int witness_entered(witness *w, int32_t id)
+{
+    size_t at = find(w, id);
+    if (at < w->n && w->e[at].id == id)
+        return 0;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        witness_entry *p = realloc(w->e, cap * sizeof *p);
+        if (!p)
+            return -1;
+        w->e = p;
+        w->cap = cap;
+    }
+    memmove(&w->e[at + 1], &w->e[at], (w->n - at) * sizeof *w->e);
+    memset(&w->e[at], 0, sizeof *w->e);
+    w->e[at].id = id;
+    w->e[at].priority = w->floor; /* soon, behind nobody who waited longer */
+    w->n++;
+    return 0;
+}
+
+static void push_leaving(witness *w, int32_t id)
+{
+    if (w->nleaving == w->leaving_cap) {
+        size_t cap = w->leaving_cap ? w->leaving_cap * 2 : 16;
+        int32_t *p = realloc(w->leaving, cap * sizeof *p);
+        if (!p) {
+            MC_ERROR("out of memory: the client of a witness is not told entity %d left",
+                     (int)id);
+            return;
+        }
+        w->leaving = p;
+        w->leaving_cap = cap;
+    }
+    w->leaving[w->nleaving++] = id;
+}
+
+void witness_left(witness *w, int32_t id)
+{
+    size_t at = find(w, id);
+    if (at == w->n || w->e[at].id != id)
+        return;
+    if (w->e[at].entered)
+        push_leaving(w, id);
+    memmove(&w->e[at], &w->e[at + 1], (w->n - at - 1) * sizeof *w->e);
+    w->n--;
+}
+
+size_t witness_ids(const witness *w, int32_t *out, size_t max)
+{
+    size_t n = 0;
+    for (; n < w->n && n < max; n++)
+        out[n] = w->e[n].id;
+    return n;
+}
+
+size_t witness_count(const witness *w) { return w->n; }
+
+void witness_reset(witness *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        w->e[i].entered = false;
+        w->e[i].priority = w->floor;
+    }
+    w->nleaving = 0;
+    mc_ostream_reset(&w->calls);
+    w->own_introduced = false;
+    w->own_seq_sent = 0;
+}
+
+int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len)
+{
+    size_t at = find(w, id);
+    if (at == w->n || w->e[at].id != id || !w->e[at].entered)
+        return 1;
+    if (w->calls.size + MC_WORLD_CALL_HEAD + len > WITNESS_CALLS_MAX)
+        return -1;
+    mc_world_write_call(&w->calls, id, method, args, len);
+    return mc_ostream_ok(&w->calls) ? 0 : -1;
+}
+
+/* The queued calls, then the departures, into the reliable run. */
+static void write_calls_and_leaves(cell_aoi_state *s, witness *w)
+{
+    if (w->calls.size) {
+        mc_write_bytes(&w->rel, w->calls.data, w->calls.size);
+        mc_ostream_reset(&w->calls);
+    }
+    for (size_t i = 0; i < w->nleaving; i++)
+        mc_world_write_leave(&w->rel, w->leaving[i]);
+    s->world_leaves += w->nleaving;
+    w->nleaving = 0;
+}
+
+/* ---- sending -------------------------------------------------------------------------- */
+
+static cell_aoi_state *aoi_state(mc_engine *e)
+{
+    return &((cell_state *)mc_engine_role_state(e))->aoi;
+}
+
+static void send_run(mc_engine *e, mc_entity *ent, mc_ostream *run, uint8_t flags)
+{
+    if (!run->size)
+        return;
+    cell_aoi_state *s = aoi_state(e);
+    mc_ostream msg;
+    mc_ostream_init(&msg);
+    mc_write_i32(&msg, ent->id);
+    mc_write_u8(&msg, flags);
+    mc_write_bytes(&msg, run->data, run->size);
+    mc_address to;
+    mc_mailbox_address(&ent->base, &to);
+    int rc = mc_ostream_ok(&msg) ? mc_engine_send(e, &to, MC_MSG_CLIENT_UPDATE, msg.data,
+                                                  msg.size)
+                                 : MC_CALL_ERR_BUSY;
+    if (rc != 0) {
+        s->world_send_failures++;
+        if (s->world_send_failures <= 10 || s->world_send_failures % 1000 == 0)
+            MC_WARNING("world updates of %s %d could not go to its base (%d; %llu so far)",
+                       ent->td->name, (int)ent->id, rc,
+                       (unsigned long long)s->world_send_failures);
+    } else if (flags & MC_WORLD_FLAG_VOLATILE) {
+        s->world_bytes_volatile += run->size;
+    } else {
+        s->world_bytes_reliable += run->size;
+    }
+    mc_ostream_free(&msg);
+}
+
+/* PROPS of `id` with the properties of sh changed after `since` that pass the filter
+ * (other: to other clients; else own). Returns how many. */
+static size_t write_changed(mc_ostream *os, int32_t id, const client_shadow *sh,
+                            uint32_t since, bool other)
+{
+    size_t n_at, n = 0;
+    for (size_t i = 0; i < sh->n; i++) {
+        const client_shadow_prop *p = &sh->props[i];
+        if (p->changed <= since || !(other ? p->other : p->own))
+            continue;
+        if (!n)
+            mc_world_write_props(os, id, 0, &n_at);
+        mc_world_write_prop_index(os, p->index);
+        mc_write_bytes(os, p->bytes, p->len);
+        n++;
+    }
+    if (n)
+        mc_store_u16(os->data + n_at, (uint16_t)n);
+    return n;
+}
+
+static size_t changed_size(const client_shadow *sh, uint32_t since)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < sh->n; i++)
+        if (sh->props[i].other && sh->props[i].changed > since)
+            bytes += 2 + sh->props[i].len;
+    return bytes ? MC_WORLD_PROPS_HEAD + bytes : 0;
+}
+
+static bool beyond(float a, float b, bool member, float dist)
+{
+    if (!member)
+        return false;
+    float d = fabsf(a - b);
+    return dist > 0 ? d > dist : d > 0;
+}
+
+/* Whether `x` moved or turned beyond its volatile thresholds since e was sent. */
+static bool volatile_due(const mc_entity *x, const witness_entry *we)
+{
+    const mc_def_volatile *v = &x->td->volatile_info;
+    if (v->position) {
+        float dx = x->position.x - we->pos_sent.x, dy = x->position.y - we->pos_sent.y,
+              dz = x->position.z - we->pos_sent.z;
+        float d2 = dx * dx + dy * dy + dz * dz;
+        if (v->position_dist > 0 ? d2 > v->position_dist * v->position_dist : d2 > 0)
+            return true;
+    }
+    /* direction: x roll, y pitch, z yaw (BigWorld's Direction3D order) */
+    return beyond(x->direction.z, we->dir_sent.z, v->yaw, v->yaw_dist) ||
+           beyond(x->direction.y, we->dir_sent.y, v->pitch, v->pitch_dist) ||
+           beyond(x->direction.x, we->dir_sent.x, v->roll, v->roll_dist);
+}
+
+typedef struct {
+    size_t slot;
+    double priority;
+    float dist;
+    size_t bytes;
+    bool enter, props, vol;
+} candidate;
+
+static int by_priority(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority < y->priority ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+void witness_send(mc_engine *e, mc_entity *ent, witness *w)
+{
+    cell_aoi_state *s = aoi_state(e);
+    mc_ostream_reset(&w->rel);
+    mc_ostream_reset(&w->vol);
+    write_calls_and_leaves(s, w);
+    client_shadow *own = cell_aoi_shadow(e, ent);
+    if (own && !w->own_introduced) {
+        /* the player's own cell entity: where it is and its own-client properties */
+        size_t n_at, n = 0;
+        mc_world_write_enter(&w->rel, ent->id, ent->type, ent->position, ent->direction, 0,
+                             &n_at);
+        for (size_t p = 0; p < own->n; p++) {
+            if (!own->props[p].own)
+                continue;
+            mc_world_write_prop_index(&w->rel, own->props[p].index);
+            mc_write_bytes(&w->rel, own->props[p].bytes, own->props[p].len);
+            n++;
+        }
+        if (mc_ostream_ok(&w->rel))
+            mc_store_u16(w->rel.data + n_at, (uint16_t)n);
+        w->own_introduced = true;
+        w->own_seq_sent = own->seq;
+        s->world_enters++;
+    } else if (own && own->seq > w->own_seq_sent) {
+        if (write_changed(&w->rel, ent->id, own, w->own_seq_sent, false))
+            s->world_props++;
+        w->own_seq_sent = own->seq;
+    }
+    candidate *c = w->n ? malloc(w->n * sizeof *c) : NULL;
+    size_t nc = 0;
+    if (w->n && !c) {
+        MC_ERROR("out of memory sending the view of entity %d", (int)ent->id);
+    }
+    for (size_t i = 0; c && i < w->n; i++) {
+        witness_entry *we = &w->e[i];
+        mc_entity *x = mc_engine_find(e, we->id);
+        client_shadow *sh = x && !x->in_reap ? cell_aoi_shadow(e, x) : NULL;
+        if (!sh)
+            continue; /* gone: it leaves the view at the next update */
+        candidate k = {.slot = i};
+        if (!we->entered) {
+            k.enter = true;
+            k.bytes = MC_WORLD_ENTER_HEAD + 2 * sh->n_other + sh->other_bytes;
+        } else {
+            size_t pb = changed_size(sh, we->seq_sent);
+            k.props = pb > 0;
+            k.vol = volatile_due(x, we);
+            k.bytes = pb + (k.vol ? MC_WORLD_VOLATILE_SIZE : 0);
+            if (!k.props && !k.vol)
+                continue;
+        }
+        float dx = x->position.x - ent->position.x, dz = x->position.z - ent->position.z;
+        k.dist = sqrtf(dx * dx + dz * dz);
+        k.priority = we->priority > w->floor ? we->priority : w->floor;
+        c[nc++] = k;
+    }
+    if (nc > 1)
+        qsort(c, nc, sizeof *c, by_priority);
+    size_t spent = w->rel.size, budget = s->client_budget;
+    for (size_t i = 0; i < nc; i++) {
+        if (i > 0 && spent + c[i].bytes > budget) {
+            s->world_deferred += nc - i;
+            break;
+        }
+        witness_entry *we = &w->e[c[i].slot];
+        mc_entity *x = mc_engine_find(e, we->id);
+        client_shadow *sh = cell_aoi_shadow(e, x);
+        if (c[i].enter) {
+            size_t n_at, n = 0;
+            mc_world_write_enter(&w->rel, x->id, x->type, x->position, x->direction, 0, &n_at);
+            for (size_t p = 0; p < sh->n; p++) {
+                if (!sh->props[p].other)
+                    continue;
+                mc_world_write_prop_index(&w->rel, sh->props[p].index);
+                mc_write_bytes(&w->rel, sh->props[p].bytes, sh->props[p].len);
+                n++;
+            }
+            if (mc_ostream_ok(&w->rel))
+                mc_store_u16(w->rel.data + n_at, (uint16_t)n);
+            we->entered = true;
+            we->pos_sent = x->position;
+            we->dir_sent = x->direction;
+            s->world_enters++;
+        } else {
+            if (c[i].props && write_changed(&w->rel, x->id, sh, we->seq_sent, true))
+                s->world_props++;
+            if (c[i].vol) {
+                mc_world_write_volatile(&w->vol, x->id, x->position, x->direction);
+                we->pos_sent = x->position;
+                we->dir_sent = x->direction;
+                s->world_volatiles++;
+            }
+        }
+        we->seq_sent = sh->seq;
+        spent += c[i].bytes;
+        w->floor = c[i].priority;
+        we->priority = c[i].priority + 1.0 + c[i].dist;
+    }
+    free(c);
+    if (!mc_ostream_ok(&w->rel) || !mc_ostream_ok(&w->vol)) {
+        MC_ERROR("out of memory writing the world updates of entity %d", (int)ent->id);
+        return;
+    }
+    send_run(e, ent, &w->rel, 0);
+    send_run(e, ent, &w->vol, MC_WORLD_FLAG_VOLATILE);
+}
+
+void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->e[i].entered)
+            push_leaving(w, w->e[i].id);
+    w->n = 0;
+    mc_ostream_reset(&w->rel);
+    write_calls_and_leaves(aoi_state(e), w);
+    if (mc_ostream_ok(&w->rel))
+        send_run(e, ent, &w->rel, 0);
+}

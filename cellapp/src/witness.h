@@ -1,0 +1,58 @@
+/* What a witness's client is sent about the entities its witness sees (docs/WORLD.md):
+ * each tick, after the views are updated and the properties diffed, witness_send writes the
+ * world update records (entity/world_wire.h) and sends them to the witness's base, which
+ * hands them to its client:
+ *
+ *  - once, when the stream starts (and again after witness_reset): ENTER of the witness's
+ *    own entity with its own-client properties (the player's cell entity);
+ *  - LEAVE for every entity that left the view (only if its ENTER was sent);
+ *  - PROPS of the witness's own entity: its own-client properties that changed;
+ *  - for the entities in view, within a byte budget a tick (--clientBudgetBytes), nearest
+ *    first in turn: ENTER (type, position, direction, every OTHER_CLIENTS / ALL_CLIENTS
+ *    value) for an entity not introduced yet, PROPS with every such property changed since
+ *    the change number last sent, VOLATILE (position and direction, unreliable, latest wins)
+ *    when it moved or turned beyond its def's <Volatile> thresholds.
+ *
+ * The budget works as BigWorld's: every entity in view has a priority; those with something
+ * to send go in priority order until the budget is spent (at least one a tick), and each one
+ * sent moves back by 1 + its distance, so near entities are updated more often than far ones
+ * when not everything fits. Nothing is lost when deferred: a property change waits in the
+ * change numbers, a volatile update is replaced by a newer one.
+ */
+#ifndef MC_CELLAPP_WITNESS_H
+#define MC_CELLAPP_WITNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entity/engine.h"
+
+typedef struct witness witness;
+
+witness *witness_new(void);
+/* Free it (its entries are forgotten: the caller lowers the viewer counts). */
+void witness_free(witness *w);
+/* The view gained / lost an entity. -1: out of memory (the entity is then not tracked and
+ * is sent nothing). */
+int witness_entered(witness *w, int32_t id);
+void witness_left(witness *w, int32_t id);
+/* Ids of the entities tracked (for lowering viewer counts), valid until the next change. */
+size_t witness_ids(const witness *w, int32_t *out, size_t max);
+size_t witness_count(const witness *w);
+/* A client method call of entity `id` (allClients / otherClients) for this witness's client:
+ * queued for the next send, before its departures (so it arrives after the entity's ENTER
+ * and before its LEAVE). 1: the client was not introduced to it (nothing queued), 0 queued,
+ * -1 the queue is full (WITNESS_CALLS_MAX bytes: dropped). */
+#define WITNESS_CALLS_MAX 65536u
+int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len);
+/* Build this tick's records for the witness entity `ent` and send them to its base. */
+void witness_send(mc_engine *e, mc_entity *ent, witness *w);
+/* Its client is a new one (the base got a client, or another one took over): everything it
+ * was told is forgotten, nothing is sent for it (no LEAVE), and the next send introduces the
+ * witness itself and every entity in view afresh. */
+void witness_reset(witness *w);
+/* Leave everything (the witness stopped being one): LEAVE for what its client was shown,
+ * sent now; the witness is empty afterwards. */
+void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w);
+
+#endif
