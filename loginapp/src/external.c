@@ -67,6 +67,10 @@ void la_send(loginapp *la, mc_secure_peer to, const uint8_t *data, size_t len)
 
 static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pkt, size_t len)
 {
+    if (!la->has_key) {
+        la->st.dropped[LA_DROP_NO_KEY]++;
+        return;
+    }
     mc_login_request req;
     int rc = mc_login_server_open(&la->secret, from, now_ms(), la->pk, la->sk, pkt, len, &req);
     switch (rc) {

@@ -34,6 +34,7 @@ typedef enum {
     LA_DROP_EXPIRED,       /* the cookie is too old */
     LA_DROP_PENDING,       /* a resent LOGIN whose login is still running */
     LA_DROP_SHUTDOWN,      /* shutting down */
+    LA_DROP_NO_KEY,        /* no --loginKey: credentials cannot be opened */
     LA_DROP_COUNT
 } la_drop_reason;
 
@@ -60,6 +61,7 @@ typedef struct loginapp {
     /* configuration (options.c) */
     uint8_t pk[MC_LOGIN_PUBLIC_KEY_BYTES], sk[MC_LOGIN_SECRET_KEY_BYTES];
     char pk_hex[2 * MC_LOGIN_PUBLIC_KEY_BYTES + 1]; /* what clients are given */
+    bool has_key; /* --loginKey given (without it every LOGIN is dropped) */
     uint8_t digest[MC_LOGIN_DIGEST_BYTES]; /* the defs digest clients must match */
     bool auto_create;
     la_online_policy online;

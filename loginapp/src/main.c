@@ -87,15 +87,22 @@ static int setup(loginapp *la, char *err, size_t errlen)
         snprintf(err, errlen, "cannot start the password hashing threads");
         return -1;
     }
-    char password[512];
-    if (read_first_line(mc_config_get_string(cfg, "redisPasswordFile"), password,
-                        sizeof password, err, errlen) != 0)
-        return -1;
-    la->accounts = la_accounts_new(la->base, mc_config_get_string(cfg, "redis"), password, err,
-                                   errlen);
-    sodium_memzero(password, sizeof password);
-    if (!la->accounts)
-        return -1;
+    const char *redis = mc_config_get_string(cfg, "redis");
+    if (redis && *redis) {
+        char password[512];
+        if (read_first_line(mc_config_get_string(cfg, "redisPasswordFile"), password,
+                            sizeof password, err, errlen) != 0)
+            return -1;
+        la->accounts = la_accounts_new(la->base, redis, password, err, errlen);
+        sodium_memzero(password, sizeof password);
+        if (!la->accounts)
+            return -1;
+    } else {
+        MC_WARNING("loginapp: no --redis: no accounts, every login is answered 'server error'");
+    }
+    if (!la->has_key)
+        MC_WARNING("loginapp: no --loginKey: credentials cannot be opened, every LOGIN is "
+                   "dropped (mc-login-keys DIR makes DIR/login.key)");
     la->tick_ev = event_new(la->base, -1, EV_PERSIST, on_tick, la);
     struct timeval tv = {0, TICK_MS * 1000};
     if (!la->tick_ev || event_add(la->tick_ev, &tv) != 0 || la_external_start(la) != 0) {
@@ -109,11 +116,11 @@ static int setup(loginapp *la, char *err, size_t errlen)
     }
     MC_INFO("loginapp: logins on %s, accounts in redis %s (%s), new accounts %s, a login of "
             "an online account %s, public key %s",
-            mc_server_external_addr(la->server), mc_config_get_string(cfg, "redis"),
+            mc_server_external_addr(la->server), *redis ? redis : "(none)",
             mc_config_get_string(cfg, "pwhashCost"),
             la->auto_create ? "created on first login" : "refused (no such user)",
             la->online == LA_ONLINE_TAKEOVER ? "takes over when asked" : "is refused",
-            la->pk_hex);
+            la->has_key ? la->pk_hex : "(none)");
     return 0;
 }
 

@@ -10,8 +10,9 @@
 const mc_option la_options[] = {
     {"loginKey", MC_OPT_STRING, "",
      "the login secret key file made by mc-login-keys (DIR/login.key: 64 hex digits); the "
-     "public key clients are given is derived from it (required)"},
-    {"redis", MC_OPT_STRING, "", "IP:PORT of the Redis that keeps the accounts (required)"},
+     "public key clients are given is derived from it (none: every LOGIN is dropped)"},
+    {"redis", MC_OPT_STRING, "",
+     "IP:PORT of the Redis that keeps the accounts (none: every login is a server error)"},
     {"redisPasswordFile", MC_OPT_STRING, "",
      "file whose first line is the Redis password (none: no AUTH)"},
     {"pwhashCost", MC_OPT_STRING, "interactive",
@@ -67,13 +68,10 @@ bool la_check_config(const mc_config *cfg, char *err, size_t errlen)
     mc_address a;
     mc_pwhash_cost cost;
     const char *online = mc_config_get_string(cfg, "onlineLogin");
-    if (!key || !*key) {
-        snprintf(err, errlen, "--loginKey: which key file? (mc-login-keys DIR makes DIR/login.key)");
-        return false;
-    }
-    if (!redis || !*redis || mc_address_parse(redis, &a) != 0 || a.port == 0) {
+    (void)key;
+    if (redis && *redis && (mc_address_parse(redis, &a) != 0 || a.port == 0)) {
         snprintf(err, errlen, "--redis: '%s' is not IP:PORT (a numeric IPv4 address and a port)",
-                 redis ? redis : "");
+                 redis);
         return false;
     }
     if (!mc_pwhash_cost_named(mc_config_get_string(cfg, "pwhashCost"), &cost) ||
@@ -147,10 +145,14 @@ int la_configure(loginapp *la, const mc_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "libsodium cannot start");
         return -1;
     }
-    if (read_key(mc_config_get_string(cfg, "loginKey"), la->sk, err, errlen) != 0)
-        return -1;
-    crypto_scalarmult_base(la->pk, la->sk);
-    sodium_bin2hex(la->pk_hex, sizeof la->pk_hex, la->pk, sizeof la->pk);
+    const char *key = mc_config_get_string(cfg, "loginKey");
+    la->has_key = key && *key;
+    if (la->has_key) {
+        if (read_key(key, la->sk, err, errlen) != 0)
+            return -1;
+        crypto_scalarmult_base(la->pk, la->sk);
+        sodium_bin2hex(la->pk_hex, sizeof la->pk_hex, la->pk, sizeof la->pk);
+    }
     const char *hex = mc_server_digest(la->server);
     size_t bin_len = 0;
     if (sodium_hex2bin(la->digest, sizeof la->digest, hex, strlen(hex), NULL, &bin_len, NULL) !=
