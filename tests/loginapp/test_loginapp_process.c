@@ -9,6 +9,8 @@
  * back. Every process is stopped by the test (and killed by the harness if a check fails). */
 #include "common/defs.h"
 #include "harness.h"
+#include "mercury/mercury.h"
+#include "proto/login.h"
 #include "mcclient/login.h"
 #include "persist_cluster.h"
 #include "redis_harness.h"
@@ -16,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <event2/event.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -546,6 +549,139 @@ START_TEST(test_address_limit)
 }
 END_TEST
 
+/* PREPARE_LOGIN from a stranger on the internal network (an in-process mercury nub), wrong
+ * in every way the baseapp checks: answered with a refusal and counted, nothing created, the
+ * baseapp stays up and still prepares a good one. */
+typedef struct {
+    int calls;
+    mc_reply_status status;
+    uint8_t data[1024];
+    size_t len;
+} peer_reply;
+
+static void on_peer_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+                          mc_istream *data)
+{
+    (void)info;
+    peer_reply *r = ctx;
+    r->calls++;
+    r->status = status;
+    size_t n = status == MC_REPLY_OK && data ? mc_istream_remaining(data) : 0;
+    if (n > sizeof r->data)
+        n = sizeof r->data;
+    const uint8_t *b = n ? mc_read_bytes(data, n) : NULL;
+    if (b)
+        memcpy(r->data, b, n);
+    r->len = b ? n : 0;
+}
+
+static const mc_message_def prepare_def = {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN",
+                                           MC_MSG_VARIABLE, 4, NULL};
+
+/* A PREPARE_LOGIN request from the peer: the reply (NULL when it is not a PrepareLoginReply). */
+static Mc__Login__PrepareLoginReply *prepare(struct event_base *base, mc_nub *nub,
+                                             const char *addr, const uint8_t *d, size_t n)
+{
+    static const uint8_t nothing[1];
+    mc_address a;
+    ck_assert_int_eq(mc_address_parse(addr, &a), MC_OK);
+    mc_channel *ch = mc_nub_channel(nub, &a, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ch);
+    peer_reply r;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(mc_channel_request(ch, &prepare_def, n ? d : nothing, n, on_peer_reply, &r,
+                                        10 * MC_US_PER_S),
+                     MC_OK);
+    mc_time_us end = mc_clock_now_us() + 12 * MC_US_PER_S;
+    while (r.calls == 0 && mc_clock_now_us() < end)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert_msg(r.calls == 1 && r.status == MC_REPLY_OK, "no answer to PREPARE_LOGIN");
+    return mc__login__prepare_login_reply__unpack(NULL, r.len, r.data);
+}
+
+static Mc__Login__PrepareStatus prepare_msg(struct event_base *base, mc_nub *nub,
+                                            const char *addr, const char *name,
+                                            const char *type, Mc__Login__PrepareLoginReply **out)
+{
+    Mc__Login__PrepareLoginRequest q = MC__LOGIN__PREPARE_LOGIN_REQUEST__INIT;
+    q.account_name = (char *)name;
+    q.entity_type = (char *)type;
+    uint8_t buf[512];
+    size_t n = mc__login__prepare_login_request__pack(&q, buf);
+    Mc__Login__PrepareLoginReply *r = prepare(base, nub, addr, buf, n);
+    ck_assert_ptr_nonnull(r);
+    Mc__Login__PrepareStatus st = r->status;
+    if (out)
+        *out = r;
+    else
+        mc__login__prepare_login_reply__free_unpacked(r, NULL);
+    return st;
+}
+
+START_TEST(test_prepare_login_from_a_stranger)
+{
+    lc c;
+    lc_start(&c, 1, NULL);
+    const char *base = c.pc.base_name[0], *addr = c.pc.base_addr[0];
+    struct event_base *eb = event_base_new();
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.bind = "127.0.0.1:0";
+    mc_nub *nub = NULL;
+    ck_assert_int_eq(mc_nub_new(eb, &cfg, &nub), MC_OK);
+
+    /* Not protobuf, empty, a name too long, an empty name, an unknown type. */
+    static const uint8_t junk[] = {0xFF, 0xFF, 0xFF, 0x07, 0x12};
+    Mc__Login__PrepareLoginReply *r = prepare(eb, nub, addr, junk, sizeof junk);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    mc__login__prepare_login_reply__free_unpacked(r, NULL);
+    r = prepare(eb, nub, addr, NULL, 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    mc__login__prepare_login_reply__free_unpacked(r, NULL);
+    char longname[80];
+    memset(longname, 'x', 65);
+    longname[65] = '\0';
+    ck_assert_int_eq(prepare_msg(eb, nub, addr, longname, "Account", NULL),
+                     MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    ck_assert_int_eq(prepare_msg(eb, nub, addr, "", "Account", NULL),
+                     MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    ck_assert_int_eq(prepare_msg(eb, nub, addr, "kim", "NoSuchType", NULL),
+                     MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    /* One-way: nobody to answer; refused and counted. */
+    long long refused = pc_int(&c.pc, base, "calls/refused/malformed");
+    mc_address a;
+    ck_assert_int_eq(mc_address_parse(addr, &a), MC_OK);
+    mc_channel *ch = mc_nub_channel(nub, &a, MC_CHANNEL_INTERNAL);
+    ck_assert_int_eq(mc_channel_send_message(ch, &prepare_def, junk, sizeof junk), MC_OK);
+    ck_assert_int_eq(mc_channel_send(ch), MC_OK);
+    for (int i = 0; i < 200 && pc_int(&c.pc, base, "calls/refused/malformed") <= refused; i++)
+        event_base_loop(eb, EVLOOP_NONBLOCK), h_sleep_ms(20);
+    ck_assert_int_gt(pc_int(&c.pc, base, "calls/refused/malformed"), refused);
+    ck_assert_int_eq(pc_int(&c.pc, base, "login/prepare/malformed"), 5);
+    ck_assert_int_eq(pc_int(&c.pc, base, "entities/count"), 0);
+    ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), 0);
+
+    /* Still serving: a good one makes the account's base and a session; a second one without
+     * takeover is "already logged in". */
+    ck_assert(h_alive(c.pc.base[0]));
+    ck_assert_int_eq(prepare_msg(eb, nub, addr, "kim", "Account", &r),
+                     MC__LOGIN__PREPARE_STATUS__PREPARE_OK);
+    ck_assert_uint_ne(r->session_id, 0);
+    ck_assert_uint_eq(r->session_key.len, 32);
+    ck_assert_uint_gt(r->dbid, 0);
+    ck_assert_int_eq(port_of(r->external_addr), base_ext_port(&c, 0));
+    mc__login__prepare_login_reply__free_unpacked(r, NULL);
+    ck_assert_int_eq(prepare_msg(eb, nub, addr, "kim", "Account", NULL),
+                     MC__LOGIN__PREPARE_STATUS__PREPARE_ALREADY_LOGGED_IN);
+    ck_assert_int_eq(pc_int(&c.pc, base, "entities/count"), 1);
+    mc_nub_free(nub);
+    event_base_free(eb);
+    lc_stop(&c);
+}
+END_TEST
+
 /* Bad configuration: one line, exit 1. */
 START_TEST(test_bad_options)
 {
@@ -574,6 +710,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_address_limit);
     tcase_add_test(tc, test_autocreate_refuse);
     tcase_add_test(tc, test_takeover_and_limits);
+    tcase_add_test(tc, test_prepare_login_from_a_stranger);
     suite_add_tcase(s, tc);
     return s;
 }
