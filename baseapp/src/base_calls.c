@@ -1,7 +1,9 @@
 /* Calls arriving at a baseapp: to a base (BASE, SERVICE), relayed to its cell wherever the
  * cell is now (CELL_VIA_BASE; held in order while the cell is being created), or meant for
- * its client (no clients yet: refused with "no client"). */
+ * its client (sent on the client's channel, proxy.h; refused with "no client" when the base
+ * has none). */
 #include "baseapp.h"
+#include "proxy.h"
 #include "common/log.h"
 
 #include <stdlib.h>
@@ -85,6 +87,7 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
             return;
         }
         mc_engine_dispatch(e, o, ent, MC_PART_BASE, h, args, len);
+        proxy_after_call(e, ent); /* its client hears the values that changed */
         return;
     case MC_COMPONENT_CELL_VIA_BASE:
         if (!(ent = mc_engine_call_target(e, o, h)))
@@ -114,6 +117,8 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
     case MC_COMPONENT_CLIENT:
     case MC_COMPONENT_CLIENT_VIA_BASE:
         if (!(ent = mc_engine_call_target(e, o, h)))
+            return;
+        if (proxy_client_call(e, o, ent, h, args, len))
             return;
         mc_engine_refuse(e, o, MC_REFUSE_NO_CLIENT, MC_CALL_ERR_NO_CLIENT,
                          "%s %d has no client", ent->td->name, (int)ent->id);

@@ -62,6 +62,7 @@ typedef struct {
 
 typedef struct base_db {
     mc_engine *e;
+    struct base_clients *clients; /* the external interface and its proxies (proxy.h) */
     mc_persist_store *store;    /* NULL: no database */
     char where[600];            /* what --redis / --redisCluster named (logs, watchers) */
     char owner[64];

@@ -5,6 +5,7 @@
 #include "login_prepare.h"
 #include "proto/login.h"
 #include "common/log.h"
+#include "proxy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ const mc_engine_ops base_engine_ops = {
     .set_auto_load = db_op_set_auto_load,
     .create_base_from_db = db_op_create_from_db,
     .destroy_base = db_op_destroy_base,
+    .give_client_to = proxy_op_give_client_to,
+    .has_client = proxy_op_has_client,
 };
 
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
@@ -88,6 +91,7 @@ static void on_destroy(mc_engine *e, mc_entity *ent)
 {
     base_fail_cell_queue(e, ent, MC_CALL_ERR_DESTROYED, "destroyed");
     base_drop_globals(e, ent);
+    proxy_on_destroy(e, ent);
     db_on_destroy(e, ent);
 }
 
@@ -147,11 +151,18 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the login/prepare watchers");
         return -1;
     }
-    return 0;
+    return proxy_init(e, err, errlen);
+}
+
+static void on_shutdown(mc_engine *e)
+{
+    proxy_on_shutdown(e);
+    db_on_shutdown(e);
 }
 
 static void on_free(mc_engine *e)
 {
+    proxy_free(e);
     login_prepare_free(e);
     base_db_free(e);
 }
@@ -164,7 +175,7 @@ const mc_role_part base_role_part = {
     .on_destroy = on_destroy,
     .add_entity_watchers = add_entity_watchers,
     .on_init = on_init,
-    .on_shutdown = db_on_shutdown,
+    .on_shutdown = on_shutdown,
     .on_free = on_free,
     .ops = &base_engine_ops,
     .options = base_db_options,

@@ -4,6 +4,7 @@
 #include "aoi_view.h"
 #include "cellapp.h"
 #include "client_shadow.h"
+#include "entity/world_wire.h"
 #include "witness.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -23,6 +24,7 @@ typedef struct {
     witness *stream;           /* what its client is sent (while a witness) */
     uint32_t viewers;          /* witnesses that track it (their streams) */
     client_shadow *shadow;     /* its client-visible properties as last sent */
+    cell_move_state move;      /* moves from its client (client_move.c) */
     bool shadow_failed;        /* a value would not encode: logged once */
 } cell_aoi;
 
@@ -37,6 +39,9 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
     {"clientBudgetBytes", MC_OPT_UINT, "2000",
      "world update bytes a witness's client is sent per view update at most (beyond the "
      "first entity's); nearer entities go first (100..1000000)"},
+    {"maxClientSpeed", MC_OPT_FLOAT, "20",
+     "fastest a client may move its own entity, metres a second (moves beyond it are refused "
+     "and the client corrected; 0.1..100000)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -435,6 +440,29 @@ int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char
     *count = q.n;
     free(q.items);
     return MC_CALL_OK;
+}
+
+cell_move_state *cell_aoi_move_state(mc_entity *ent)
+{
+    cell_aoi *a = aoi_of(ent);
+    return a ? &a->move : NULL;
+}
+
+void cell_aoi_correct(mc_engine *e, mc_entity *ent)
+{
+    if (!ent->base.id)
+        return;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_write_i32(&os, ent->id);
+    mc_write_u8(&os, 0);
+    mc_world_write_correction(&os, ent->id, ent->position, ent->direction);
+    mc_address to;
+    mc_mailbox_address(&ent->base, &to);
+    if (mc_ostream_ok(&os) &&
+        mc_engine_send(e, &to, MC_MSG_CLIENT_UPDATE, os.data, os.size) == 0)
+        state(e)->moves.corrections++;
+    mc_ostream_free(&os);
 }
 
 void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is)

@@ -140,6 +140,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_CLIENT_ATTACHED:
         cell_aoi_on_client_attached(e, o, data);
         return;
+    case MC_MSG_CLIENT_MOVE:
+        cell_on_client_move(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a cellapp does not take message %u", (unsigned)id);
@@ -227,7 +230,9 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the spaces watchers");
         return -1;
     }
-    return cell_aoi_init(e, err, errlen);
+    if (cell_aoi_init(e, err, errlen) != 0)
+        return -1;
+    return cell_moves_init(e, err, errlen);
 }
 
 const mc_role_part cell_role_part = {

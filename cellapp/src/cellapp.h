@@ -32,11 +32,22 @@ typedef struct {
         world_shadow_failures, world_calls, world_calls_dropped, world_resets;
 } cell_aoi_state;
 
+/* Movement from a player's client (client_move.c): the last accepted move, and counters. */
+typedef struct {
+    mc_time_us at;        /* when the last client move was accepted (0: none yet) */
+} cell_move_state;
+
+typedef struct {
+    double max_speed;     /* --maxClientSpeed, metres a second */
+    uint64_t accepted, refused_speed, refused_malformed, refused_not_cell, corrections;
+} cell_moves;
+
 typedef struct {
     mc_space **spaces;
     size_t n, cap;
     uint64_t created, destroyed;
     cell_aoi_state aoi;
+    cell_moves moves;
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -56,7 +67,7 @@ int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 5
+#define CELL_AOI_OPTION_COUNT 6
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
@@ -77,6 +88,16 @@ void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
 /* The entity's client-visible properties as last diffed (NULL: none yet, or they do not
  * encode). */
 struct client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent);
+/* The entity's client-move state (NULL when it is in no space). */
+cell_move_state *cell_aoi_move_state(mc_entity *ent);
+/* Tell the witness's own client where its entity really is (a refused move): a CORRECTION
+ * record, sent at once. */
+void cell_aoi_correct(mc_engine *e, mc_entity *ent);
+
+/* client_move.c: CLIENT_MOVE from a player's base. */
+int cell_moves_init(mc_engine *e, char *err, size_t errlen);
+void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is);
+
 /* CLIENT_ATTACHED from an entity's base: a witness introduces its view afresh. */
 void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* allClients / otherClients calls of a cell entity (mc_role_part.client_fan_out). */

@@ -26,13 +26,39 @@ static int find_avatar(const Account_base *self, const char *name)
     return -1;
 }
 
+/* selectAvatar: the player picks one of its avatars; it is created here and the Account
+ * hands it its client (giveClientTo): the client's player is the Avatar from now on. */
 int Account_base_selectAvatar(const mc_call_ctx *call, Account_base *self, const char *name)
 {
     mc_mailbox_ref client = own_client(call);
     if (find_avatar(self, name) < 0)
         return send_Account_client_onSelectFailed(call->sink, &client, "no such avatar");
     self->lastLogin = (int64_t)(mc_clock_now_us() / 1000000u);
-    return 0;
+    mc_value v = mc_gen_str(MC_TYPE_STRING, name);
+    mc_prop_init props[] = {{"name", &v}};
+    mc_mailbox_ref avatar;
+    if (mc_createBaseLocally(call, "Avatar", props, 1, &avatar) != MC_CALL_OK)
+        return send_Account_client_onSelectFailed(call->sink, &client, "cannot create it");
+    self->avatar = avatar;
+    mc_mailbox_ref me = call->self;
+    mc_mailbox_ref_set_component(&me, MC_COMPONENT_BASE);
+    send_Avatar_base_setAccount(call->sink, &avatar, me);
+    return mc_giveClientTo(call, &avatar) == MC_CALL_OK ? 0 : -1;
+}
+
+/* A client has this Account as its player (it connected): it hears its avatars. */
+int Account_base_onEntitiesEnabled(const mc_call_ctx *call, Account_base *self)
+{
+    mc_mailbox_ref client = own_client(call);
+    return send_Account_client_onAvatarList(call->sink, &client, &self->avatars);
+}
+
+/* Its client went (logged off, or silent too long) while the Account was its player: the
+ * Account goes too (written a last time when it has a database id). */
+int Account_base_onClientDeath(const mc_call_ctx *call, Account_base *self)
+{
+    (void)self;
+    return mc_destroy(call);
 }
 
 int Account_base_createAvatar(const mc_call_ctx *call, Account_base *self, const char *name,

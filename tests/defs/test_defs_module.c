@@ -98,7 +98,7 @@ START_TEST(exposed_cell_calls)
     ck_assert_msg(rc == MC_CALL_OK, "%s", why);
     ck_assert_int_eq(f.cap.calls, 1);
     ck_assert_int_eq(f.cap.part, MC_PART_CLIENT);
-    ck_assert_int_eq(mc_mailbox_ref_component(&f.cap.to), MC_COMPONENT_CLIENT);
+    ck_assert_int_eq(mc_mailbox_ref_component(&f.cap.to), MC_COMPONENT_CLIENT_VIA_CELL);
     ck_assert_int_eq(f.cap.to.id, 12);
     /* onChat(speaker INT32 = 99, text) */
     const uint8_t want[] = {0, 0, 0, 99, 6, 'h', 'i', ' ', 0xe2, 0x9c, 0x93};

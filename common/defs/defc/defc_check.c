@@ -103,6 +103,8 @@ const defc_hook defc_hooks[] = {
     {"onTimer", "on_timer", 1u << MC_PART_BASE | 1u << MC_PART_CELL, DEFC_HOOK_TIMER},
     {"onEnteredAoI", "on_entered_aoi", 1u << MC_PART_CELL, DEFC_HOOK_ENTITY},
     {"onLeftAoI", "on_left_aoi", 1u << MC_PART_CELL, DEFC_HOOK_ENTITY_ID},
+    {"onClientDeath", "on_client_death", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
+    {"onEntitiesEnabled", "on_entities_enabled", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
 };
 const size_t defc_nhooks = sizeof(defc_hooks) / sizeof(defc_hooks[0]);
 

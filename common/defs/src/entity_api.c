@@ -311,3 +311,14 @@ bool mc_mailbox_is_clients(const mc_mailbox_ref *m, bool *all)
         *all = m->port == 0;
     return true;
 }
+
+int mc_giveClientTo(const mc_call_ctx *call, const mc_mailbox_ref *to)
+{
+    return NO_ENGINE(call, give_client_to) ? MC_CALL_ERR_STATE
+                                           : call->ops->give_client_to(call, to);
+}
+
+bool mc_hasClient(const mc_call_ctx *call)
+{
+    return NO_ENGINE(call, has_client) ? false : call->ops->has_client(call);
+}

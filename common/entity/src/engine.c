@@ -59,6 +59,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_UPDATE, "CLIENT_UPDATE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_ATTACHED, "CLIENT_ATTACHED", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CLIENT_MOVE, "CLIENT_MOVE", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 

@@ -107,6 +107,14 @@ int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *r
         name = "onSpaceGone";
         rc = h->on_space_gone ? h->on_space_gone(&f.ctx, ent->props) : 0;
         break;
+    case MC_HOOK_CLIENT_DEATH:
+        name = "onClientDeath";
+        rc = h->on_client_death ? h->on_client_death(&f.ctx, ent->props) : 0;
+        break;
+    case MC_HOOK_ENTITIES_ENABLED:
+        name = "onEntitiesEnabled";
+        rc = h->on_entities_enabled ? h->on_entities_enabled(&f.ctx, ent->props) : 0;
+        break;
     }
     if (rc != 0) {
         e->st.hook_failures++;

@@ -61,6 +61,15 @@ void mc_world_write_volatile(mc_ostream *os, int32_t id, mc_vector3 position,
     write_vec3(os, direction);
 }
 
+void mc_world_write_correction(mc_ostream *os, int32_t id, mc_vector3 position,
+                               mc_vector3 direction)
+{
+    mc_write_u8(os, MC_WORLD_CORRECTION);
+    mc_write_i32(os, id);
+    write_vec3(os, position);
+    write_vec3(os, direction);
+}
+
 void mc_world_write_call(mc_ostream *os, int32_t id, uint16_t method, const uint8_t *args,
                          size_t len)
 {
@@ -207,12 +216,18 @@ int mc_world_parse(const mc_entity_defs *defs, int32_t own_id, const uint8_t *da
                 rc = -1;
                 break;
             }
-        } else if (r.kind != MC_WORLD_LEAVE && r.kind != MC_WORLD_VOLATILE) {
+        } else if (r.kind == MC_WORLD_CORRECTION && r.id != own_id) {
+            snprintf(why, whylen, "a correction of entity %d, not the player's", (int)r.id);
+            rc = -1;
+            break;
+        } else if (r.kind != MC_WORLD_LEAVE && r.kind != MC_WORLD_VOLATILE &&
+                   r.kind != MC_WORLD_CORRECTION) {
             snprintf(why, whylen, "unknown record kind %d", r.kind);
             rc = -1;
             break;
         }
-        if (r.kind == MC_WORLD_ENTER || r.kind == MC_WORLD_VOLATILE) {
+        if (r.kind == MC_WORLD_ENTER || r.kind == MC_WORLD_VOLATILE ||
+            r.kind == MC_WORLD_CORRECTION) {
             if (!read_vec3(&is, &r.position) || !read_vec3(&is, &r.direction)) {
                 snprintf(why, whylen, "entity %d: truncated or non-finite position", (int)r.id);
                 rc = -1;

@@ -386,6 +386,7 @@ void mc_secure_transport_free(mc_secure_transport *t)
 
 const mc_address *mc_secure_transport_address(const mc_secure_transport *t) { return &t->addr; }
 bool mc_secure_transport_connected(const mc_secure_transport *t) { return t->connected; }
+int mc_secure_transport_fd(const mc_secure_transport *t) { return t->fd; }
 
 void mc_secure_transport_drop(mc_secure_transport *t, const mc_address *peer)
 {

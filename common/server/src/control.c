@@ -376,6 +376,13 @@ void mc_server_close_interfaces(mc_server *s)
 }
 
 mc_nub *mc_server_internal_nub(mc_server *s) { return s->internal; }
+
+void mc_server_release_external(mc_server *s)
+{
+    if (s->external)
+        mc_nub_free(s->external); /* its externalNub/ watchers go with it */
+    s->external = NULL;
+}
 void *mc_server_role_ctx(mc_server *s) { return s->desc.ctx; }
 mc_channel *mc_server_channel(mc_server *s, const mc_address *addr) { return channel_to(s, addr); }
 

@@ -18,7 +18,7 @@ static int type_of(void *ctx, int32_t id)
 static int check(void *ctx, const mc_world_record *r)
 {
     (void)ctx;
-    if (r->kind < MC_WORLD_ENTER || r->kind > MC_WORLD_CALL || r->id <= 0)
+    if (r->kind < MC_WORLD_ENTER || r->kind > MC_WORLD_CORRECTION || r->id <= 0)
         __builtin_trap();
     if (r->kind == MC_WORLD_CALL) {
         if (!r->method || r->method->part != MC_PART_CLIENT || r->n != r->method->nargs)

@@ -42,7 +42,8 @@ static int record(void *ctx, const mc_world_record *r)
     int at = snprintf(one, sizeof one, "%d:%d", r->kind, (int)r->id);
     if (r->kind == MC_WORLD_CALL)
         at += snprintf(one + at, sizeof one - (size_t)at, " %s(", r->method->name);
-    if (r->kind == MC_WORLD_ENTER || r->kind == MC_WORLD_VOLATILE)
+    if (r->kind == MC_WORLD_ENTER || r->kind == MC_WORLD_VOLATILE ||
+        r->kind == MC_WORLD_CORRECTION)
         at += snprintf(one + at, sizeof one - (size_t)at, "@%g,%g,%g/%g", r->position.x,
                        r->position.y, r->position.z, r->direction.z);
     for (size_t i = 0; i < r->n; i++) {
@@ -104,6 +105,7 @@ static void sample(mc_ostream *os)
     mc_world_write_call(os, 7, chat->index, args.data, args.size);
     mc_ostream_free(&args);
     mc_world_write_leave(os, 7);
+    mc_world_write_correction(os, 5, (mc_vector3){9, 0, 9}, (mc_vector3){0, 0, 0.5f});
     ck_assert(mc_ostream_ok(os));
 }
 
@@ -117,9 +119,9 @@ START_TEST(records_parse_back)
     char why[256] = "";
     int rc = mc_world_parse(defs, 5, os.data, os.size, type_of, record, &s, why, sizeof why);
     ck_assert_msg(rc == 0, "%s", why);
-    ck_assert_uint_eq(s.n, 6);
+    ck_assert_uint_eq(s.n, 7);
     ck_assert_msg(strcmp(s.log, "1:7@1,2,3/1.5 level=4 rank=-2;3:7 rank=3;4:7@4,5,6/1.5;"
-                                "3:5 health=42;5:7 onChat(7,\"hi\";2:7;") == 0,
+                                "3:5 health=42;5:7 onChat(7,\"hi\";2:7;6:5@9,0,9/0.5;") == 0,
                   "%s", s.log);
     /* the same bytes for another player: health is not its own any more */
     memset(&s, 0, sizeof s);
@@ -211,6 +213,12 @@ START_TEST(bad_records_are_refused_with_a_reason)
     mc_world_write_leave(&os, -3);
     ck_assert_int_eq(mc_world_parse(defs, 7, os.data, os.size, type_of, record, &s, why,
                                     sizeof why), -1);
+    /* a correction is only ever of the player's own entity */
+    mc_ostream_reset(&os);
+    mc_world_write_correction(&os, 8, (mc_vector3){0, 0, 0}, (mc_vector3){0, 0, 0});
+    ck_assert_int_eq(mc_world_parse(defs, 7, os.data, os.size, type_of, record, &s, why,
+                                    sizeof why), -1);
+    ck_assert_msg(strstr(why, "correction"), "%s", why);
     /* nothing at all is fine */
     ck_assert_int_eq(mc_world_parse(defs, 7, NULL, 0, type_of, record, &s, why, sizeof why), 0);
     mc_ostream_free(&os);

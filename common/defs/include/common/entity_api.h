@@ -14,7 +14,8 @@
  * function returned MC_CALL_OK, and never when it returned an error.
  *
  * Engine callbacks (onCreated, onDestroy, onGetCell, onLoseCell, onCreateCellFailure,
- * onSpaceGone, onTimer) are functions the game defines as <Type>_<part>_<callback> (see
+ * onSpaceGone, onTimer, onEnteredAoI, onLeftAoI, and for proxies onEntitiesEnabled and
+ * onClientDeath) are functions the game defines as <Type>_<part>_<callback> (see
  * mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
  */
 #ifndef MC_COMMON_ENTITY_API_H
@@ -106,6 +107,9 @@ typedef struct mc_engine_ops {
                              mc_mailbox_ref *out, size_t max, size_t *count);
     int (*teleport)(const mc_call_ctx *call, const mc_mailbox_ref *nearby, mc_vector3 position,
                     mc_vector3 direction);
+    /* Proxies (baseapps). */
+    int (*give_client_to)(const mc_call_ctx *call, const mc_mailbox_ref *to);
+    bool (*has_client)(const mc_call_ctx *call);
 } mc_engine_ops;
 
 /* ---- both parts ---------------------------------------------------------------------- */
@@ -192,6 +196,25 @@ int mc_createBaseAnywhereFromDBByName(const mc_call_ctx *call, const char *type,
  * last time (when it has a database id), then releasing its check-out. mc_destroy on a base
  * is mc_destroyBase(call, false, true). */
 int mc_destroyBase(const mc_call_ctx *call, bool delete_from_db, bool write_to_db);
+
+/* ---- proxies (base part) --------------------------------------------------------------
+ * A base with a client is a proxy: the player's client connected to its baseapp's external
+ * interface with a session issued for it (docs/CLIENT.md). Its client hears the base's
+ * BASE_AND_CLIENT properties and its CLIENT / CLIENT_VIA_BASE / CLIENT_VIA_CELL calls, and
+ * may call its exposed base methods and its cell's exposed cell methods. onClientDeath runs
+ * when the client goes (disconnected, silent too long); onEntitiesEnabled when a client has
+ * the base as its player (connected, or given by giveClientTo). */
+
+/* BigWorld's giveClientTo: hand the calling base's client to the base `to` (a BASE mailbox
+ * of a base on this baseapp, without a client): the client learns its new player, `to`
+ * gets onEntitiesEnabled, the caller has no client any more (no onClientDeath).
+ * MC_CALL_ERR_NO_CLIENT when the caller has none, MC_CALL_ERR_NO_ENTITY when `to` is not a
+ * base here, MC_CALL_ERR_STATE when `to` has a client already or is being destroyed,
+ * MC_CALL_ERR_UNAVAILABLE for a base elsewhere (not built: moving clients between
+ * baseapps). */
+int mc_giveClientTo(const mc_call_ctx *call, const mc_mailbox_ref *to);
+/* self.hasClient: whether the calling base has a client now. */
+bool mc_hasClient(const mc_call_ctx *call);
 
 /* ---- cell part ----------------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@
 #include "common/stream.h"
 #include "common/value.h"
 
-#define MC_GAME_ABI 4u
+#define MC_GAME_ABI 5u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -112,6 +112,10 @@ typedef struct {
      * it (its id: it may be gone) */
     int (*on_entered_aoi)(const mc_call_ctx *call, void *props, mc_mailbox_ref entity);
     int (*on_left_aoi)(const mc_call_ctx *call, void *props, int32_t entity_id);
+    /* base proxies: its client went (disconnected, idle, taken over by nobody) / its client
+     * has it as its player now (connected, or given by giveClientTo) */
+    int (*on_client_death)(const mc_call_ctx *call, void *props);
+    int (*on_entities_enabled)(const mc_call_ctx *call, void *props);
 } mc_game_hooks;
 
 /* Decode args for one method, run the handler on props, encode return values into reply

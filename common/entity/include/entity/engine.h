@@ -158,6 +158,8 @@ typedef enum {
     MC_HOOK_LOSE_CELL,
     MC_HOOK_CREATE_CELL_FAILURE,
     MC_HOOK_SPACE_GONE,
+    MC_HOOK_CLIENT_DEATH,       /* base proxies: its client went */
+    MC_HOOK_ENTITIES_ENABLED,   /* base proxies: a client has it as its player now */
 } mc_hook;
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason);
 

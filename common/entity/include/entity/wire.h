@@ -19,6 +19,8 @@
  *                                              client (entity/world_wire.h)
  *   48  CLIENT_ATTACHED baseapp -> cellapp     i32 entity id: its base has a new client
  *                                              (a witness introduces its view afresh)
+ *   49  CLIENT_MOVE   baseapp -> cellapp       i32 entity id, 3 x f32 position, 3 x f32
+ *                                              direction: its client moved it
  *
  * CallHeader: i32 entity id, u16 salt (component << 13 | type, as in a mailbox), u16 method
  * index (within the part the component finally reaches), i32 caller entity id (0 = none).
@@ -43,6 +45,7 @@ enum {
     MC_MSG_CELL_GONE = 36,
     MC_MSG_CLIENT_UPDATE = 40,
     MC_MSG_CLIENT_ATTACHED = 48,
+    MC_MSG_CLIENT_MOVE = 49,
 };
 
 #define MC_CALL_HEADER_SIZE 12u

@@ -14,6 +14,8 @@
  *   VOLATILE  u8 4, i32 id, 3 x f32 position, 3 x f32 direction
  *   CALL      u8 5, i32 id, u16 client method index, the arguments (allClients /
  *             otherClients of that entity)
+ *   CORRECTION u8 6, i32 id, 3 x f32 position, 3 x f32 direction: the player's own entity
+ *             is here (a move from its client was refused)
  *
  * A property index is the property's index in its type (mc_def_property.index); a value is
  * encoded as its def type (common/defs value encoding). Integers are big-endian. The parser
@@ -39,6 +41,7 @@ enum {
     MC_WORLD_PROPS = 3,
     MC_WORLD_VOLATILE = 4,
     MC_WORLD_CALL = 5,
+    MC_WORLD_CORRECTION = 6,
 };
 
 /* CLIENT_UPDATE flags. */
@@ -61,6 +64,8 @@ void mc_world_write_props(mc_ostream *os, int32_t id, uint16_t n, size_t *n_at);
 void mc_world_write_prop_index(mc_ostream *os, uint16_t index);
 void mc_world_write_volatile(mc_ostream *os, int32_t id, mc_vector3 position,
                              mc_vector3 direction);
+void mc_world_write_correction(mc_ostream *os, int32_t id, mc_vector3 position,
+                               mc_vector3 direction);
 /* A CALL with its already encoded arguments. */
 void mc_world_write_call(mc_ostream *os, int32_t id, uint16_t method, const uint8_t *args,
                          size_t len);
@@ -71,7 +76,7 @@ typedef struct {
     int kind;                          /* MC_WORLD_* */
     int32_t id;
     uint16_t type;                     /* ENTER */
-    mc_vector3 position, direction;    /* ENTER, VOLATILE */
+    mc_vector3 position, direction;    /* ENTER, VOLATILE, CORRECTION */
     size_t n;                          /* ENTER, PROPS: properties; CALL: arguments */
     const mc_def_property *const *props; /* ENTER, PROPS (NULL for CALL) */
     const mc_value *values;            /* the properties' values, or CALL's arguments */

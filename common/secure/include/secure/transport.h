@@ -69,6 +69,8 @@ void mc_secure_transport_free(mc_secure_transport *t);
 
 /* The transport's socket address (what clients connect to; what a client's peer sees). */
 const mc_address *mc_secure_transport_address(const mc_secure_transport *t);
+/* The transport's UDP socket (a client library hands it to its host to poll for reading). */
+int mc_secure_transport_fd(const mc_secure_transport *t);
 /* Client: whether the handshake is done. */
 bool mc_secure_transport_connected(const mc_secure_transport *t);
 /* Server: forget a client (logged off or kicked): its packets are dropped from now on. */

@@ -146,6 +146,10 @@ int mc_server_query(mc_server *s, Mc__Control__QueryKind kind, mc_role role, con
 void *mc_server_role_ctx(mc_server *s);
 /* The internal interface's nub. */
 mc_nub *mc_server_internal_nub(mc_server *s);
+/* Close the plain external interface's socket (and its externalNub/ watchers) so that the
+ * role can bind its own endpoint on exactly mc_server_external_addr() (the baseapp's secure
+ * client transport); the address stays what registration announces. Idempotent. */
+void mc_server_release_external(mc_server *s);
 /* The channel to a peer's internal address (created if needed; flushed at shutdown like
  * the framework's own). NULL when out of memory or addr is our own address. */
 mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);

@@ -1,0 +1,45 @@
+/* Proxies: bases with a client. The baseapp's external interface (an encrypted transport,
+ * secure/transport.h, carrying its own nub for client channels) on the address the baseapp
+ * registered as external; clients connect with a session the baseapp issued for a base
+ * (client_sessions.h) and that base becomes their player. The client hears its player
+ * (BASE_AND_CLIENT values on connection and on change) and the calls the game makes on its
+ * CLIENT / CLIENT_VIA_BASE (and, relayed by the cell, CLIENT_VIA_CELL) mailboxes; it may call
+ * its player's exposed base methods and its cell's exposed cell methods, nothing else
+ * (client_parse.h). A second connection for the same entity takes over (the first client is
+ * told why and dropped); giveClientTo moves a client to another base here. Limits (clients,
+ * idle timeout, packets and bytes a second) are options; everything is counted under
+ * clients/ and the client nub's counters under externalNub/. docs/CLIENT.md,
+ * docs/PROTOCOL.md "Client messages".
+ */
+#ifndef MC_BASEAPP_PROXY_H
+#define MC_BASEAPP_PROXY_H
+
+#include "baseapp.h"
+
+#define PROXY_OPTION_COUNT 4
+extern const mc_option proxy_options[PROXY_OPTION_COUNT];
+
+/* Open the external interface (after base_db_init: sessions live there). 0 or -1 with why. */
+int proxy_init(mc_engine *e, char *err, size_t errlen);
+/* Graceful shutdown: every client is told and dropped. */
+void proxy_on_shutdown(mc_engine *e);
+/* Close everything (before base_db_free). */
+void proxy_free(mc_engine *e);
+/* A base is being destroyed: its client is told and dropped, its sessions forgotten. */
+void proxy_on_destroy(mc_engine *e, mc_entity *ent);
+/* A CLIENT or CLIENT_VIA_BASE call for a base here (checked as a base's call: entity and
+ * type): sent to its client after checking the client method and its arguments; false when
+ * the base has no client (the caller refuses it with MC_CALL_ERR_NO_CLIENT). */
+bool proxy_client_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
+                       const mc_call_header *h, const uint8_t *args, size_t len);
+/* A handler ran on a base: its client hears the BASE_AND_CLIENT values that changed. */
+void proxy_after_call(mc_engine *e, mc_entity *ent);
+
+/* The engine API (base_engine_ops). */
+int proxy_op_give_client_to(const mc_call_ctx *call, const mc_mailbox_ref *to);
+bool proxy_op_has_client(const mc_call_ctx *call);
+
+/* Operator commands (command/issueSession, command/kickClient). */
+int proxy_add_commands(mc_engine *e);
+
+#endif

@@ -1,0 +1,84 @@
+/* The proxies' private state (baseapp/src/proxy_*.c only): the external interface, one
+ * record per connected client, the counters. */
+#ifndef MC_BASEAPP_PROXY_INTERNAL_H
+#define MC_BASEAPP_PROXY_INTERNAL_H
+
+#include "client_parse.h"
+#include "mercury/mercury.h"
+#include "proxy.h"
+#include "secure/transport.h"
+#include "u64map.h"
+
+#include <event2/event.h>
+
+struct base_clients;
+
+/* One connected client. */
+typedef struct proxy_client {
+    struct base_clients *bc;
+    mc_address peer;
+    mc_channel *ch;            /* NULL once gone */
+    int32_t entity_id;         /* its player; 0 while closing */
+    uint16_t type;
+    bool need_player;          /* BASE_PLAYER (and onEntitiesEnabled) still to send */
+    bool closing;              /* told to go: dropped at close_at */
+    mc_time_us close_at;
+    /* BASE_AND_CLIENT values as the client last heard them (type property index order) */
+    size_t nsnap;
+    uint16_t *snap_idx;
+    uint8_t **snap;
+    size_t *snap_len;
+} proxy_client;
+
+typedef struct {
+    uint64_t connects, session_refused, taken_over, deaths, given, calls_in, calls_out,
+        property_changes, kicked, refused_total, full;
+    uint64_t refused[CLIENT_REFUSE_COUNT];
+} proxy_stats;
+
+typedef struct base_clients {
+    mc_engine *e;
+    mc_nub *nub;               /* client channels (datagrams through t) */
+    mc_secure_transport *t;
+    u64map by_entity;          /* entity id -> proxy_client (bound, not closing) */
+    u64map by_peer;            /* peer key -> proxy_client (every one) */
+    struct event *tick_ev;     /* property sweep, closing clients */
+    struct event *ready_ev;    /* deferred BASE_PLAYER after the ACCEPT went out */
+    bool freeing;
+    proxy_stats st;
+    uint64_t log_count;        /* rate-limited refusal lines */
+    struct proxy_watch {
+        struct base_clients *bc;
+        int what;
+    } watch[40];
+    size_t nwatch;
+} base_clients;
+
+/* proxy_external.c */
+base_clients *proxy_state(mc_engine *e);
+uint64_t proxy_peer_key(const mc_address *a);
+bool proxy_log_allowed(uint64_t count);
+
+/* proxy_bind.c */
+proxy_client *proxy_of_entity(base_clients *bc, int32_t id);
+/* A client connected with a session for entity id: bound (a client the entity had is
+ * taken over). 0, or -1 when it cannot be (no such base here). */
+int proxy_bind_new(base_clients *bc, const mc_address *peer, int32_t id, proxy_client **out);
+/* Tell the client why it goes, unbind it, drop it after a short grace (so the message is
+ * acknowledged). */
+void proxy_close(base_clients *bc, proxy_client *pc, int reason, const char *text);
+/* The client went (idle, channel dead, replaced): onClientDeath when it had a player; the
+ * record is freed. drop_endpoint: also forget its endpoint in the transport. */
+void proxy_gone(base_clients *bc, proxy_client *pc, bool drop_endpoint);
+/* Send BASE_PLAYER to clients that wait for it, then onEntitiesEnabled. */
+void proxy_send_ready(base_clients *bc);
+/* Property sweep and closing clients (tick). */
+void proxy_tick(base_clients *bc);
+void proxy_free_record(proxy_client *pc);
+/* Count and log (rate-limited) a refused client message. */
+void proxy_refuse(base_clients *bc, const mc_address *peer, client_refuse r, const char *why);
+
+/* proxy_calls.c: the client nub's interface (client -> baseapp messages). */
+extern const mc_interface proxy_client_iface;
+
+#endif

@@ -1,0 +1,99 @@
+/* Movement from a player's client: the client sends its own entity's position and direction
+ * (unreliably) to its base, which relays them to the cell (CLIENT_MOVE). The cell takes a
+ * move only from its own base, with finite numbers, and no faster than --maxClientSpeed
+ * since the last move it took; a refused move is counted and the client told where its
+ * entity really is (a CORRECTION record). docs/WORLD.md "Movement from clients". */
+#include "cellapp.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "entity/wire.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static cell_moves *moves(mc_engine *e)
+{
+    return &((cell_state *)mc_engine_role_state(e))->moves;
+}
+
+int cell_moves_init(mc_engine *e, char *err, size_t errlen)
+{
+    cell_moves *m = moves(e);
+    double v = mc_config_get_float(mc_server_config(mc_engine_server(e)), "maxClientSpeed");
+    if (!isfinite(v) || v < 0.1 || v > 100000) {
+        snprintf(err, errlen, "--maxClientSpeed %g: must be within 0.1..100000", v);
+        return -1;
+    }
+    m->max_speed = v;
+    mc_watchers *w = mc_server_watchers(mc_engine_server(e));
+    int bad = mc_watch_add_uint(w, "moves/accepted", &m->accepted, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "moves/refused/tooFast", &m->refused_speed, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "moves/refused/malformed", &m->refused_malformed,
+                             MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "moves/refused/notItsCell", &m->refused_not_cell,
+                             MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "moves/corrections", &m->corrections, MC_WATCH_READ_ONLY);
+    if (bad) {
+        snprintf(err, errlen, "cannot publish the moves watchers");
+        return -1;
+    }
+    return 0;
+}
+
+/* How far the entity may have gone since the last move taken: the speed limit over the time
+ * since then (at most a second's worth after a long pause), with 10% and half a metre to
+ * spare for timing jitter between the client's clock and ours. */
+static double allowed(const cell_moves *m, const cell_move_state *st, mc_time_us now)
+{
+    double dt = st->at ? (double)(now - st->at) / 1e6 : 1.0;
+    if (dt > 1.0)
+        dt = 1.0;
+    return m->max_speed * dt * 1.1 + 0.5;
+}
+
+void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    cell_moves *m = moves(e);
+    int32_t id = mc_read_i32(is);
+    mc_vector3 pos, dir;
+    bool ok = mc_read_vec3(is, &pos) && mc_read_vec3(is, &dir) && mc_istream_done(is) && id > 0;
+    mc_entity *ent = ok ? mc_engine_find(e, id) : NULL;
+    if (!ok) {
+        m->refused_malformed++;
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "CLIENT_MOVE: malformed or not finite");
+        if (ent)
+            cell_aoi_correct(e, ent);
+        return;
+    }
+    mc_address base;
+    if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
+        mc_mailbox_address(&ent->base, &base);
+    cell_move_state *st = ent && ent->part == MC_PART_CELL && !ent->in_reap && ent->space
+                              ? cell_aoi_move_state(ent)
+                              : NULL;
+    if (!st || o->local || !mc_address_equal(&base, &o->addr)) {
+        /* not a cell here, or not from its base: a late move after a teleport or a forgery */
+        m->refused_not_cell++;
+        return;
+    }
+    mc_time_us now = mc_clock_now_us();
+    double dx = pos.x - ent->position.x, dy = pos.y - ent->position.y,
+           dz = pos.z - ent->position.z;
+    double d = sqrt(dx * dx + dy * dy + dz * dz);
+    if (d > allowed(m, st, now)) {
+        m->refused_speed++;
+        if (m->refused_speed <= 10 || m->refused_speed % 1000 == 0)
+            MC_INFO("%s %d: a move of %.1f m from its client refused (faster than %g m/s); "
+                    "%llu refused so far",
+                    ent->td->name, (int)ent->id, d, m->max_speed,
+                    (unsigned long long)m->refused_speed);
+        cell_aoi_correct(e, ent);
+        return;
+    }
+    ent->position = pos;
+    ent->direction = dir;
+    st->at = now;
+    cell_aoi_moved(e, ent);
+    m->accepted++;
+}

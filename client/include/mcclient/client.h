@@ -1,0 +1,108 @@
+/* The game client's channel to its baseapp: connect with what the login returned (the
+ * baseapp's address, session id and key), hear the player's base entity and every call and
+ * property change the server sends it, call the player's exposed methods, disconnect.
+ *
+ * Embeddable: no threads, nothing blocks, libevent is not required of the host (the library
+ * runs a private event base without blocking inside mc_client_tick). The host polls
+ * mc_client_fd() for reading and calls mc_client_tick() when it is readable, and at least
+ * every MC_CLIENT_TICK_MS (resends, acknowledgements and keepalives are due on time).
+ * Underneath: the handshake and encrypted packets of secure/transport.h with a Mercury
+ * channel inside, the messages of mcclient/wire.h (docs/PROTOCOL.md "Client messages").
+ * Values come decoded against the client's own defs (the loginapp checked the digest).
+ */
+#ifndef MC_CLIENT_CLIENT_H
+#define MC_CLIENT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/defs.h"
+#include "common/value.h"
+#include "mcclient/wire.h"
+#include "secure/handshake.h"
+
+#define MC_CLIENT_TICK_MS 10
+
+/* mc_client_tick / mc_client_state */
+typedef enum {
+    MC_CLIENT_CONNECTING = 0, /* the handshake is under way */
+    MC_CLIENT_CONNECTED = 1,  /* the channel is up (the player follows) */
+    MC_CLIENT_ENDED = 2,      /* final: mc_client_end says how */
+} mc_client_state_t;
+
+/* How the channel ended. */
+typedef enum {
+    MC_CLIENT_END_NONE = 0,
+    MC_CLIENT_END_REJECTED,     /* the baseapp refused the session (used, expired, unknown) */
+    MC_CLIENT_END_TIMED_OUT,    /* no answer to the handshake */
+    MC_CLIENT_END_DISCONNECTED, /* the baseapp said goodbye (reason: mc_cw_bye) */
+    MC_CLIENT_END_LOST,         /* the baseapp went silent */
+    MC_CLIENT_END_CLOSED,       /* mc_client_close */
+} mc_client_end;
+const char *mc_client_end_name(int how);
+
+typedef struct mc_client mc_client;
+
+/* What the baseapp says, decoded. Pointers are valid during the callback only. */
+typedef struct {
+    /* the player's base entity, on connection and whenever the game gives the client to
+     * another base (giveClientTo): type, id and its BASE_AND_CLIENT values */
+    void (*on_player)(void *ud, mc_client *c, const mc_cw_player *player);
+    /* a client method of the player (m is in its type's client part), arguments decoded */
+    void (*on_call)(void *ud, mc_client *c, int32_t entity_id, const mc_def_method *m,
+                    const mc_value *args);
+    /* a BASE_AND_CLIENT value of the player changed */
+    void (*on_property)(void *ud, mc_client *c, int32_t entity_id, const mc_def_property *p,
+                        const mc_value *value);
+    /* the channel ended (how: mc_client_end; reason: mc_cw_bye when DISCONNECTED) */
+    void (*on_end)(void *ud, mc_client *c, int how, int reason, const char *text);
+} mc_client_callbacks;
+
+typedef struct {
+    const char *baseapp;                     /* "a.b.c.d:port" from the login */
+    uint64_t session_id;
+    uint8_t session_key[MC_SECURE_KEY_BYTES];
+    const mc_entity_defs *defs;              /* the client's defs (outlive the client) */
+    mc_client_callbacks cb;
+    void *ud;
+    uint32_t timeout_ms;                     /* handshake limit (0: 10000) */
+    uint32_t idle_ms;                        /* baseapp silent this long: lost (0: 10000) */
+} mc_client_config;
+
+/* Start connecting (the first packet goes out now). NULL with a reason in err. The key is
+ * copied (wipe yours). */
+mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errlen);
+/* The socket to poll for reading. */
+int mc_client_fd(const mc_client *c);
+/* Process what arrived and what is due; callbacks run from here. The state after it. */
+int mc_client_tick(mc_client *c);
+int mc_client_state(const mc_client *c);
+/* How it ended (MC_CLIENT_END_NONE while it runs). */
+int mc_client_end_of(const mc_client *c);
+/* The player (0 / none before the first on_player). */
+int32_t mc_client_player_id(const mc_client *c);
+uint16_t mc_client_player_type(const mc_client *c);
+
+/* Call an exposed method of the player (part MC_PART_BASE: its base; MC_PART_CELL: its
+ * cell), arguments checked and encoded against the def. 0, or an mc_call_status:
+ * MC_CALL_ERR_STATE before the player came or after the end, MC_CALL_ERR_NO_METHOD for a
+ * method that is not exposed (or two-way), MC_CALL_ERR_ARGS for arguments that do not fit. */
+int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_value *args,
+                   size_t nargs);
+/* Send a call message as given, unchecked (tests and tools probing the server's checks):
+ * entity id, exposed index, encoded arguments. 0 or MC_CALL_ERR_STATE. */
+int mc_client_call_raw(mc_client *c, mc_part part, int32_t entity_id, uint16_t exposed_index,
+                       const uint8_t *args, size_t len);
+
+typedef struct {
+    uint64_t players, calls, properties, sent, ignored; /* ignored: malformed from the server */
+} mc_client_stats;
+void mc_client_get_stats(const mc_client *c, mc_client_stats *out);
+
+/* End it from this side: LOG_OFF is sent (its base hears onClientDeath at once; if the
+ * message is lost, after the baseapp's --clientIdleMs of silence); state ENDED, CLOSED. */
+void mc_client_close(mc_client *c);
+/* Close and wipe. NULL is ignored. */
+void mc_client_free(mc_client *c);
+
+#endif

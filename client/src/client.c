@@ -1,0 +1,339 @@
+/* The game client's channel to its baseapp (mcclient/client.h). */
+#include "mcclient/client.h"
+#include "common/game_module.h"
+#include "mercury/mercury.h"
+#include "secure/transport.h"
+
+#include <event2/event.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mc_client {
+    mc_client_config cfg;
+    struct event_base *base;
+    mc_nub *nub;
+    mc_secure_transport *t;
+    mc_address server;
+    mc_channel *ch;
+    int state;
+    int end;
+    int32_t player_id;
+    uint16_t player_type;
+    mc_client_stats st;
+};
+
+const char *mc_client_end_name(int how)
+{
+    switch (how) {
+    case MC_CLIENT_END_NONE: return "none";
+    case MC_CLIENT_END_REJECTED: return "rejected";
+    case MC_CLIENT_END_TIMED_OUT: return "timed out";
+    case MC_CLIENT_END_DISCONNECTED: return "disconnected";
+    case MC_CLIENT_END_LOST: return "lost";
+    case MC_CLIENT_END_CLOSED: return "closed";
+    default: return "?";
+    }
+}
+
+static void finish(mc_client *c, int how, int reason, const char *text)
+{
+    if (c->state == MC_CLIENT_ENDED)
+        return;
+    c->state = MC_CLIENT_ENDED;
+    c->end = how;
+    if (c->ch) {
+        mc_channel_set_user_data(c->ch, NULL);
+        c->ch = NULL; /* the nub frees it with the client */
+    }
+    if (c->cfg.cb.on_end)
+        c->cfg.cb.on_end(c->cfg.ud, c, how, reason, text ? text : "");
+}
+
+/* ---- what the baseapp sends -------------------------------------------------------------- */
+
+static mc_client *from(void *ctx, const mc_message_info *info)
+{
+    mc_client *c = ctx;
+    if (c->state != MC_CLIENT_CONNECTED || !mc_address_equal(info->source, &c->server))
+        return NULL;
+    return c;
+}
+
+static void mc_cw_on_base_player(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (!c)
+        return;
+    mc_cw_player p;
+    char why[256];
+    if (mc_cw_read_player(c->cfg.defs, data, &p, why, sizeof why) != 0) {
+        c->st.ignored++;
+        return;
+    }
+    c->player_id = p.id;
+    c->player_type = p.type;
+    c->st.players++;
+    if (c->cfg.cb.on_player)
+        c->cfg.cb.on_player(c->cfg.ud, c, &p);
+    mc_cw_player_free(&p);
+}
+
+static void mc_cw_on_call(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (!c)
+        return;
+    int32_t id;
+    uint16_t index;
+    const uint8_t *args;
+    size_t len;
+    const mc_entity_type_def *td = mc_defs_type(c->cfg.defs, c->player_type);
+    const mc_def_method *m = NULL;
+    if (!mc_cw_read_call(data, &id, &index, &args, &len) || id != c->player_id || !td ||
+        !(m = mc_defs_method(td, MC_PART_CLIENT, index))) {
+        c->st.ignored++;
+        return;
+    }
+    mc_value *vals = calloc(m->nargs ? m->nargs : 1, sizeof *vals);
+    mc_istream is;
+    mc_istream_init(&is, args, len);
+    char why[256];
+    if (!vals || mc_defs_decode_args(c->cfg.defs, m, &is, vals, why, sizeof why) != 0) {
+        c->st.ignored++;
+    } else {
+        c->st.calls++;
+        if (c->cfg.cb.on_call)
+            c->cfg.cb.on_call(c->cfg.ud, c, id, m, vals);
+    }
+    for (size_t i = 0; vals && i < m->nargs; i++)
+        mc_value_free(&vals[i]);
+    free(vals);
+}
+
+static void mc_cw_on_property(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (!c)
+        return;
+    int32_t id;
+    const mc_def_property *p;
+    mc_value v;
+    char why[256];
+    if (mc_cw_read_property(c->cfg.defs, c->player_type, data, &id, &p, &v, why, sizeof why) !=
+        0) {
+        c->st.ignored++;
+        return;
+    }
+    if (id != c->player_id) {
+        mc_value_free(&v);
+        c->st.ignored++;
+        return;
+    }
+    c->st.properties++;
+    if (c->cfg.cb.on_property)
+        c->cfg.cb.on_property(c->cfg.ud, c, id, p, &v);
+    mc_value_free(&v);
+}
+
+static void mc_cw_on_disconnect(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (!c)
+        return;
+    uint8_t reason;
+    char text[MC_CW_REASON_MAX + 1];
+    if (!mc_cw_read_disconnect(data, &reason, text, sizeof text)) {
+        c->st.ignored++;
+        return;
+    }
+    finish(c, MC_CLIENT_END_DISCONNECTED, reason, text);
+}
+
+static const mc_message_def client_defs[] = {MC_CW_TO_CLIENT(MC_DEF_WITH_HANDLER)};
+static const mc_interface client_iface = MC_INTERFACE("client", client_defs);
+
+/* ---- the transport and the channel ----------------------------------------------------- */
+
+static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death why)
+{
+    mc_client *c = ctx;
+    if (mc_channel_user_data(ch) != c)
+        return;
+    c->ch = NULL;
+    finish(c, MC_CLIENT_END_LOST, 0, mc_channel_death_name(why));
+}
+
+static void on_handshake(void *ctx, int status, uint8_t reject_status)
+{
+    mc_client *c = ctx;
+    if (status != MC_SECURE_OK) {
+        char text[64];
+        snprintf(text, sizeof text, "handshake status %u", (unsigned)reject_status);
+        finish(c, status == MC_SECURE_REJECTED ? MC_CLIENT_END_REJECTED : MC_CLIENT_END_TIMED_OUT,
+               reject_status, text);
+        return;
+    }
+    c->ch = mc_nub_channel(c->nub, &c->server, MC_CHANNEL_EXTERNAL);
+    if (!c->ch) {
+        finish(c, MC_CLIENT_END_LOST, 0, "out of memory");
+        return;
+    }
+    mc_channel_set_user_data(c->ch, c);
+    mc_channel_set_dead_handler(c->ch, on_channel_dead, c);
+    c->state = MC_CLIENT_CONNECTED;
+}
+
+mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg || !cfg->defs || !cfg->baseapp) {
+        snprintf(err, errlen, "a client needs the baseapp's address and the defs");
+        return NULL;
+    }
+    mc_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->cfg = *cfg;
+    if (!c->cfg.timeout_ms)
+        c->cfg.timeout_ms = 10000;
+    if (!c->cfg.idle_ms)
+        c->cfg.idle_ms = 10000;
+    if (mc_address_parse(cfg->baseapp, &c->server) != MC_OK || !c->server.port) {
+        snprintf(err, errlen, "baseapp address '%s' is not a.b.c.d:port", cfg->baseapp);
+        mc_client_free(c);
+        return NULL;
+    }
+    struct event_config *ec = event_config_new();
+    if (ec) {
+        event_config_avoid_method(ec, "select"); /* no fd limit surprises */
+        c->base = event_base_new_with_config(ec);
+        event_config_free(ec);
+    }
+    if (!c->base) {
+        snprintf(err, errlen, "cannot create the client's event base");
+        mc_client_free(c);
+        return NULL;
+    }
+    mc_nub_config nc;
+    mc_nub_config_init(&nc);
+    nc.bind = "127.0.0.1:0"; /* idle: the transport carries its datagrams */
+    nc.iface = &client_iface;
+    nc.handler_ctx = c;
+    nc.accept_channels = false;
+    nc.accept_traits = MC_CHANNEL_EXTERNAL;
+    nc.max_message_size = MC_CW_MAX_MESSAGE;
+    nc.inactivity_timeout_us = (mc_time_us)c->cfg.idle_ms * MC_US_PER_MS;
+    nc.socket_buffer_bytes = 256u * 1024u;
+    if (mc_nub_new(c->base, &nc, &c->nub) != MC_OK) {
+        snprintf(err, errlen, "cannot create the client's nub");
+        mc_client_free(c);
+        return NULL;
+    }
+    mc_secure_transport_config tc;
+    memset(&tc, 0, sizeof tc);
+    tc.bind = "0.0.0.0:0";
+    tc.nub = c->nub;
+    tc.ctx = c;
+    tc.timeout_ms = c->cfg.timeout_ms;
+    tc.on_handshake = on_handshake;
+    c->t = mc_secure_transport_client(c->base, &tc, cfg->baseapp, cfg->session_id,
+                                      cfg->session_key, err, errlen);
+    sodium_memzero(c->cfg.session_key, sizeof c->cfg.session_key);
+    if (!c->t) {
+        mc_client_free(c);
+        return NULL;
+    }
+    c->state = MC_CLIENT_CONNECTING;
+    return c;
+}
+
+int mc_client_fd(const mc_client *c) { return mc_secure_transport_fd(c->t); }
+int mc_client_state(const mc_client *c) { return c->state; }
+int mc_client_end_of(const mc_client *c) { return c->end; }
+int32_t mc_client_player_id(const mc_client *c) { return c->player_id; }
+uint16_t mc_client_player_type(const mc_client *c) { return c->player_type; }
+void mc_client_get_stats(const mc_client *c, mc_client_stats *out) { *out = c->st; }
+
+int mc_client_tick(mc_client *c)
+{
+    if (c->state != MC_CLIENT_ENDED)
+        event_base_loop(c->base, EVLOOP_NONBLOCK);
+    return c->state;
+}
+
+static int send_msg(mc_client *c, uint8_t id, const uint8_t *data, size_t len)
+{
+    if (c->state != MC_CLIENT_CONNECTED || !c->ch)
+        return MC_CALL_ERR_STATE;
+    const mc_message_def *def = mc_cw_def(&mc_cw_baseapp_send_iface, id);
+    if (mc_channel_send_message(c->ch, def, data, len) != MC_OK || mc_channel_send(c->ch) != MC_OK)
+        return MC_CALL_ERR_SEND;
+    c->st.sent++;
+    return MC_CALL_OK;
+}
+
+int mc_client_call_raw(mc_client *c, mc_part part, int32_t entity_id, uint16_t exposed_index,
+                       const uint8_t *args, size_t len)
+{
+    if (part != MC_PART_BASE && part != MC_PART_CELL)
+        return MC_CALL_ERR_NO_METHOD;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_cw_write_call(&os, entity_id, exposed_index, args, len);
+    int rc = mc_ostream_ok(&os)
+                 ? send_msg(c, part == MC_PART_BASE ? MC_CW_BASE_CALL : MC_CW_CELL_CALL, os.data,
+                            os.size)
+                 : MC_CALL_ERR_ARGS;
+    mc_ostream_free(&os);
+    return rc;
+}
+
+int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_value *args,
+                   size_t nargs)
+{
+    if (c->state != MC_CLIENT_CONNECTED || c->player_id <= 0)
+        return MC_CALL_ERR_STATE;
+    const mc_entity_type_def *td = mc_defs_type(c->cfg.defs, c->player_type);
+    const mc_def_method *m = td && part != MC_PART_CLIENT && method
+                                 ? mc_defs_method_by_name(td, part, method)
+                                 : NULL;
+    if (!m || m->exposed_index < 0 || m->nreturns)
+        return MC_CALL_ERR_NO_METHOD;
+    if (m->nargs != nargs)
+        return MC_CALL_ERR_ARGS;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    char why[256];
+    int rc = mc_defs_encode_args(c->cfg.defs, m, args, &os, why, sizeof why) == 0
+                 ? mc_client_call_raw(c, part, c->player_id, (uint16_t)m->exposed_index,
+                                      os.data, os.size)
+                 : MC_CALL_ERR_ARGS;
+    mc_ostream_free(&os);
+    return rc;
+}
+
+void mc_client_close(mc_client *c)
+{
+    if (!c || c->state == MC_CLIENT_ENDED)
+        return;
+    if (c->state == MC_CLIENT_CONNECTED)
+        send_msg(c, MC_CW_LOG_OFF, NULL, 0);
+    finish(c, MC_CLIENT_END_CLOSED, 0, "closed by the client");
+}
+
+void mc_client_free(mc_client *c)
+{
+    if (!c)
+        return;
+    if (c->t)
+        mc_secure_transport_free(c->t);
+    if (c->nub)
+        mc_nub_free(c->nub);
+    if (c->base)
+        event_base_free(c->base);
+    sodium_memzero(c, sizeof *c);
+    free(c);
+}
