@@ -1,5 +1,6 @@
 /* The loginapp's external socket: a plain non-blocking UDP socket (login packets are not
- * Mercury) bound by the framework's open_external hook at --external. HELLO is answered
+ * Mercury) bound on the framework's external address once the framework released its own
+ * (mc_server_release_external). HELLO is answered
  * with a CHALLENGE at once, keeping nothing; a LOGIN is opened (cookie, then the sealed
  * credentials) and becomes a login, or is answered from the remembered replies, or dropped
  * and counted. Every other datagram is dropped and counted. */
@@ -21,14 +22,16 @@
 
 static uint64_t now_ms(void) { return mc_clock_now_us() / 1000u; }
 
-int la_open_external(mc_server *s, void *ctx, const char *bind_addr, char *addr, size_t addrlen,
-                     char *err, size_t errlen)
+int la_open_external(loginapp *la, char *err, size_t errlen)
 {
-    (void)s;
-    loginapp *la = ctx;
+    /* The framework's plain external socket makes way for ours on the same address (the
+     * one registration announces). */
+    char addr[MC_ADDRESS_STRLEN];
+    snprintf(addr, sizeof addr, "%s", mc_server_external_addr(la->server));
+    mc_server_release_external(la->server);
     mc_address a;
-    if (mc_address_parse(bind_addr, &a) != 0) {
-        snprintf(err, errlen, "--external: '%s' is not IP:PORT", bind_addr);
+    if (mc_address_parse(addr, &a) != 0) {
+        snprintf(err, errlen, "the external address '%s' is not IP:PORT", addr);
         return -1;
     }
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -38,18 +41,14 @@ int la_open_external(mc_server *s, void *ctx, const char *bind_addr, char *addr,
     }
     struct sockaddr_in sa;
     mc_address_to_sockaddr(&a, &sa);
-    socklen_t len = sizeof sa;
     int buf = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-        snprintf(err, errlen, "cannot open the external interface on %s: %s", bind_addr,
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "cannot open the external interface on %s: %s", addr,
                  strerror(errno));
         close(fd);
         return -1;
     }
-    mc_address_from_sockaddr(&sa, &a);
-    mc_address_format(&a, addr, addrlen);
     la->fd = fd;
     return 0;
 }

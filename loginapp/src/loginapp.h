@@ -100,9 +100,9 @@ bool la_check_config(const mc_config *cfg, char *err, size_t errlen);
 /* Read the options into la (keys from --loginKey, the digest): 0 or -1 with a reason. */
 int la_configure(loginapp *la, const mc_config *cfg, char *err, size_t errlen);
 
-/* external.c: the raw external socket. */
-int la_open_external(mc_server *s, void *ctx, const char *bind, char *addr, size_t addrlen,
-                     char *err, size_t errlen);
+/* external.c: the raw external socket, bound on mc_server_external_addr in place of the
+ * framework's. 0 or -1 with a reason. */
+int la_open_external(loginapp *la, char *err, size_t errlen);
 /* Start reading it (once the loginapp is set up). 0 or -1. */
 int la_external_start(loginapp *la);
 void la_external_close(loginapp *la);

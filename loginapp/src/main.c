@@ -55,7 +55,7 @@ static int setup(loginapp *la, char *err, size_t errlen)
 {
     const mc_config *cfg = mc_server_config(la->server);
     la->base = mc_server_event_base(la->server);
-    if (la_configure(la, cfg, err, errlen) != 0)
+    if (la_configure(la, cfg, err, errlen) != 0 || la_open_external(la, err, errlen) != 0)
         return -1;
     if (!mc_defs_type_by_name(mc_server_defs(la->server), la->account_type)) {
         snprintf(err, errlen, "--accountType: the defs have no entity type '%s'", la->account_type);
@@ -166,7 +166,6 @@ int main(int argc, char **argv)
                    "accounts in Redis and hands each to the least-loaded baseapp with a "
                    "one-time session.";
     desc.has_external = true;
-    desc.open_external = la_open_external;
     desc.options = la_options;
     desc.option_count = la_option_count;
     desc.check_config = la_check_config;
@@ -184,8 +183,6 @@ int main(int argc, char **argv)
             code = mc_server_run(la->server);
         }
         mc_server_free(la->server);
-    } else if (la->fd >= 0) {
-        la_external_close(la);
     }
     la_logins_free(la);
     la_external_close(la);

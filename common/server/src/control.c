@@ -338,11 +338,7 @@ int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen)
     if (mc_nub_register_watchers(s->internal, s->watchers, "nub") != MC_OK)
         MC_WARNING("cannot publish the internal interface's watchers under nub/");
 
-    if (s->desc.has_external && s->desc.open_external) {
-        if (s->desc.open_external(s, s->desc.ctx, mc_config_get_string(s->cfg, "external"),
-                                  s->external_addr, sizeof s->external_addr, err, errlen) != 0)
-            return -1;
-    } else if (s->desc.has_external) {
+    if (s->desc.has_external) {
         mc_nub_config ext;
         mc_nub_config_init(&ext);
         ext.bind = mc_config_get_string(s->cfg, "external");

@@ -84,13 +84,6 @@ typedef struct {
     /* The role creates entities: once registered the framework asks the manager for entity
      * id ranges and keeps some in hand (mc_server_next_entity_id). */
     bool entity_ids;
-    /* With has_external: the role opens its external endpoint itself instead of the
-     * framework's mercury nub (the loginapp: its login packets are not Mercury). Called once
-     * from mc_server_new with the --external address (the event base exists): 0 with the
-     * bound "IP:PORT" in addr (registered with the manager, in interfaces/external), or -1
-     * with a one-line reason in err. The role closes it in on_free. May be NULL. */
-    int (*open_external)(mc_server *s, void *ctx, const char *bind, char *addr, size_t addrlen,
-                         char *err, size_t errlen);
 } mc_server_desc;
 
 /* The exit code of a process the manager fenced (declared dead, then heard from again). */
