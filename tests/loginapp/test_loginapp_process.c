@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "mercury/mercury.h"
 #include "proto/login.h"
+#include "mcclient/client.h"
 #include "mcclient/login.h"
 #include "persist_cluster.h"
 #include "redis_harness.h"
@@ -549,6 +550,123 @@ START_TEST(test_address_limit)
 }
 END_TEST
 
+/* The whole way in: log in through the loginapp, open the encrypted channel to the baseapp
+ * with the session and get the account as the player; a takeover login's client gets the
+ * entity and the first client is told it was taken over; logging off destroys the Account
+ * (the example game), so the next login loads it again (not "already logged in"). */
+typedef struct {
+    int players;
+    int32_t player_id;
+    char name[80];
+    int end_how, end_reason;
+} play_state;
+
+static void on_player(void *ud, mc_client *c, const mc_cw_player *p)
+{
+    (void)c;
+    play_state *ps = ud;
+    ps->players++;
+    ps->player_id = p->id;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->indices[i] == 0 && p->values[i].as.bytes.data) /* Account.accountName */
+            snprintf(ps->name, sizeof ps->name, "%s", p->values[i].as.bytes.data);
+}
+
+static void on_end(void *ud, mc_client *c, int how, int reason, const char *text)
+{
+    (void)c;
+    (void)text;
+    play_state *ps = ud;
+    ps->end_how = how;
+    ps->end_reason = reason;
+}
+
+static mc_client *play(const mc_entity_defs *defs, const mc_login_result *r, play_state *ps)
+{
+    char addr[32], err[256];
+    snprintf(addr, sizeof addr, "%u.%u.%u.%u:%u", r->baseapp_ip >> 24, (r->baseapp_ip >> 16) & 255,
+             (r->baseapp_ip >> 8) & 255, r->baseapp_ip & 255, r->baseapp_port);
+    memset(ps, 0, sizeof *ps);
+    mc_client_config cfg = {.baseapp = addr, .session_id = r->session_id, .defs = defs,
+                            .ud = ps};
+    cfg.cb.on_player = on_player;
+    cfg.cb.on_end = on_end;
+    memcpy(cfg.session_key, r->session_key, sizeof cfg.session_key);
+    mc_client *c = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(c, "mc_client_connect: %s", err);
+    return c;
+}
+
+/* Tick both clients (either may be NULL) until cond holds or 15 s pass. */
+#define PUMP_UNTIL(a, b, cond)                                                                 \
+    do {                                                                                       \
+        uint64_t end_ = now_ms() + 15000;                                                      \
+        while (!(cond) && now_ms() < end_) {                                                   \
+            struct pollfd p_[2] = {{.fd = (a) ? mc_client_fd(a) : -1, .events = POLLIN},      \
+                                   {.fd = (b) ? mc_client_fd(b) : -1, .events = POLLIN}};     \
+            poll(p_, 2, MC_CLIENT_TICK_MS);                                                    \
+            if (a)                                                                             \
+                mc_client_tick(a);                                                             \
+            if (b)                                                                             \
+                mc_client_tick(b);                                                             \
+        }                                                                                      \
+    } while (0)
+
+START_TEST(test_login_and_play)
+{
+    const char *opts[] = {"--autoCreateAccounts=true", "--onlineLogin=takeover",
+                          "--addressRate=1000", "--addressBurst=1000", "--accountRate=1000",
+                          "--accountBurst=1000", NULL};
+    lc c;
+    lc_start(&c, 1, opts);
+    char err[256];
+    mc_entity_defs *defs = mc_defs_load(res_dir(), err, sizeof err);
+    ck_assert_msg(defs, "%s", err);
+    const char *base = c.pc.base_name[0];
+
+    mc_login_result r1, r2;
+    ck_assert_int_eq(login_full(&c, "zoe", "pw-zoe", 0, NULL, 0, &r1), MC_LOGIN_OK);
+    play_state s1, s2;
+    mc_client *c1 = play(defs, &r1, &s1);
+    mc_client *none = NULL;
+    PUMP_UNTIL(c1, none, s1.players > 0 || s1.end_how);
+    ck_assert_msg(s1.players == 1, "no player (end %d/%d)", s1.end_how, s1.end_reason);
+    ck_assert_str_eq(s1.name, "zoe");
+    ck_assert_int_eq(pc_int(&c.pc, base, "sessions/taken"), 1);
+    long long dbid = record_dbid(&c, "zoe");
+
+    /* Online: a takeover login gets the same entity on a new channel; the first client is
+     * told it was taken over. */
+    ck_assert_int_eq(login_full(&c, "zoe", "pw-zoe", 0, NULL, 0, NULL), MC_LOGIN_ALREADY_LOGGED_IN);
+    ck_assert_int_eq(login_full(&c, "zoe", "pw-zoe", MC_LOGIN_FLAG_TAKEOVER, NULL, 0, &r2),
+                     MC_LOGIN_OK);
+    mc_client *c2 = play(defs, &r2, &s2);
+    PUMP_UNTIL(c1, c2, s2.players > 0 && s1.end_how);
+    ck_assert_int_eq(s2.players, 1);
+    ck_assert_int_eq(s2.player_id, s1.player_id);
+    ck_assert_int_eq(s1.end_how, MC_CLIENT_END_DISCONNECTED);
+    ck_assert_int_eq(s1.end_reason, MC_CW_BYE_TAKEN_OVER);
+    mc_client_free(c1);
+
+    /* Logging off ends the Account; the next login loads it again from its database id. */
+    mc_client_close(c2);
+    mc_client_free(c2);
+    ck_assert_msg(pc_wait_int(&c.pc, base, "entities/count", 0, WAIT_MS),
+                  "the Account was not destroyed after its client logged off");
+    ck_assert_int_eq(login_full(&c, "zoe", "pw-zoe", 0, NULL, 0, &r1), MC_LOGIN_OK);
+    ck_assert_int_eq(record_dbid(&c, "zoe"), dbid);
+    ck_assert_int_eq(pc_int(&c.pc, base, "login/prepare/created"), 1);
+    c1 = play(defs, &r1, &s1);
+    PUMP_UNTIL(c1, none, s1.players > 0 || s1.end_how);
+    ck_assert_int_eq(s1.players, 1);
+    ck_assert_str_eq(s1.name, "zoe");
+    mc_client_close(c1);
+    mc_client_free(c1);
+    mc_defs_free(defs);
+    lc_stop(&c);
+}
+END_TEST
+
 /* PREPARE_LOGIN from a stranger on the internal network (an in-process mercury nub), wrong
  * in every way the baseapp checks: answered with a refusal and counted, nothing created, the
  * baseapp stays up and still prepares a good one. */
@@ -711,6 +829,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_autocreate_refuse);
     tcase_add_test(tc, test_takeover_and_limits);
     tcase_add_test(tc, test_prepare_login_from_a_stranger);
+    tcase_add_test(tc, test_login_and_play);
     suite_add_tcase(s, tc);
     return s;
 }
