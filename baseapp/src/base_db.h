@@ -96,6 +96,7 @@ typedef struct base_db {
     /* login sessions issued for clients (--sessionExpiryMs, --maxSessions): the loginapp's
      * preparation issues them, the external interface takes them */
     base_sessions *sessions;
+    struct login_prepare *login;  /* PREPARE_LOGIN's counters (login_prepare.c) */
     base_world_stats world;       /* world updates for clients (base_world.c) */
     uint64_t session_sweep;       /* ticks, to sweep expired sessions once a second */
     struct db_session_watch {

@@ -2,6 +2,8 @@
  * and their watchers. */
 #include "baseapp.h"
 #include "base_db.h"
+#include "login_prepare.h"
+#include "proto/login.h"
 #include "common/log.h"
 #include "proxy.h"
 
@@ -71,6 +73,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_LOAD_BASE:
         db_on_load_base(e, o, data);
+        return;
+    case MC_MSG_PREPARE_LOGIN:
+        login_on_prepare(e, o, data);
         return;
     case MC_MSG_CLIENT_UPDATE:
         base_on_client_update(e, o, data);
@@ -142,6 +147,10 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
     }
     if (base_db_init(e, err, errlen) != 0)
         return -1;
+    if (login_prepare_init(e) != 0) {
+        snprintf(err, errlen, "cannot publish the login/prepare watchers");
+        return -1;
+    }
     return proxy_init(e, err, errlen);
 }
 
@@ -154,6 +163,7 @@ static void on_shutdown(mc_engine *e)
 static void on_free(mc_engine *e)
 {
     proxy_free(e);
+    login_prepare_free(e);
     base_db_free(e);
 }
 

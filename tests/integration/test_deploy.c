@@ -229,6 +229,21 @@ START_TEST(up_status_down_leaves_nothing)
     snprintf(cfile, sizeof cfile, "%s/cluster.conf", d.run);
     snprintf(want, sizeof want, "manager 127.0.0.1:%d", manager_port);
     ck_assert_msg(h_file_contains(cfile, want), "%s does not say '%s'", cfile, want);
+    /* The login key pair: made in the run dir, the public key in the cluster file (what
+     * clients are given) and in the loginapp's watcher (derived from the secret it got). */
+    char pubf[700], pub[80] = "", line[120];
+    snprintf(pubf, sizeof pubf, "%s/keys/login.pub", d.run);
+    FILE *pf = fopen(pubf, "r");
+    ck_assert_msg(pf && fgets(pub, sizeof pub, pf), "no %s", pubf);
+    fclose(pf);
+    pub[strcspn(pub, "\n")] = '\0';
+    ck_assert_uint_eq(strlen(pub), 64);
+    snprintf(line, sizeof line, "loginPublicKey %s", pub);
+    ck_assert_msg(h_file_contains(cfile, line), "%s does not say '%s'", cfile, line);
+    char mgr[64];
+    snprintf(mgr, sizeof mgr, "127.0.0.1:%d", manager_port);
+    ck_assert_msg(h_wait_watch(mgr, "loginapp01", "login/publicKey", pub, 10000),
+                  "the loginapp does not use the run dir's key");
     char wbin[512];
     h_bin("watcher", wbin, sizeof wbin);
     char *get_pid[] = {wbin, "get", "all", "pid", NULL};

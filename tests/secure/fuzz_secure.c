@@ -1,12 +1,15 @@
 /* libFuzzer: every parser of external-socket packets on arbitrary bytes: the server's HELLO
- * and CONNECT, the client's handshake answers (in each state) and DATA opening. Nothing may
- * crash, read out of bounds or accept without the keys. */
+ * and CONNECT, the client's handshake answers (in each state), DATA opening, the LOGIN (also
+ * one with a good cookie whose sealed credentials are the fuzzer's bytes) and the
+ * LOGIN_REPLY. Nothing may crash, read out of bounds or accept without the keys. */
 #include <stdint.h>
 #include <string.h>
 
 #include "secure/handshake.h"
 #include "secure/login.h"
 #include "secure/session.h"
+
+#include <sodium.h>
 
 static int lookup(void *ctx, uint64_t id, uint8_t key[32])
 {
@@ -53,6 +56,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (mc_login_server_open(&secret, from, 5, lpk, lsk, data, size, &req) == MC_SECURE_OK)
             __builtin_trap(); /* needs a cookie by this secret */
         mc_login_request_clear(&req);
+        /* A LOGIN with a good cookie whose sealed credentials are these bytes: the
+         * loginapp's decoding of what is inside the box (bytes 90-91 the sealed length, the
+         * box from 92: docs/PROTOCOL.md "Logging in"). */
+        mc_secure_client fc;
+        uint8_t hello[MC_SECURE_HELLO_SIZE], pkt[MC_LOGIN_SIZE];
+        if (size + crypto_box_SEALBYTES <= MC_LOGIN_SIZE - 92 &&
+            mc_secure_client_init(&fc, 0, key) == 0) {
+            mc_login_credentials cred;
+            memset(&cred, 0, sizeof cred);
+            cred.name[0] = 'a';
+            if (mc_secure_client_packet(&fc, hello) == sizeof hello &&
+                mc_secure_server_hello(&secret, from, 5, hello, sizeof hello, chal) == MC_SECURE_OK &&
+                mc_secure_client_receive(&fc, chal, sizeof chal, NULL) == MC_SECURE_OK &&
+                mc_login_client_request(&fc, &cred, lpk, pkt) == MC_SECURE_OK) {
+                size_t sealed = size + crypto_box_SEALBYTES;
+                memset(pkt + 90, 0, MC_LOGIN_SIZE - 90);
+                pkt[90] = (uint8_t)(sealed >> 8);
+                pkt[91] = (uint8_t)sealed;
+                crypto_box_seal(pkt + 92, data, size, lpk);
+                rc = mc_login_server_open(&secret, from, 5, lpk, lsk, pkt, sizeof pkt, &req);
+                if (rc != MC_SECURE_OK && rc != MC_SECURE_AUTH)
+                    __builtin_trap(); /* the cookie is good: the box decides */
+                size_t n = strnlen(req.cred.name, sizeof req.cred.name);
+                if (rc == MC_SECURE_OK &&
+                    (n < 1 || n > MC_LOGIN_NAME_MAX || req.cred.password_len > MC_LOGIN_PASSWORD_MAX ||
+                     (req.cred.flags & ~MC_LOGIN_FLAG_TAKEOVER)))
+                    __builtin_trap(); /* accepted credentials the protocol forbids */
+                mc_login_request_clear(&req);
+            }
+            mc_secure_client_clear(&fc);
+        }
         mc_secure_client lc;
         if (mc_secure_client_init(&lc, 0, key) == 0) {
             mc_login_result res;

@@ -3,6 +3,7 @@
 #include "engine_internal.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
+#include "proto/login.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -55,6 +56,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CELL_GONE, "CELL_GONE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_FETCH_CELL, "FETCH_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_LOAD_BASE, "LOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_UPDATE, "CLIENT_UPDATE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_ATTACHED, "CLIENT_ATTACHED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_MOVE, "CLIENT_MOVE", MC_MSG_VARIABLE, 4, on_entity_message},

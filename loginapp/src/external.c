@@ -1,0 +1,185 @@
+/* The loginapp's external socket: a plain non-blocking UDP socket (login packets are not
+ * Mercury) bound on the framework's external address once the framework released its own
+ * (mc_server_release_external). HELLO is answered
+ * with a CHALLENGE at once, keeping nothing; a LOGIN is opened (cookie, then the sealed
+ * credentials) and becomes a login, or is answered from the remembered replies, or dropped
+ * and counted. Every other datagram is dropped and counted. */
+#include "loginapp.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "mercury/address.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define READS_PER_WAKE 256
+
+static uint64_t now_ms(void) { return mc_clock_now_us() / 1000u; }
+
+int la_open_external(loginapp *la, char *err, size_t errlen)
+{
+    /* The framework's plain external socket makes way for ours on the same address (the
+     * one registration announces). */
+    char addr[MC_ADDRESS_STRLEN];
+    snprintf(addr, sizeof addr, "%s", mc_server_external_addr(la->server));
+    mc_server_release_external(la->server);
+    mc_address a;
+    if (mc_address_parse(addr, &a) != 0) {
+        snprintf(err, errlen, "the external address '%s' is not IP:PORT", addr);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open the external socket: %s", strerror(errno));
+        return -1;
+    }
+    struct sockaddr_in sa;
+    mc_address_to_sockaddr(&a, &sa);
+    int buf = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "cannot open the external interface on %s: %s", addr,
+                 strerror(errno));
+        close(fd);
+        return -1;
+    }
+    la->fd = fd;
+    return 0;
+}
+
+void la_send(loginapp *la, mc_secure_peer to, const uint8_t *data, size_t len)
+{
+    if (la->freeing || la->fd < 0)
+        return;
+    mc_address a = {.ip = to.ip, .port = to.port};
+    struct sockaddr_in sa;
+    mc_address_to_sockaddr(&a, &sa);
+    if (sendto(la->fd, data, len, 0, (struct sockaddr *)&sa, sizeof sa) != (ssize_t)len)
+        la->st.send_errors++;
+}
+
+static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pkt, size_t len)
+{
+    if (!la->has_key) {
+        la->st.dropped[LA_DROP_NO_KEY]++;
+        return;
+    }
+    mc_login_request req;
+    int rc = mc_login_server_open(&la->secret, from, now_ms(), la->pk, la->sk, pkt, len, &req);
+    switch (rc) {
+    case MC_SECURE_OK:
+    case MC_SECURE_AUTH:
+        break;
+    case MC_SECURE_BAD_COOKIE:
+        la->st.dropped[LA_DROP_BAD_COOKIE]++;
+        return;
+    case MC_SECURE_EXPIRED:
+        la->st.dropped[LA_DROP_EXPIRED]++;
+        return;
+    default:
+        la->st.dropped[LA_DROP_MALFORMED]++;
+        return;
+    }
+    /* The cookie is good: the source address is proven. */
+    la->st.logins++;
+    if (la->freeing || la->shutting_down) {
+        la->st.dropped[LA_DROP_SHUTDOWN]++;
+        mc_login_request_clear(&req);
+        return;
+    }
+    la_reply_key key = {.ip = from.ip, .port = from.port};
+    memcpy(key.nonce, req.client_nonce, sizeof key.nonce);
+    uint8_t reply[MC_LOGIN_REPLY_SIZE];
+    switch (la_replies_lookup(la->replies, &key, mc_clock_now_us(), reply)) {
+    case LA_REPLY_ANSWERED:
+        la->st.repeated++;
+        la_send(la, from, reply, sizeof reply);
+        mc_login_request_clear(&req);
+        return;
+    case LA_REPLY_PENDING:
+        la->st.dropped[LA_DROP_PENDING]++;
+        mc_login_request_clear(&req);
+        return;
+    case LA_REPLY_NONE:
+        break;
+    }
+    /* MC_SECURE_AUTH: the box does not open, or what is inside is malformed: answered so. */
+    la_login_start(la, from, &req, rc == MC_SECURE_AUTH);
+    mc_login_request_clear(&req);
+}
+
+static void on_datagram(loginapp *la, mc_secure_peer from, const uint8_t *pkt, size_t len)
+{
+    la->st.datagrams++;
+    if (len < 1) {
+        la->st.dropped[LA_DROP_MALFORMED]++;
+        return;
+    }
+    if (pkt[0] == MC_SECURE_HELLO) {
+        uint8_t out[MC_SECURE_CHALLENGE_SIZE];
+        if (mc_secure_server_hello(&la->secret, from, now_ms(), pkt, len, out) != MC_SECURE_OK) {
+            la->st.dropped[LA_DROP_MALFORMED]++;
+            return;
+        }
+        la->st.hellos++;
+        la_send(la, from, out, sizeof out);
+        return;
+    }
+    if (pkt[0] == MC_SECURE_LOGIN) {
+        on_login_packet(la, from, pkt, len);
+        return;
+    }
+    la->st.dropped[LA_DROP_MALFORMED]++;
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)what;
+    loginapp *la = ctx;
+    uint8_t buf[2048];
+    for (int i = 0; i < READS_PER_WAKE; i++) {
+        struct sockaddr_in sa;
+        socklen_t slen = sizeof sa;
+        ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_TRUNC, (struct sockaddr *)&sa, &slen);
+        if (n < 0)
+            return; /* EAGAIN: empty (other errors: ICMP reports, try again later) */
+        if (slen != sizeof sa || sa.sin_family != AF_INET)
+            continue;
+        mc_address a;
+        mc_address_from_sockaddr(&sa, &a);
+        mc_secure_peer from = {.ip = a.ip, .port = a.port};
+        if ((size_t)n > sizeof buf) {
+            la->st.datagrams++;
+            la->st.dropped[LA_DROP_MALFORMED]++;
+            continue;
+        }
+        on_datagram(la, from, buf, (size_t)n);
+    }
+}
+
+int la_external_start(loginapp *la)
+{
+    if (mc_secure_secret_init(&la->secret) != 0)
+        return -1;
+    la->secret_rotated_ms = now_ms();
+    la->read_ev = event_new(la->base, la->fd, EV_READ | EV_PERSIST, on_readable, la);
+    return la->read_ev && event_add(la->read_ev, NULL) == 0 ? 0 : -1;
+}
+
+void la_external_close(loginapp *la)
+{
+    if (la->read_ev) {
+        event_free(la->read_ev);
+        la->read_ev = NULL;
+    }
+    if (la->fd >= 0) {
+        close(la->fd);
+        la->fd = -1;
+    }
+}
