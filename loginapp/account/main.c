@@ -99,21 +99,33 @@ int main(int argc, char **argv)
 {
     const char *redis = NULL, *pwfile = NULL, *cost_name = "interactive", *type = "Account";
     const char *cmd = NULL, *name = NULL;
+    struct {
+        const char *name;
+        const char **var;
+    } opts[] = {{"--redis", &redis}, {"--redisPasswordFile", &pwfile},
+                {"--pwhashCost", &cost_name}, {"--type", &type}};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             help();
             return 0;
-        } else if (strncmp(a, "--redis=", 8) == 0) {
-            redis = a + 8;
-        } else if (strncmp(a, "--redisPasswordFile=", 20) == 0) {
-            pwfile = a + 20;
-        } else if (strncmp(a, "--pwhashCost=", 13) == 0) {
-            cost_name = a + 13;
-        } else if (strncmp(a, "--type=", 7) == 0) {
-            type = a + 7;
-        } else if (strncmp(a, "--", 2) == 0) {
-            return usage("unknown option");
+        }
+        if (strncmp(a, "--", 2) == 0) {
+            bool known = false;
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !known; k++) {
+                size_t n = strlen(opts[k].name);
+                if (strncmp(a, opts[k].name, n) != 0)
+                    continue;
+                if (a[n] == '=') { /* --opt=value */
+                    *opts[k].var = a + n + 1;
+                    known = true;
+                } else if (a[n] == '\0' && i + 1 < argc) { /* --opt value */
+                    *opts[k].var = argv[++i];
+                    known = true;
+                }
+            }
+            if (!known)
+                return usage("unknown option, or an option without its value");
         } else if (!cmd) {
             cmd = a;
         } else if (!name) {
