@@ -40,7 +40,7 @@ START_TEST(check_example)
     ck_assert_msg(strstr(out, want) != NULL, "no digest line in:\n%s", out);
     ck_assert_ptr_nonnull(strstr(out, "entity types: 3"));
     ck_assert_ptr_nonnull(strstr(out, "type 1 Avatar (client-server) implements Timed, Tagged"));
-    ck_assert_ptr_nonnull(strstr(out, "cell methods: 6 (exposed 2)"));
+    ck_assert_ptr_nonnull(strstr(out, "cell methods: 7 (exposed 3)"));
     ck_assert_ptr_nonnull(strstr(out, "chat(text: UNICODE_STRING) exposed ALL_CLIENTS #0"));
     mc_defs_free(d);
 }
