@@ -99,10 +99,11 @@ typedef struct base_db {
     struct login_prepare *login;  /* PREPARE_LOGIN's counters (login_prepare.c) */
     base_world_stats world;       /* world updates for clients (base_world.c) */
     uint64_t session_sweep;       /* ticks, to sweep expired sessions once a second */
+    uint64_t sessions_unclaimed;  /* bases told onClientDeath: their client never came */
     struct db_session_watch {
         size_t off;               /* of the counter in base_sessions_stats; -1: live count */
         struct base_db *db;
-    } session_watch[6];
+    } session_watch[7];
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;

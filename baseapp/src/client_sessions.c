@@ -55,26 +55,44 @@ void base_sessions_free(base_sessions *s)
     free(s);
 }
 
-void base_sessions_expire(base_sessions *s)
+void base_sessions_expire(base_sessions *s, base_session_expired_fn fn, void *ctx)
 {
     mc_time_us now = mc_clock_now_us();
-    /* backward-shift deletion moves entries into earlier slots: restart the slot on a drop */
+    /* backward-shift deletion moves entries into earlier slots: restart the slot on a drop;
+     * the callbacks come after the sweep (they may issue or forget sessions) */
+    int32_t gone[64];
+    size_t ngone = 0;
     for (size_t i = 0; i < s->by_id.cap;) {
         session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
         if (x && x->expires_at <= now) {
+            if (fn && ngone < sizeof gone / sizeof gone[0])
+                gone[ngone++] = x->entity_id;
+            else if (fn)
+                break; /* the rest at the next sweep, so that none goes unreported */
             drop(s, s->by_id.keys[i], x);
             s->st.expired++;
             continue;
         }
         i++;
     }
+    for (size_t i = 0; i < ngone; i++)
+        fn(ctx, gone[i]);
+}
+
+bool base_sessions_has_entity(const base_sessions *s, int32_t entity_id)
+{
+    mc_time_us now = mc_clock_now_us();
+    for (size_t i = 0; i < s->by_id.cap; i++) {
+        const session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
+        if (x && x->entity_id == entity_id && x->expires_at > now)
+            return true;
+    }
+    return false;
 }
 
 int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_id,
                         uint8_t key[MC_SECURE_KEY_BYTES])
 {
-    if (s->by_id.count >= s->max)
-        base_sessions_expire(s);
     if (s->by_id.count >= s->max) {
         s->st.refused_full++;
         return -1;
@@ -99,16 +117,11 @@ int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_i
     return 0;
 }
 
-/* The live session with this id (an expired one is dropped on the way). */
+/* The live session with this id (an expired one waits for the sweep, which reports it). */
 static session *live(base_sessions *s, uint64_t id)
 {
     session *x = id ? u64map_get(&s->by_id, id) : NULL;
-    if (x && x->expires_at <= mc_clock_now_us()) {
-        drop(s, id, x);
-        s->st.expired++;
-        x = NULL;
-    }
-    return x;
+    return x && x->expires_at > mc_clock_now_us() ? x : NULL;
 }
 
 int base_sessions_lookup(void *ctx, uint64_t session_id, uint8_t key[MC_SECURE_KEY_BYTES])

@@ -6,12 +6,14 @@
  * loginapp). The external interface looks the session up during the client's handshake
  * (base_sessions_lookup is an mc_secure_session_lookup) and takes it once the client is
  * connected (base_sessions_take): a session serves one connection at most, and one that is
- * not taken within its expiry is forgotten (its key wiped). Bounded: at most `max` live
- * sessions. Time comes from mc_clock_now_us().
+ * not taken within its expiry is forgotten (its key wiped) and reported by the sweep
+ * (base_sessions_expire), so the baseapp can tell a base whose client never came. Bounded:
+ * at most `max` sessions. Time comes from mc_clock_now_us().
  */
 #ifndef MC_BASEAPP_CLIENT_SESSIONS_H
 #define MC_BASEAPP_CLIENT_SESSIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,8 +43,12 @@ int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id
 /* Forget every session issued for this entity (its base is destroyed, or a newer login
  * replaced them). Returns how many. */
 size_t base_sessions_forget_entity(base_sessions *s, int32_t entity_id);
-/* Drop the expired sessions (call it now and then; lookups ignore them anyway). */
-void base_sessions_expire(base_sessions *s);
+/* Drop the expired sessions, each reported to fn (may be NULL) with the entity it was issued
+ * for (call it now and then; lookups and takes refuse them anyway). */
+typedef void (*base_session_expired_fn)(void *ctx, int32_t entity_id);
+void base_sessions_expire(base_sessions *s, base_session_expired_fn fn, void *ctx);
+/* Whether a live (unexpired) session was issued for this entity. */
+bool base_sessions_has_entity(const base_sessions *s, int32_t entity_id);
 size_t base_sessions_count(const base_sessions *s);
 void base_sessions_get_stats(const base_sessions *s, base_sessions_stats *out);
 

@@ -1,6 +1,7 @@
 /* The baseapp's persistence state: options, the store, the records of bases, watchers, the
  * tick (archiving, auto-load) and releasing a dead baseapp's check-outs. */
 #include "base_db.h"
+#include "proxy.h"
 #include "common/log.h"
 #include "mercury/address.h"
 
@@ -149,13 +150,30 @@ uint64_t db_incarnation_of(const char *host, uint32_t pid)
     return ((uint64_t)h << 32) | (pid ? pid : 1);
 }
 
+/* A login session expired unused: if its base is here without a client and no other session
+ * waits for one, the client never came (the login reply was lost, the client crashed): the
+ * base hears onClientDeath as if its client had gone, so the game can end it (else an
+ * account would stay online with nobody playing, and --onlineLogin=refuse lock it out). */
+static void session_expired(void *ctx, int32_t entity_id)
+{
+    base_db *db = ctx;
+    mc_entity *ent = mc_engine_find(db->e, entity_id);
+    if (!ent || ent->part != MC_PART_BASE || ent->in_reap || proxy_has_client(db->e, ent) ||
+        base_sessions_has_entity(db->sessions, entity_id))
+        return;
+    MC_INFO("%s %d: its client never came with its login session: onClientDeath",
+            ent->td->name, (int)ent->id);
+    db->sessions_unclaimed++;
+    mc_engine_run_hook(db->e, ent, MC_HOOK_CLIENT_DEATH, NULL);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
     (void)what;
     base_db *db = ctx;
     if (++db->session_sweep % 10 == 0) /* once a second */
-        base_sessions_expire(db->sessions);
+        base_sessions_expire(db->sessions, session_expired, db);
     if (!db->store || db->shutting_down)
         return;
     db_autoload_tick(db);
@@ -169,8 +187,9 @@ static void get_sessions(void *ctx, mc_watch_value *out)
     const struct db_session_watch *sw = ctx;
     base_sessions_stats st;
     base_sessions_get_stats(sw->db->sessions, &st);
-    out->as.u = sw->off == (size_t)-1 ? base_sessions_count(sw->db->sessions)
-                                      : *(const uint64_t *)((const char *)&st + sw->off);
+    out->as.u = sw->off == (size_t)-1   ? base_sessions_count(sw->db->sessions)
+                : sw->off == (size_t)-2 ? sw->db->sessions_unclaimed
+                                        : *(const uint64_t *)((const char *)&st + sw->off);
 }
 
 static void get_records(void *ctx, mc_watch_value *out)
@@ -229,7 +248,8 @@ static int add_watchers(base_db *db)
                 {"sessions/taken", offsetof(base_sessions_stats, taken)},
                 {"sessions/expired", offsetof(base_sessions_stats, expired)},
                 {"sessions/refusedFull", offsetof(base_sessions_stats, refused_full)},
-                {"sessions/unknownLookups", offsetof(base_sessions_stats, unknown_lookups)}};
+                {"sessions/unknownLookups", offsetof(base_sessions_stats, unknown_lookups)},
+                {"sessions/unclaimed", (size_t)-2}};
     for (size_t i = 0; i < sizeof sess / sizeof sess[0]; i++) {
         db->session_watch[i].off = sess[i].off;
         db->session_watch[i].db = db;

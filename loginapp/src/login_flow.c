@@ -211,7 +211,9 @@ static void send_prepare(login_op *op, const char *internal_addr)
     q.account_name = op->req.cred.name;
     q.dbid = op->dbid;
     q.entity_type = op->type;
-    q.takeover = la->online == LA_ONLINE_TAKEOVER && (op->req.cred.flags & MC_LOGIN_FLAG_TAKEOVER);
+    /* the configuration alone decides (never both): the client's takeover flag is not
+     * needed, and under refuse it changes nothing */
+    q.takeover = la->online == LA_ONLINE_TAKEOVER;
     size_t n = 0;
     uint8_t *buf = mc_pb_pack(&q, &n);
     if (!buf) {

@@ -46,6 +46,15 @@ START_TEST(a_session_is_looked_up_then_taken_once)
 }
 END_TEST
 
+static int32_t expired_ids[16];
+static size_t nexpired;
+static void on_expired(void *ctx, int32_t id)
+{
+    (void)ctx;
+    if (nexpired < 16)
+        expired_ids[nexpired++] = id;
+}
+
 START_TEST(sessions_expire_are_bounded_and_go_with_their_entity)
 {
     fake_now = 1000 * MC_US_PER_S;
@@ -56,37 +65,38 @@ START_TEST(sessions_expire_are_bounded_and_go_with_their_entity)
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(base_sessions_issue(s, 10 + (i == 2), &id[i], k), 0);
     ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), -1); /* full */
-    /* just before the expiry: still there; at it: gone */
+    ck_assert(base_sessions_has_entity(s, 10) && base_sessions_has_entity(s, 11));
+    /* just before the expiry: still there; at it: refused, until the sweep reports it */
     fake_now += 499 * MC_US_PER_MS;
     ck_assert_int_eq(base_sessions_lookup(s, id[0], k), 0);
     fake_now += 1 * MC_US_PER_MS;
     ck_assert_int_eq(base_sessions_lookup(s, id[0], k), -1);
     int32_t ent;
     ck_assert_int_eq(base_sessions_take(s, id[1], &ent), -1);
-    /* two expired ones were dropped as they were asked for: room for one more */
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), 0);
-    ck_assert_uint_eq(base_sessions_count(s), 2);
-    base_sessions_expire(s); /* the third */
-    ck_assert_uint_eq(base_sessions_count(s), 1);
-    ck_assert_int_eq(base_sessions_lookup(s, id[3], k), 0);
-    /* full of expired ones: issuing makes room */
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[0], k), 0);
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[1], k), 0);
-    fake_now += 500 * MC_US_PER_MS;
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), 0);
-    ck_assert_uint_eq(base_sessions_count(s), 1);
+    ck_assert(!base_sessions_has_entity(s, 10));
+    ck_assert_uint_eq(base_sessions_count(s), 3);
+    nexpired = 0;
+    base_sessions_expire(s, on_expired, NULL);
+    ck_assert_uint_eq(nexpired, 3);
+    ck_assert_int_eq(expired_ids[0] + expired_ids[1] + expired_ids[2], 10 + 10 + 11);
+    ck_assert_uint_eq(base_sessions_count(s), 0);
     base_sessions_stats st;
     base_sessions_get_stats(s, &st);
-    ck_assert_uint_eq(st.expired, 6);
+    ck_assert_uint_eq(st.expired, 3);
     ck_assert_uint_eq(st.refused_full, 1);
     /* an entity's sessions go with it, others stay */
     ck_assert_int_eq(base_sessions_issue(s, 12, &id[0], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 12, &id[2], k), 0);
     ck_assert_int_eq(base_sessions_issue(s, 13, &id[1], k), 0);
     ck_assert_uint_eq(base_sessions_forget_entity(s, 12), 2);
     ck_assert_uint_eq(base_sessions_count(s), 1);
     ck_assert_int_eq(base_sessions_take(s, id[1], &ent), 0);
     ck_assert_int_eq(ent, 13);
-    base_sessions_expire(s);
+    /* a taken or forgotten session is never reported */
+    fake_now += 1000 * MC_US_PER_MS;
+    nexpired = 0;
+    base_sessions_expire(s, on_expired, NULL);
+    ck_assert_uint_eq(nexpired, 0);
     base_sessions_free(s);
     mc_clock_set_source(NULL, NULL);
 }

@@ -492,6 +492,20 @@ START_TEST(sessions_are_one_time_and_expire_and_takeover_tells_the_first)
         h_sleep_ms(100);
     ck_assert_msg(!watch(&c, "get", path, NULL, NULL, v, sizeof v),
                   "the Account is still there: %s", v);
+    ck_assert_int_eq(counter(&c, "sessions/unclaimed"), 0); /* bob's expired one: it had a client */
+
+    /* a login whose client never comes (its reply lost): when the session expires unused and
+     * the base has no client, it hears onClientDeath (the example Account destroys itself),
+     * so the account is not left online with nobody playing */
+    int32_t carol = create(&c, "Account", "{\"accountName\":\"carol\"}");
+    (void)issue(&c, carol);
+    ck_assert(wait_counter(&c, "sessions/unclaimed", 1, 10000));
+    snprintf(path, sizeof path, "entities/%d/type", (int)carol);
+    deadline = now_ms() + 5000;
+    while (now_ms() < deadline && watch(&c, "get", path, NULL, NULL, v, sizeof v))
+        h_sleep_ms(100);
+    ck_assert_msg(!watch(&c, "get", path, NULL, NULL, v, sizeof v),
+                  "carol's Account is still there: %s", v);
     stop(&c);
 }
 END_TEST

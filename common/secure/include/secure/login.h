@@ -36,8 +36,9 @@ enum {
 #define MC_LOGIN_SECRET_KEY_BYTES 32u
 
 /* Flags of a LOGIN. */
-#define MC_LOGIN_FLAG_TAKEOVER 0x01u /* the client asks to take over a live session (the
-                                        loginapp's configuration decides) */
+#define MC_LOGIN_FLAG_TAKEOVER 0x01u /* the client would take over a live session: only
+                                        informational, the loginapp's --onlineLogin alone
+                                        decides (takeover or refuse, never both) */
 
 /* What a client is told (the status byte of LOGIN_REPLY). */
 typedef enum {
