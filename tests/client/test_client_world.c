@@ -161,6 +161,17 @@ static void on_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
     add(ud, one);
 }
 
+static void on_property(void *ud, mc_client *c, int32_t id, const mc_def_property *pr,
+                        const mc_value *v)
+{
+    (void)c;
+    char *t = mc_value_to_text(v);
+    char one[256];
+    snprintf(one, sizeof one, "prop %d %s=%s", (int)id, pr->name, t ? t : "?");
+    free(t);
+    add(ud, one);
+}
+
 static void on_world(void *ud, mc_client *c, const mc_world_record *r)
 {
     (void)c;
@@ -196,7 +207,7 @@ static void connect_player(player *p, const cluster *c, int32_t account)
         cfg.session_key[i] = (uint8_t)b;
     }
     cfg.cb = (mc_client_callbacks){.on_player = on_player, .on_call = on_call,
-                                   .on_world = on_world};
+                                   .on_property = on_property, .on_world = on_world};
     char err[256];
     p->c = mc_client_connect(&cfg, err, sizeof err);
     ck_assert_msg(p->c != NULL, "%s", err);
@@ -376,12 +387,107 @@ START_TEST(players_see_each_other_chat_change_move_and_leave)
 }
 END_TEST
 
+/* Log both players in as avatars that see each other. */
+static void two_players(cluster *c, player *a, player *b)
+{
+    start(c);
+    create(c, "Space", "{\"spaceName\":\"world\"}");
+    login_avatar(a, c, "alice", "Ann");
+    login_avatar(b, c, "bob", "Bo");
+    pump(a, b, 500, NULL, NULL);
+    call_json(a, c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
+    call_json(b, c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
+    pump(a, b, 1000, NULL, NULL);
+    call_json(a, c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
+    call_json(b, c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
+    ck_assert_msg(pump(a, b, 10000, is_avatar, NULL), "no avatars (%s)", c->blog);
+    ck_assert_msg(pump(a, b, 15000, see_each_other, NULL), "a: %s | b: %s", a->log, b->log);
+}
+
+static void set_prop(const cluster *c, const char *proc, int32_t id, const char *name,
+                     const char *json)
+{
+    char ids[16], v[512];
+    snprintf(ids, sizeof ids, "%d", (int)id);
+    ck_assert_msg(watch(c, proc, "call", "command/setProperty", ids, name, json, v, sizeof v),
+                  "setProperty %s %s: %s", name, json, v);
+}
+
+/* Whether log holds a change of entity id's property `name` (PROPS or PROPERTY). */
+static bool heard(const char *log, int32_t id, const char *name)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "3:%d ", (int)id);
+    snprintf(b, sizeof b, "prop %d %s=", (int)id, name);
+    if (strstr(log, b))
+        return true;
+    for (const char *p = strstr(log, a); p; p = strstr(p + 1, a)) {
+        const char *end = strchr(p, ';');
+        char want[64];
+        snprintf(want, sizeof want, " %s=", name);
+        const char *at = strstr(p, want);
+        if (at && (!end || at < end))
+            return true;
+    }
+    return false;
+}
+
+/* Every property flag reaches exactly its receivers: the owner's client hears its
+ * BASE_AND_CLIENT (from the base), OWN_CLIENT, CELL_PUBLIC_AND_OWN and ALL_CLIENTS values; the
+ * other player's client its OTHER_CLIENTS and ALL_CLIENTS values; nobody BASE, CELL_PUBLIC or
+ * CELL_PRIVATE ones. */
+START_TEST(every_property_flag_reaches_exactly_its_receivers)
+{
+    cluster c;
+    player a, b;
+    two_players(&c, &a, &b);
+    pump(&a, &b, 300, NULL, NULL);
+    a.log[0] = b.log[0] = '\0';
+    static const struct {
+        const char *name, *json, *proc;
+        bool owner, other;
+    } props[] = {
+        {"xp", "77", "baseapp01", true, false},                 /* BASE_AND_CLIENT */
+        {"gold", "5", "baseapp01", false, false},               /* BASE */
+        {"health", "42", "cellapp01", true, false},             /* OWN_CLIENT */
+        {"mapMarker", "[3,4]", "cellapp01", true, false},       /* OWN_CLIENT */
+        {"maxHealth", "120", "cellapp01", true, false},         /* CELL_PUBLIC_AND_OWN */
+        {"level", "9", "cellapp01", true, true},                /* ALL_CLIENTS */
+        {"title", "\"Sage\"", "cellapp01", true, true},         /* ALL_CLIENTS */
+        {"look", "[9,8,7,6]", "cellapp01", false, true},        /* OTHER_CLIENTS */
+        {"faction", "3", "cellapp01", false, false},            /* CELL_PUBLIC */
+        {"aggro", "1.5", "cellapp01", false, false},            /* CELL_PRIVATE */
+    };
+    size_t n = sizeof props / sizeof props[0];
+    for (size_t i = 0; i < n; i++)
+        set_prop(&c, props[i].proc, a.id, props[i].name, props[i].json);
+    /* the last one any client may hear, then a little more for the others to arrive */
+    const char *w[2] = {"b", "look="};
+    ck_assert_msg(pump(&a, &b, 5000, log_has, w), "b: %s", b.log);
+    pump(&a, &b, 1500, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(heard(a.log, a.id, props[i].name) == props[i].owner,
+                      "the owner %s %s: %s", props[i].owner ? "missed" : "heard", props[i].name,
+                      a.log);
+        ck_assert_msg(heard(b.log, a.id, props[i].name) == props[i].other,
+                      "the other %s %s: %s", props[i].other ? "missed" : "heard", props[i].name,
+                      b.log);
+    }
+    mc_client_close(a.c);
+    mc_client_close(b.c);
+    mc_client_free(a.c);
+    mc_client_free(b.c);
+    stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("client_world");
     TCase *tc = tcase_create("world");
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, players_see_each_other_chat_change_move_and_leave);
+    tcase_add_test(tc, every_property_flag_reaches_exactly_its_receivers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,10 @@
  *                                       call from the network (it goes through the same
  *                                       path); answers the return values as a JSON array
  *   command/destroy ID                  destroy the entity (the game's rules apply)
+ *   command/setProperty ID NAME JSON    set a property of the part held here (a game
+ *                                       master's tool), the value checked against its def;
+ *                                       clients that may see it hear the change as from game
+ *                                       code
  */
 #include "engine_internal.h"
 #include "common/log.h"
@@ -138,6 +142,54 @@ static bool cmd_destroy(void *ctx, int argc, const char *const *argv, char **res
     return true;
 }
 
+static bool cmd_set_property(void *ctx, int argc, const char *const *argv, char **result,
+                             char *why, size_t whylen)
+{
+    mc_engine *e = ctx;
+    int32_t id;
+    if (argc != 3 || !parse_id(argv[0], &id)) {
+        snprintf(why, whylen, "usage: setProperty ID NAME JSON");
+        return false;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    if (!ent || ent->in_reap) {
+        snprintf(why, whylen, "no such entity here");
+        return false;
+    }
+    const mc_def_property *p = mc_defs_property_by_name(ent->td, argv[1]);
+    if (!p || p->part_index[ent->part] < 0) {
+        snprintf(why, whylen, "%s has no %s property %s", ent->td->name, mc_part_name(ent->part),
+                 argv[1]);
+        return false;
+    }
+    mc_value v;
+    mc_value_limits lim = {.max_bytes = p->db_length,
+                           .entity_types = mc_defs_type_count(e->defs)};
+    char vwhy[200];
+    if (mc_value_from_json(p->type, argv[2], strlen(argv[2]), &lim, &v, vwhy, sizeof vwhy) != 0) {
+        snprintf(why, whylen, "%s: %s", p->name, vwhy);
+        return false;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    int rc = mc_value_encode(p->type, &v, &lim, &os, vwhy, sizeof vwhy);
+    mc_value_free(&v);
+    if (rc == 0) {
+        mc_istream is;
+        mc_istream_init(&is, os.data, os.size);
+        rc = ent->gt->props_decode_one(e->defs, ent->part, ent->props, p->index, &is, vwhy,
+                                       sizeof vwhy);
+    }
+    mc_ostream_free(&os);
+    if (rc != 0) {
+        snprintf(why, whylen, "%s: %s", p->name, vwhy);
+        return false;
+    }
+    MC_INFO("operator: %s %d.%s = %s", ent->td->name, (int)ent->id, p->name, argv[2]);
+    *result = strdup("set");
+    return true;
+}
+
 int engine_add_commands(mc_engine *e)
 {
     mc_watchers *w = mc_server_watchers(e->server);
@@ -148,6 +200,10 @@ int engine_add_commands(mc_engine *e)
         return -1;
     if (mc_watch_add_callable(w, "command/destroy", cmd_destroy, e,
                               "destroy ID: destroy an entity held here") != MC_WATCH_OK)
+        return -1;
+    if (mc_watch_add_callable(w, "command/setProperty", cmd_set_property, e,
+                              "setProperty ID NAME JSON: set a property of the part held "
+                              "here (checked against its def)") != MC_WATCH_OK)
         return -1;
     return 0;
 }
