@@ -56,16 +56,8 @@ void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
     cell_moves *m = moves(e);
     int32_t id = mc_read_i32(is);
     mc_vector3 pos, dir;
-    bool ok = mc_read_vec3(is, &pos) && mc_read_vec3(is, &dir) && mc_istream_done(is) && id > 0;
-    mc_entity *ent = ok ? mc_engine_find(e, id) : NULL;
-    if (!ok) {
-        m->refused_malformed++;
-        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
-                         "CLIENT_MOVE: malformed or not finite");
-        if (ent)
-            cell_aoi_correct(e, ent);
-        return;
-    }
+    bool numbers = mc_read_vec3(is, &pos) && mc_read_vec3(is, &dir) && mc_istream_done(is);
+    mc_entity *ent = id > 0 ? mc_engine_find(e, id) : NULL;
     mc_address base;
     if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
         mc_mailbox_address(&ent->base, &base);
@@ -75,6 +67,15 @@ void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
     if (!st || o->local || !mc_address_equal(&base, &o->addr)) {
         /* not a cell here, or not from its base: a late move after a teleport or a forgery */
         m->refused_not_cell++;
+        return;
+    }
+    if (!numbers) {
+        /* its own client sent a move that is not finite numbers: refused, told where it is */
+        m->refused_malformed++;
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "CLIENT_MOVE of %s %d: malformed or not finite", ent->td->name,
+                         (int)ent->id);
+        cell_aoi_correct(e, ent);
         return;
     }
     mc_time_us now = mc_clock_now_us();

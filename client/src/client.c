@@ -453,6 +453,13 @@ int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_valu
     return rc;
 }
 
+int mc_client_send_raw(mc_client *c, uint8_t msg_id, const uint8_t *data, size_t len)
+{
+    if (!mc_cw_def(&mc_cw_baseapp_send_iface, msg_id))
+        return MC_CALL_ERR_SEND;
+    return send_msg(c, msg_id, data, len);
+}
+
 int mc_client_move(mc_client *c, mc_vector3 position, mc_vector3 direction)
 {
     if (c->state != MC_CLIENT_CONNECTED || !c->ch)

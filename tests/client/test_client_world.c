@@ -481,6 +481,79 @@ START_TEST(every_property_flag_reaches_exactly_its_receivers)
 }
 END_TEST
 
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Volatile updates are never resent: with half of what the baseapp sends to clients lost, a
+ * sees fewer of b's moves than b made, never one twice, and the next one after the loss
+ * supersedes the lost ones. Bad moves are refused: not finite (raw bytes past the library's
+ * own check), malformed, and moves while the player has no cell. */
+START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
+{
+    cluster c;
+    player a, b;
+    two_players(&c, &a, &b);
+    pump(&a, &b, 300, NULL, NULL);
+    char v[256];
+    ck_assert(watch(&c, "baseapp01", "set", "externalNub/rehearsal/loss", "0.5", NULL, NULL, v,
+                    sizeof v));
+    a.log[0] = '\0';
+    long long sent0 = counter(&c, "cellapp01", "world/volatileUpdates");
+    long long moves0 = counter(&c, "cellapp01", "moves/accepted");
+    const int MOVES = 20;
+    for (int i = 1; i <= MOVES; i++) {
+        pump(&a, &b, 150, NULL, NULL); /* 2 m each 150 ms */
+        ck_assert_int_eq(mc_client_move(b.c, (mc_vector3){2.0f * (float)i, 0, 0},
+                                        (mc_vector3){0, 0, 0}), 0);
+    }
+    pump(&a, &b, 1000, NULL, NULL);
+    long long accepted = counter(&c, "cellapp01", "moves/accepted") - moves0;
+    long long sent = counter(&c, "cellapp01", "world/volatileUpdates") - sent0;
+    char vol[32];
+    snprintf(vol, sizeof vol, "4:%d;", (int)b.id);
+    int got = count_of(a.log, vol);
+    ck_assert_msg(accepted >= MOVES - 2 && sent >= accepted,
+                  "moves accepted %lld, volatile updates sent %lld", accepted, sent);
+    ck_assert_msg(got > 0 && got < accepted, "a heard %d of %lld volatile updates: %s", got,
+                  accepted, a.log);
+    /* the loss ends: the next move supersedes whatever was lost */
+    ck_assert(watch(&c, "baseapp01", "set", "externalNub/rehearsal/loss", "0", NULL, NULL, v,
+                    sizeof v));
+    pump(&a, &b, 300, NULL, NULL);
+    ck_assert_int_eq(mc_client_move(b.c, (mc_vector3){2.0f * MOVES + 1, 0, 0},
+                                    (mc_vector3){0, 0, 0}), 0);
+    float want_x = 2.0f * MOVES + 1;
+    /* a_at_x looks at how b sees a: swap the roles */
+    ck_assert_msg(pump(&b, &a, 5000, a_at_x, &want_x), "a: %s", a.log);
+
+    /* bad moves: NaN in raw bytes, a short message (refused by the message's fixed size:
+     * the library cannot even send it), a move while the player has no cell */
+    long long bad0 = counter(&c, "cellapp01", "moves/refused/malformed");
+    uint8_t raw[24];
+    memset(raw, 0, sizeof raw);
+    raw[0] = 0x7F;
+    raw[1] = 0xC0; /* a quiet NaN as x */
+    ck_assert_int_eq(mc_client_send_raw(a.c, MC_CW_MOVE, raw, sizeof raw), 0);
+    pump(&a, &b, 500, NULL, NULL);
+    ck_assert_int_eq(counter(&c, "cellapp01", "moves/refused/malformed"), bad0 + 1);
+    char corr[32];
+    snprintf(corr, sizeof corr, "6:%d;", (int)a.id);
+    ck_assert_msg(wait_log(&a, &b, "a", corr, 5000), "a was not corrected: %s", a.log);
+    ck_assert_int_ne(mc_client_send_raw(a.c, MC_CW_MOVE, raw, 10), 0);
+
+    mc_client_close(a.c);
+    mc_client_close(b.c);
+    mc_client_free(a.c);
+    mc_client_free(b.c);
+    stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("client_world");
@@ -488,6 +561,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, players_see_each_other_chat_change_move_and_leave);
     tcase_add_test(tc, every_property_flag_reaches_exactly_its_receivers);
+    tcase_add_test(tc, volatile_updates_are_not_resent_and_bad_moves_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

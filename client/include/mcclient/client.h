@@ -106,6 +106,10 @@ int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_valu
  * entity id, exposed index, encoded arguments. 0 or MC_CALL_ERR_STATE. */
 int mc_client_call_raw(mc_client *c, mc_part part, int32_t entity_id, uint16_t exposed_index,
                        const uint8_t *args, size_t len);
+/* Send any client message (mcclient/wire.h MC_CW_TO_BASEAPP id) with these bytes, unchecked,
+ * reliably (tests and tools probing the server's checks). 0 or MC_CALL_ERR_STATE /
+ * MC_CALL_ERR_SEND (no such message, or a fixed-size one of another size). */
+int mc_client_send_raw(mc_client *c, uint8_t msg_id, const uint8_t *data, size_t len);
 
 /* Move the player's own cell entity (unreliable, latest wins; send it at most every tick of
  * the game). The cell refuses non-finite numbers and moves faster than its speed limit and
