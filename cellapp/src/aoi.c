@@ -225,7 +225,8 @@ static void update_one(mc_engine *e, int32_t id)
     for (size_t i = 0; a->stream && i < nin; i++) {
         mc_entity *x = mc_engine_find(e, in[i]);
         cell_aoi *xa = x ? aoi_of(x) : NULL;
-        if (!xa || witness_entered(a->stream, in[i]) != 0)
+        /* clients hear only of entities with a client part (server-only ones stay hidden) */
+        if (!xa || !x->td->client_server || witness_entered(a->stream, in[i]) != 0)
             continue;
         xa->viewers++;
     }

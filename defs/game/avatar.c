@@ -1,4 +1,5 @@
 /* Example game: the Avatar's base and cell handlers. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,9 @@ static void on_world(const mc_call_ctx *call, void *ud, int status, mc_mailbox_r
 int Avatar_base_onCreated(const mc_call_ctx *call, Avatar_base *self)
 {
     (void)self;
-    if (mc_databaseID(call) == 0)
+    const Avatar_cell *data = mc_cellData(call);
+    bool npc = data && data->wanderRadius > 0; /* Space.populate's crowd: never written */
+    if (mc_databaseID(call) == 0 && !npc)
         mc_writeToDB(call, NULL, NULL);
     return mc_lookUpBaseByName(call, "world", on_world, NULL) == MC_CALL_OK ? 0 : -1;
 }
@@ -171,4 +174,42 @@ int Avatar_base_thank(const mc_call_ctx *call, Avatar_base *self)
     (void)call;
     self->xp += 10;
     return 0;
+}
+
+/* ---- non-player Avatars (Space.populate) ------------------------------------------------ */
+
+#define WANDER_TICK_S 0.1
+
+/* A wandering Avatar's cell walks: a timer ten times a second. */
+int Avatar_cell_onCreated(const mc_call_ctx *call, Avatar_cell *self)
+{
+    if (self->wanderRadius > 0)
+        mc_addTimer(call, WANDER_TICK_S, WANDER_TICK_S, 0, NULL);
+    return 0;
+}
+
+/* A step of up to half a metre in a direction that drifts, turned back toward its spawn
+ * point once it strays beyond its radius (deterministic per entity and tick). */
+int Avatar_cell_onTimer(const mc_call_ctx *call, Avatar_cell *self, uint32_t timerId,
+                        int64_t userArg)
+{
+    (void)timerId;
+    (void)userArg;
+    if (!(self->wanderRadius > 0))
+        return 0;
+    uint32_t h = (uint32_t)call->self.id * 2654435761u + (uint32_t)(mc_time(call) * 10.0);
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    float turn = ((float)(h & 1023) / 1023.0f - 0.5f) * 1.5f;
+    mc_vector3 pos = mc_position(call), dir = mc_direction(call);
+    float yaw = dir.z + turn;
+    float dx = pos.x - self->spawnPoint.x, dz = pos.z - self->spawnPoint.z;
+    if (dx * dx + dz * dz > self->wanderRadius * self->wanderRadius)
+        yaw = atan2f(-dz, -dx); /* home */
+    pos.x += 0.5f * cosf(yaw);
+    pos.z += 0.5f * sinf(yaw);
+    dir.z = yaw;
+    mc_setPosition(call, pos);
+    return mc_setDirection(call, dir);
 }

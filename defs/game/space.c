@@ -1,4 +1,6 @@
 /* Example game: the Space's base and cell handlers. */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/clock.h"
@@ -57,5 +59,42 @@ int Space_base_getCell(const mc_call_ctx *call, Space_base *self, mc_mailbox_ref
 {
     (void)self;
     *out_cell = mc_base_cell(call);
+    return 0;
+}
+
+/* populate: count non-player Avatars created here (each finds the "world" and takes a cell
+ * at its spawn point, as players do), spread evenly over a disc of the radius (a sunflower
+ * spiral), each wandering around its spot. */
+int Space_base_populate(const mc_call_ctx *call, Space_base *self, uint16_t count, float radius,
+                        float wander)
+{
+    (void)self;
+    if (!(radius >= 0) || !(wander >= 0) || radius > 1e5f || wander > 1e5f)
+        return -1;
+    for (uint16_t i = 0; i < count; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "npc%d-%u", (int)call->self.id, (unsigned)i);
+        float r = radius * sqrtf(((float)i + 0.5f) / (float)count);
+        float a = 2.39996323f * (float)i; /* the golden angle */
+        mc_value vname, vspawn, vwander;
+        memset(&vname, 0, sizeof vname);
+        memset(&vspawn, 0, sizeof vspawn);
+        memset(&vwander, 0, sizeof vwander);
+        if (mc_value_set_bytes(&vname, MC_TYPE_STRING, name, strlen(name)) != 0)
+            return -1;
+        vspawn.kind = MC_TYPE_VECTOR3;
+        vspawn.as.vec[0] = r * cosf(a);
+        vspawn.as.vec[1] = 0;
+        vspawn.as.vec[2] = r * sinf(a);
+        vwander.kind = MC_TYPE_FLOAT32;
+        vwander.as.f = wander;
+        mc_prop_init init[] = {{"name", &vname}, {"spawnPoint", &vspawn},
+                               {"wanderRadius", &vwander}};
+        mc_mailbox_ref made;
+        int rc = mc_createBaseLocally(call, "Avatar", init, 3, &made);
+        mc_value_free(&vname);
+        if (rc != MC_CALL_OK)
+            return -1;
+    }
     return 0;
 }

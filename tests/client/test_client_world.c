@@ -554,14 +554,114 @@ START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
 }
 END_TEST
 
+/* Count of VOLATILE records per entity id (ids below 4096), for the crowd test. */
+typedef struct {
+    player *p;
+    int counts[4096];
+} vol_counter;
+
+static int by_dist_ctx_cmp(const void *x, const void *y)
+{
+    const float *a = x, *b = y;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* A crowd of 500 in one spot under the budget: the player's client is introduced to all of
+ * them over several ticks (deferred by the budget, never too much at once: the channel
+ * keeps up), and while they all walk, the nearest are updated more often than the farthest
+ * (distance priority). Server-only entities (the Space's cell) are never sent. */
+START_TEST(a_crowd_of_500_degrades_by_distance_under_the_budget)
+{
+    cluster c;
+    player a, b;
+    two_players(&c, &a, &b);
+    char out[256];
+    int32_t space = 0;
+    /* the Space base is the first entity created */
+    for (int32_t id = 1; id < 64 && !space; id++) {
+        char path[64];
+        snprintf(path, sizeof path, "entities/%d/type", (int)id);
+        if (watch(&c, "baseapp01", "get", path, NULL, NULL, NULL, out, sizeof out) &&
+            strstr(out, "Space"))
+            space = id;
+    }
+    ck_assert_int_gt(space, 0);
+    ck_assert(!mc_client_entity_of(a.c, space)); /* server-only: never introduced */
+    char ids[16];
+    snprintf(ids, sizeof ids, "%d", (int)space);
+    long long deferred0 = counter(&c, "cellapp01", "world/deferred");
+    ck_assert_msg(watch(&c, "baseapp01", "call", "command/call", ids, "populate", "[500, 30, 3]",
+                        out, sizeof out),
+                  "populate: %s", out);
+    long deadline = now_ms() + 60000;
+    const mc_client_entity *es;
+    while (now_ms() < deadline && mc_client_entities(a.c, &es) < 501)
+        pump(&a, &b, 200, NULL, NULL);
+    ck_assert_msg(mc_client_entities(a.c, &es) >= 501, "a sees %zu (%s)",
+                  mc_client_entities(a.c, &es), c.clog);
+    ck_assert_msg(counter(&c, "cellapp01", "world/deferred") > deferred0,
+                  "the budget never deferred anything");
+    ck_assert_int_eq(mc_client_state(a.c), MC_CLIENT_CONNECTED);
+    ck_assert_int_eq(counter(&c, "baseapp01", "clients/connected"), 2);
+
+    /* 5 s of walking: VOLATILE records per entity */
+    static vol_counter vc;
+    memset(&vc, 0, sizeof vc);
+    a.log[0] = '\0';
+    long until = now_ms() + 5000;
+    while (now_ms() < until) {
+        pump(&a, &b, 100, NULL, NULL);
+        for (const char *p = strstr(a.log, "4:"); p; p = strstr(p + 1, ";4:")) {
+            int id = atoi(p[0] == ';' ? p + 3 : p + 2);
+            if (id > 0 && id < 4096)
+                vc.counts[id]++;
+        }
+        a.log[0] = '\0';
+    }
+    /* nearest 50 and farthest 50 (from a, which stands at the spawn point) */
+    size_t n = mc_client_entities(a.c, &es);
+    static float d[600][2];
+    size_t k = 0;
+    const mc_client_entity *me = mc_client_entity_of(a.c, a.id);
+    ck_assert_ptr_nonnull(me);
+    for (size_t i = 0; i < n && k < 600; i++) {
+        if (es[i].id == b.id || es[i].id >= 4096)
+            continue;
+        float dx = es[i].position.x - me->position.x, dz = es[i].position.z - me->position.z;
+        d[k][0] = sqrtf(dx * dx + dz * dz);
+        d[k][1] = (float)vc.counts[es[i].id];
+        k++;
+    }
+    ck_assert_uint_ge(k, 500);
+    qsort(d, k, sizeof d[0], by_dist_ctx_cmp);
+    double near = 0, far = 0;
+    for (int i = 0; i < 50; i++) {
+        near += d[i][1];
+        far += d[k - 1 - (size_t)i][1];
+    }
+    fprintf(stderr, "crowd: nearest 50 got %.0f volatile updates in 5 s, farthest 50 %.0f\n",
+            near, far);
+    ck_assert_msg(near > 1.5 * far && near > 0,
+                  "nearest 50 got %.0f updates, farthest 50 %.0f: no distance priority", near,
+                  far);
+    ck_assert_int_eq(mc_client_state(a.c), MC_CLIENT_CONNECTED);
+    mc_client_close(a.c);
+    mc_client_close(b.c);
+    mc_client_free(a.c);
+    mc_client_free(b.c);
+    stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("client_world");
     TCase *tc = tcase_create("world");
-    tcase_set_timeout(tc, 180);
+    tcase_set_timeout(tc, 240);
     tcase_add_test(tc, players_see_each_other_chat_change_move_and_leave);
     tcase_add_test(tc, every_property_flag_reaches_exactly_its_receivers);
     tcase_add_test(tc, volatile_updates_are_not_resent_and_bad_moves_are_refused);
+    tcase_add_test(tc, a_crowd_of_500_degrades_by_distance_under_the_budget);
     suite_add_tcase(s, tc);
     return s;
 }
