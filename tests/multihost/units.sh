@@ -27,7 +27,7 @@ cellapp   192.0.2.12  21030
 baseapp   192.0.2.13  21020  21021
 cellapp   192.0.2.13  21030
 EOT
-out=$(bash "$SRC/deploy/cluster" units "$TMP/three.layout" "$TMP/units" 2>&1) || { echo "$out"; fail "units failed"; }
+out=$(MC_BUILD_DIR=$BUILD bash "$SRC/deploy/cluster" units "$TMP/three.layout" "$TMP/units" 2>&1) || { echo "$out"; fail "units failed"; }
 echo "$out"
 U=$TMP/units
 for role in redis manager loginapp baseapp cellapp; do
