@@ -1,11 +1,13 @@
 /* cellapp-bench: the cost of the area of interest per tick, as one cellapp runs it (the
- * grid and witness views of cellapp/src/aoi_grid.c and aoi_view.c), for N entities walking
- * at random in one space, a tenth of them witnesses, the radius set so that about 50
- * entities are in each view. Per N: tick time p50/p99/max (moving every entity + updating
- * every view), AoI events (enters + leaves) per tick, and memory per entity; beside it, for
- * the sizes where it finishes in time, the same views computed by checking every witness
- * against every entity (the quadratic baseline). Ends with "p99 tick at 10000 entities: X ms".
- * docs/tools/cellapp-bench.md. */
+ * grid and witness views of cellapp/src/aoi_grid.c and aoi_view.c, and the world updates of
+ * cellapp/src/witness.c: what each witness's client is sent, within its budget), for N
+ * entities walking at random in one space, a tenth of them witnesses, the radius set so that
+ * about 50 entities are in each view, 2% of them changing a client-visible property each
+ * tick. Per N: tick time p50/p99/max (moving every entity + updating every view + building
+ * every witness's updates), the AoI part alone, AoI events per tick, update bytes per tick,
+ * and memory per entity; beside it, for the sizes where it finishes in time, the same views
+ * computed by checking every witness against every entity (the quadratic baseline). Ends
+ * with "p99 tick at 10000 entities: X ms". docs/tools/cellapp-bench.md. */
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
@@ -17,18 +19,50 @@
 
 #include "aoi_grid.h"
 #include "aoi_view.h"
+#include "client_shadow.h"
 #include "common/clock.h"
+#include "witness.h"
 
 #define RADIUS 50.0f
 #define HYSTERESIS 5.0f
 #define IN_VIEW 50.0    /* entities wanted in a view on average */
 #define STEP 0.5f       /* metres per tick (5 m/s at 10 Hz) */
+#define BUDGET 2000     /* bytes a tick per client: the cellapp's default */
+#define CHANGE_PER_MILLE 20 /* entities that change a client-visible property each tick */
 
+/* A walker is also a cell entity as the world updates see it: its position and direction,
+ * a type with a volatile position and yaw, and a shadow of two client-visible properties
+ * (a level, 1 byte, and a title, 9 bytes). */
 typedef struct {
     aoi_node node;
     int32_t id;
     float heading;
+    mc_entity ent;
+    client_shadow shadow;
+    client_shadow_prop props[2];
+    uint8_t level, title[9];
 } walker;
+
+static const mc_entity_type_def walker_type = {
+    .name = "Walker", .client_server = true,
+    .volatile_info = {.position = true, .yaw = true}};
+
+typedef struct {
+    walker *w;
+    unsigned n;
+} world;
+
+static mc_entity *find_walker(void *ctx, int32_t id)
+{
+    world *wd = ctx;
+    return id >= 1 && (unsigned)id <= wd->n ? &wd->w[id - 1].ent : NULL;
+}
+
+static client_shadow *walker_shadow(void *ctx, mc_entity *ent)
+{
+    (void)ctx;
+    return ent->role_data;
+}
 
 static int32_t id_of(const aoi_node *n) { return ((const walker *)n->owner)->id; }
 
@@ -55,7 +89,8 @@ static double pct(double *v, size_t n, double p)
 
 typedef struct {
     unsigned n, ticks;
-    double p50_ms, p99_ms, max_ms, events_per_tick, bytes_per_entity, in_view;
+    double p50_ms, p99_ms, max_ms, aoi_p99_ms, events_per_tick, bytes_per_entity, in_view;
+    double update_bytes_per_tick, deferred_per_tick;
     double brute_p50_ms; /* < 0: not run */
 } result;
 
@@ -71,6 +106,8 @@ static void walk(walker *w, float side, uint32_t *s)
     }
     w->node.x = x; /* the grid move below sets them again */
     w->node.z = z;
+    w->ent.position = (mc_vector3){x, 0, z};
+    w->ent.direction = (mc_vector3){0, 0, w->heading};
 }
 
 static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
@@ -84,9 +121,15 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
     struct mallinfo2 m0 = mallinfo2();
     walker *w = calloc(n, sizeof *w);
     aoi_view *views = calloc(nw, sizeof *views);
-    double *t = calloc(ticks, sizeof *t);
-    if (!w || !views || !t)
+    witness **streams = calloc(nw, sizeof *streams);
+    double *t = calloc(ticks, sizeof *t), *ta = calloc(ticks, sizeof *ta);
+    if (!w || !views || !streams || !t || !ta)
         return -1;
+    world wd = {w, n};
+    uint64_t enters = 0, leaves = 0, props = 0, volatiles = 0, deferred = 0;
+    witness_env env = {.ctx = &wd, .find = find_walker, .shadow = walker_shadow,
+                       .budget = BUDGET, .enters = &enters, .leaves = &leaves, .props = &props,
+                       .volatiles = &volatiles, .deferred = &deferred};
     aoi_grid g;
     if (aoi_grid_init(&g, RADIUS) != 0)
         return -1;
@@ -97,9 +140,26 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
         w[i].heading = frand(&s) * 6.2831853f;
         if (aoi_grid_insert(&g, &w[i].node, frand(&s) * side, frand(&s) * side) != 0)
             return -1;
+        w[i].ent.id = w[i].id;
+        w[i].ent.td = &walker_type;
+        w[i].ent.part = MC_PART_CELL;
+        w[i].ent.position = (mc_vector3){w[i].node.x, 0, w[i].node.z};
+        w[i].ent.role_data = &w[i].shadow;
+        w[i].level = 1;
+        memcpy(w[i].title, "\x08Novice!", 9);
+        w[i].props[0] = (client_shadow_prop){.index = 0, .other = true, .own = true,
+                                             .bytes = &w[i].level, .len = 1};
+        w[i].props[1] = (client_shadow_prop){.index = 1, .other = true, .own = true,
+                                             .bytes = w[i].title, .len = 9};
+        w[i].shadow = (client_shadow){.n = 2, .n_other = 2, .other_bytes = 10,
+                                      .props = w[i].props};
     }
-    for (unsigned i = 0; i < nw; i++)
+    for (unsigned i = 0; i < nw; i++) {
         aoi_view_init(&views[i], RADIUS, HYSTERESIS);
+        if (!(streams[i] = witness_new()))
+            return -1;
+    }
+    uint64_t update_bytes = 0, deferred_measured = 0;
     uint64_t events = 0, inview = 0;
     for (unsigned k = 0; k < ticks + 5; k++) {
         uint64_t t0 = mc_clock_now_us();
@@ -120,10 +180,33 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
                                 &nin, &out, &nout) != 0)
                 return -1;
             ev += nin + nout;
+            for (size_t j = 0; j < nout; j++)
+                witness_left(streams[i], out[j]);
+            for (size_t j = 0; j < nin; j++)
+                if (witness_entered(streams[i], in[j]) != 0)
+                    return -1;
+        }
+        uint64_t ta0 = mc_clock_now_us();
+        /* what changed (the cellapp diffs encodings; here the changes are made directly) */
+        for (unsigned i = 0; i < n; i++) {
+            if (rng(&s) % 1000u < CHANGE_PER_MILLE) {
+                w[i].level++;
+                w[i].props[0].changed = ++w[i].shadow.seq;
+            }
+        }
+        uint64_t bytes = 0, deferred0 = deferred;
+        for (unsigned i = 0; i < nw; i++) {
+            const mc_ostream *rel, *vol;
+            if (witness_build(streams[i], &env, &w[i].ent, &rel, &vol) != 0)
+                return -1;
+            bytes += rel->size + vol->size;
         }
         uint64_t dt = mc_clock_now_us() - t0;
         if (k >= 5) { /* the first ticks fill the views: not measured */
             t[k - 5] = (double)dt / 1000.0;
+            ta[k - 5] = (double)(ta0 - t0) / 1000.0;
+            update_bytes += bytes;
+            deferred_measured += deferred - deferred0;
             events += ev;
             for (unsigned i = 0; i < nw; i++)
                 inview += views[i].n;
@@ -133,6 +216,10 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
     r->bytes_per_entity = (double)(m1.uordblks - m0.uordblks) / n;
     r->in_view = (double)inview / ticks / (nw ? nw : 1);
     r->events_per_tick = (double)events / ticks;
+    r->update_bytes_per_tick = (double)update_bytes / ticks;
+    r->deferred_per_tick = (double)deferred_measured / ticks;
+    qsort(ta, ticks, sizeof *ta, cmp_double);
+    r->aoi_p99_ms = pct(ta, ticks, 0.99);
     qsort(t, ticks, sizeof *t, cmp_double);
     r->p50_ms = pct(t, ticks, 0.50);
     r->p99_ms = pct(t, ticks, 0.99);
@@ -167,14 +254,18 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
         qsort(bts, bt, sizeof *bts, cmp_double);
         r->brute_p50_ms = bts[bt / 2];
     }
-    for (unsigned i = 0; i < nw; i++)
+    for (unsigned i = 0; i < nw; i++) {
         aoi_view_free(&views[i]);
+        witness_free(streams[i]);
+    }
     for (unsigned i = 0; i < n; i++)
         aoi_grid_remove(&g, &w[i].node);
     aoi_grid_free(&g);
     free(w);
     free(views);
+    free(streams);
     free(t);
+    free(ta);
     return 0;
 }
 
@@ -238,9 +329,9 @@ int main(int argc, char **argv)
     printf("cellapp-bench: %u ticks per size; a tenth of the entities are witnesses, radius %g m "
            "+ %g m hysteresis, ~%g in view, walking %g m per tick\n\n",
            ticks, RADIUS, HYSTERESIS, IN_VIEW, STEP);
-    printf("%9s %9s %11s %11s %11s %13s %11s %10s %15s\n", "entities", "witnesses",
-           "p50 ms", "p99 ms", "max ms", "events/tick", "in view", "bytes/ent",
-           "all-pairs p50");
+    printf("%9s %9s %9s %9s %9s %9s %12s %8s %12s %10s %9s %14s\n", "entities", "witnesses",
+           "p50 ms", "p99 ms", "max ms", "AoI p99", "events/tick", "in view", "update B/tick",
+           "deferred", "bytes/ent", "all-pairs p50");
     double p99_at_10k = -1;
     for (size_t k = 0; k < nsizes; k++) {
         result r;
@@ -251,14 +342,18 @@ int main(int argc, char **argv)
         char brute[32] = "(not run)";
         if (r.brute_p50_ms >= 0)
             snprintf(brute, sizeof brute, "%.2f ms", r.brute_p50_ms);
-        printf("%9u %9u %11.3f %11.3f %11.3f %13.1f %11.1f %10.0f %15s\n", r.n, r.n / 10,
-               r.p50_ms, r.p99_ms, r.max_ms, r.events_per_tick, r.in_view, r.bytes_per_entity,
+        printf("%9u %9u %9.3f %9.3f %9.3f %9.3f %12.1f %8.1f %12.0f %10.1f %9.0f %14s\n", r.n,
+               r.n / 10, r.p50_ms, r.p99_ms, r.max_ms, r.aoi_p99_ms, r.events_per_tick,
+               r.in_view, r.update_bytes_per_tick, r.deferred_per_tick, r.bytes_per_entity,
                brute);
         if (sizes[k] == 10000)
             p99_at_10k = r.p99_ms;
     }
-    printf("\n(tick: move every entity in the grid + update every witness's view; all-pairs: "
-           "the same views by checking every witness against every entity)\n");
+    printf("\n(tick: move every entity in the grid + update every witness's view + build every "
+           "witness's world updates within a %d-byte budget; AoI p99: the first two alone; "
+           "update B/tick: all witnesses' records; deferred: entities left for a later tick; "
+           "all-pairs: the same views by checking every witness against every entity)\n",
+           BUDGET);
     if (p99_at_10k < 0) {
         fprintf(stderr, "cellapp-bench: 10000 was not among --sizes: no closing line\n");
         return 1;

@@ -1,7 +1,7 @@
-/* What a witness's client is sent each tick, within its budget (witness.h). */
+/* What a witness's client is sent each tick, within its budget (witness.h): the entries,
+ * the priorities and the records; no engine here (witness_send.c sends them). */
 #include "witness.h"
 
-#include "cellapp.h"
 #include "client_shadow.h"
 #include "common/log.h"
 #include "entity/world_wire.h"
@@ -149,7 +149,7 @@ int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, s
 }
 
 /* The queued calls, then the departures, into the reliable run. */
-static void write_calls_and_leaves(cell_aoi_state *s, witness *w)
+static void write_calls_and_leaves(const witness_env *env, witness *w)
 {
     if (w->calls.size) {
         mc_write_bytes(&w->rel, w->calls.data, w->calls.size);
@@ -157,45 +157,11 @@ static void write_calls_and_leaves(cell_aoi_state *s, witness *w)
     }
     for (size_t i = 0; i < w->nleaving; i++)
         mc_world_write_leave(&w->rel, w->leaving[i]);
-    s->world_leaves += w->nleaving;
+    *env->leaves += w->nleaving;
     w->nleaving = 0;
 }
 
-/* ---- sending -------------------------------------------------------------------------- */
-
-static cell_aoi_state *aoi_state(mc_engine *e)
-{
-    return &((cell_state *)mc_engine_role_state(e))->aoi;
-}
-
-static void send_run(mc_engine *e, mc_entity *ent, mc_ostream *run, uint8_t flags)
-{
-    if (!run->size)
-        return;
-    cell_aoi_state *s = aoi_state(e);
-    mc_ostream msg;
-    mc_ostream_init(&msg);
-    mc_write_i32(&msg, ent->id);
-    mc_write_u8(&msg, flags);
-    mc_write_bytes(&msg, run->data, run->size);
-    mc_address to;
-    mc_mailbox_address(&ent->base, &to);
-    int rc = mc_ostream_ok(&msg) ? mc_engine_send(e, &to, MC_MSG_CLIENT_UPDATE, msg.data,
-                                                  msg.size)
-                                 : MC_CALL_ERR_BUSY;
-    if (rc != 0) {
-        s->world_send_failures++;
-        if (s->world_send_failures <= 10 || s->world_send_failures % 1000 == 0)
-            MC_WARNING("world updates of %s %d could not go to its base (%d; %llu so far)",
-                       ent->td->name, (int)ent->id, rc,
-                       (unsigned long long)s->world_send_failures);
-    } else if (flags & MC_WORLD_FLAG_VOLATILE) {
-        s->world_bytes_volatile += run->size;
-    } else {
-        s->world_bytes_reliable += run->size;
-    }
-    mc_ostream_free(&msg);
-}
+/* ---- building a tick's records -------------------------------------------------------- */
 
 /* PROPS of `id` with the properties of sh changed after `since` that pass the filter
  * (other: to other clients; else own). Returns how many. */
@@ -268,13 +234,15 @@ static int by_priority(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
-void witness_send(mc_engine *e, mc_entity *ent, witness *w)
+int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_ostream **rel,
+                  const mc_ostream **vol)
 {
-    cell_aoi_state *s = aoi_state(e);
     mc_ostream_reset(&w->rel);
     mc_ostream_reset(&w->vol);
-    write_calls_and_leaves(s, w);
-    client_shadow *own = cell_aoi_shadow(e, ent);
+    *rel = &w->rel;
+    *vol = &w->vol;
+    write_calls_and_leaves(env, w);
+    client_shadow *own = env->shadow(env->ctx, ent);
     if (own && !w->own_introduced) {
         /* the player's own cell entity: where it is and its own-client properties */
         size_t n_at, n = 0;
@@ -291,21 +259,20 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
             mc_store_u16(w->rel.data + n_at, (uint16_t)n);
         w->own_introduced = true;
         w->own_seq_sent = own->seq;
-        s->world_enters++;
+        (*env->enters)++;
     } else if (own && own->seq > w->own_seq_sent) {
         if (write_changed(&w->rel, ent->id, own, w->own_seq_sent, false))
-            s->world_props++;
+            (*env->props)++;
         w->own_seq_sent = own->seq;
     }
     candidate *c = w->n ? malloc(w->n * sizeof *c) : NULL;
     size_t nc = 0;
-    if (w->n && !c) {
-        MC_ERROR("out of memory sending the view of entity %d", (int)ent->id);
-    }
+    if (w->n && !c)
+        return -1;
     for (size_t i = 0; c && i < w->n; i++) {
         witness_entry *we = &w->e[i];
-        mc_entity *x = mc_engine_find(e, we->id);
-        client_shadow *sh = x && !x->in_reap ? cell_aoi_shadow(e, x) : NULL;
+        mc_entity *x = env->find(env->ctx, we->id);
+        client_shadow *sh = x && !x->in_reap ? env->shadow(env->ctx, x) : NULL;
         if (!sh)
             continue; /* gone: it leaves the view at the next update */
         candidate k = {.slot = i};
@@ -327,15 +294,15 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
     }
     if (nc > 1)
         qsort(c, nc, sizeof *c, by_priority);
-    size_t spent = w->rel.size, budget = s->client_budget;
+    size_t spent = w->rel.size, budget = env->budget;
     for (size_t i = 0; i < nc; i++) {
         if (i > 0 && spent + c[i].bytes > budget) {
-            s->world_deferred += nc - i;
+            *env->deferred += nc - i;
             break;
         }
         witness_entry *we = &w->e[c[i].slot];
-        mc_entity *x = mc_engine_find(e, we->id);
-        client_shadow *sh = cell_aoi_shadow(e, x);
+        mc_entity *x = env->find(env->ctx, we->id);
+        client_shadow *sh = env->shadow(env->ctx, x);
         if (c[i].enter) {
             size_t n_at, n = 0;
             mc_world_write_enter(&w->rel, x->id, x->type, x->position, x->direction, 0, &n_at);
@@ -351,15 +318,15 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
             we->entered = true;
             we->pos_sent = x->position;
             we->dir_sent = x->direction;
-            s->world_enters++;
+            (*env->enters)++;
         } else {
             if (c[i].props && write_changed(&w->rel, x->id, sh, we->seq_sent, true))
-                s->world_props++;
+                (*env->props)++;
             if (c[i].vol) {
                 mc_world_write_volatile(&w->vol, x->id, x->position, x->direction);
                 we->pos_sent = x->position;
                 we->dir_sent = x->direction;
-                s->world_volatiles++;
+                (*env->volatiles)++;
             }
         }
         we->seq_sent = sh->seq;
@@ -368,22 +335,17 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
         we->priority = c[i].priority + 1.0 + c[i].dist;
     }
     free(c);
-    if (!mc_ostream_ok(&w->rel) || !mc_ostream_ok(&w->vol)) {
-        MC_ERROR("out of memory writing the world updates of entity %d", (int)ent->id);
-        return;
-    }
-    send_run(e, ent, &w->rel, 0);
-    send_run(e, ent, &w->vol, MC_WORLD_FLAG_VOLATILE);
+    return mc_ostream_ok(&w->rel) && mc_ostream_ok(&w->vol) ? 0 : -1;
 }
 
-void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w)
+int witness_build_leave_all(witness *w, const witness_env *env, const mc_ostream **rel)
 {
     for (size_t i = 0; i < w->n; i++)
         if (w->e[i].entered)
             push_leaving(w, w->e[i].id);
     w->n = 0;
     mc_ostream_reset(&w->rel);
-    write_calls_and_leaves(aoi_state(e), w);
-    if (mc_ostream_ok(&w->rel))
-        send_run(e, ent, &w->rel, 0);
+    *rel = &w->rel;
+    write_calls_and_leaves(env, w);
+    return mc_ostream_ok(&w->rel) ? 0 : -1;
 }

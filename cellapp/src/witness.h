@@ -25,9 +25,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client_shadow.h"
+#include "common/stream.h"
 #include "entity/engine.h"
 
 typedef struct witness witness;
+
+/* What building a tick's records needs from its surroundings: the cellapp's engine
+ * (witness_send.c), or a benchmark's own entities. */
+typedef struct {
+    void *ctx;
+    /* a live cell entity by id, or NULL */
+    mc_entity *(*find)(void *ctx, int32_t id);
+    /* its client-visible properties as diffed this tick, or NULL (nothing is sent of it) */
+    client_shadow *(*shadow)(void *ctx, mc_entity *ent);
+    uint64_t budget; /* bytes a tick for the entities in view (beyond the first) */
+    uint64_t *enters, *leaves, *props, *volatiles, *deferred; /* counted here */
+} witness_env;
 
 witness *witness_new(void);
 /* Free it (its entries are forgotten: the caller lowers the viewer counts). */
@@ -45,12 +59,24 @@ size_t witness_count(const witness *w);
  * -1 the queue is full (WITNESS_CALLS_MAX bytes: dropped). */
 #define WITNESS_CALLS_MAX 65536u
 int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len);
-/* Build this tick's records for the witness entity `ent` and send them to its base. */
-void witness_send(mc_engine *e, mc_entity *ent, witness *w);
+/* Build this tick's records for the witness entity `ent`: the reliable run in *rel, the
+ * volatile one in *vol (the witness's buffers, valid until its next build). 0, or -1 out of
+ * memory (what was built is not to be sent). */
+int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_ostream **rel,
+                  const mc_ostream **vol);
+/* Everything leaves (queued calls first): the reliable run in *rel; the witness is empty
+ * afterwards. 0 or -1. */
+int witness_build_leave_all(witness *w, const witness_env *env, const mc_ostream **rel);
+
 /* Its client is a new one (the base got a client, or another one took over): everything it
  * was told is forgotten, nothing is sent for it (no LEAVE), and the next send introduces the
  * witness itself and every entity in view afresh. */
 void witness_reset(witness *w);
+
+/* ---- witness_send.c: with the engine ---------------------------------------------------- */
+
+/* Build this tick's records and send them to the witness's base (CLIENT_UPDATE). */
+void witness_send(mc_engine *e, mc_entity *ent, witness *w);
 /* Leave everything (the witness stopped being one): LEAVE for what its client was shown,
  * sent now; the witness is empty afterwards. */
 void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w);
