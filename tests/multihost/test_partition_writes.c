@@ -56,6 +56,10 @@ static void net_down(void)
         return;
     sh("ip link del %s >/dev/null 2>&1", vh);
     sh("ip netns del %s >/dev/null 2>&1", ns);
+    /* the host-side rule of the partition, if a failure left it */
+    while (mgr_ip[0] &&
+           sh("ip rule del from %s/32 to %s/32 blackhole >/dev/null 2>&1", mgr_ip, ns_ip) == 0)
+        ;
 }
 
 static void on_signal(int sig)
@@ -241,7 +245,11 @@ START_TEST(a_cut_off_baseapp_never_overwrites_the_survivor)
 
     /* The link comes back, first without the route to the manager: the writes the cut-off
      * baseapp queued reach Redis and are refused by their token (none lands). */
+    /* both ways: nothing to the manager (a route in the namespace) and nothing from it (a
+     * rule on the host side, where the manager's packets are routed: its resends would
+     * otherwise fence the baseapp before its writes drain) */
     ck_assert_int_eq(sh("ip -n %s route add blackhole %s/32", ns, mgr_ip), 0);
+    ck_assert_int_eq(sh("ip rule add from %s/32 to %s/32 blackhole", mgr_ip, ns_ip), 0);
     ck_assert_int_eq(sh("ip link set %s up", vh), 0);
     bool refused = false;
     for (int waited = 0; waited < WAIT_MS && !refused; waited += 100) {
@@ -255,6 +263,7 @@ START_TEST(a_cut_off_baseapp_never_overwrites_the_survivor)
     ck_assert_int_eq(stored_counter(redis, pwfile, key), mine);
     /* Then the manager too: it learns it was replaced and exits 4. */
     ck_assert_int_eq(sh("ip -n %s route del blackhole %s/32", ns, mgr_ip), 0);
+    ck_assert_int_eq(sh("ip rule del from %s/32 to %s/32 blackhole", mgr_ip, ns_ip), 0);
     int rc = h_wait_exit(cut, WAIT_MS);
     ck_assert_msg(rc == 4, "the cut-off baseapp exited %d, not 4 (fenced) (log %s)", rc,
                   c.log_base[0]);
