@@ -50,7 +50,7 @@ START_TEST(late_ack_of_a_resent_packet_causes_no_spurious_resends)
      * not show that sequences 1..5 (sent before the resend) are lost. */
     uint8_t ack[7];
     mc_store_u16(ack, 0x0008 | 0x0004); /* ON_CHANNEL | HAS_ACKS */
-    mc_store_u32(ack + 2, 0);
+    mc_store_u32(ack + 2, cs.first_send_seq); /* the channel's first sequence number */
     ack[6] = 1;
     ck_assert_int_eq(mc_nub_process_datagram(p.a, mc_nub_address(p.b), ack, sizeof ack), MC_OK);
     mc_clock_set_source(NULL, NULL);

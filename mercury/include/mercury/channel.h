@@ -91,8 +91,10 @@ typedef struct {
     uint64_t duplicates;       /* duplicate packets dropped */
     uint64_t out_of_window;    /* packets beyond the receive window dropped */
     uint64_t out_of_order;     /* packets that arrived ahead of a missing one (buffered) */
+    uint32_t first_send_seq;   /* random first sequence number of this incarnation/version */
     uint32_t next_send_seq;
-    uint32_t next_recv_seq;    /* cumulative ack value we send */
+    uint32_t next_recv_seq;    /* cumulative ack value we send (0 until the peer's first
+                                  sequence number is known) */
 } mc_channel_stats;
 
 /* The channel to addr, created if it does not exist (traits apply only on creation).
