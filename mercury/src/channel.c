@@ -288,7 +288,7 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
                                          (o.indexed ? MC_PF_INDEXED : 0),
                                      p->first_request != 0, ch->nub->cfg.checksums);
         if (due && !(mc_load_u16(h->pkt->data) & MC_PF_HAS_PIGGYBACKS) &&
-            (size_t)p->len + need + h->pkt->len + 3 <= MC_PACKET_MAX_SIZE) {
+            (size_t)p->len + need + h->pkt->len + 3 <= ch->nub->max_packet) {
             piggy_seq = ch->tx_head;
             o.piggy = h->pkt->data;
             o.piggy_len = h->pkt->len;

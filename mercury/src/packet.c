@@ -96,7 +96,7 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
         flags |= MC_PF_HAS_PIGGYBACKS;
         used += (size_t)o->piggy_len + 3u;
     }
-    size_t room = used < MC_PACKET_MAX_SIZE ? MC_PACKET_MAX_SIZE - used : 0;
+    size_t room = used < nub->max_packet ? nub->max_packet - used : 0;
 
     uint32_t nacks = 0;
     const uint32_t *oacks = NULL;
