@@ -123,6 +123,9 @@ void mc_channel_reset_state(mc_channel *ch, uint32_t version)
     ch->version = version;
     ch->epoch++;
     ch->peer_acked = false;
+    /* the new version's peer (perhaps at a new address) has proven nothing yet */
+    ch->resend_credit = 0;
+    ch->unproven_in = ch->unproven_out = 0;
     ch->rtt = 0;
 }
 

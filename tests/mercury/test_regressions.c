@@ -682,6 +682,46 @@ START_TEST(first_reply_on_an_unproven_channel_is_no_larger_than_its_request)
 }
 END_TEST
 
+
+/* A new version of an indexed channel a peer opened starts unproven again, with no credit
+ * left from the old one (its packets may now come from anywhere). */
+static bool peer_idle(void *ctx) { return mc_channel_unacked(ctx) == 0; }
+
+START_TEST(new_version_of_an_accepted_channel_starts_unproven)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
+    send_stream(ic, 0, 20, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
+    ck_assert_ptr_nonnull(peer);
+    uint8_t note[1] = {1};
+    mc_channel_send_message(peer, tdef(T_NOTE), note, 1);
+    mc_channel_send(peer);
+    ck_assert(pump_until(p.base, peer_idle, peer, 10)); /* a acknowledged: proven */
+    /* a newer version from another address moves the channel there */
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[32];
+    size_t n = indexed_datagram_no_ack(pk, 42, 5);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, n), MC_OK);
+    ck_assert_uint_eq(mc_channel_version(peer), 5);
+    ck_assert(mc_address_equal(mc_channel_address(peer), &victim));
+    /* what b has for it waits: the victim sent 10 bytes, less than even a probe */
+    uint8_t big[1200];
+    memset(big, 3, sizeof big);
+    ck_assert_int_eq(mc_channel_send_message(peer, tdef(T_NOTE), big, sizeof big), MC_OK);
+    mc_channel_send(peer);
+    pump_for(p.base, 0.3);
+    seen v = drain(vfd);
+    close(vfd);
+    ck_assert_uint_le(v.bytes, n);
+    ck_assert_uint_ge(mc_channel_overflow(peer), 1);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *regressions_suite(void)
 {
     Suite *s = suite_create("mercury_regressions");
@@ -697,6 +737,7 @@ static Suite *regressions_suite(void)
     tcase_add_test(tc, blind_spoofer_cannot_prove_a_channel);
     tcase_add_test(tc, channels_start_at_random_sequence_numbers);
     tcase_add_test(tc, first_reply_on_an_unproven_channel_is_no_larger_than_its_request);
+    tcase_add_test(tc, new_version_of_an_accepted_channel_starts_unproven);
     suite_add_tcase(s, tc);
     return s;
 }
