@@ -343,6 +343,7 @@ static void send_proof_probe(mc_channel *ch, mc_time_us now)
     if (!probe)
         return;
     probe->reliable = 1;
+    probe->probe = 1;
     if (!credit_allows(ch, first_send_size(ch, probe))) {
         mc_packet_release(ch->nub, probe);
         return;
@@ -476,8 +477,10 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
         if (unproven(ch)) {
             /* the peer has not shown it receives what we send (its address may be
              * spoofed): one resend per packet it sends us, never more, and never more bytes
-             * than it sent */
-            if (ch->resend_credit == 0 || !credit_allows(ch, e->pkt->len))
+             * than it sent - except a lost probe, which goes again (within the resend
+             * credit) so that a real peer is not kept waiting for its next keepalive: each
+             * copy is smaller than the packet that opened the channel */
+            if (ch->resend_credit == 0 || (!e->pkt->probe && !credit_allows(ch, e->pkt->len)))
                 break;
             ch->resend_credit--;
         }

@@ -96,6 +96,7 @@ typedef struct mc_packet {
     uint16_t last_link;     /* offset of the last request's next-request field, 0 = none */
     uint8_t reliable;       /* holds a driver/critical message */
     uint8_t critical;
+    uint8_t probe;          /* an empty reliable packet asking an unproven peer for an ack */
     uint32_t group_count;   /* fragment group size (0 = not a fragment) */
     uint32_t group_index;   /* position in the group */
     uint8_t data[MC_PACKET_MAX_SIZE];

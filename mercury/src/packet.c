@@ -24,6 +24,7 @@ mc_packet *mc_packet_alloc(mc_nub *nub)
     p->last_link = 0;
     p->reliable = 0;
     p->critical = 0;
+    p->probe = 0;
     p->group_count = 0;
     p->group_index = 0;
     return p;
