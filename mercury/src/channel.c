@@ -485,11 +485,13 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
             ch->resend_credit--;
         }
         resend(ch, ch->tx_head, now);
-        if (interactive && e->resends >= 2 && !unproven(ch)) {
+        if (interactive && e->resends == 2 && !unproven(ch)) {
             /* Lost twice in a row (its first send and its first resend): the path is
              * lossy, and each further loss would cost this packet and every later one of
-             * the channel another round trip. From its second resend on it goes twice, so
-             * it is late again only if both copies are lost. */
+             * the channel another round trip. Its second resend goes twice, so it is late
+             * a third time only if both copies are lost. Only that one: when acks are
+             * merely late (a starved peer), a packet resent again and again gets one extra
+             * copy in all, not one per round. */
             mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
             ch->packets_resent++;
             ch->nub->stats.resends++;

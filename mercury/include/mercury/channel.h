@@ -8,8 +8,8 @@
  * are resent as soon as a packet sent after them is acknowledged, or when they are older
  * than max(2 x RTT, minimum resend delay) and acks have stopped; a channel with at most 32
  * packets unacked (interactive traffic) also resends a packet older than about 1.125 x RTT
- * while its peer is heard from, and a packet lost twice goes as two copies from its second
- * resend on (docs/PROTOCOL.md, "Resending"). A peer that opened a channel and has
+ * while its peer is heard from, and a packet lost twice goes as two copies at its second
+ * resend (docs/PROTOCOL.md, "Resending"). A peer that opened a channel and has
  * acknowledged nothing yet gets one resend per packet it sent and never more bytes than it
  * sent: what does not fit (a large first reply, say) waits until the peer acknowledges an
  * empty probe packet. The
