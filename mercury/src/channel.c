@@ -392,7 +392,8 @@ int mc_channel_enqueue(mc_channel *ch, mc_packet *chain)
         }
         bool rel = p->reliable || p->critical || p->group_count;
         /* an unproven peer gets nothing beyond its credit: it waits here (in order) */
-        bool held = unproven(ch) && (ch->overflow_head || !credit_allows(ch, first_send_size(ch, p)));
+        bool held = unproven(ch) &&
+                    (ch->overflow_head || !credit_allows(ch, first_send_size(ch, p)));
         if (!rel && !held) {
             transmit_unreliable(ch, p, now);
             continue;

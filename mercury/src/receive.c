@@ -481,9 +481,10 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
     if (!mc_acks_none(f)) {
         /* It acknowledges packets a new channel never sent (its first sequence number is
          * random and unknown to anyone yet): it belongs to a channel with an earlier
-         * incarnation of this nub, or to a spoofer guessing. Accepting it would leave a channel behind that
-         * can take none of the peer's packets yet keeps the peer's side alive with
-         * keepalives; dropped, the peer's channel goes silent and its owner reconnects. */
+         * incarnation of this nub, or to a spoofer guessing. Accepting it would leave a
+         * channel behind that can take none of the peer's packets yet keeps the peer's side
+         * alive with keepalives; dropped, the peer's channel goes silent and its owner
+         * reconnects. */
         *why = drop(MC_DROP_BAD_ACKS);
         return NULL;
     }
@@ -723,6 +724,7 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
                 if (!(f.flags & MC_PF_HAS_FIRST_SEQ)) {
                     ch->out_of_window++;
                     mc_nub_count_drop(nub, MC_DROP_OUT_OF_WINDOW, src);
+                    *status = MC_ERR_DROPPED;
                     return false;
                 }
                 ch->in_seq_at = f.first_seq;
