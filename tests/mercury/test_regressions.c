@@ -753,6 +753,39 @@ START_TEST(lost_probe_is_resent_without_waiting_for_the_peer)
 }
 END_TEST
 
+
+/* A peer that accepted our channel and only ever acknowledged (it sent nothing reliable)
+ * restarts and opens a channel to us: it knows nothing of our random sequence space, so
+ * its packets carry no cumulative ack. That is a restart (not a simultaneous open): our
+ * old channel is replaced, and what we send next reaches the new incarnation. */
+START_TEST(restart_of_a_peer_that_only_acknowledged_is_recognised)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    send_stream(p.ab, 0, 50, 40);
+    ck_assert(wait_received(&p, &p.rb, 50, 10));
+    ck_assert(pump_until(p.base, channel_acked, p.ab, 10));
+    pair_restart_b(&p);
+    p.rb.next = p.rb.received = 0;
+    mc_channel *ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ba);
+    send_stream(ba, 0, 20, 40);
+    ck_assert(wait_received(&p, &p.ra, 20, 10));
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* a talks to the new incarnation on the channel that replaced the old one */
+    mc_channel *ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ab);
+    send_stream(ab, 0, 30, 40);
+    ck_assert(wait_received(&p, &p.rb, 30, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.ra.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *regressions_suite(void)
 {
     Suite *s = suite_create("mercury_regressions");
@@ -770,6 +803,7 @@ static Suite *regressions_suite(void)
     tcase_add_test(tc, first_reply_on_an_unproven_channel_is_no_larger_than_its_request);
     tcase_add_test(tc, new_version_of_an_accepted_channel_starts_unproven);
     tcase_add_test(tc, lost_probe_is_resent_without_waiting_for_the_peer);
+    tcase_add_test(tc, restart_of_a_peer_that_only_acknowledged_is_recognised);
     suite_add_tcase(s, tc);
     return s;
 }
