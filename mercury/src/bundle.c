@@ -9,17 +9,23 @@ static const mc_message_def reply_def = {MC_REPLY_MESSAGE_ID, "reply", MC_MSG_VA
 const mc_message_def *mc_reply_def(void);
 const mc_message_def *mc_reply_def(void) { return &reply_def; }
 
-void mc_bundle_init(mc_bundle *b, mc_nub *nub, mc_channel *ch)
+/* Bytes of messages a packet may hold: the nub's largest packet minus the footer room. */
+static uint16_t packet_capacity(const mc_nub *nub, const mc_channel *ch)
 {
-    memset(b, 0, sizeof(*b));
-    b->nub = nub;
-    b->channel = ch;
     size_t reserve = MC_FOOTER_BASE;
     if (ch && ch->indexed)
         reserve += MC_FOOTER_INDEXED;
     if (nub->cfg.checksums)
         reserve += MC_FOOTER_CHECKSUM;
-    b->capacity = (uint16_t)(MC_PACKET_MAX_SIZE - reserve);
+    return (uint16_t)(nub->max_packet - reserve);
+}
+
+void mc_bundle_init(mc_bundle *b, mc_nub *nub, mc_channel *ch)
+{
+    memset(b, 0, sizeof(*b));
+    b->nub = nub;
+    b->channel = ch;
+    b->capacity = packet_capacity(nub, ch);
 }
 
 mc_bundle *mc_bundle_new(mc_nub *nub)
@@ -66,6 +72,8 @@ static mc_packet *new_packet(mc_bundle *b)
     mc_packet *p = mc_packet_alloc(b->nub);
     if (!p)
         return NULL;
+    if (!b->in_msg)
+        b->capacity = packet_capacity(b->nub, b->channel); /* mc_nub_set_max_packet */
     if (b->tail)
         b->tail->next = p;
     else

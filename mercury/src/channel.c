@@ -26,7 +26,9 @@ mc_channel *mc_channel_create(mc_nub *nub, const mc_address *addr, mc_channel_tr
     mc_channel *ch = calloc(1, sizeof(*ch));
     if (!ch)
         return NULL;
-    ch->next_seq = ch->oldest_unacked = MC_CHANNEL_FIRST_SEQ;
+    /* a random first sequence number: a peer that does not see this channel's packets
+     * cannot acknowledge them (an acknowledgement is proof that the peer receives) */
+    ch->first_seq = ch->next_seq = ch->oldest_unacked = mc_nub_random_seq(nub);
     ch->nub = nub;
     ch->addr = *addr;
     ch->traits = traits;
@@ -73,9 +75,15 @@ static void clear_send_state(mc_channel *ch)
     ch->unacked = 0;
     ch->critical_unacked = 0;
     ch->tx_head = ch->tx_tail = MC_NIL;
-    ch->next_seq = ch->oldest_unacked = MC_CHANNEL_FIRST_SEQ;
     ch->highest_acked_tx = 0;
     mc_bundle_release_all(&ch->bundle);
+}
+
+/* A new version starts a new, random, sequence space. */
+static void new_sequence_space(mc_channel *ch)
+{
+    ch->first_seq = ch->next_seq = ch->oldest_unacked = mc_nub_random_seq(ch->nub);
+    ch->issued = 0;
 }
 
 static void clear_recv_state(mc_channel *ch)
@@ -92,6 +100,7 @@ static void clear_recv_state(mc_channel *ch)
     ch->nub->recv_buffered_total -= ch->recv_buffered;
     ch->recv_buffered = 0;
     ch->in_seq_at = 0;
+    ch->peer_first_known = false;
     ch->ack_count = 0;
     mc_reasm_stop(ch);
     mc_ostream_free(&ch->asm_buf);
@@ -110,9 +119,13 @@ void mc_channel_reset_state(mc_channel *ch, uint32_t version)
 {
     clear_send_state(ch);
     clear_recv_state(ch);
+    new_sequence_space(ch);
     ch->version = version;
     ch->epoch++;
     ch->peer_acked = false;
+    /* the new version's peer (perhaps at a new address) has proven nothing yet */
+    ch->resend_credit = 0;
+    ch->unproven_in = ch->unproven_out = 0;
     ch->rtt = 0;
 }
 
@@ -160,6 +173,39 @@ static void tx_append(mc_channel *ch, uint32_t seq)
 static bool window_has_room(const mc_channel *ch)
 {
     return (uint32_t)mc_seq_diff(ch->next_seq, ch->oldest_unacked) < ch->window;
+}
+
+/* A channel a peer opened whose peer has acknowledged nothing yet: its source address may
+ * be spoofed, so what goes to it is bounded by what came from it. */
+static bool unproven(const mc_channel *ch) { return ch->accepted && !ch->peer_acked; }
+
+/* The size p will have on the wire when first sent now (without selective acks). */
+static size_t first_send_size(const mc_channel *ch, const mc_packet *p)
+{
+    bool rel = p->reliable || p->critical || p->group_count;
+    uint16_t flags = 0;
+    if (rel) {
+        flags |= MC_PF_HAS_SEQ;
+        if (p->group_count)
+            flags |= MC_PF_IS_FRAGMENT;
+        if (!ch->peer_acked)
+            flags |= MC_PF_HAS_FIRST_SEQ;
+    }
+    if (!ch->peer_acked && ch->send_create)
+        flags |= MC_PF_CREATE_CHANNEL;
+    if (ch->peer_first_known)
+        flags |= MC_PF_HAS_CUMULATIVE_ACK;
+    if (ch->indexed)
+        flags |= MC_PF_INDEXED;
+    return (size_t)p->len + mc_footer_size(flags, p->first_request != 0, ch->nub->cfg.checksums);
+}
+
+/* May `bytes` go to the peer now? Always once it is proven; before, only within the bytes
+ * it sent us: no reply (or anything else) larger than what the peer sent goes to an
+ * address that has not shown it receives. */
+static bool credit_allows(const mc_channel *ch, size_t bytes)
+{
+    return !unproven(ch) || ch->unproven_out + bytes <= ch->unproven_in;
 }
 
 static mc_time_us resend_delay(const mc_channel *ch)
@@ -210,6 +256,8 @@ static void resend(mc_channel *ch, uint32_t seq, mc_time_us now)
 {
     mc_unacked *e = slot(ch, seq);
     mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
+    if (unproven(ch))
+        ch->unproven_out += e->pkt->len;
     note_resent(ch, seq, now);
     ch->last_sent = now;
 }
@@ -218,26 +266,32 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
 {
     uint32_t seq = ch->next_seq;
     ch->next_seq = mc_seq_add(seq, 1);
+    ch->issued++;
     mc_finalise_opts o;
     uint16_t flags = MC_PF_HAS_SEQ | MC_PF_IS_RELIABLE;
     if (p->group_count)
         flags |= MC_PF_IS_FRAGMENT;
+    /* until the peer acknowledges something it may not know where this sequence space
+     * starts (the packet at first_seq may be lost): every reliable packet tells it */
+    if (!ch->peer_acked)
+        flags |= MC_PF_HAS_FIRST_SEQ;
     base_opts(ch, &o, flags);
     o.seq = seq;
+    o.first_seq = ch->first_seq;
     if (p->group_count) {
         o.frag_first = (seq - p->group_index) & MC_SEQ_MASK;
         o.frag_last = mc_seq_add(o.frag_first, p->group_count - 1);
     }
     /* external channels: a packet due for resend may ride along as a piggyback */
     uint32_t piggy_seq = MC_NIL;
-    if (ch->traits == MC_CHANNEL_EXTERNAL && ch->tx_head != MC_NIL) {
+    if (ch->traits == MC_CHANNEL_EXTERNAL && ch->tx_head != MC_NIL && !unproven(ch)) {
         mc_unacked *h = slot(ch, ch->tx_head);
         bool due = h->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx || now - h->last_sent >= resend_delay(ch);
         size_t need = mc_footer_size(o.flags | MC_PF_HAS_CUMULATIVE_ACK |
                                          (o.indexed ? MC_PF_INDEXED : 0),
                                      p->first_request != 0, ch->nub->cfg.checksums);
         if (due && !(mc_load_u16(h->pkt->data) & MC_PF_HAS_PIGGYBACKS) &&
-            (size_t)p->len + need + h->pkt->len + 3 <= MC_PACKET_MAX_SIZE) {
+            (size_t)p->len + need + h->pkt->len + 3 <= ch->nub->max_packet) {
             piggy_seq = ch->tx_head;
             o.piggy = h->pkt->data;
             o.piggy_len = h->pkt->len;
@@ -254,6 +308,8 @@ static void transmit_new(mc_channel *ch, mc_packet *p, mc_time_us now)
     if (p->critical)
         ch->critical_unacked++;
     mc_nub_queue_datagram(ch->nub, &ch->addr, p->data, p->len);
+    if (unproven(ch))
+        ch->unproven_out += p->len;
     ch->packets_sent++;
     ch->last_sent = now;
     if (piggy_seq != MC_NIL) {
@@ -266,24 +322,56 @@ static void transmit_unreliable(mc_channel *ch, mc_packet *p, mc_time_us now)
 {
     mc_finalise_opts o;
     base_opts(ch, &o, 0);
+    bool messages = p->len > MC_HEADER_SIZE; /* not a keepalive */
     mc_packet_finalise(ch->nub, p, &o);
     mc_nub_queue_datagram(ch->nub, &ch->addr, p->data, p->len);
+    if (messages && unproven(ch))
+        ch->unproven_out += p->len;
     mc_packet_release(ch->nub, p);
     ch->packets_sent++;
     ch->last_sent = now;
 }
 
+/* The peer of an unproven channel is owed data larger than its credit: an empty reliable
+ * packet (smaller than anything the peer can have sent to open the channel) goes first;
+ * its acknowledgement proves the address and releases the rest. */
+static void send_proof_probe(mc_channel *ch, mc_time_us now)
+{
+    if (ch->unacked != 0 || !window_has_room(ch))
+        return; /* a packet in flight proves the address when it is acknowledged */
+    mc_packet *probe = mc_packet_alloc(ch->nub);
+    if (!probe)
+        return;
+    probe->reliable = 1;
+    probe->probe = 1;
+    if (!credit_allows(ch, first_send_size(ch, probe))) {
+        mc_packet_release(ch->nub, probe);
+        return;
+    }
+    transmit_new(ch, probe, now);
+}
+
 static void pump_overflow(mc_channel *ch, mc_time_us now)
 {
-    while (ch->overflow_head && window_has_room(ch)) {
+    while (ch->overflow_head) {
         mc_packet *p = ch->overflow_head;
+        bool rel = p->reliable || p->critical || p->group_count;
+        if (rel && !window_has_room(ch))
+            break;
+        if (!credit_allows(ch, first_send_size(ch, p))) {
+            send_proof_probe(ch, now);
+            break;
+        }
         ch->overflow_head = p->next;
         if (!ch->overflow_head)
             ch->overflow_tail = NULL;
         p->next = NULL;
         ch->overflow--;
         ch->nub->stats.overflow_packets--;
-        transmit_new(ch, p, now);
+        if (rel)
+            transmit_new(ch, p, now);
+        else
+            transmit_unreliable(ch, p, now);
     }
     if (ch->overflow < ch->overflow_warn_at / 4 && ch->overflow_warn_at > 1024)
         ch->overflow_warn_at /= 2;
@@ -303,11 +391,14 @@ int mc_channel_enqueue(mc_channel *ch, mc_packet *chain)
             continue;
         }
         bool rel = p->reliable || p->critical || p->group_count;
-        if (!rel) {
+        /* an unproven peer gets nothing beyond its credit: it waits here (in order) */
+        bool held = unproven(ch) &&
+                    (ch->overflow_head || !credit_allows(ch, first_send_size(ch, p)));
+        if (!rel && !held) {
             transmit_unreliable(ch, p, now);
             continue;
         }
-        if (!ch->overflow_head && window_has_room(ch)) {
+        if (!held && !ch->overflow_head && window_has_room(ch)) {
             transmit_new(ch, p, now);
             continue;
         }
@@ -336,6 +427,8 @@ int mc_channel_enqueue(mc_channel *ch, mc_packet *chain)
             ch->overflow_warn_at *= 2;
         }
     }
+    if (unproven(ch) && ch->overflow_head)
+        pump_overflow(ch, now); /* what fits the credit goes; else a probe asks for a proof */
     return rc;
 }
 
@@ -382,33 +475,54 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
         bool late = interactive && alive && now - e->last_sent >= fast;
         if (!lost && !old && !late)
             break;
-        if (ch->accepted && !ch->peer_acked) {
+        if (unproven(ch)) {
             /* the peer has not shown it receives what we send (its address may be
-             * spoofed): one resend per packet it sends us, never more */
-            if (ch->resend_credit == 0)
+             * spoofed): one resend per packet it sends us, never more, and never more bytes
+             * than it sent - except a lost probe, which goes again (within the resend
+             * credit) so that a real peer is not kept waiting for its next keepalive: each
+             * copy is smaller than the packet that opened the channel */
+            if (ch->resend_credit == 0 || (!e->pkt->probe && !credit_allows(ch, e->pkt->len)))
                 break;
             ch->resend_credit--;
         }
         resend(ch, ch->tx_head, now);
+        if (interactive && e->resends == 2 && !unproven(ch)) {
+            /* Lost twice in a row (its first send and its first resend): the path is
+             * lossy, and each further loss would cost this packet and every later one of
+             * the channel another round trip. Its second resend goes twice, so it is late
+             * a third time only if both copies are lost. Only that one: when acks are
+             * merely late (a starved peer), a packet resent again and again gets one extra
+             * copy in all, not one per round. */
+            mc_nub_queue_datagram(ch->nub, &ch->addr, e->pkt->data, e->pkt->len);
+            ch->packets_resent++;
+            ch->nub->stats.resends++;
+        }
     }
 }
 
 /* ---- acks received ---- */
-bool mc_acks_valid_before(const mc_footers *f, uint32_t next_seq)
+bool mc_acks_none(const mc_footers *f)
 {
-    if ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) && mc_seq_diff(f->cum_ack, next_seq) > 0)
-        return false;
-    for (uint32_t i = 0; i < f->ack_count; i++) {
-        uint32_t s = mc_load_u32(f->acks + 4 * i);
-        if (mc_seq_diff(s, next_seq) >= 0)
-            return false;
-    }
-    return true;
+    return !(f->flags & MC_PF_HAS_CUMULATIVE_ACK) && f->ack_count == 0;
 }
 
 bool mc_channel_acks_valid(const mc_channel *ch, const mc_footers *f)
 {
-    return mc_acks_valid_before(f, ch->next_seq);
+    /* Everything acknowledged lies in [first_seq, next_seq): a cumulative ack in
+     * [first_seq, next_seq], a selective one below next_seq. (Once half the sequence space
+     * has been used the lower bound is the half-space comparison.) */
+    uint32_t span = ch->issued < MC_SEQ_HALF ? (uint32_t)ch->issued : MC_SEQ_HALF - 1u;
+    if (f->flags & MC_PF_HAS_CUMULATIVE_ACK) {
+        uint32_t back = (ch->next_seq - f->cum_ack) & MC_SEQ_MASK;
+        if (back > span)
+            return false;
+    }
+    for (uint32_t i = 0; i < f->ack_count; i++) {
+        uint32_t back = (ch->next_seq - mc_load_u32(f->acks + 4 * i)) & MC_SEQ_MASK;
+        if (back == 0 || back > span)
+            return false;
+    }
+    return true;
 }
 
 static void ack_one(mc_channel *ch, uint32_t seq, mc_time_us now)
@@ -700,5 +814,6 @@ void mc_channel_get_stats(const mc_channel *ch, mc_channel_stats *out)
     out->out_of_window = ch->out_of_window;
     out->out_of_order = ch->out_of_order;
     out->next_send_seq = ch->next_seq;
+    out->first_send_seq = ch->first_seq;
     out->next_recv_seq = ch->in_seq_at;
 }

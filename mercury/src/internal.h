@@ -28,16 +28,18 @@ enum {
     MC_PF_HAS_CHECKSUM = 0x0100,
     MC_PF_CREATE_CHANNEL = 0x0200,
     MC_PF_HAS_CUMULATIVE_ACK = 0x0400,
-    MC_PF_KNOWN = 0x07FF,
+    MC_PF_HAS_FIRST_SEQ = 0x0800,
+    MC_PF_KNOWN = 0x0FFF,
 };
 
 #define MC_HEADER_SIZE 2u
 #define MC_MAX_ACKS 255u
 /* Footer room always kept free while filling a packet with messages:
  * request offset (2) + sequence (4) + fragment (8) + cumulative ack (4) + channel nonce (4,
- * CREATE_CHANNEL packets only). Indexed channels
- * add 8, checksums 4. Selective acks and piggybacks use whatever room is left. */
-#define MC_FOOTER_BASE 22u
+ * CREATE_CHANNEL packets only) + first sequence number (4, until the peer acknowledges).
+ * Indexed channels add 8, checksums 4. Selective acks and piggybacks use whatever room is
+ * left. */
+#define MC_FOOTER_BASE 26u
 #define MC_FOOTER_INDEXED 8u
 #define MC_FOOTER_CHECKSUM 4u
 
@@ -94,6 +96,7 @@ typedef struct mc_packet {
     uint16_t last_link;     /* offset of the last request's next-request field, 0 = none */
     uint8_t reliable;       /* holds a driver/critical message */
     uint8_t critical;
+    uint8_t probe;          /* an empty reliable packet asking an unproven peer for an ack */
     uint32_t group_count;   /* fragment group size (0 = not a fragment) */
     uint32_t group_index;   /* position in the group */
     uint8_t data[MC_PACKET_MAX_SIZE];
@@ -155,6 +158,8 @@ void mc_nub_queue_datagram(mc_nub *nub, const mc_address *dest, const uint8_t *d
                            size_t len);
 void mc_rehearsal_release_due(mc_nub *nub, mc_time_us now);
 uint64_t mc_rand_next(mc_nub *nub);
+/* An unpredictable 28-bit sequence number (getrandom; never the rehearsal PRNG). */
+uint32_t mc_nub_random_seq(mc_nub *nub);
 double mc_rand_unit(mc_nub *nub);
 
 /* ---- channels ---- */
@@ -198,6 +203,9 @@ struct mc_channel {
     uint32_t resend_credit; /* accepted channel not yet acknowledged by its peer: resends
                                allowed (one per packet received, at most
                                MC_UNPROVEN_RESEND_CREDIT banked) */
+    uint64_t unproven_in;   /* ... and its byte credit: bytes received from the peer */
+    uint64_t unproven_out;  /* bytes of packets with messages sent to it (first sends and
+                               resends; acks and keepalives excepted) */
     size_t index;    /* in nub->channels */
     void *user_data;
     mc_channel_dead_handler dead_fn;
@@ -212,6 +220,8 @@ struct mc_channel {
     uint32_t window;
     uint32_t cap; /* ring size (power of two >= window) */
     mc_unacked *ring;
+    uint32_t first_seq; /* random first sequence number of this incarnation/version */
+    uint64_t issued;    /* sequence numbers used since first_seq */
     uint32_t next_seq;
     uint32_t oldest_unacked;
     uint32_t unacked;
@@ -229,6 +239,8 @@ struct mc_channel {
 
     /* receive side */
     uint32_t in_seq_at;
+    bool peer_first_known; /* in_seq_at is set: the peer's first sequence number is known
+                              (from its HAS_FIRST_SEQ footer); until then no acks go out */
     mc_packet **recv_ring; /* cap entries */
     uint32_t recv_buffered;
     uint32_t *ack_pending;
@@ -275,6 +287,7 @@ typedef struct {
     uint16_t first_request;
     uint32_t chan_id, chan_version;
     uint32_t nonce;    /* CREATE_CHANNEL packets */
+    uint32_t first_seq; /* HAS_FIRST_SEQ packets: the sender's first sequence number */
     uint16_t body_end; /* end of messages */
     const uint8_t *piggy[4];
     uint16_t piggy_len[4];
@@ -285,10 +298,12 @@ typedef struct {
 /* Packets in a row that acknowledge what a channel never sent before it is declared out of
  * sync with the peer (the two sides belong to different incarnations) and dies. */
 #define MC_BAD_ACK_RUN_LIMIT 4u
-/* The sequence number a new channel sends first. */
-#define MC_CHANNEL_FIRST_SEQ 0u
-/* Acks in f only name packets sent before next_seq (what a channel at next_seq sent). */
-bool mc_acks_valid_before(const mc_footers *f, uint32_t next_seq);
+/* f acknowledges nothing (no cumulative, no selective ack): what a packet opening a channel,
+ * or starting a new version or incarnation of one, must look like - a new channel's first
+ * sequence number is random, so its peer cannot have acknowledged anything of it yet. */
+bool mc_acks_none(const mc_footers *f);
+/* Acks in f only name packets ch sent in its current incarnation/version: from its random
+ * first sequence number up to next_seq. */
 bool mc_channel_acks_valid(const mc_channel *ch, const mc_footers *f);
 void mc_channel_apply_acks(mc_channel *ch, const mc_footers *f, mc_time_us now);
 /* Reliable packet arrived on ch; returns true if the packet was kept (buffered). */
@@ -353,6 +368,7 @@ typedef struct {
     const uint32_t *offchannel_acks; /* off-channel acks (once-off) */
     uint32_t offchannel_ack_count;
     uint32_t nonce;       /* with CREATE_CHANNEL */
+    uint32_t first_seq;   /* with HAS_FIRST_SEQ */
     const uint8_t *piggy; /* a resent packet riding along (external channels) */
     uint16_t piggy_len;
 } mc_finalise_opts;
@@ -461,6 +477,7 @@ struct mc_nub {
     int fd;
     mc_address addr;
     mc_nub_config cfg;
+    uint16_t max_packet; /* largest datagram it sends (mc_nub_set_max_packet) */
     char bind_text[MC_ADDRESS_STRLEN];
     const mc_message_def *defs[256];
     bool freeing;
@@ -526,6 +543,10 @@ struct mc_nub {
     mc_parked_reply *parked;
     uint32_t parked_count;
     uint64_t parked_bytes;
+
+    /* random numbers from the kernel (getrandom) for first sequence numbers */
+    uint32_t rand_pool[32];
+    uint32_t rand_left;
 
     mc_nub_stats stats;
     mc_time_us last_slow_tick;

@@ -348,6 +348,7 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
         return MC_ERR_NO_MEMORY;
     nub->base = base;
     nub->cfg = *cfg;
+    nub->max_packet = MC_PACKET_MAX_SIZE;
     nub->cfg.bind = nub->bind_text;
     snprintf(nub->bind_text, sizeof nub->bind_text, "%s", bind_text);
     if (!nub->cfg.tick_us)
@@ -497,6 +498,16 @@ void mc_nub_set_output(mc_nub *nub, mc_nub_output_fn fn, void *ctx)
     nub->output_fn = fn;
     nub->output_ctx = ctx;
 }
+
+int mc_nub_set_max_packet(mc_nub *nub, size_t bytes)
+{
+    if (!nub || bytes < MC_PACKET_MIN_LIMIT || bytes > MC_PACKET_MAX_SIZE)
+        return MC_ERR_INVALID;
+    nub->max_packet = (uint16_t)bytes;
+    return MC_OK;
+}
+
+size_t mc_nub_max_packet(const mc_nub *nub) { return nub ? nub->max_packet : 0; }
 
 void mc_nub_set_rehearsal(mc_nub *nub, const mc_rehearsal *r)
 {

@@ -24,6 +24,7 @@ mc_packet *mc_packet_alloc(mc_nub *nub)
     p->last_link = 0;
     p->reliable = 0;
     p->critical = 0;
+    p->probe = 0;
     p->group_count = 0;
     p->group_index = 0;
     return p;
@@ -80,7 +81,9 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     if (pkt->first_request)
         flags |= MC_PF_HAS_REQUESTS;
     mc_channel *ch = o->ack_channel;
-    if (ch)
+    /* a cumulative ack only once the peer's first sequence number is known (before that
+     * nothing of the peer's can have been received, and its sequence space is unknown) */
+    if (ch && ch->peer_first_known)
         flags |= MC_PF_HAS_CUMULATIVE_ACK;
     if (o->indexed)
         flags |= MC_PF_INDEXED;
@@ -94,14 +97,14 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
         flags |= MC_PF_HAS_PIGGYBACKS;
         used += (size_t)o->piggy_len + 3u;
     }
-    size_t room = used < MC_PACKET_MAX_SIZE ? MC_PACKET_MAX_SIZE - used : 0;
+    size_t room = used < nub->max_packet ? nub->max_packet - used : 0;
 
     uint32_t nacks = 0;
     const uint32_t *oacks = NULL;
     if (o->offchannel_ack_count) {
         nacks = o->offchannel_ack_count;
         oacks = o->offchannel_acks;
-    } else if (ch) {
+    } else if (ch && ch->peer_first_known) {
         /* drop pending acks the cumulative ack already covers */
         uint32_t k = 0;
         for (uint32_t i = 0; i < ch->ack_count; i++)
@@ -142,6 +145,8 @@ void mc_packet_finalise(mc_nub *nub, mc_packet *pkt, const mc_finalise_opts *o)
     }
     if (flags & MC_PF_HAS_SEQ)
         put32(pkt, o->seq);
+    if (flags & MC_PF_HAS_FIRST_SEQ)
+        put32(pkt, o->first_seq);
     if (flags & MC_PF_CREATE_CHANNEL)
         put32(pkt, o->nonce);
     if (flags & MC_PF_INDEXED) {
@@ -171,6 +176,8 @@ size_t mc_footer_size(uint16_t flags, bool has_requests, bool checksums)
     if (flags & MC_PF_IS_FRAGMENT)
         n += 8;
     if (flags & MC_PF_HAS_SEQ)
+        n += 4;
+    if (flags & MC_PF_HAS_FIRST_SEQ)
         n += 4;
     if (flags & MC_PF_CREATE_CHANNEL)
         n += 4;

@@ -33,6 +33,8 @@ int mc_parse_footers(mc_nub *nub, const mc_packet *pkt, mc_footers *f)
         return drop(MC_DROP_BAD_FLAGS);
     if (on && (flags & MC_PF_IS_FRAGMENT) && !(flags & MC_PF_IS_RELIABLE))
         return drop(MC_DROP_BAD_FLAGS);
+    if ((flags & MC_PF_HAS_FIRST_SEQ) && (!on || !(flags & MC_PF_IS_RELIABLE)))
+        return drop(MC_DROP_BAD_FLAGS);
     if (nub->cfg.checksums && !(flags & MC_PF_HAS_CHECKSUM))
         return drop(MC_DROP_BAD_CHECKSUM);
 
@@ -73,10 +75,22 @@ int mc_parse_footers(mc_nub *nub, const mc_packet *pkt, mc_footers *f)
         NEED(4, MC_DROP_BAD_FOOTER);
         f->nonce = mc_load_u32(d + end);
     }
+    if (flags & MC_PF_HAS_FIRST_SEQ) {
+        NEED(4, MC_DROP_BAD_FOOTER);
+        f->first_seq = mc_load_u32(d + end);
+        if (f->first_seq > MC_SEQ_MASK)
+            return drop(MC_DROP_BAD_FOOTER);
+    }
     if (flags & MC_PF_HAS_SEQ) {
         NEED(4, MC_DROP_BAD_FOOTER);
         f->seq = mc_load_u32(d + end);
         if (f->seq > MC_SEQ_MASK)
+            return drop(MC_DROP_BAD_FOOTER);
+        /* a packet carrying its channel's first sequence number was sent while nothing was
+         * acknowledged: it lies within a window of it */
+        if ((flags & MC_PF_HAS_FIRST_SEQ) &&
+            (mc_seq_diff(f->seq, f->first_seq) < 0 ||
+             (uint32_t)mc_seq_diff(f->seq, f->first_seq) >= MC_WINDOW_MAX))
             return drop(MC_DROP_BAD_FOOTER);
     }
     if (flags & MC_PF_IS_FRAGMENT) {
@@ -464,11 +478,13 @@ static mc_channel *accept_channel(mc_nub *nub, const mc_address *src, const mc_f
                                   int *why)
 {
     bool indexed = f->flags & MC_PF_INDEXED;
-    if (!mc_acks_valid_before(f, MC_CHANNEL_FIRST_SEQ)) {
-        /* It acknowledges packets a new channel never sent: it belongs to a channel with an
-         * earlier incarnation of this nub. Accepting it would leave a channel behind that
-         * can take none of the peer's packets yet keeps the peer's side alive with
-         * keepalives; dropped, the peer's channel goes silent and its owner reconnects. */
+    if (!mc_acks_none(f)) {
+        /* It acknowledges packets a new channel never sent (its first sequence number is
+         * random and unknown to anyone yet): it belongs to a channel with an earlier
+         * incarnation of this nub, or to a spoofer guessing. Accepting it would leave a
+         * channel behind that can take none of the peer's packets yet keeps the peer's side
+         * alive with keepalives; dropped, the peer's channel goes silent and its owner
+         * reconnects. */
         *why = drop(MC_DROP_BAD_ACKS);
         return NULL;
     }
@@ -550,13 +566,15 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
          * With no nonce known yet it is the peer's side of a simultaneous open, unless the
          * peer had been sending reliable packets without one (it had accepted our channel)
          * or its cumulative ack forgets what it acknowledged before: then it restarted. */
+        /* (A peer that had acknowledged our packets and now sends no cumulative ack, or one
+         * behind what it acknowledged, does not know our sequence space any more.) */
         bool restarted = false;
         if (ch->peer_nonce)
             restarted = ch->peer_nonce != f->nonce;
         else
             restarted = ch->plain_reliable_received > 0 ||
-                        ((f->flags & MC_PF_HAS_CUMULATIVE_ACK) &&
-                         mc_seq_diff(f->cum_ack, ch->oldest_unacked) < 0);
+                        (ch->peer_acked && (!(f->flags & MC_PF_HAS_CUMULATIVE_ACK) ||
+                                            mc_seq_diff(f->cum_ack, ch->oldest_unacked) < 0));
         if (restarted)
             *action = ROUTE_RESTART;
     }
@@ -661,11 +679,11 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
             return false;
         }
         /* Acks are checked against what the channel will be once the packet is taken: a
-         * new version or a new incarnation starts from the first sequence number. Nothing
-         * changes (no reset, no new address, no replaced channel) before they pass. */
+         * new version or a new incarnation starts a new random sequence space, of which the
+         * peer can have acknowledged nothing. Nothing changes (no reset, no new address, no
+         * replaced channel) before they pass. */
         bool fresh = action != ROUTE_PLAIN;
-        if (fresh ? !mc_acks_valid_before(&f, MC_CHANNEL_FIRST_SEQ)
-                  : !mc_channel_acks_valid(ch, &f)) {
+        if (fresh ? !mc_acks_none(&f) : !mc_channel_acks_valid(ch, &f)) {
             mc_nub_count_drop(nub, MC_DROP_BAD_ACKS, src);
             *status = MC_ERR_DROPPED;
             if (fresh)
@@ -691,10 +709,27 @@ bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int d
         }
         ch->bad_ack_run = 0;
         ch->last_received = now;
-        if (ch->accepted && !ch->peer_acked && ch->resend_credit < MC_UNPROVEN_RESEND_CREDIT)
-            ch->resend_credit++;
+        if (ch->accepted && !ch->peer_acked) {
+            if (ch->resend_credit < MC_UNPROVEN_RESEND_CREDIT)
+                ch->resend_credit++;
+            if (depth == 0)
+                ch->unproven_in += pkt->len; /* what it may get back before it is proven */
+        }
         mc_channel_apply_acks(ch, &f, now);
         if (f.flags & MC_PF_IS_RELIABLE) {
+            if (!ch->peer_first_known) {
+                /* the peer's sequence space starts at a random number its packets carry
+                 * until we acknowledge one; without it this packet cannot be placed (not
+                 * acknowledged: the sender resends it) */
+                if (!(f.flags & MC_PF_HAS_FIRST_SEQ)) {
+                    ch->out_of_window++;
+                    mc_nub_count_drop(nub, MC_DROP_OUT_OF_WINDOW, src);
+                    *status = MC_ERR_DROPPED;
+                    return false;
+                }
+                ch->in_seq_at = f.first_seq;
+                ch->peer_first_known = true;
+            }
             if (!(f.flags & MC_PF_CREATE_CHANNEL))
                 ch->plain_reliable_received++;
             return mc_channel_receive_reliable(ch, pkt, &f);

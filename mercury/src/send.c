@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "internal.h"
@@ -19,6 +20,24 @@ uint64_t mc_rand_next(mc_nub *nub)
     x ^= x >> 27;
     nub->rng = x;
     return x * 0x2545F4914F6CDD1Dull;
+}
+
+uint32_t mc_nub_random_seq(mc_nub *nub)
+{
+    if (nub->rand_left == 0) {
+        size_t want = sizeof nub->rand_pool;
+        ssize_t got = getrandom(nub->rand_pool, want, GRND_NONBLOCK);
+        if (got < 0 || (size_t)got != want) {
+            /* the kernel's pool is not ready (early boot): mix what there is with the
+             * clock; first sequence numbers are a hurdle for blind spoofers, not a key */
+            for (size_t i = 0; i < sizeof nub->rand_pool / sizeof nub->rand_pool[0]; i++)
+                nub->rand_pool[i] ^= (uint32_t)(mc_rand_next(nub) ^ (mc_clock_now_us() << 7));
+        }
+        nub->rand_left = (uint32_t)(sizeof nub->rand_pool / sizeof nub->rand_pool[0]);
+    }
+    uint32_t v = nub->rand_pool[--nub->rand_left];
+    nub->rand_pool[nub->rand_left] = 0; /* used: not kept around */
+    return v & MC_SEQ_MASK;
 }
 
 double mc_rand_unit(mc_nub *nub) { return (double)(mc_rand_next(nub) >> 11) / 9007199254740992.0; }

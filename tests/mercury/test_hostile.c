@@ -15,6 +15,7 @@ enum {
     F_HAS_SEQ = 0x0040,
     F_INDEXED = 0x0080,
     F_CREATE = 0x0200,
+    F_FIRST_SEQ = 0x0800,
 };
 
 static uint64_t drops(mc_nub *n, mc_drop_reason why)
@@ -154,16 +155,18 @@ START_TEST(receive_windows_hold_a_bounded_total)
 {
     pair p;
     pair_open(&p, NULL);
-    /* 17 spoofed peers open channels and leave packet 0 missing, so every later packet of
-     * their 4096-packet windows would wait: 68000 packets, more than the 65536 held */
+    /* 17 spoofed peers open channels (first sequence number 0) and leave packet 0
+     * missing, so every later packet of their 4096-packet windows would wait: 68000
+     * packets, more than the 65536 held */
     uint8_t pk[16];
     for (uint32_t c = 0; c < 17; c++) {
         mc_address from = {0x7F000002u, (uint16_t)(44000 + c)};
         for (uint32_t seq = 1; seq <= 4000; seq++) {
-            mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_IS_RELIABLE | F_HAS_SEQ);
-            mc_store_u32(pk + 2, seq);     /* sequence */
-            mc_store_u32(pk + 6, 500 + c); /* nonce */
-            mc_nub_process_datagram(p.b, &from, pk, 10);
+            mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_IS_RELIABLE | F_HAS_SEQ | F_FIRST_SEQ);
+            mc_store_u32(pk + 2, seq);      /* sequence */
+            mc_store_u32(pk + 6, 0);        /* first sequence number */
+            mc_store_u32(pk + 10, 500 + c); /* nonce */
+            mc_nub_process_datagram(p.b, &from, pk, 14);
         }
     }
     uint64_t held = 0;

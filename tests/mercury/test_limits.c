@@ -1,8 +1,10 @@
 /* Memory limits of on-channel reassembly: max_message_size (a larger message kills the
  * channel; off-channel it is dropped) and max_reassembly_bytes (a per-nub budget; the
  * reassembly that started first always continues). Real sockets on 127.0.0.1. */
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "check_main.h"
 #include "common/stream.h"
@@ -252,6 +254,173 @@ START_TEST(reassembly_budget_two_channels_complete)
 }
 END_TEST
 
+
+/* ---- a per-nub packet size (external nubs carried by a wrapping transport) ---- */
+typedef struct {
+    mc_nub *nub;
+    size_t datagrams, largest;
+} size_tap;
+
+/* The nub's output: record the size, then send it from the nub's own socket. */
+static int tap_send(void *ctx, const mc_address *to, const uint8_t *data, size_t len)
+{
+    size_tap *t = ctx;
+    t->datagrams++;
+    if (len > t->largest)
+        t->largest = len;
+    struct sockaddr_in sa;
+    mc_address_to_sockaddr(to, &sa);
+    ssize_t n = sendto(mc_nub_fd(t->nub), data, len, 0, (struct sockaddr *)&sa, sizeof sa);
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+static bool notes_reached(void *ctx) { return ((recv_state *)ctx)->notes >= 1; }
+
+START_TEST(max_packet_bounds_every_datagram)
+{
+    enum { LIMIT = 1472 - 25 }; /* what an external nub under common/secure sets */
+    pair p;
+    pair_open(&p, NULL);
+    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE);
+    ck_assert_int_eq(mc_nub_set_max_packet(p.a, MC_PACKET_MIN_LIMIT - 1), MC_ERR_INVALID);
+    ck_assert_int_eq(mc_nub_set_max_packet(p.a, MC_PACKET_MAX_SIZE + 1), MC_ERR_INVALID);
+    ck_assert_int_eq(mc_nub_set_max_packet(p.a, LIMIT), MC_OK);
+    ck_assert_int_eq(mc_nub_set_max_packet(p.b, LIMIT), MC_OK);
+    ck_assert_uint_eq(mc_nub_max_packet(p.a), LIMIT);
+    size_tap ta = {p.a, 0, 0}, tb = {p.b, 0, 0};
+    mc_nub_set_output(p.a, tap_send, &ta);
+    mc_nub_set_output(p.b, tap_send, &tb);
+    /* messages around the limit and above it (fragments), small ones filling packets */
+    uint32_t counter = 0;
+    static const size_t sizes[] = {1380, 1400, 1410, 1415, 1420, 1425, 1430, 1440, 1445,
+                                   1447, 1450, 1460, 1472, 1500, 3000, 70000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        send_stream(p.ab, counter, 3, sizes[i]);
+        counter += 3;
+    }
+    send_stream(p.ab, counter, 2000, 40);
+    counter += 2000;
+    ck_assert(wait_received(&p, &p.rb, counter, 30));
+    /* a big reply from b (its channel was opened by a: first a probe, then the answer) */
+    reply_rec rr = {0};
+    uint8_t ask[1] = {2};
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask, 1, on_reply, &rr, 0), MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    /* b asks a for echoes of nearly a packet under loss: a's replies are written while
+     * selective acks of b's out-of-order requests are pending, and carry what fits */
+    mc_channel *ba = mc_nub_find_channel(p.b, mc_nub_address(p.a));
+    ck_assert_ptr_nonnull(ba);
+    mc_rehearsal lossy = {0};
+    lossy.loss = 0.3;
+    mc_nub_set_rehearsal(p.b, &lossy);
+    static reply_rec echoes[60];
+    memset(echoes, 0, sizeof echoes);
+    uint8_t echo[1400];
+    memset(echo, 0x5A, sizeof echo);
+    echo[0] = 1; /* mode 1: echo the rest */
+    mc_bundle *bb = mc_channel_bundle(ba);
+    for (int i = 0; i < 60; i++) {
+        ck_assert_int_eq(mc_bundle_start_request(bb, tdef(T_REQ), on_reply, &echoes[i], 0), MC_OK);
+        mc_bundle_write(bb, echo, sizeof echo);
+        ck_assert_int_eq(mc_bundle_end_message(bb), MC_OK);
+    }
+    ck_assert_int_eq(mc_channel_send(ba), MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &echoes[59], 30));
+    for (int i = 0; i < 60; i++)
+        ck_assert_int_eq(echoes[i].status, MC_REPLY_OK);
+    mc_rehearsal calm = {0};
+    mc_nub_set_rehearsal(p.b, &calm);
+    ck_assert(pump_until(p.base, idle, ba, 10));
+    /* a reply of nearly a packet written while 30 selective acks are pending: datagrams
+     * from b's socket with b's next sequence numbers, the 30 after it first (buffered out
+     * of order), then the request itself, all read by a in one batch */
+    mc_channel_stats bs;
+    mc_channel_get_stats(ba, &bs);
+    uint8_t dg[1500];
+    struct sockaddr_in to;
+    mc_address_to_sockaddr(mc_nub_address(p.a), &to);
+    for (uint32_t k = 1; k <= 30; k++) {
+        mc_store_u16(dg, 0x0008 | 0x0010 | 0x0040); /* ON_CHANNEL, IS_RELIABLE, HAS_SEQ */
+        dg[2] = T_NOTE;
+        mc_store_u16(dg + 3, 1);
+        dg[5] = 0;
+        mc_store_u32(dg + 6, (bs.next_send_seq + k) & 0x0FFFFFFFu);
+        ck_assert_int_eq(sendto(mc_nub_fd(p.b), dg, 10, 0, (struct sockaddr *)&to, sizeof to), 10);
+    }
+    size_t n = 0;
+    mc_store_u16(dg, 0x0008 | 0x0010 | 0x0040 | 0x0001); /* ... HAS_REQUESTS */
+    n = 2;
+    dg[n++] = T_REQ;
+    mc_store_u32(dg + n, 12345); /* reply id (b has no such request: a late reply there) */
+    n += 4;
+    mc_store_u16(dg + n, 0); /* no next request */
+    n += 2;
+    mc_store_u16(dg + n, 1400);
+    n += 2;
+    memcpy(dg + n, echo, 1400);
+    n += 1400;
+    mc_store_u16(dg + n, 2); /* first request */
+    n += 2;
+    mc_store_u32(dg + n, bs.next_send_seq);
+    n += 4;
+    ck_assert_int_eq(sendto(mc_nub_fd(p.b), dg, n, 0, (struct sockaddr *)&to, sizeof to),
+                     (ssize_t)n);
+    uint64_t requests = p.ra.requests;
+    for (int i = 0; i < 200 && p.ra.requests == requests; i++)
+        pump_for(p.base, 0.01);
+    ck_assert_uint_eq(p.ra.requests, requests + 1);
+    /* an external channel under loss: lost packets ride along as piggybacks */
+    mc_channel *ext = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 3, MC_CHANNEL_EXTERNAL);
+    ck_assert_ptr_nonnull(ext);
+    mc_rehearsal r = {0};
+    r.loss = 0.2;
+    mc_nub_set_rehearsal(p.a, &r);
+    mc_rehearsal rb = {0};
+    rb.loss = 1.0; /* b's acks are lost for a while: unacked packets age and ride along */
+    mc_nub_set_rehearsal(p.b, &rb);
+    static const size_t ext_sizes[] = {40, 690, 700, 710, 720, 1300};
+    for (uint32_t i = 0; i < 400; i++) {
+        if (i == 200) {
+            rb.loss = 0;
+            mc_nub_set_rehearsal(p.b, &rb);
+        }
+        send_stream(ext, counter, 1, ext_sizes[i % 6]);
+        counter++;
+        pump_for(p.base, 0.004);
+    }
+    ck_assert(wait_received(&p, &p.rb, counter, 30));
+    ck_assert(pump_until(p.base, idle, ext, 30));
+    mc_rehearsal none = {0};
+    mc_nub_set_rehearsal(p.a, &none);
+    /* off-channel: a message spanning packets, once-off reliable */
+    mc_bundle *b = mc_bundle_new(p.a);
+    uint8_t big[5000];
+    memset(big, 7, sizeof big);
+    ck_assert_int_eq(mc_bundle_add_message(b, tdef(T_NOTE), MC_RELIABLE_DRIVER, big, sizeof big),
+                     MC_OK);
+    ck_assert_int_eq(mc_nub_send_bundle(p.a, mc_nub_address(p.b), b, MC_SEND_RELIABLE_ONCE),
+                     MC_OK);
+    mc_bundle_free(b);
+    ck_assert(pump_until(p.base, notes_reached, &p.rb, 10));
+    pump_for(p.base, 0.1);
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.rb.bad_content, 0);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.a, &st);
+    ck_assert_uint_gt(st.piggybacks, 0);
+    ck_assert_uint_eq(st.send_errors, 0);
+    /* nothing over the limit left either nub, and packets were filled up to it */
+    ck_assert_uint_le(ta.largest, LIMIT);
+    ck_assert_uint_le(tb.largest, LIMIT);
+    ck_assert_uint_ge(ta.largest, LIMIT - 16);
+    ck_assert_uint_gt(tb.datagrams, 0);
+    mc_nub_set_output(p.a, NULL, NULL);
+    mc_nub_set_output(p.b, NULL, NULL);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *limits_suite(void)
 {
     Suite *s = suite_create("mercury_limits");
@@ -260,6 +429,7 @@ static Suite *limits_suite(void)
     tcase_add_test(tc, message_over_max_kills_channel);
     tcase_add_test(tc, too_large_message_after_another_kills_channel);
     tcase_add_test(tc, reassembly_budget_two_channels_complete);
+    tcase_add_test(tc, max_packet_bounds_every_datagram);
     suite_add_tcase(s, tc);
     return s;
 }

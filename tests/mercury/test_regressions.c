@@ -22,6 +22,7 @@ enum {
     F_INDEXED = 0x0080,
     F_CREATE = 0x0200,
     F_CUMULATIVE_ACK = 0x0400,
+    F_FIRST_SEQ = 0x0800,
 };
 
 static uint64_t drops(mc_nub *n, mc_drop_reason why)
@@ -149,6 +150,15 @@ static size_t indexed_datagram(uint8_t *pk, uint32_t cum_ack, uint32_t id, uint3
     return 14;
 }
 
+/* The same without an ack (a new version's first packets acknowledge nothing). */
+static size_t indexed_datagram_no_ack(uint8_t *pk, uint32_t id, uint32_t version)
+{
+    mc_store_u16(pk, F_ON_CHANNEL | F_INDEXED);
+    mc_store_u32(pk + 2, id);
+    mc_store_u32(pk + 6, version);
+    return 10;
+}
+
 START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
 {
     pair p;
@@ -166,22 +176,27 @@ START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
     ck_assert_uint_eq(mc_channel_version(peer), 0);
     mc_address stranger = {0x7F000002u, 40111};
     uint8_t pk[32];
+    mc_channel_stats cs;
+    mc_channel_get_stats(peer, &cs);
+    uint32_t never_sent = (cs.first_send_seq + 5000) & 0x0FFFFFFFu;
     uint64_t bad = drops(p.b, MC_DROP_BAD_ACKS);
     /* a newer version with impossible acks: dropped, and the channel keeps its version,
      * its address and its state */
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
-                                             indexed_datagram(pk, 5000, 42, 1)),
+                                             indexed_datagram(pk, never_sent, 42, 1)),
                      MC_ERR_DROPPED);
     ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), bad + 1);
     ck_assert_uint_eq(mc_channel_version(peer), 0);
     ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
-    mc_channel_stats cs;
+    mc_channel_stats ics;
+    mc_channel_get_stats(ic, &ics);
     mc_channel_get_stats(peer, &cs);
-    ck_assert_uint_eq(cs.next_recv_seq, 1); /* 20 small messages: one packet */
-    ck_assert_uint_eq(cs.next_send_seq, 1);
+    /* 20 small messages: one packet */
+    ck_assert_uint_eq(cs.next_recv_seq, (ics.first_send_seq + 1) & 0x0FFFFFFFu);
+    ck_assert_uint_eq(cs.next_send_seq, (cs.first_send_seq + 1) & 0x0FFFFFFFu);
     /* the current version with impossible acks: the address stays */
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
-                                             indexed_datagram(pk, 5000, 42, 0)),
+                                             indexed_datagram(pk, never_sent, 42, 0)),
                      MC_ERR_DROPPED);
     ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
     /* the channel still works both ways */
@@ -189,7 +204,8 @@ START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
     ck_assert(wait_received(&p, &p.rb, 40, 10));
     ck_assert_uint_eq(p.rb.out_of_order, 0);
     /* a valid packet of a newer version does reset it and moves it to its sender */
-    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk, indexed_datagram(pk, 0, 42, 3)),
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+                                             indexed_datagram_no_ack(pk, 42, 3)),
                      MC_OK);
     ck_assert_uint_eq(mc_channel_version(peer), 3);
     ck_assert(mc_address_equal(mc_channel_address(peer), &stranger));
@@ -494,13 +510,16 @@ START_TEST(small_replies_spend_the_credit_their_requests_earned)
 }
 END_TEST
 
-/* The same request opening a channel (CREATE_CHANNEL, sequence 0, a nonce). */
+/* The same request opening a channel (CREATE_CHANNEL, sequence 0 = its first sequence
+ * number, a nonce). */
 static size_t big_request_on_new_channel(uint8_t *pk, uint32_t reply_id)
 {
     size_t n = big_request(pk, reply_id, 0); /* [body][first request][seq 0] */
-    mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_HAS_REQUESTS | F_IS_RELIABLE | F_HAS_SEQ);
-    mc_store_u32(pk + n, 0x5EED); /* nonce */
-    return n + 4;
+    mc_store_u16(pk, F_ON_CHANNEL | F_CREATE | F_HAS_REQUESTS | F_IS_RELIABLE | F_HAS_SEQ |
+                         F_FIRST_SEQ);
+    mc_store_u32(pk + n, 0);          /* first sequence number */
+    mc_store_u32(pk + n + 4, 0x5EED); /* nonce */
+    return n + 8;
 }
 
 START_TEST(spoofed_channel_opener_gets_bounded_resends)
@@ -528,6 +547,245 @@ START_TEST(spoofed_channel_opener_gets_bounded_resends)
 }
 END_TEST
 
+
+/* ---- issue 12: random first sequence numbers (a channel is proof that the peer
+ * receives) ---- */
+static bool channel_acked(void *ctx) { return mc_channel_unacked(ctx) == 0; }
+
+START_TEST(blind_spoofer_cannot_prove_a_channel)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[1100];
+    /* a spoofer opens a channel in the victim's name with a request for a big answer */
+    size_t qlen = big_request_on_new_channel(pk, 79);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, qlen), MC_OK);
+    ck_assert_uint_eq(p.rb.requests, 1);
+    mc_channel *ch = mc_nub_find_channel(p.b, &victim);
+    ck_assert_ptr_nonnull(ch);
+    mc_channel_stats cs;
+    mc_channel_get_stats(ch, &cs);
+    ck_assert_uint_ge(cs.unacked, 1); /* something went to the victim, unseen by the spoofer */
+    uint64_t bad = drops(p.b, MC_DROP_BAD_ACKS);
+    /* it acknowledges packet 0, as if sequence numbers started there: refused, counted */
+    mc_store_u16(pk, F_ON_CHANNEL | F_CUMULATIVE_ACK);
+    mc_store_u32(pk + 2, 1);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, 6), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), bad + 1);
+    /* and guesses 255 sequence numbers at once: refused, counted */
+    mc_store_u16(pk, F_ON_CHANNEL | 0x0004 /* HAS_ACKS */);
+    for (uint32_t i = 0; i < 255; i++)
+        mc_store_u32(pk + 2 + 4 * i, i);
+    pk[2 + 4 * 255] = 255;
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, 3 + 4 * 255), MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), bad + 2);
+    mc_channel_get_stats(ch, &cs);
+    ck_assert_uint_ge(cs.unacked, 1);
+    /* the address is not proven: an off-channel request for a big answer from it waits
+     * for a probe instead of being answered */
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    uint64_t parked = st.replies_parked;
+    size_t olen = big_request(pk, 80, 3000);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, olen), MC_OK);
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.replies_parked, parked + 1);
+    /* who sees the traffic knows the first sequence number and can acknowledge it */
+    mc_store_u16(pk, F_ON_CHANNEL | F_CUMULATIVE_ACK);
+    mc_store_u32(pk + 2, (cs.first_send_seq + 1) & 0x0FFFFFFFu);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, 6), MC_OK);
+    mc_nub_get_stats(p.b, &st);
+    parked = st.replies_parked;
+    olen = big_request(pk, 81, 3001);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, olen), MC_OK);
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.replies_parked, parked); /* proven: answered at once */
+    close(vfd);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(channels_start_at_random_sequence_numbers)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_nub *c;
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    cfg.iface = &test_iface;
+    ck_assert_int_eq(mc_nub_new(p.base, &cfg, &c), MC_OK);
+    mc_channel *ac = mc_nub_channel(p.a, mc_nub_address(c), MC_CHANNEL_INTERNAL);
+    send_stream(p.ab, 0, 10, 40);
+    ck_assert(wait_received(&p, &p.rb, 10, 10));
+    ck_assert(pump_until(p.base, channel_acked, p.ab, 10));
+    mc_channel *ba = mc_nub_find_channel(p.b, mc_nub_address(p.a));
+    ck_assert_ptr_nonnull(ba);
+    mc_channel_stats s1, s2, s3;
+    mc_channel_get_stats(p.ab, &s1);
+    mc_channel_get_stats(ac, &s2);
+    mc_channel_get_stats(ba, &s3);
+    /* three channels, three sequence spaces (equal by chance once in 2^28) */
+    ck_assert_uint_ne(s1.first_send_seq, s2.first_send_seq);
+    ck_assert_uint_ne(s1.first_send_seq, s3.first_send_seq);
+    ck_assert_uint_ne(s2.first_send_seq, s3.first_send_seq);
+    /* the peer learnt where a's started: everything arrived in order */
+    ck_assert_uint_eq(s3.next_recv_seq, s1.next_send_seq);
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    /* a new version of an indexed channel starts a new sequence space */
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 9, MC_CHANNEL_INTERNAL);
+    send_stream(ic, 10, 5, 40);
+    ck_assert(wait_received(&p, &p.rb, 15, 10));
+    mc_channel_get_stats(ic, &s1);
+    ck_assert_int_eq(mc_channel_reset(ic), MC_OK);
+    mc_channel_get_stats(ic, &s2);
+    ck_assert_uint_ne(s1.first_send_seq, s2.first_send_seq);
+    p.rb.next = 0; /* the stream starts again on the new version */
+    send_stream(ic, 0, 5, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    mc_nub_free(c);
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- issue 12: the first reply on a channel a peer opened is bounded too ---- */
+START_TEST(first_reply_on_an_unproven_channel_is_no_larger_than_its_request)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[64];
+    size_t qlen = big_request_on_new_channel(pk, 82); /* asks for 1200 bytes */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, qlen), MC_OK);
+    ck_assert_uint_eq(p.rb.requests, 1);
+    pump_for(p.base, 0.5);
+    seen v = drain(vfd);
+    close(vfd);
+    /* an empty probe carrying the ack (resent once at most: the request earned one
+     * resend): never the 1200-byte answer, each datagram smaller than the request */
+    ck_assert_uint_ge(v.datagrams, 1);
+    ck_assert_uint_le(v.datagrams, 3);
+    ck_assert_uint_le(v.largest, qlen);
+    mc_channel *ch = mc_nub_find_channel(p.b, &victim);
+    ck_assert_ptr_nonnull(ch);
+    ck_assert_uint_ge(mc_channel_overflow(ch), 1); /* the answer waits for a proof */
+
+    /* a real peer proves itself by acknowledging the probe and gets its answer */
+    reply_rec rr = {0};
+    uint8_t ask[1] = {2};
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask, 1, on_reply, &rr, 0), MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_uint_eq(rr.len, T_REQ_BIG_REPLY);
+    pair_close(&p);
+}
+END_TEST
+
+
+/* A new version of an indexed channel a peer opened starts unproven again, with no credit
+ * left from the old one (its packets may now come from anywhere). */
+static bool peer_idle(void *ctx) { return mc_channel_unacked(ctx) == 0; }
+
+START_TEST(new_version_of_an_accepted_channel_starts_unproven)
+{
+    pair p;
+    pair_open(&p, NULL);
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
+    send_stream(ic, 0, 20, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
+    ck_assert_ptr_nonnull(peer);
+    uint8_t note[1] = {1};
+    mc_channel_send_message(peer, tdef(T_NOTE), note, 1);
+    mc_channel_send(peer);
+    ck_assert(pump_until(p.base, peer_idle, peer, 10)); /* a acknowledged: proven */
+    /* a newer version from another address moves the channel there */
+    mc_address victim;
+    int vfd = victim_socket(&victim);
+    uint8_t pk[32];
+    size_t n = indexed_datagram_no_ack(pk, 42, 5);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, n), MC_OK);
+    ck_assert_uint_eq(mc_channel_version(peer), 5);
+    ck_assert(mc_address_equal(mc_channel_address(peer), &victim));
+    /* what b has for it waits: the victim sent 10 bytes, less than even a probe */
+    uint8_t big[1200];
+    memset(big, 3, sizeof big);
+    ck_assert_int_eq(mc_channel_send_message(peer, tdef(T_NOTE), big, sizeof big), MC_OK);
+    mc_channel_send(peer);
+    pump_for(p.base, 0.3);
+    seen v = drain(vfd);
+    close(vfd);
+    ck_assert_uint_le(v.bytes, n);
+    ck_assert_uint_ge(mc_channel_overflow(peer), 1);
+    pair_close(&p);
+}
+END_TEST
+
+
+/* A lost probe goes again on the resend timer: a real peer waiting for its answer is not
+ * kept waiting until it sends something again (its resend or keepalive: 8-10 s here). */
+static void slow_keepalive(mc_nub_config *cfg, int which)
+{
+    if (which == 0) {
+        cfg->keepalive_interval_us = 10 * MC_US_PER_S;
+        cfg->min_resend_delay_us = 8 * MC_US_PER_S;
+    }
+}
+
+START_TEST(lost_probe_is_resent_without_waiting_for_the_peer)
+{
+    pair p;
+    pair_open(&p, slow_keepalive);
+    mc_nub_rehearse_drop_next(p.b, 1); /* b's first datagram: the probe (with its ack) */
+    reply_rec rr = {0};
+    uint8_t ask[1] = {2};
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), ask, 1, on_reply, &rr, 0), MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 5));
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_uint_eq(rr.len, T_REQ_BIG_REPLY);
+    mc_nub_stats st;
+    mc_nub_get_stats(p.b, &st);
+    ck_assert_uint_eq(st.rehearsal_dropped, 1);
+    ck_assert_uint_ge(st.resends, 1);
+    pair_close(&p);
+}
+END_TEST
+
+
+/* A peer that accepted our channel and only ever acknowledged (it sent nothing reliable)
+ * restarts and opens a channel to us: it knows nothing of our random sequence space, so
+ * its packets carry no cumulative ack. That is a restart (not a simultaneous open): our
+ * old channel is replaced, and what we send next reaches the new incarnation. */
+START_TEST(restart_of_a_peer_that_only_acknowledged_is_recognised)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec d = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &d);
+    send_stream(p.ab, 0, 50, 40);
+    ck_assert(wait_received(&p, &p.rb, 50, 10));
+    ck_assert(pump_until(p.base, channel_acked, p.ab, 10));
+    pair_restart_b(&p);
+    p.rb.next = p.rb.received = 0;
+    mc_channel *ba = mc_nub_channel(p.b, mc_nub_address(p.a), MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ba);
+    send_stream(ba, 0, 20, 40);
+    ck_assert(wait_received(&p, &p.ra, 20, 10));
+    ck_assert(pump_until(p.base, died, &d, 5));
+    ck_assert_int_eq(d.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    /* a talks to the new incarnation on the channel that replaced the old one */
+    mc_channel *ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ab);
+    send_stream(ab, 0, 30, 40);
+    ck_assert(wait_received(&p, &p.rb, 30, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.ra.out_of_order, 0);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *regressions_suite(void)
 {
     Suite *s = suite_create("mercury_regressions");
@@ -540,6 +798,12 @@ static Suite *regressions_suite(void)
     tcase_add_test(tc, spoofed_requests_get_no_more_than_they_sent);
     tcase_add_test(tc, spoofed_channel_opener_gets_bounded_resends);
     tcase_add_test(tc, small_replies_spend_the_credit_their_requests_earned);
+    tcase_add_test(tc, blind_spoofer_cannot_prove_a_channel);
+    tcase_add_test(tc, channels_start_at_random_sequence_numbers);
+    tcase_add_test(tc, first_reply_on_an_unproven_channel_is_no_larger_than_its_request);
+    tcase_add_test(tc, new_version_of_an_accepted_channel_starts_unproven);
+    tcase_add_test(tc, lost_probe_is_resent_without_waiting_for_the_peer);
+    tcase_add_test(tc, restart_of_a_peer_that_only_acknowledged_is_recognised);
     suite_add_tcase(s, tc);
     return s;
 }

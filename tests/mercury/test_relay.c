@@ -85,6 +85,10 @@ static bool idle(void *ch) { return mc_channel_idle(ch); }
 static mc_channel *through(pair *p, const relay_proc *r)
 {
     mc_address front = relay_front(r);
+    /* the pair's direct channel is not used: it must not open a second channel at b with
+     * its keepalive (a run under load may take longer than the keepalive interval) */
+    mc_channel_condemn(p->ab);
+    p->ab = NULL;
     mc_channel *ch = mc_nub_channel(p->a, &front, MC_CHANNEL_INTERNAL);
     ck_assert_ptr_nonnull(ch);
     return ch;

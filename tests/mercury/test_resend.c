@@ -50,7 +50,7 @@ START_TEST(late_ack_of_a_resent_packet_causes_no_spurious_resends)
      * not show that sequences 1..5 (sent before the resend) are lost. */
     uint8_t ack[7];
     mc_store_u16(ack, 0x0008 | 0x0004); /* ON_CHANNEL | HAS_ACKS */
-    mc_store_u32(ack + 2, 0);
+    mc_store_u32(ack + 2, cs.first_send_seq); /* the channel's first sequence number */
     ack[6] = 1;
     ck_assert_int_eq(mc_nub_process_datagram(p.a, mc_nub_address(p.b), ack, sizeof ack), MC_OK);
     mc_clock_set_source(NULL, NULL);
@@ -132,6 +132,45 @@ START_TEST(sparse_stream_loss_resent_after_a_round_trip_while_acks_flow)
 }
 END_TEST
 
+
+/* A packet lost twice (first send and first resend) on an interactive channel goes twice
+ * at its second resend: it is late again only if both copies are lost. Later resends go once
+ * (a packet whose acks are only late gets one extra copy in all). */
+START_TEST(packet_lost_twice_is_resent_twice)
+{
+    pair p;
+    pair_open(&p, NULL);
+    send_stream(p.ab, 0, 1, 40);
+    ck_assert(wait_received(&p, &p.rb, 1, 10));
+    ck_assert(pump_until(p.base, acked_all, p.ab, 10)); /* an RTT sample: interactive */
+    /* the next packet, its first resend and both copies of its second are lost */
+    mc_nub_rehearse_drop_next(p.a, 4);
+    send_stream(p.ab, 1, 1, 40);
+    mc_channel_stats cs;
+    /* time moves only when the test says so, within a keepalive interval of the last
+     * packet heard from b (so b counts as alive) */
+    fake_clock fc = {300 * MC_US_PER_MS};
+    mc_clock_set_source(fake_clock_now, &fc);
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true);
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.packets_resent, 1); /* the first resend: once (and lost) */
+    fc.offset = 600 * MC_US_PER_MS;
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true);
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.packets_resent, 3); /* the second: two copies (both lost) */
+    fc.offset = 900 * MC_US_PER_MS;
+    mc_channel_check_resends(p.ab, mc_clock_now_us(), true);
+    mc_channel_get_stats(p.ab, &cs);
+    ck_assert_uint_eq(cs.packets_resent, 4); /* the third: once again */
+    mc_clock_set_source(NULL, NULL);
+    ck_assert(wait_received(&p, &p.rb, 2, 10));
+    ck_assert(pump_until(p.base, acked_all, p.ab, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert_uint_eq(p.rb.received, 2);
+    pair_close(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mercury_resend");
@@ -141,6 +180,7 @@ int main(void)
     tcase_add_test(tc, rtt_only_from_packets_never_resent);
     tcase_add_test(tc, late_ack_of_a_resent_packet_causes_no_spurious_resends);
     tcase_add_test(tc, sparse_stream_loss_resent_after_a_round_trip_while_acks_flow);
+    tcase_add_test(tc, packet_lost_twice_is_resent_twice);
     suite_add_tcase(s, tc);
     return mc_check_run(s);
 }

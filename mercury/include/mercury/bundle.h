@@ -38,8 +38,10 @@
 #include "mercury/interface.h"
 #include "mercury/request.h"
 
-/* Largest datagram Mercury sends or accepts (Ethernet MTU minus IP and UDP headers). */
+/* Largest datagram Mercury sends or accepts (Ethernet MTU minus IP and UDP headers). A nub
+ * may be told to send smaller ones (mc_nub_set_max_packet), down to MC_PACKET_MIN_LIMIT. */
 #define MC_PACKET_MAX_SIZE 1472u
+#define MC_PACKET_MIN_LIMIT 1200u
 
 typedef enum {
     MC_RELIABLE_NO = 0,

@@ -1,14 +1,18 @@
 /* Channels: reliable, ordered delivery of bundles between this nub and one peer.
  *
- * A channel numbers its reliable packets with 28-bit sequence numbers, keeps at most
+ * A channel numbers its reliable packets with 28-bit sequence numbers starting at a random
+ * value (so only a peer that receives its packets can acknowledge them), keeps at most
  * `window` of them unacknowledged (defaults: internal 4096, external 256, indexed 512) and
  * queues the rest in a bounded overflow queue. The peer acknowledges cumulatively (next
  * expected sequence) and selectively (up to 255 sequence numbers per packet); lost packets
  * are resent as soon as a packet sent after them is acknowledged, or when they are older
  * than max(2 x RTT, minimum resend delay) and acks have stopped; a channel with at most 32
  * packets unacked (interactive traffic) also resends a packet older than about 1.125 x RTT
- * while its peer is heard from (docs/PROTOCOL.md, "Resending"). A peer that opened a
- * channel and has acknowledged nothing yet gets one resend per packet it sent. The
+ * while its peer is heard from, and a packet lost twice goes as two copies at its second
+ * resend (docs/PROTOCOL.md, "Resending"). A peer that opened a channel and has
+ * acknowledged nothing yet gets one resend per packet it sent and never more bytes than it
+ * sent: what does not fit (a large first reply, say) waits until the peer acknowledges an
+ * empty probe packet. The
  * receiving side buffers out-of-order packets
  * and releases them in order; duplicates and packets beyond its window are dropped (and
  * counted). Messages spanning packets are reassembled and delivered whole.
@@ -91,8 +95,10 @@ typedef struct {
     uint64_t duplicates;       /* duplicate packets dropped */
     uint64_t out_of_window;    /* packets beyond the receive window dropped */
     uint64_t out_of_order;     /* packets that arrived ahead of a missing one (buffered) */
+    uint32_t first_send_seq;   /* random first sequence number of this incarnation/version */
     uint32_t next_send_seq;
-    uint32_t next_recv_seq;    /* cumulative ack value we send */
+    uint32_t next_recv_seq;    /* cumulative ack value we send (0 until the peer's first
+                                  sequence number is known) */
 } mc_channel_stats;
 
 /* The channel to addr, created if it does not exist (traits apply only on creation).

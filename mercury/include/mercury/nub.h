@@ -188,6 +188,19 @@ typedef int (*mc_nub_output_fn)(void *ctx, const mc_address *to, const uint8_t *
                                 size_t len);
 void mc_nub_set_output(mc_nub *nub, mc_nub_output_fn fn, void *ctx);
 
+/* The largest datagram this nub sends, MC_PACKET_MIN_LIMIT (1200) .. MC_PACKET_MAX_SIZE
+ * (1472, the default); MC_ERR_INVALID outside that range. Bundling, fragmenting, selective
+ * acks and piggybacks all keep within it. Set it right after mc_nub_new: it applies to
+ * every packet started after the call (a packet already written, and its resends, keep
+ * their size). What the nub receives is not affected (up to 1472 bytes).
+ *
+ * A transport that wraps each datagram (mc_nub_set_output) sets 1472 minus its overhead so
+ * the wrapped datagram still fits a 1500-byte MTU without IP fragments: common/secure's
+ * DATA packet adds MC_SECURE_DATA_OVERHEAD (25) bytes, so an external nub carried by
+ * mc_secure_transport sets 1472 - 25 = 1447 (its DATA packets are then at most 1472). */
+int mc_nub_set_max_packet(mc_nub *nub, size_t bytes);
+size_t mc_nub_max_packet(const mc_nub *nub);
+
 /* Process one datagram as if it had just been read from the socket from `from` (the receive
  * path without a socket: used by the fuzzer). Returns MC_OK or MC_ERR_DROPPED. Not to be
  * called from inside a handler. */
