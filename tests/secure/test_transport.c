@@ -85,19 +85,24 @@ START_TEST(mercury_channels_run_encrypted_both_ways)
     mc_channel *up = mc_nub_channel(p.a, mc_secure_transport_address(srv), MC_CHANNEL_EXTERNAL);
     ck_assert_ptr_nonnull(up);
     send_stream(up, 0, 2000, 300);
-    ck_assert(wait_received(&p, &p.rb, 2000, 20));
+    ck_assert(wait_received(&p, &p.rb, 2000, 60));
     ck_assert_uint_eq(p.rb.out_of_order, 0);
     ck_assert_uint_eq(p.rb.bad_content, 0);
     /* and back on the channel the server's nub accepted, to the client's transport */
     mc_channel *down = mc_nub_find_channel(p.b, mc_secure_transport_address(cli));
     ck_assert_ptr_nonnull(down);
     send_stream(down, 0, 2000, 700);
-    ck_assert(wait_received(&p, &p.ra, 2000, 20));
+    ck_assert(wait_received(&p, &p.ra, 2000, 60));
     ck_assert_uint_eq(p.ra.bad_content, 0);
+    /* full packets, sealed, still fit 1472 bytes: the nubs' packets are limited */
+    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE - MC_SECURE_DATA_OVERHEAD);
 
     mc_secure_transport_stats ss, cs;
     mc_secure_transport_get_stats(srv, &ss);
     mc_secure_transport_get_stats(cli, &cs);
+    ck_assert_uint_le(ss.largest_out, MC_PACKET_MAX_SIZE);
+    ck_assert_uint_le(cs.largest_out, MC_PACKET_MAX_SIZE);
+    ck_assert_uint_gt(ss.largest_out, MC_PACKET_MAX_SIZE - 100); /* they were full */
     ck_assert_uint_ge(ss.data_in, 100);
     ck_assert_uint_ge(ss.data_out, 100);
     ck_assert_uint_ge(cs.data_in, 100);
@@ -118,6 +123,7 @@ START_TEST(mercury_channels_run_encrypted_both_ways)
 
     mc_secure_transport_free(cli);
     mc_secure_transport_free(srv);
+    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE); /* the nub's own again */
     pair_close(&p);
 }
 END_TEST

@@ -69,6 +69,8 @@ static int output(void *ctx, const mc_address *to, const uint8_t *data, size_t l
         return -1;
     send_to(t, to, pkt, n);
     t->st.data_out++;
+    if (n > t->st.largest_out)
+        t->st.largest_out = n;
     return 0;
 }
 
@@ -307,6 +309,12 @@ static mc_secure_transport *make(struct event_base *base, const mc_secure_transp
         return NULL;
     }
     mc_nub_set_output(cfg->nub, output, t);
+    /* a sealed packet is the Mercury packet plus the DATA overhead: keep it within 1472 */
+    if (mc_nub_set_max_packet(cfg->nub, MC_PACKET_MAX_SIZE - MC_SECURE_DATA_OVERHEAD) != MC_OK) {
+        snprintf(err, errlen, "cannot limit the nub's packets for sealing");
+        mc_secure_transport_free(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -366,8 +374,10 @@ void mc_secure_transport_free(mc_secure_transport *t)
 {
     if (!t)
         return;
-    if (t->cfg.nub)
+    if (t->cfg.nub) {
         mc_nub_set_output(t->cfg.nub, NULL, NULL);
+        mc_nub_set_max_packet(t->cfg.nub, MC_PACKET_MAX_SIZE);
+    }
     if (t->read_ev)
         event_free(t->read_ev);
     if (t->timer_ev)

@@ -1,7 +1,8 @@
 /* Mercury over the secure layer: an external endpoint that carries a nub's traffic
  * encrypted. It owns a UDP socket on the process's libevent loop that carries only secure
  * packets (secure/handshake.h, secure/session.h); the nub's datagrams go out through it
- * (mc_nub_set_output: sealed for the peer's session) and what it opens goes into the nub
+ * (mc_nub_set_output: sealed for the peer's session; the nub's packets are limited to
+ * 1472 - MC_SECURE_DATA_OVERHEAD, so a sealed one fits 1472) and what it opens goes into the nub
  * (mc_nub_process_datagram, with the peer's real address), so channels, requests and every
  * other Mercury mechanism work unchanged on top.
  *
@@ -51,6 +52,8 @@ typedef struct {
 typedef struct {
     uint64_t hellos, connects, accepted, rejected, repeated, dropped, data_in, data_out,
         auth_failures, rate_limited, no_endpoint, send_errors;
+    uint64_t largest_out; /* the largest sealed DATA packet sent (at most 1472: the transport
+                             limits its nub's packets by the overhead) */
 } mc_secure_transport_stats;
 
 /* A server transport. NULL with a reason in err. */
