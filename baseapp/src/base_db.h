@@ -33,6 +33,7 @@ extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 struct db_waiter;
 struct db_load_op;
 struct db_live_req;
+struct db_giveback;
 
 typedef struct db_rec {
     int32_t id;                 /* entity id */
@@ -56,7 +57,8 @@ typedef struct db_rec {
 
 typedef struct {
     uint64_t writes, writes_ok, writes_failed, fenced, loads, loads_ok, loads_live,
-        loads_failed, archived, released_of_dead, autoloaded, deleted, released;
+        loads_failed, archived, released_of_dead, autoloaded, deleted, released,
+        given_back; /* abandoned check-outs given back (db_giveback.c) */
 } db_stats;
 
 typedef struct base_db {
@@ -83,6 +85,8 @@ typedef struct base_db {
     struct db_load_op *loads;      /* loads in progress (list) */
     struct db_live_req *lives;     /* mark_live requests in progress or waiting to retry */
     uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
+    struct db_giveback *givebacks; /* abandoned check-outs being given back (db_giveback.c) */
+    uint64_t fault_lose_won;       /* db/faults/loseWonAnswer: won answers taken for lost */
     mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */
     uint64_t live_log_quiet;       /* failures not logged since */
     mc_time_us release_log_at;     /* loads releasing a gone owner's check-out: at most */
@@ -180,6 +184,18 @@ void db_on_cell_change(mc_engine *e, int32_t id);
 /* Write a base (and its cell part): done (may be NULL) gets the outcome exactly once, later,
  * unless this returns an error. release_after: release the check-out after the write. */
 int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done, void *ctx);
+
+/* db_giveback.c */
+/* Give back a check-out Redis may have applied for a load or create that was taken for
+ * failed (or a won check-out not used): released with its token, retried with back-off. */
+void db_give_back(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token,
+                  const char *what);
+/* A failed create or check-out may have been applied (no answer in time, unreadable). */
+bool db_may_have_won(mc_persist_status st);
+/* db/faults/loseWonAnswer: when set and r won, *lost is r taken for unanswered (true). */
+bool db_fault_lose_won(base_db *db, const mc_persist_result *r, mc_persist_result *lost);
+/* Free the give-backs waiting for a retry (after the store was freed). */
+void db_givebacks_free(base_db *db);
 
 /* db_destroy.c */
 /* The base is being destroyed: write, delete or just release it as its record says. */

@@ -152,8 +152,9 @@ static void on_loaded(void *ctx, const mc_persist_result *r)
     else
         snprintf(why, sizeof why, "%s", r->reason ? r->reason : mc_persist_status_name(r->status));
     if (!ent) {
-        /* Not loaded: let others have it. */
-        db_release(db, op->td, op->dbid, op->token);
+        /* Not loaded: let others have it (retried: a check-out left "loading" by a live
+         * process would make every later load fail busy). */
+        db_give_back(db, op->td, op->dbid, op->token, "a load that could not create it");
         finish(op, status == MC_CALL_OK ? MC_CALL_ERR_ARGS : status, NULL, false, why);
         return;
     }
@@ -413,11 +414,13 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     ask_manager(op, owner);
 }
 
-static void on_checkout(void *ctx, const mc_persist_result *r)
+static void on_checkout(void *ctx, const mc_persist_result *res)
 {
     db_load_op *op = ctx;
     base_db *db = op->db;
     op->in_store = false;
+    mc_persist_result lost;
+    const mc_persist_result *r = db_fault_lose_won(db, res, &lost) ? &lost : res;
     int st;
     mc_persist_store *store = db_store(db, &st);
     if (r->status == MC_PERSIST_CLOSED || !store) {
@@ -446,6 +449,10 @@ static void on_checkout(void *ctx, const mc_persist_result *r)
         finish(op, MC_CALL_ERR_NOT_FOUND, NULL, false, why);
         return;
     default:
+        /* The check-out may have landed although its answer did not come (in time): the
+         * load gives up, and gives the token back so the entity stays loadable. */
+        if (db_may_have_won(r->status) && r->dbid && r->token)
+            db_give_back(db, op->td, r->dbid, r->token, "an abandoned load");
         finish(op, db_call_status(r->status), NULL, false,
                r->reason && *r->reason ? r->reason : mc_persist_status_name(r->status));
         return;

@@ -214,12 +214,15 @@ static int add_watchers(base_db *db)
         {"db/autoloaded", offsetof(db_stats, autoloaded)},
         {"db/deleted", offsetof(db_stats, deleted)},
         {"db/released", offsetof(db_stats, released)},
+        {"db/givenBack", offsetof(db_stats, given_back)},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         bad |= mc_watch_add(w, counters[i].path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_u64,
                             NULL, (char *)&db->st + counters[i].off) != MC_WATCH_OK;
     bad |= mc_watch_add_uint(w, "db/faults/failMarkLive", &db->fail_mark_live,
+                             MC_WATCH_READ_WRITE) != MC_WATCH_OK;
+    bad |= mc_watch_add_uint(w, "db/faults/loseWonAnswer", &db->fault_lose_won,
                              MC_WATCH_READ_WRITE) != MC_WATCH_OK;
     static const struct {
         const char *path;
@@ -326,6 +329,7 @@ void base_db_free(mc_engine *e)
         mc_persist_store_free(store);
     }
     db_lives_free(db);
+    db_givebacks_free(db);
     for (size_t i = 0; i < db->by_id.cap; i++)
         if (db->by_id.keys[i])
             free_rec(db->by_id.vals[i]);

@@ -354,10 +354,12 @@ static void store_autoload(base_db *db, db_rec *rec)
 
 void db_store_autoload(base_db *db, db_rec *rec) { store_autoload(db, rec); }
 
-static void on_created(void *ctx, const mc_persist_result *r)
+static void on_created(void *ctx, const mc_persist_result *res)
 {
     wreq *w = ctx;
     base_db *db = w->db;
+    mc_persist_result lost;
+    const mc_persist_result *r = db_fault_lose_won(db, res, &lost) ? &lost : res;
     db_rec *rec = db_rec_of(db, w->id);
     db_waiter *waiting = NULL;
     if (rec) {
@@ -386,6 +388,12 @@ static void on_created(void *ctx, const mc_persist_result *r)
         db->st.writes_failed++;
         if (r->status != MC_PERSIST_CLOSED)
             db_log_failure(db, "the first write", w->type, w->id, r);
+        /* The create may have landed (a new entity checked out by us, "loading") although
+         * its answer did not come: the base here has no database id, so the token is given
+         * back and that record stays loadable. */
+        const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), w->type);
+        if (db_may_have_won(r->status) && r->dbid && r->token)
+            db_give_back(db, td, r->dbid, r->token, "an abandoned create");
     }
     bool gone = rec && rec->gone;
     int32_t id = w->id;

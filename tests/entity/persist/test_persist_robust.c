@@ -1,0 +1,130 @@
+/* Persistence through the engine, the robustness cases (issue 9's last items): real
+ * baseapps, a cellapp and a manager running the Keeper game on a private redis-server.
+ * - A check-out or create that Redis applied but whose answer the baseapp never got (a
+ *   timeout; rehearsed with db/faults/loseWonAnswer) is given back: the entity can be
+ *   loaded elsewhere at once, it is not left "loading" by a live baseapp (BUSY forever).
+ */
+#include "harness.h"
+#include "persist_cluster.h"
+#include "redis_harness.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 20000
+
+static rh_redis *start_redis(void)
+{
+    rh_options opt = {.aof = false};
+    rh_redis *r = rh_start(&opt);
+    ck_assert_msg(r != NULL, "redis-server did not start");
+    return r;
+}
+
+static uint64_t write_ok(pc_cluster *c, const char *proc, int32_t id)
+{
+    char why[8192];
+    uint64_t dbid = pc_write(c, proc, id, why, sizeof why);
+    ck_assert_msg(dbid > 0, "writeToDB %d on %s: %s", (int)id, proc, why);
+    return dbid;
+}
+
+/* Load through an operator command; the new entity id (the test fails unless it was
+ * loaded here, not found live elsewhere). */
+static int32_t load_here(pc_cluster *c, const char *proc, const char *command, const char *key)
+{
+    char out[8192];
+    int rc = pc_load(c, proc, command, key, out, sizeof out);
+    ck_assert_msg(rc == 0, "%s %s on %s: exit %d: %s", command, key, proc, rc, out);
+    ck_assert_msg(strstr(out, "(Keeper) dbid ") && strstr(out, " loaded"),
+                  "%s %s on %s: '%s'", command, key, proc, out);
+    return (int32_t)atoi(out);
+}
+
+static void set_fault(pc_cluster *c, const char *proc, const char *path, const char *value)
+{
+    char out[4096];
+    ck_assert_msg(h_watcher(out, sizeof out, c->manager, "set", proc, path, value, NULL) == 0,
+                  "set %s %s: %s", proc, path, out);
+}
+
+/* A field of the entity's check-out in Redis ("" when it has none). */
+static void checkout_field(rh_redis *r, uint64_t dbid, const char *field, char *out, size_t n)
+{
+    char key[96];
+    snprintf(key, sizeof key, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
+    if (rh_cli(r, out, n, "HGET", key, field, NULL) != 0)
+        out[0] = '\0';
+    out[strcspn(out, "\r\n")] = '\0';
+}
+
+START_TEST(test_abandoned_checkout_given_back)
+{
+    rh_redis *r = start_redis();
+    pc_cluster c;
+    /* loadWaitMs 1000: a "loading" check-out of a live owner makes a load BUSY after 1 s */
+    pc_start(&c, rh_addr(r), 2, "--loadWaitMs=1000");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"abandoned\",\"counter\":11}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    char out[8192], key[32];
+    snprintf(key, sizeof key, "%llu", (unsigned long long)dbid);
+    snprintf(out, sizeof out, "%d", (int)id);
+    ck_assert_int_eq(pc_call(&c, out, sizeof out, b1, "command/destroyBase", out, "nowrite",
+                             NULL),
+                     0);
+    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
+    char owner[128];
+    for (int waited = 0; waited < WAIT_MS; waited += 100) {
+        checkout_field(r, dbid, "owner", owner, sizeof owner);
+        if (!owner[0])
+            break;
+        h_sleep_ms(100);
+    }
+    ck_assert_msg(!owner[0], "still checked out by %s after the destroy", owner);
+
+    /* The load on baseapp01 wins the check-out in Redis, but the answer is taken for lost
+     * (as after a timeout): the load fails, and the token must be given back. */
+    set_fault(&c, b1, "db/faults/loseWonAnswer", "1");
+    int rc = pc_load(&c, b1, "createBaseFromDB", key, out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "loseWonAnswer"), "the load did not fail: %s", out);
+    ck_assert_int_eq(pc_int(&c, b1, "db/faults/loseWonAnswer"), 0);
+    /* Loadable elsewhere (without the give-back: BUSY after --loadWaitMs, held "loading"
+     * by a live baseapp). */
+    int32_t got = load_here(&c, b2, "createBaseFromDB", key);
+    ck_assert_msg(pc_wait_int(&c, b1, "db/givenBack", 1, WAIT_MS),
+                  "the abandoned check-out was not counted as given back");
+    ck_assert_int_gt(got, 0);
+    ck_assert_int_eq(pc_prop_int(&c, b2, got, "counter"), 11);
+    checkout_field(r, dbid, "owner", owner, sizeof owner);
+    ck_assert_str_eq(owner, b2);
+
+    /* The same for a create: the entity's record and check-out were made in Redis, the
+     * first write is taken for failed; the new record is loadable by its identifier. */
+    int32_t id2 = pc_create(&c, b1, "{\"name\":\"halfborn\",\"counter\":12}");
+    set_fault(&c, b1, "db/faults/loseWonAnswer", "1");
+    char why[8192];
+    ck_assert_int_eq(pc_write(&c, b1, id2, why, sizeof why), 0);
+    int32_t got2 = load_here(&c, b2, "createBaseFromDBByName", "halfborn");
+    ck_assert_msg(pc_wait_int(&c, b1, "db/givenBack", 2, WAIT_MS),
+                  "the abandoned create was not counted as given back");
+    ck_assert_int_eq(pc_prop_int(&c, b2, got2, "counter"), 12);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("persist_robust");
+    TCase *tc = tcase_create("robust");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_abandoned_checkout_given_back);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return h_run_suite(suite()); }
