@@ -131,13 +131,10 @@ void db_rec_set_dbid(base_db *db, db_rec *r, uint64_t dbid, const char *token);
 void db_rec_drop(base_db *db, db_rec *r);
 /* The live base of (type, dbid) held here, or NULL. */
 mc_entity *db_find_live(base_db *db, uint16_t type, uint64_t dbid);
-/* The incarnation a baseapp's check-outs carry: made of its host and pid (never 0), so that
- * others can compute it from what the manager says of it. */
-uint64_t db_incarnation_of(const char *host, uint32_t pid);
 /* An mc_call_status for a store status. */
 int db_call_status(mc_persist_status st);
 void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                         const char *addr, bool stopped);
+                         uint64_t incarnation, const char *addr, bool stopped);
 void db_add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref);
 
 /* db_values.c: property values of a base (and its cell part) for the store. */

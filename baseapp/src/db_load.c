@@ -273,8 +273,8 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
             manager_up_ms = q->uptime_ms;
             continue;
         }
-        if ((int)q->role != (int)MC_ROLE_BASEAPP ||
-            db_incarnation_of(q->host ? q->host : "", q->pid) != op->owner_inc)
+        if ((int)q->role != (int)MC_ROLE_BASEAPP || !q->incarnation ||
+            q->incarnation != op->owner_inc)
             continue;
         /* A loading check-out names no address: the process of that incarnation. */
         if (op->owner_live && (!q->internal_addr || strcmp(q->internal_addr, text) != 0))

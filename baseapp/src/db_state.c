@@ -139,16 +139,6 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
     return true;
 }
 
-/* An incarnation others can compute from the manager's notice of our death: our host and
- * pid (never 0). */
-uint64_t db_incarnation_of(const char *host, uint32_t pid)
-{
-    uint32_t h = 2166136261u;
-    for (const char *c = host ? host : ""; *c; c++)
-        h = (h ^ (uint8_t)*c) * 16777619u;
-    return ((uint64_t)h << 32) | (pid ? pid : 1);
-}
-
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
@@ -270,11 +260,11 @@ int base_db_init(mc_engine *e, char *err, size_t errlen)
     bool enabled = false;
     if (!read_options(db, mc_server_config(s), &pc, seeds, sizeof seeds, &enabled, err, errlen))
         return -1;
-    char host[256] = "";
-    if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
-    db->incarnation = db_incarnation_of(host, (uint32_t)getpid());
+    /* The check-outs carry the process's incarnation: random per start, registered with the
+     * manager (ProcessInfo.incarnation), so that others find the owner of a check-out among
+     * the processes the manager knows, and a pid and host name that come back after a
+     * reboot (or in a new container) are never taken for it. */
+    db->incarnation = mc_server_incarnation(s);
     if (enabled) {
         pc.process_name = mc_server_name(s);
         pc.defs = mc_engine_defs(e);
@@ -482,8 +472,10 @@ static void on_released(void *ctx, const mc_persist_result *r)
 }
 
 void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                         const char *addr, bool stopped)
+                         uint64_t incarnation, const char *addr, bool stopped)
 {
+    (void)pid;
+    (void)host;
     base_db *db = base_db_of(e);
     int status;
     mc_persist_store *store = db_store(db, &status);
@@ -496,13 +488,20 @@ void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const cha
         MC_INFO("persistence: %s (%s) stopped: it releases its own check-outs", name, addr);
         return;
     }
+    if (!incarnation) {
+        /* A process that registered no incarnation holds no check-out we could tell from
+         * another run's: whoever loads one of its entities checks its owner then. */
+        MC_INFO("persistence: %s (%s) is dead but gave no incarnation: its check-outs are "
+                "released by the loads that find them", name, addr);
+        return;
+    }
     release_ctx *rc = calloc(1, sizeof *rc);
     if (!rc)
         return;
     rc->db = db;
     snprintf(rc->name, sizeof rc->name, "%s", name);
     MC_INFO("persistence: %s (%s) is dead: releasing its check-outs", name, addr);
-    mc_persist_release_owner(store, name, db_incarnation_of(host, pid), on_released, rc);
+    mc_persist_release_owner(store, name, incarnation, on_released, rc);
 }
 
 /* ---- per-entity watchers ---------------------------------------------------------------- */

@@ -3,6 +3,9 @@
  * - A check-out or create that Redis applied but whose answer the baseapp never got (a
  *   timeout; rehearsed with db/faults/loseWonAnswer) is given back: the entity can be
  *   loaded elsewhere at once, it is not left "loading" by a live baseapp (BUSY forever).
+ * - A check-out left by a crashed process whose host and pid a live baseapp has now is not
+ *   taken for that baseapp's: incarnations are random per start, registered with the
+ *   manager.
  */
 #include "harness.h"
 #include "persist_cluster.h"
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WAIT_MS 20000
 
@@ -117,12 +121,82 @@ START_TEST(test_abandoned_checkout_given_back)
 }
 END_TEST
 
+/* The incarnation the baseapp used to derive from a host name and a pid (before it was
+ * random per start): what a crashed process's check-out carries when that process had the
+ * host name and pid a live baseapp has now (a pid reused after a reboot, pid 1 in a
+ * container restarted with the same host name). */
+static uint64_t host_pid_incarnation(const char *host, uint32_t pid)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = host; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return ((uint64_t)h << 32) | (pid ? pid : 1);
+}
+
+/* A check-out "loading" since a crash, by a process whose host and pid are those of a live
+ * baseapp now: the owner is not that live baseapp (its incarnation is random per start and
+ * registered with the manager), so the load releases the check-out and loads the entity.
+ * With the incarnation derived from host and pid, the live baseapp was taken for the owner
+ * and the load failed BUSY. The real incarnation of a live baseapp still holds it. */
+START_TEST(test_reused_pid_is_not_the_owner)
+{
+    rh_redis *r = start_redis();
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--ownerGraceMs=100");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"reborn\",\"counter\":21}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    char out[8192], key[32], okey[96], inc[32];
+    snprintf(key, sizeof key, "%llu", (unsigned long long)dbid);
+    snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
+    snprintf(out, sizeof out, "%d", (int)id);
+    ck_assert_int_eq(pc_call(&c, out, sizeof out, b1, "command/destroyBase", out, "nowrite",
+                             NULL),
+                     0);
+    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
+    char owner[128] = "x";
+    for (int waited = 0; waited < WAIT_MS && owner[0]; waited += 100) {
+        checkout_field(r, dbid, "owner", owner, sizeof owner);
+        if (owner[0])
+            h_sleep_ms(100);
+    }
+    ck_assert_msg(!owner[0], "still checked out by %s", owner);
+
+    /* The incarnations are not made of host and pid, and differ between processes. */
+    char host[256] = "";
+    ck_assert_int_eq(gethostname(host, sizeof host), 0);
+    host[sizeof host - 1] = '\0';
+    uint64_t old2 = host_pid_incarnation(host, (uint32_t)c.base[1]);
+    ck_assert(pc_value(&c, b2, "db/incarnation", inc, sizeof inc));
+    uint64_t inc2 = strtoull(inc, NULL, 10);
+    ck_assert(pc_value(&c, b1, "db/incarnation", inc, sizeof inc));
+    ck_assert_msg(inc2 != 0 && inc2 != old2 && inc2 != strtoull(inc, NULL, 10),
+                  "incarnations %llu / %s (host and pid give %llu)", (unsigned long long)inc2,
+                  inc, (unsigned long long)old2);
+
+    /* An earlier process with baseapp02's host and pid left it "loading". */
+    char oldtext[32];
+    snprintf(oldtext, sizeof oldtext, "%llu", (unsigned long long)old2);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", okey, "owner", "baseapp07",
+                            "incarnation", oldtext, "state", "loading", "token",
+                            "0123456789abcdef0123456789abcdef", "since", "1", NULL),
+                     0);
+    int32_t got = load_here(&c, b1, "createBaseFromDB", key);
+    ck_assert_int_eq(pc_prop_int(&c, b1, got, "counter"), 21);
+    checkout_field(r, dbid, "owner", owner, sizeof owner);
+    ck_assert_str_eq(owner, b1);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_robust");
     TCase *tc = tcase_create("robust");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_abandoned_checkout_given_back);
+    tcase_add_test(tc, test_reused_pid_is_not_the_owner);
     suite_add_tcase(s, tc);
     return s;
 }

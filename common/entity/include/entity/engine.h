@@ -89,10 +89,10 @@ typedef struct {
      * run it again, bounded, to finish work it started in on_shutdown (may be NULL). */
     void (*after_run)(mc_engine *e);
     /* The manager declared a process dead or stopped (after on_peer_death): its registered
-     * name, pid and host as the manager knew them; stopped: it deregistered after a graceful
-     * shutdown (may be NULL). */
+     * name, pid, host and incarnation (random per start, 0 when it gave none) as the manager
+     * knew them; stopped: it deregistered after a graceful shutdown (may be NULL). */
     void (*on_process_death)(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                             const char *addr, bool stopped);
+                             uint64_t incarnation, const char *addr, bool stopped);
 } mc_role_part;
 
 /* ---- the server glue (main.c) -------------------------------------------------------- */
