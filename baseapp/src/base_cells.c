@@ -69,6 +69,7 @@ static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *pay
     MC_DEBUG("%s %d: cell created in space %d", ent->td->name, (int)ent->id, (int)space);
     free(w);
     int32_t id = ent->id;
+    db_note_cell_space(e, id, space); /* where restored cells of that space go (db_cells.c) */
     base_flush_cell_queue(e, ent);
     mc_engine_run_hook(e, ent, MC_HOOK_GET_CELL, NULL);
     db_on_cell_change(e, id); /* a copy fenced while its cell was being created */
@@ -125,6 +126,12 @@ int base_op_create_cell(const mc_call_ctx *call, const mc_mailbox_ref *near,
     mc_entity *ent = calling_base(call, &e);
     if (!ent)
         return MC_CALL_ERR_STATE;
+    return base_create_cell(e, ent, near, position, direction);
+}
+
+int base_create_cell(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *near,
+                     const mc_vector3 *position, const mc_vector3 *direction)
+{
     if (!near || mc_mailbox_ref_is_none(near) ||
         mc_mailbox_ref_component(near) != MC_COMPONENT_CELL)
         return MC_CALL_ERR_MAILBOX;
@@ -164,6 +171,12 @@ int base_op_create_in_new_space(const mc_call_ctx *call, const mc_vector3 *posit
     mc_entity *ent = calling_base(call, &e);
     if (!ent)
         return MC_CALL_ERR_STATE;
+    return base_create_in_new_space(e, ent, position, direction);
+}
+
+int base_create_in_new_space(mc_engine *e, mc_entity *ent, const mc_vector3 *position,
+                             const mc_vector3 *direction)
+{
     int rc = prepare(ent, position, direction);
     if (rc != MC_CALL_OK)
         return rc;

@@ -27,13 +27,14 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT 11
+#define BASE_DB_OPTION_COUNT 12
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
 struct db_load_op;
 struct db_live_req;
 struct db_giveback;
+struct db_restore;
 
 typedef struct db_rec {
     int32_t id;                 /* entity id */
@@ -87,6 +88,9 @@ typedef struct base_db {
     uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
     struct db_giveback *givebacks; /* abandoned check-outs being given back (db_giveback.c) */
     uint64_t fault_lose_won;       /* db/faults/loseWonAnswer: won answers taken for lost */
+    bool restore_cells;            /* --restoreCells (db_cells.c) */
+    struct db_restore *restores;   /* loaded bases whose cells are being restored */
+    u64map space_anchor;           /* space id -> a base here standing for that space */
     mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */
     uint64_t live_log_quiet;       /* failures not logged since */
     mc_time_us release_log_at;     /* loads releasing a gone owner's check-out: at most */
@@ -193,6 +197,16 @@ bool db_may_have_won(mc_persist_status st);
 bool db_fault_lose_won(base_db *db, const mc_persist_result *r, mc_persist_result *lost);
 /* Free the give-backs waiting for a retry (after the store was freed). */
 void db_givebacks_free(base_db *db);
+
+/* db_cells.c */
+/* A loaded base whose record names a space gets its cell back (from the loop, unless the
+ * game gave it one first): near a live cell of that space known here, else in a new space
+ * that then stands for it here. */
+void db_restore_cell(base_db *db, mc_entity *ent, int64_t space);
+/* A base's cell was created in space (CREATE_CELL's answer). */
+void db_note_cell_space(mc_engine *e, int32_t id, int32_t space);
+/* Free the restores waiting (shutting down) and the space map. */
+void db_restores_free(base_db *db);
 
 /* db_destroy.c */
 /* The base is being destroyed: write, delete or just release it as its record says. */

@@ -161,6 +161,7 @@ static void on_loaded(void *ctx, const mc_persist_result *r)
     db_rec *rec = db_rec_of(db, ent->id);
     if (rec)
         db_mark_live(db, rec);
+    db_restore_cell(db, ent, r->record->engine.space_id);
     mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
     finish(op, MC_CALL_OK, &mb, false, NULL);
 }

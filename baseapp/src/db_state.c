@@ -41,6 +41,10 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "(1000..600000)"},
     {"maxSessions", MC_OPT_UINT, "100000",
      "login sessions waiting for their clients at most (1..10000000)"},
+    {"restoreCells", MC_OPT_BOOL, "true",
+     "a base loaded from a record written while it had a cell gets its cell back, in its "
+     "space when a live cell of that space is known here, else in a new space (false: the "
+     "game creates cells itself)"},
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
@@ -89,6 +93,7 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
     db->shutdown_write_ms = mc_config_get_uint(cfg, "shutdownWriteMs");
     db->autoload_delay_ms = mc_config_get_uint(cfg, "autoLoadDelayMs");
     db->owner_grace_ms = mc_config_get_uint(cfg, "ownerGraceMs");
+    db->restore_cells = mc_config_get_bool(cfg, "restoreCells");
     *enabled = (redis && *redis) || (cluster && *cluster);
     if (redis && *redis && cluster && *cluster) {
         snprintf(err, errlen, "--redis and --redisCluster: give one of them, not both");
@@ -320,6 +325,7 @@ void base_db_free(mc_engine *e)
     }
     db_lives_free(db);
     db_givebacks_free(db);
+    db_restores_free(db);
     for (size_t i = 0; i < db->by_id.cap; i++)
         if (db->by_id.keys[i])
             free_rec(db->by_id.vals[i]);

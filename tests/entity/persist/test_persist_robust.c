@@ -6,6 +6,8 @@
  * - A check-out left by a crashed process whose host and pid a live baseapp has now is not
  *   taken for that baseapp's: incarnations are random per start, registered with the
  *   manager.
+ * - A base written while it had a cell gets its cell back when it is loaded, and the bases
+ *   of one space come back in one space.
  */
 #include "harness.h"
 #include "persist_cluster.h"
@@ -190,6 +192,88 @@ START_TEST(test_reused_pid_is_not_the_owner)
 }
 END_TEST
 
+/* Write a Keeper with a cell at a position, with a cell property set; then drop the cell and
+ * destroy the base without writing (the record keeps the cell part and its space). */
+static uint64_t write_with_cell(pc_cluster *c, const char *proc, const char *props,
+                                const char *note, const char *where)
+{
+    int32_t id = pc_create(c, proc, props);
+    pc_invoke(c, proc, id, "makeCell", NULL);
+    char path[96], text[64];
+    snprintf(path, sizeof path, "entities/%d/cell", (int)id);
+    ck_assert(h_wait_watch(c->manager, proc, path, "CELL", WAIT_MS));
+    snprintf(text, sizeof text, "[\"%s\"]", note);
+    pc_invoke(c, c->cell_name, id, "setNote", text);
+    pc_invoke(c, c->cell_name, id, "moveTo", where);
+    pc_invoke(c, proc, id, "save", NULL);
+    snprintf(path, sizeof path, "entities/%d/props/answers", (int)id);
+    ck_assert(pc_wait_int(c, proc, path, 1, WAIT_MS));
+    ck_assert_int_eq(pc_prop_int(c, proc, id, "lastStatus"), 0);
+    uint64_t dbid = (uint64_t)pc_prop_int(c, proc, id, "lastDbid");
+    pc_invoke(c, proc, id, "dropCell", NULL);
+    snprintf(path, sizeof path, "entities/%d/cell", (int)id);
+    ck_assert(h_wait_watch(c->manager, proc, path, "none", WAIT_MS));
+    char ids[32], out[4096];
+    snprintf(ids, sizeof ids, "%d", (int)id);
+    ck_assert_int_eq(pc_call(c, out, sizeof out, proc, "command/destroyBase", ids, "nowrite",
+                             NULL),
+                     0);
+    return dbid;
+}
+
+/* A base written while it had a cell comes back with its cell, without the game asking:
+ * its persistent cell properties and its position as written. A second base written in the
+ * same space and loaded on the same baseapp joins the first one's space (the entities of a
+ * space come back together), not a space of its own. */
+START_TEST(test_loaded_cell_restored)
+{
+    rh_redis *r = start_redis();
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, NULL);
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    uint64_t d1 = write_with_cell(&c, b1, "{\"name\":\"first\"}", "kept", "[4,5,6]");
+    uint64_t d2 = write_with_cell(&c, b1, "{\"name\":\"second\"}", "also", "[7,8,9]");
+    /* Both were written in a space of their own (Keeper's makeCell makes a new space): the
+     * second record is put in the first one's space, as if both had been in one. */
+    char k1[96], k2[96], space[64], out[4096];
+    snprintf(k1, sizeof k1, "mc:e:{Keeper:%llu}", (unsigned long long)d1);
+    snprintf(k2, sizeof k2, "mc:e:{Keeper:%llu}", (unsigned long long)d2);
+    ck_assert_int_eq(rh_cli(r, space, sizeof space, "HGET", k1, "@spaceId", NULL), 0);
+    space[strcspn(space, "\r\n")] = '\0';
+    ck_assert_msg(atoll(space) > 0, "no space stored: '%s'", space);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", k2, "@spaceId", space, NULL), 0);
+
+    char key[32], path[96], v1[64], v2[64];
+    snprintf(key, sizeof key, "%llu", (unsigned long long)d1);
+    int32_t id1 = load_here(&c, b2, "createBaseFromDB", key);
+    snprintf(path, sizeof path, "entities/%d/cell", (int)id1);
+    ck_assert_msg(h_wait_watch(c.manager, b2, path, "CELL", WAIT_MS),
+                  "the loaded base did not get its cell back (log %s)", c.log_base[1]);
+    snprintf(path, sizeof path, "entities/%d/position", (int)id1);
+    ck_assert_msg(h_wait_watch(c.manager, c.cell_name, path, "4 5 6", WAIT_MS),
+                  "the restored cell is not where it was written");
+    char note[64];
+    ck_assert(pc_prop(&c, c.cell_name, id1, "note", note, sizeof note));
+    ck_assert_str_eq(note, "\"kept\"");
+
+    snprintf(key, sizeof key, "%llu", (unsigned long long)d2);
+    int32_t id2 = load_here(&c, b2, "createBaseFromDB", key);
+    snprintf(path, sizeof path, "entities/%d/position", (int)id2);
+    ck_assert_msg(h_wait_watch(c.manager, c.cell_name, path, "7 8 9", WAIT_MS),
+                  "the second restored cell is not where it was written");
+    ck_assert(pc_prop(&c, c.cell_name, id2, "note", note, sizeof note));
+    ck_assert_str_eq(note, "\"also\"");
+    snprintf(path, sizeof path, "entities/%d/space", (int)id1);
+    ck_assert(pc_value(&c, c.cell_name, path, v1, sizeof v1));
+    snprintf(path, sizeof path, "entities/%d/space", (int)id2);
+    ck_assert(pc_value(&c, c.cell_name, path, v2, sizeof v2));
+    ck_assert_msg(strcmp(v1, v2) == 0, "the two bases of one space came back in spaces %s and %s",
+                  v1, v2);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_robust");
@@ -197,6 +281,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_abandoned_checkout_given_back);
     tcase_add_test(tc, test_reused_pid_is_not_the_owner);
+    tcase_add_test(tc, test_loaded_cell_restored);
     suite_add_tcase(s, tc);
     return s;
 }
