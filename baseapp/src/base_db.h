@@ -35,6 +35,7 @@ struct db_load_op;
 struct db_live_req;
 struct db_giveback;
 struct db_restore;
+struct db_held;
 
 typedef struct db_rec {
     int32_t id;                 /* entity id */
@@ -88,6 +89,8 @@ typedef struct base_db {
     uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
     struct db_giveback *givebacks; /* abandoned check-outs being given back (db_giveback.c) */
     uint64_t fault_lose_won;       /* db/faults/loseWonAnswer: won answers taken for lost */
+    uint64_t fault_hold_writes;    /* db/faults/holdWrites: writes to hold back */
+    struct db_held *held;          /* the writes held back, oldest first */
     bool restore_cells;            /* --restoreCells (db_cells.c) */
     struct db_restore *restores;   /* loaded bases whose cells are being restored */
     u64map space_anchor;           /* space id -> a base here standing for that space */
@@ -177,6 +180,10 @@ void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const 
 void db_mark_live(base_db *db, db_rec *rec);
 /* Free the mark_live retries still waiting (the store was freed: none is in it). */
 void db_lives_free(base_db *db);
+/* db/faults/holdWrites and db/faults/heldWrites (the rehearsal of a late resent write). */
+int db_add_fault_watchers(base_db *db, mc_watchers *w);
+/* Send the held writes (before the store goes: they end CLOSED with it). */
+void db_held_free(base_db *db);
 /* Store the record's auto-load flag when it differs from what was stored. */
 void db_store_autoload(base_db *db, db_rec *rec);
 /* Its cell was created, destroyed or lost (or could not be created): a fenced copy's next

@@ -219,6 +219,7 @@ static int add_watchers(base_db *db)
                              MC_WATCH_READ_WRITE) != MC_WATCH_OK;
     bad |= mc_watch_add_uint(w, "db/faults/loseWonAnswer", &db->fault_lose_won,
                              MC_WATCH_READ_WRITE) != MC_WATCH_OK;
+    bad |= db_add_fault_watchers(db, w) != 0;
     static const struct {
         const char *path;
         size_t off;
@@ -314,6 +315,7 @@ void base_db_free(mc_engine *e)
     if (db->tick_ev)
         event_free(db->tick_ev);
     db_loads_free(db);
+    db_held_free(db); /* sent to the store, which answers them CLOSED as it goes */
     if (db->store) {
         mc_persist_remove_watchers(db->store, mc_server_watchers(mc_engine_server(e)),
                                    "db/store");

@@ -8,6 +8,7 @@
  *   manager.
  * - A base written while it had a cell gets its cell back when it is loaded, and the bases
  *   of one space come back in one space.
+ * - Write serials end to end: an older write reaching Redis after a newer one never wins.
  */
 #include "harness.h"
 #include "persist_cluster.h"
@@ -274,6 +275,57 @@ START_TEST(test_loaded_cell_restored)
 }
 END_TEST
 
+/* The counter field of a Keeper record in Redis. */
+static long long stored_counter(rh_redis *r, uint64_t dbid)
+{
+    char key[96], out[256];
+    snprintf(key, sizeof key, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", key, "counter", NULL), 0);
+    return atoll(out);
+}
+
+/* Write serials end to end: a write made before a newer one but reaching Redis after it (as
+ * a write resent after a lost connection may; rehearsed by holding it back in the baseapp
+ * with db/faults/holdWrites and sending it late) is answered as written but never undoes
+ * the newer one; later writes still land. */
+START_TEST(test_late_older_write_never_wins)
+{
+    rh_redis *r = start_redis();
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, "--archivePeriodS=0");
+    const char *b1 = c.base_name[0];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"ordered\",\"counter\":1}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    ck_assert_int_eq(stored_counter(r, dbid), 1);
+
+    /* The older write (counter 2) is made and held back... */
+    set_fault(&c, b1, "db/faults/holdWrites", "1");
+    pc_invoke(&c, b1, id, "bump", "[1]");
+    pc_invoke(&c, b1, id, "save", NULL);
+    ck_assert_msg(pc_wait_int(&c, b1, "db/faults/heldWrites", 1, WAIT_MS),
+                  "the write was not held back");
+    ck_assert_int_eq(pc_prop_int(&c, b1, id, "answers"), 0);
+    /* ...a newer one (counter 3) lands... */
+    pc_invoke(&c, b1, id, "bump", "[1]");
+    write_ok(&c, b1, id);
+    ck_assert_int_eq(stored_counter(r, dbid), 3);
+    /* ...then the older one reaches Redis: answered, not applied. */
+    set_fault(&c, b1, "db/faults/heldWrites", "0");
+    char path[96];
+    snprintf(path, sizeof path, "entities/%d/props/answers", (int)id);
+    ck_assert(pc_wait_int(&c, b1, path, 1, WAIT_MS));
+    ck_assert_int_eq(pc_prop_int(&c, b1, id, "lastStatus"), 0);
+    ck_assert_msg(stored_counter(r, dbid) == 3, "the older write undid the newer one: counter %lld",
+                  stored_counter(r, dbid));
+    /* The check-out goes on: a later write lands. */
+    pc_invoke(&c, b1, id, "bump", "[1]");
+    write_ok(&c, b1, id);
+    ck_assert_int_eq(stored_counter(r, dbid), 4);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_robust");
@@ -282,6 +334,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_abandoned_checkout_given_back);
     tcase_add_test(tc, test_reused_pid_is_not_the_owner);
     tcase_add_test(tc, test_loaded_cell_restored);
+    tcase_add_test(tc, test_late_older_write_never_wins);
     suite_add_tcase(s, tc);
     return s;
 }
