@@ -441,12 +441,15 @@ static void on_checkout(void *ctx, const mc_persist_result *res)
         owned(op, store, r->owner);
         return;
     case MC_PERSIST_NOT_FOUND:
-        if (op->dbid)
+        if (!op->ident[0])
             snprintf(why, sizeof why, "no %s with database id %llu", op->td->name,
                      (unsigned long long)op->dbid);
         else
-            snprintf(why, sizeof why, "no %s named '%.64s%s'", op->td->name, op->ident,
-                     strlen(op->ident) > 64 ? "..." : "");
+            snprintf(why, sizeof why, "no %s named '%.64s%s'%s", op->td->name, op->ident,
+                     strlen(op->ident) > 64 ? "..." : "",
+                     r->reason && strstr(r->reason, "stale identifier entry")
+                         ? " (its stale identifier entry was removed)"
+                         : "");
         finish(op, MC_CALL_ERR_NOT_FOUND, NULL, false, why);
         return;
     default:

@@ -120,6 +120,7 @@ struct mc_persist_store {
     /* Counters (watchers). */
     uint64_t writes_ok, writes_failed, writes_retried, loads_ok, loads_failed;
     uint64_t checkouts_won, checkouts_owned, fenced, reconnects, redirects;
+    uint64_t stale_idents_removed; /* by checkout_ident (ops_checkout.c) */
     bool connected_flag;
     char last_error[256];
     void *schema_watch;         /* per type: the watcher's context */

@@ -9,6 +9,8 @@
  * - A base written while it had a cell gets its cell back when it is loaded, and the bases
  *   of one space come back in one space.
  * - Write serials end to end: an older write reaching Redis after a newer one never wins.
+ * - A stale identifier entry is removed by the load that finds it (not while its entity is
+ *   checked out).
  */
 #include "harness.h"
 #include "persist_cluster.h"
@@ -326,6 +328,64 @@ START_TEST(test_late_older_write_never_wins)
 }
 END_TEST
 
+static bool key_exists(rh_redis *r, const char *key)
+{
+    char out[256];
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "EXISTS", key, NULL), 0);
+    return atoi(out) == 1;
+}
+
+/* A stale identifier entry (it names an entity that holds another value now; left by a
+ * crash between a rename's steps) is removed by the load by that value that finds it -
+ * unless the entity is checked out (its writer may be claiming the value) - so the value
+ * can be taken again without an operator's `mc-db unindex`. */
+START_TEST(test_stale_identifier_removed_by_load)
+{
+    rh_redis *r = start_redis();
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 1, NULL);
+    const char *b1 = c.base_name[0];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"oldname\",\"counter\":5}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    char ekey[96], out[8192], key[32];
+    snprintf(ekey, sizeof ekey, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
+    snprintf(key, sizeof key, "%llu", (unsigned long long)dbid);
+    const char *ikey = "mc:id:{Keeper:oldname}";
+    ck_assert(key_exists(r, ikey));
+    /* Renamed in Redis while checked out (live here): the entry is left alone. */
+    ck_assert_int_eq(rh_cli(r, out, sizeof out, "HSET", ekey, "name", "\"newname\"", NULL), 0);
+    int rc = pc_load(&c, b1, "createBaseFromDBByName", "oldname", out, sizeof out);
+    ck_assert_msg(rc != 0, "a load by a value nobody holds succeeded: %s", out);
+    ck_assert_msg(key_exists(r, ikey), "the entry of a checked-out entity was removed");
+    /* Not checked out any more: the load that finds the entry removes it. */
+    snprintf(out, sizeof out, "%d", (int)id);
+    ck_assert_int_eq(pc_call(&c, out, sizeof out, b1, "command/destroyBase", out, "nowrite",
+                             NULL),
+                     0);
+    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
+    char owner[128] = "x";
+    for (int waited = 0; waited < WAIT_MS && owner[0]; waited += 100) {
+        checkout_field(r, dbid, "owner", owner, sizeof owner);
+        if (owner[0])
+            h_sleep_ms(100);
+    }
+    ck_assert_msg(!owner[0], "still checked out by %s", owner);
+    rc = pc_load(&c, b1, "createBaseFromDBByName", "oldname", out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "stale identifier entry was removed"), "%s", out);
+    ck_assert_msg(!key_exists(r, ikey), "the stale entry is still there");
+    checkout_field(r, dbid, "owner", owner, sizeof owner);
+    ck_assert_msg(!owner[0], "the entity was left checked out by %s", owner);
+    ck_assert_int_eq(pc_int(&c, b1, "db/store/staleIdentsRemoved"), 1);
+    /* The value can be taken again, and the renamed entity still loads by its dbid. */
+    int32_t id2 = pc_create(&c, b1, "{\"name\":\"oldname\",\"counter\":6}");
+    write_ok(&c, b1, id2);
+    int32_t got = load_here(&c, b1, "createBaseFromDB", key);
+    ck_assert_int_eq(pc_prop_int(&c, b1, got, "counter"), 5);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_robust");
@@ -335,6 +395,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_reused_pid_is_not_the_owner);
     tcase_add_test(tc, test_loaded_cell_restored);
     tcase_add_test(tc, test_late_older_write_never_wins);
+    tcase_add_test(tc, test_stale_identifier_removed_by_load);
     suite_add_tcase(s, tc);
     return s;
 }
