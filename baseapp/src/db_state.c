@@ -52,12 +52,22 @@ base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
 static bool check_addr(const char *opt, const char *text, char *err, size_t errlen)
 {
     mc_address a;
-    if (mc_address_parse(text, &a) != MC_OK || a.port == 0) {
+    if (mc_address_parse(text, &a) == MC_OK && a.port != 0)
+        return true;
+    const char *colon = strrchr(text, ':');
+    size_t hostlen = colon ? (size_t)(colon - text) : strlen(text);
+    bool named = false;
+    for (size_t i = 0; i < hostlen; i++)
+        named |= (text[i] >= 'a' && text[i] <= 'z') || (text[i] >= 'A' && text[i] <= 'Z');
+    if (named)
+        snprintf(err, errlen,
+                 "--%s: '%s' names a host: give its numeric IPv4 address (host names are not "
+                 "resolved: a lookup would block the event loop; e.g. 'getent ahostsv4 %.*s')",
+                 opt, text, (int)hostlen, text);
+    else
         snprintf(err, errlen, "--%s: '%s' is not IP:PORT (a numeric IPv4 address and a port)",
                  opt, text);
-        return false;
-    }
-    return true;
+    return false;
 }
 
 /* Fill the store's config from the options; false with a reason on a bad value. */

@@ -207,7 +207,10 @@ void mc_conn_drop(mc_persist_conn *c, const char *why);
 int mc_conn_send(mc_persist_conn *c, mc_persist_req *r);
 /* ASKING before a command redirected by ASK. */
 int mc_conn_send_asking(mc_persist_conn *c);
+/* "HOST:PORT" split: 0; -1 malformed; -2 HOST is not a numeric IP address (never resolved:
+ * hiredis would resolve it with a blocking lookup on the loop). */
 int mc_parse_addr(const char *addr, char *host, size_t hostlen, int *port);
+bool mc_is_numeric_host(const char *host);
 
 /* cluster.c */
 uint16_t mc_key_slot(const char *key, size_t len);

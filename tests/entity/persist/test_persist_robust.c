@@ -11,6 +11,7 @@
  * - Write serials end to end: an older write reaching Redis after a newer one never wins.
  * - A stale identifier entry is removed by the load that finds it (not while its entity is
  *   checked out).
+ * - Redis host names are refused with a clear reason (never resolved).
  */
 #include "harness.h"
 #include "persist_cluster.h"
@@ -386,6 +387,32 @@ START_TEST(test_stale_identifier_removed_by_load)
 }
 END_TEST
 
+/* Redis host names are refused with a clear reason (they are never resolved: a lookup would
+ * block the event loop), by the baseapp at start-up and by the data layer (mc-db). */
+START_TEST(test_redis_host_name_refused)
+{
+    char bin[512], out[4096];
+    char *base[] = {(char *)h_bin("baseapp", bin, sizeof bin), "--redis=localhost:6379",
+                    "--manager=127.0.0.1:9", NULL};
+    int rc = h_run(base, out, sizeof out, 30000);
+    ck_assert_msg(rc != 0 && strstr(out, "'localhost:6379' names a host") &&
+                      strstr(out, "not resolved"),
+                  "baseapp (%d): %s", rc, out);
+    char *cluster[] = {bin, "--redisCluster=127.0.0.1:7000,redis-b.example:7001",
+                       "--manager=127.0.0.1:9", NULL};
+    rc = h_run(cluster, out, sizeof out, 30000);
+    ck_assert_msg(rc != 0 && strstr(out, "'redis-b.example:7001' names a host"),
+                  "baseapp --redisCluster (%d): %s", rc, out);
+    char dbbin[512];
+    char *mcdb[] = {(char *)h_bin("mc-db", dbbin, sizeof dbbin), "--redis", "localhost:6379",
+                    "types", NULL};
+    rc = h_run(mcdb, out, sizeof out, 30000);
+    ck_assert_msg(rc != 0 && strstr(out, "'localhost' is not a numeric IP address") &&
+                      strstr(out, "not resolved"),
+                  "mc-db (%d): %s", rc, out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("persist_robust");
@@ -396,6 +423,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_loaded_cell_restored);
     tcase_add_test(tc, test_late_older_write_never_wins);
     tcase_add_test(tc, test_stale_identifier_removed_by_load);
+    tcase_add_test(tc, test_redis_host_name_refused);
     suite_add_tcase(s, tc);
     return s;
 }
