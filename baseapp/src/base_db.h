@@ -89,6 +89,7 @@ typedef struct base_db {
     uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
     struct db_giveback *givebacks; /* abandoned check-outs being given back (db_giveback.c) */
     uint64_t fault_lose_won;       /* db/faults/loseWonAnswer: won answers taken for lost */
+    uint64_t fault_fail_releases;  /* db/faults/failReleases: release sends to drop */
     uint64_t fault_hold_writes;    /* db/faults/holdWrites: writes to hold back */
     struct db_held *held;          /* the writes held back, oldest first */
     bool restore_cells;            /* --restoreCells (db_cells.c) */
@@ -173,7 +174,8 @@ typedef struct db_waiter {
     db_written_fn done;
     void *ctx;
 } db_waiter;
-/* Release a check-out of ours (counted in db/released once acknowledged). */
+/* Release a check-out of ours (counted in db/released once acknowledged; retried with
+ * back-off as a give-back is, db_giveback.c). */
 void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token);
 /* Tell the store the check-out is live with the base's mailbox; a failure is retried with
  * back-off (bounded), FENCED ends the copy as a fenced write does. */

@@ -1,6 +1,7 @@
 /* Giving back check-outs that were abandoned: a load or a create whose check-out Redis may
  * have applied although the baseapp took it for failed (its answer timed out, or was lost),
- * or a load that won the check-out but could not create the base. While that baseapp lives,
+ * or a load that won the check-out but could not create the base; and the release of a
+ * destroyed base's check-out (db_release), retried the same way. While that baseapp lives,
  * such a check-out ("loading", owned by a live process) would make every later load of the
  * entity wait and fail BUSY; so the token is given back: released with that token (fenced:
  * a check-out won by anyone else since is left alone; one that never landed is already
@@ -23,6 +24,7 @@ typedef struct db_giveback {
     uint64_t dbid;
     char token[96];
     char what[48];       /* whose check-out: "an abandoned load", ... (logs) */
+    bool released;       /* a base's own release (db/released), not a give-back */
     int tries;
     bool in_store;
     struct event *ev;
@@ -64,7 +66,7 @@ static void gb_failed(db_giveback *g, const mc_persist_result *r)
     if (r->status != MC_PERSIST_CLOSED)
         db_log_failure(db, "giving back a check-out", g->td->id, 0, r);
     if (db->shutting_down || r->status == MC_PERSIST_CLOSED || ++g->tries >= GB_TRIES) {
-        if (r->status != MC_PERSIST_CLOSED)
+        if (r->status != MC_PERSIST_CLOSED && !db->shutting_down)
             MC_WARNING("persistence: giving up giving back the check-out of %s %llu (%s): "
                        "loads elsewhere fail busy until it is released",
                        g->td->name, (unsigned long long)g->dbid, g->what);
@@ -88,7 +90,9 @@ static void on_given_back(void *ctx, const mc_persist_result *r)
     g->in_store = false;
     if (r->status == MC_PERSIST_OK || r->status == MC_PERSIST_FENCED) {
         /* OK: released (or it never landed); FENCED: another check-out holds it now. */
-        if (r->status == MC_PERSIST_OK)
+        if (r->status == MC_PERSIST_OK && g->released)
+            g->db->st.released++;
+        else if (r->status == MC_PERSIST_OK)
             g->db->st.given_back++;
         gb_drop(g);
         return;
@@ -104,6 +108,13 @@ static void gb_send(db_giveback *g)
         gb_drop(g);
         return;
     }
+    if (g->released && g->db->fault_fail_releases) {
+        /* Rehearsal (db/faults/failReleases): this send is dropped as if Redis failed it. */
+        g->db->fault_fail_releases--;
+        gb_failed(g, &(mc_persist_result){.status = MC_PERSIST_UNAVAILABLE,
+                                          .reason = "dropped by db/faults/failReleases"});
+        return;
+    }
     g->in_store = true;
     mc_persist_release(store, g->td, g->dbid, g->token, on_given_back, g);
 }
@@ -115,11 +126,27 @@ bool db_may_have_won(mc_persist_status st)
     return st == MC_PERSIST_UNAVAILABLE || st == MC_PERSIST_REDIS || st == MC_PERSIST_BAD_DATA;
 }
 
+static void give_back(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
+                      const char *token, const char *what, bool released);
+
 void db_give_back(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token,
                   const char *what)
 {
-    if (!td || !dbid || !token || !*token || db->shutting_down)
-        return;
+    give_back(db, td, dbid, token, what, false);
+}
+
+void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token)
+{
+    /* A base's check-out released when it is destroyed: retried the same way (a release
+     * lost would leave the entity held by this live process: every load of it BUSY). */
+    give_back(db, td, dbid, token, "a destroyed base", true);
+}
+
+static void give_back(base_db *db, const mc_entity_type_def *td, uint64_t dbid,
+                      const char *token, const char *what, bool released)
+{
+    if (!td || !dbid || !token || !*token)
+        return; /* while shutting down: sent once, not retried (gb_failed) */
     db_giveback *g = calloc(1, sizeof *g);
     if (!g) {
         MC_ERROR("persistence: out of memory giving back the check-out of %s %llu",
@@ -131,6 +158,7 @@ void db_give_back(base_db *db, const mc_entity_type_def *td, uint64_t dbid, cons
     g->dbid = dbid;
     snprintf(g->token, sizeof g->token, "%s", token);
     snprintf(g->what, sizeof g->what, "%s", what ? what : "");
+    g->released = released;
     g->next = db->givebacks;
     if (db->givebacks)
         db->givebacks->prev = g;

@@ -230,6 +230,8 @@ static int add_watchers(base_db *db)
     bad |= mc_watch_add_uint(w, "db/faults/loseWonAnswer", &db->fault_lose_won,
                              MC_WATCH_READ_WRITE) != MC_WATCH_OK;
     bad |= db_add_fault_watchers(db, w) != 0;
+    bad |= mc_watch_add_uint(w, "db/faults/failReleases", &db->fault_fail_releases,
+                             MC_WATCH_READ_WRITE) != MC_WATCH_OK;
     static const struct {
         const char *path;
         size_t off;

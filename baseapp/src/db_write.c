@@ -100,24 +100,6 @@ static void fenced(base_db *db, db_rec *rec)
     evict_step(db, ent);
 }
 
-static void on_release_counted(void *ctx, const mc_persist_result *r)
-{
-    base_db *db = ctx;
-    if (r->status == MC_PERSIST_OK)
-        db->st.released++;
-    else if (r->status != MC_PERSIST_CLOSED)
-        MC_WARNING("persistence: releasing a check-out failed: %s (%s)",
-                   mc_persist_status_name(r->status), r->reason ? r->reason : "");
-}
-
-void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token)
-{
-    int st;
-    mc_persist_store *store = db_store(db, &st);
-    if (store && td && dbid)
-        mc_persist_release(store, td, dbid, token, on_release_counted, db);
-}
-
 static void on_released(void *ctx, const mc_persist_result *r)
 {
     wreq *w = ctx;

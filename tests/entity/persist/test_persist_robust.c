@@ -122,6 +122,23 @@ START_TEST(test_abandoned_checkout_given_back)
     ck_assert_msg(pc_wait_int(&c, b1, "db/givenBack", 2, WAIT_MS),
                   "the abandoned create was not counted as given back");
     ck_assert_int_eq(pc_prop_int(&c, b2, got2, "counter"), 12);
+
+    /* A destroyed base's release fails twice (db/faults/failReleases): it is retried, and
+     * the entity is loadable elsewhere (a lost release left it held by a live baseapp). */
+    int32_t id3 = pc_create(&c, b1, "{\"name\":\"letgo\",\"counter\":13}");
+    uint64_t d3 = write_ok(&c, b1, id3);
+    long long released = pc_int(&c, b1, "db/released");
+    set_fault(&c, b1, "db/faults/failReleases", "2");
+    snprintf(out, sizeof out, "%d", (int)id3);
+    ck_assert_int_eq(pc_call(&c, out, sizeof out, b1, "command/destroyBase", out, "nowrite",
+                             NULL),
+                     0);
+    ck_assert_msg(pc_wait_int(&c, b1, "db/released", released + 1, WAIT_MS),
+                  "the release was not retried (log %s)", c.log_base[0]);
+    ck_assert_int_eq(pc_int(&c, b1, "db/faults/failReleases"), 0);
+    snprintf(key, sizeof key, "%llu", (unsigned long long)d3);
+    int32_t got3 = load_here(&c, b2, "createBaseFromDB", key);
+    ck_assert_int_eq(pc_prop_int(&c, b2, got3, "counter"), 13);
     pc_stop(&c);
     rh_stop(r);
 }
