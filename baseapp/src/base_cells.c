@@ -70,6 +70,7 @@ static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *pay
     MC_DEBUG("%s %d: cell created in space %d", ent->td->name, (int)ent->id, (int)space);
     free(w);
     int32_t id = ent->id;
+    db_note_cell_space(e, id, space); /* where restored cells of that space go (db_cells.c) */
     base_flush_cell_queue(e, ent);
     if (proxy_has_client(e, ent))
         proxy_world_attached(e, ent); /* the new cell serves its client: a witness */
@@ -128,6 +129,12 @@ int base_op_create_cell(const mc_call_ctx *call, const mc_mailbox_ref *near,
     mc_entity *ent = calling_base(call, &e);
     if (!ent)
         return MC_CALL_ERR_STATE;
+    return base_create_cell(e, ent, near, position, direction);
+}
+
+int base_create_cell(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *near,
+                     const mc_vector3 *position, const mc_vector3 *direction)
+{
     if (!near || mc_mailbox_ref_is_none(near) ||
         mc_mailbox_ref_component(near) != MC_COMPONENT_CELL)
         return MC_CALL_ERR_MAILBOX;
@@ -167,6 +174,12 @@ int base_op_create_in_new_space(const mc_call_ctx *call, const mc_vector3 *posit
     mc_entity *ent = calling_base(call, &e);
     if (!ent)
         return MC_CALL_ERR_STATE;
+    return base_create_in_new_space(e, ent, position, direction);
+}
+
+int base_create_in_new_space(mc_engine *e, mc_entity *ent, const mc_vector3 *position,
+                             const mc_vector3 *direction)
+{
     int rc = prepare(ent, position, direction);
     if (rc != MC_CALL_OK)
         return rc;

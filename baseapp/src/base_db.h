@@ -28,12 +28,15 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT 11
+#define BASE_DB_OPTION_COUNT 12
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
 struct db_load_op;
 struct db_live_req;
+struct db_giveback;
+struct db_restore;
+struct db_held;
 
 typedef struct db_rec {
     int32_t id;                 /* entity id */
@@ -57,7 +60,8 @@ typedef struct db_rec {
 
 typedef struct {
     uint64_t writes, writes_ok, writes_failed, fenced, loads, loads_ok, loads_live,
-        loads_failed, archived, released_of_dead, autoloaded, deleted, released;
+        loads_failed, archived, released_of_dead, autoloaded, deleted, released,
+        given_back; /* abandoned check-outs given back (db_giveback.c) */
 } db_stats;
 
 typedef struct base_db {
@@ -85,6 +89,14 @@ typedef struct base_db {
     struct db_load_op *loads;      /* loads in progress (list) */
     struct db_live_req *lives;     /* mark_live requests in progress or waiting to retry */
     uint64_t fail_mark_live;       /* db/faults/failMarkLive: mark_live sends to drop */
+    struct db_giveback *givebacks; /* abandoned check-outs being given back (db_giveback.c) */
+    uint64_t fault_lose_won;       /* db/faults/loseWonAnswer: won answers taken for lost */
+    uint64_t fault_fail_releases;  /* db/faults/failReleases: release sends to drop */
+    uint64_t fault_hold_writes;    /* db/faults/holdWrites: writes to hold back */
+    struct db_held *held;          /* the writes held back, oldest first */
+    bool restore_cells;            /* --restoreCells (db_cells.c) */
+    struct db_restore *restores;   /* loaded bases whose cells are being restored */
+    u64map space_anchor;           /* space id -> a base here standing for that space */
     mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */
     uint64_t live_log_quiet;       /* failures not logged since */
     mc_time_us release_log_at;     /* loads releasing a gone owner's check-out: at most */
@@ -132,13 +144,10 @@ void db_rec_set_dbid(base_db *db, db_rec *r, uint64_t dbid, const char *token);
 void db_rec_drop(base_db *db, db_rec *r);
 /* The live base of (type, dbid) held here, or NULL. */
 mc_entity *db_find_live(base_db *db, uint16_t type, uint64_t dbid);
-/* The incarnation a baseapp's check-outs carry: made of its host and pid (never 0), so that
- * others can compute it from what the manager says of it. */
-uint64_t db_incarnation_of(const char *host, uint32_t pid);
 /* An mc_call_status for a store status. */
 int db_call_status(mc_persist_status st);
 void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                         const char *addr, bool stopped);
+                         uint64_t incarnation, const char *addr, bool stopped);
 void db_add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref);
 
 /* db_values.c: property values of a base (and its cell part) for the store. */
@@ -170,13 +179,18 @@ typedef struct db_waiter {
     db_written_fn done;
     void *ctx;
 } db_waiter;
-/* Release a check-out of ours (counted in db/released once acknowledged). */
+/* Release a check-out of ours (counted in db/released once acknowledged; retried with
+ * back-off as a give-back is, db_giveback.c). */
 void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token);
 /* Tell the store the check-out is live with the base's mailbox; a failure is retried with
  * back-off (bounded), FENCED ends the copy as a fenced write does. */
 void db_mark_live(base_db *db, db_rec *rec);
 /* Free the mark_live retries still waiting (the store was freed: none is in it). */
 void db_lives_free(base_db *db);
+/* db/faults/holdWrites and db/faults/heldWrites (the rehearsal of a late resent write). */
+int db_add_fault_watchers(base_db *db, mc_watchers *w);
+/* Send the held writes (before the store goes: they end CLOSED with it). */
+void db_held_free(base_db *db);
 /* Store the record's auto-load flag when it differs from what was stored. */
 void db_store_autoload(base_db *db, db_rec *rec);
 /* Its cell was created, destroyed or lost (or could not be created): a fenced copy's next
@@ -185,6 +199,28 @@ void db_on_cell_change(mc_engine *e, int32_t id);
 /* Write a base (and its cell part): done (may be NULL) gets the outcome exactly once, later,
  * unless this returns an error. release_after: release the check-out after the write. */
 int db_write(base_db *db, mc_entity *ent, bool release_after, db_written_fn done, void *ctx);
+
+/* db_giveback.c */
+/* Give back a check-out Redis may have applied for a load or create that was taken for
+ * failed (or a won check-out not used): released with its token, retried with back-off. */
+void db_give_back(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token,
+                  const char *what);
+/* A failed create or check-out may have been applied (no answer in time, unreadable). */
+bool db_may_have_won(mc_persist_status st);
+/* db/faults/loseWonAnswer: when set and r won, *lost is r taken for unanswered (true). */
+bool db_fault_lose_won(base_db *db, const mc_persist_result *r, mc_persist_result *lost);
+/* Free the give-backs waiting for a retry (after the store was freed). */
+void db_givebacks_free(base_db *db);
+
+/* db_cells.c */
+/* A loaded base whose record names a space gets its cell back (from the loop, unless the
+ * game gave it one first): near a live cell of that space known here, else in a new space
+ * that then stands for it here. */
+void db_restore_cell(base_db *db, mc_entity *ent, int64_t space);
+/* A base's cell was created in space (CREATE_CELL's answer). */
+void db_note_cell_space(mc_engine *e, int32_t id, int32_t space);
+/* Free the restores waiting (shutting down) and the space map. */
+void db_restores_free(base_db *db);
 
 /* db_destroy.c */
 /* The base is being destroyed: write, delete or just release it as its record says. */

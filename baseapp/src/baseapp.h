@@ -65,6 +65,12 @@ int base_op_destroy_cell(const mc_call_ctx *call);
 /* Destroy a base's live cell (DESTROY_CELL; the base hears CELL_GONE): MC_CALL_ERR_STATE
  * unless the cell is live. */
 int base_destroy_cell(mc_engine *e, mc_entity *ent);
+/* The same as base_op_create_cell / base_op_create_in_new_space for a base of this baseapp
+ * outside its handlers (the engine restoring a loaded base's cell, db_cells.c). */
+int base_create_cell(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *near,
+                     const mc_vector3 *position, const mc_vector3 *direction);
+int base_create_in_new_space(mc_engine *e, mc_entity *ent, const mc_vector3 *position,
+                             const mc_vector3 *direction);
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_on_peer_death(mc_engine *e, const char *addr);
 

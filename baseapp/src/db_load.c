@@ -152,14 +152,16 @@ static void on_loaded(void *ctx, const mc_persist_result *r)
     else
         snprintf(why, sizeof why, "%s", r->reason ? r->reason : mc_persist_status_name(r->status));
     if (!ent) {
-        /* Not loaded: let others have it. */
-        db_release(db, op->td, op->dbid, op->token);
+        /* Not loaded: let others have it (retried: a check-out left "loading" by a live
+         * process would make every later load fail busy). */
+        db_give_back(db, op->td, op->dbid, op->token, "a load that could not create it");
         finish(op, status == MC_CALL_OK ? MC_CALL_ERR_ARGS : status, NULL, false, why);
         return;
     }
     db_rec *rec = db_rec_of(db, ent->id);
     if (rec)
         db_mark_live(db, rec);
+    db_restore_cell(db, ent, r->record->engine.space_id);
     mc_mailbox_ref mb = mc_engine_mailbox(db->e, ent, MC_COMPONENT_BASE);
     finish(op, MC_CALL_OK, &mb, false, NULL);
 }
@@ -272,8 +274,8 @@ static void on_owner_info(mc_server *s, void *ctx, const Mc__Control__QueryReply
             manager_up_ms = q->uptime_ms;
             continue;
         }
-        if ((int)q->role != (int)MC_ROLE_BASEAPP ||
-            db_incarnation_of(q->host ? q->host : "", q->pid) != op->owner_inc)
+        if ((int)q->role != (int)MC_ROLE_BASEAPP || !q->incarnation ||
+            q->incarnation != op->owner_inc)
             continue;
         /* A loading check-out names no address: the process of that incarnation. */
         if (op->owner_live && (!q->internal_addr || strcmp(q->internal_addr, text) != 0))
@@ -413,11 +415,13 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     ask_manager(op, owner);
 }
 
-static void on_checkout(void *ctx, const mc_persist_result *r)
+static void on_checkout(void *ctx, const mc_persist_result *res)
 {
     db_load_op *op = ctx;
     base_db *db = op->db;
     op->in_store = false;
+    mc_persist_result lost;
+    const mc_persist_result *r = db_fault_lose_won(db, res, &lost) ? &lost : res;
     int st;
     mc_persist_store *store = db_store(db, &st);
     if (r->status == MC_PERSIST_CLOSED || !store) {
@@ -437,15 +441,22 @@ static void on_checkout(void *ctx, const mc_persist_result *r)
         owned(op, store, r->owner);
         return;
     case MC_PERSIST_NOT_FOUND:
-        if (op->dbid)
+        if (!op->ident[0])
             snprintf(why, sizeof why, "no %s with database id %llu", op->td->name,
                      (unsigned long long)op->dbid);
         else
-            snprintf(why, sizeof why, "no %s named '%.64s%s'", op->td->name, op->ident,
-                     strlen(op->ident) > 64 ? "..." : "");
+            snprintf(why, sizeof why, "no %s named '%.64s%s'%s", op->td->name, op->ident,
+                     strlen(op->ident) > 64 ? "..." : "",
+                     r->reason && strstr(r->reason, "stale identifier entry")
+                         ? " (its stale identifier entry was removed)"
+                         : "");
         finish(op, MC_CALL_ERR_NOT_FOUND, NULL, false, why);
         return;
     default:
+        /* The check-out may have landed although its answer did not come (in time): the
+         * load gives up, and gives the token back so the entity stays loadable. */
+        if (db_may_have_won(r->status) && r->dbid && r->token)
+            db_give_back(db, op->td, r->dbid, r->token, "an abandoned load");
         finish(op, db_call_status(r->status), NULL, false,
                r->reason && *r->reason ? r->reason : mc_persist_status_name(r->status));
         return;

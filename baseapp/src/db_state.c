@@ -42,6 +42,10 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "(1000..600000)"},
     {"maxSessions", MC_OPT_UINT, "100000",
      "login sessions waiting for their clients at most (1..10000000)"},
+    {"restoreCells", MC_OPT_BOOL, "true",
+     "a base loaded from a record written while it had a cell gets its cell back, in its "
+     "space when a live cell of that space is known here, else in a new space (false: the "
+     "game creates cells itself)"},
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
@@ -49,12 +53,22 @@ base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
 static bool check_addr(const char *opt, const char *text, char *err, size_t errlen)
 {
     mc_address a;
-    if (mc_address_parse(text, &a) != MC_OK || a.port == 0) {
+    if (mc_address_parse(text, &a) == MC_OK && a.port != 0)
+        return true;
+    const char *colon = strrchr(text, ':');
+    size_t hostlen = colon ? (size_t)(colon - text) : strlen(text);
+    bool named = false;
+    for (size_t i = 0; i < hostlen; i++)
+        named |= (text[i] >= 'a' && text[i] <= 'z') || (text[i] >= 'A' && text[i] <= 'Z');
+    if (named)
+        snprintf(err, errlen,
+                 "--%s: '%s' names a host: give its numeric IPv4 address (host names are not "
+                 "resolved: a lookup would block the event loop; e.g. 'getent ahostsv4 %.*s')",
+                 opt, text, (int)hostlen, text);
+    else
         snprintf(err, errlen, "--%s: '%s' is not IP:PORT (a numeric IPv4 address and a port)",
                  opt, text);
-        return false;
-    }
-    return true;
+    return false;
 }
 
 /* Fill the store's config from the options; false with a reason on a bad value. */
@@ -90,6 +104,7 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
     db->shutdown_write_ms = mc_config_get_uint(cfg, "shutdownWriteMs");
     db->autoload_delay_ms = mc_config_get_uint(cfg, "autoLoadDelayMs");
     db->owner_grace_ms = mc_config_get_uint(cfg, "ownerGraceMs");
+    db->restore_cells = mc_config_get_bool(cfg, "restoreCells");
     *enabled = (redis && *redis) || (cluster && *cluster);
     if (redis && *redis && cluster && *cluster) {
         snprintf(err, errlen, "--redis and --redisCluster: give one of them, not both");
@@ -138,16 +153,6 @@ static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *p
         pc->password_file = pwfile;
     }
     return true;
-}
-
-/* An incarnation others can compute from the manager's notice of our death: our host and
- * pid (never 0). */
-uint64_t db_incarnation_of(const char *host, uint32_t pid)
-{
-    uint32_t h = 2166136261u;
-    for (const char *c = host ? host : ""; *c; c++)
-        h = (h ^ (uint8_t)*c) * 16777619u;
-    return ((uint64_t)h << 32) | (pid ? pid : 1);
 }
 
 /* A login session expired unused: if its base is here without a client and no other session
@@ -233,12 +238,18 @@ static int add_watchers(base_db *db)
         {"db/autoloaded", offsetof(db_stats, autoloaded)},
         {"db/deleted", offsetof(db_stats, deleted)},
         {"db/released", offsetof(db_stats, released)},
+        {"db/givenBack", offsetof(db_stats, given_back)},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         bad |= mc_watch_add(w, counters[i].path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_u64,
                             NULL, (char *)&db->st + counters[i].off) != MC_WATCH_OK;
     bad |= mc_watch_add_uint(w, "db/faults/failMarkLive", &db->fail_mark_live,
+                             MC_WATCH_READ_WRITE) != MC_WATCH_OK;
+    bad |= mc_watch_add_uint(w, "db/faults/loseWonAnswer", &db->fault_lose_won,
+                             MC_WATCH_READ_WRITE) != MC_WATCH_OK;
+    bad |= db_add_fault_watchers(db, w) != 0;
+    bad |= mc_watch_add_uint(w, "db/faults/failReleases", &db->fault_fail_releases,
                              MC_WATCH_READ_WRITE) != MC_WATCH_OK;
     static const struct {
         const char *path;
@@ -287,11 +298,11 @@ int base_db_init(mc_engine *e, char *err, size_t errlen)
     bool enabled = false;
     if (!read_options(db, mc_server_config(s), &pc, seeds, sizeof seeds, &enabled, err, errlen))
         return -1;
-    char host[256] = "";
-    if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
-    db->incarnation = db_incarnation_of(host, (uint32_t)getpid());
+    /* The check-outs carry the process's incarnation: random per start, registered with the
+     * manager (ProcessInfo.incarnation), so that others find the owner of a check-out among
+     * the processes the manager knows, and a pid and host name that come back after a
+     * reboot (or in a new container) are never taken for it. */
+    db->incarnation = mc_server_incarnation(s);
     if (enabled) {
         pc.process_name = mc_server_name(s);
         pc.defs = mc_engine_defs(e);
@@ -336,6 +347,7 @@ void base_db_free(mc_engine *e)
     if (db->tick_ev)
         event_free(db->tick_ev);
     db_loads_free(db);
+    db_held_free(db); /* sent to the store, which answers them CLOSED as it goes */
     if (db->store) {
         mc_persist_remove_watchers(db->store, mc_server_watchers(mc_engine_server(e)),
                                    "db/store");
@@ -346,6 +358,8 @@ void base_db_free(mc_engine *e)
         mc_persist_store_free(store);
     }
     db_lives_free(db);
+    db_givebacks_free(db);
+    db_restores_free(db);
     for (size_t i = 0; i < db->by_id.cap; i++)
         if (db->by_id.keys[i])
             free_rec(db->by_id.vals[i]);
@@ -498,8 +512,10 @@ static void on_released(void *ctx, const mc_persist_result *r)
 }
 
 void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                         const char *addr, bool stopped)
+                         uint64_t incarnation, const char *addr, bool stopped)
 {
+    (void)pid;
+    (void)host;
     base_db *db = base_db_of(e);
     int status;
     mc_persist_store *store = db_store(db, &status);
@@ -512,13 +528,20 @@ void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const cha
         MC_INFO("persistence: %s (%s) stopped: it releases its own check-outs", name, addr);
         return;
     }
+    if (!incarnation) {
+        /* A process that registered no incarnation holds no check-out we could tell from
+         * another run's: whoever loads one of its entities checks its owner then. */
+        MC_INFO("persistence: %s (%s) is dead but gave no incarnation: its check-outs are "
+                "released by the loads that find them", name, addr);
+        return;
+    }
     release_ctx *rc = calloc(1, sizeof *rc);
     if (!rc)
         return;
     rc->db = db;
     snprintf(rc->name, sizeof rc->name, "%s", name);
     MC_INFO("persistence: %s (%s) is dead: releasing its check-outs", name, addr);
-    mc_persist_release_owner(store, name, db_incarnation_of(host, pid), on_released, rc);
+    mc_persist_release_owner(store, name, incarnation, on_released, rc);
 }
 
 /* ---- per-entity watchers ---------------------------------------------------------------- */

@@ -100,24 +100,6 @@ static void fenced(base_db *db, db_rec *rec)
     evict_step(db, ent);
 }
 
-static void on_release_counted(void *ctx, const mc_persist_result *r)
-{
-    base_db *db = ctx;
-    if (r->status == MC_PERSIST_OK)
-        db->st.released++;
-    else if (r->status != MC_PERSIST_CLOSED)
-        MC_WARNING("persistence: releasing a check-out failed: %s (%s)",
-                   mc_persist_status_name(r->status), r->reason ? r->reason : "");
-}
-
-void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const char *token)
-{
-    int st;
-    mc_persist_store *store = db_store(db, &st);
-    if (store && td && dbid)
-        mc_persist_release(store, td, dbid, token, on_release_counted, db);
-}
-
 static void on_released(void *ctx, const mc_persist_result *r)
 {
     wreq *w = ctx;
@@ -354,10 +336,12 @@ static void store_autoload(base_db *db, db_rec *rec)
 
 void db_store_autoload(base_db *db, db_rec *rec) { store_autoload(db, rec); }
 
-static void on_created(void *ctx, const mc_persist_result *r)
+static void on_created(void *ctx, const mc_persist_result *res)
 {
     wreq *w = ctx;
     base_db *db = w->db;
+    mc_persist_result lost;
+    const mc_persist_result *r = db_fault_lose_won(db, res, &lost) ? &lost : res;
     db_rec *rec = db_rec_of(db, w->id);
     db_waiter *waiting = NULL;
     if (rec) {
@@ -386,6 +370,12 @@ static void on_created(void *ctx, const mc_persist_result *r)
         db->st.writes_failed++;
         if (r->status != MC_PERSIST_CLOSED)
             db_log_failure(db, "the first write", w->type, w->id, r);
+        /* The create may have landed (a new entity checked out by us, "loading") although
+         * its answer did not come: the base here has no database id, so the token is given
+         * back and that record stays loadable. */
+        const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), w->type);
+        if (db_may_have_won(r->status) && r->dbid && r->token)
+            db_give_back(db, td, r->dbid, r->token, "an abandoned create");
     }
     bool gone = rec && rec->gone;
     int32_t id = w->id;
@@ -409,6 +399,87 @@ static void on_created(void *ctx, const mc_persist_result *r)
         free(waiting);
         waiting = next;
     }
+}
+
+/* ---- db/faults/holdWrites: writes held back and sent late --------------------------------- */
+
+/* A write held back by the rehearsal (db/faults/holdWrites): sent, with the serial and
+ * values it had when it was made, only when db/faults/heldWrites is set to 0 - after newer
+ * writes of the same check-out, as a write resent after a lost connection may arrive. */
+typedef struct db_held {
+    struct db_held *next;
+    wreq *w;
+    mc_persist_entity pe; /* values owned here */
+    char token[96];
+} db_held;
+
+static void hold_write(base_db *db, const mc_persist_entity *pe, const char *token, wreq *w)
+{
+    db_held *h = calloc(1, sizeof *h);
+    if (!h) {
+        db_values_free(pe->type, (mc_value *)pe->values);
+        on_written(w, &(mc_persist_result){.status = MC_PERSIST_QUEUE_FULL,
+                                           .reason = "out of memory holding a write"});
+        return;
+    }
+    h->w = w;
+    h->pe = *pe;
+    snprintf(h->token, sizeof h->token, "%s", token);
+    db_held **tail = &db->held;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = h;
+    MC_INFO("persistence: a write of %s %llu (serial %llu) is held back (db/faults/holdWrites)",
+            pe->type->name, (unsigned long long)pe->dbid, (unsigned long long)pe->serial);
+}
+
+/* Send every held write now, in the order they were made (or fail them: no store). */
+static void send_held(base_db *db)
+{
+    db_held *h = db->held;
+    db->held = NULL;
+    while (h) {
+        db_held *next = h->next;
+        int st;
+        mc_persist_store *store = db_store(db, &st);
+        if (store)
+            mc_persist_write(store, &h->pe, h->token, on_written, h->w);
+        else
+            on_written(h->w, &(mc_persist_result){.status = MC_PERSIST_CLOSED,
+                                                  .reason = "the process is shutting down"});
+        db_values_free(h->pe.type, (mc_value *)h->pe.values);
+        free(h);
+        h = next;
+    }
+}
+
+void db_held_free(base_db *db) { send_held(db); }
+
+static void get_held(void *ctx, mc_watch_value *out)
+{
+    uint64_t n = 0;
+    for (const db_held *h = ((base_db *)ctx)->held; h; h = h->next)
+        n++;
+    out->as.u = n;
+}
+
+static bool set_held(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    if (v->as.u != 0) {
+        snprintf(why, whylen, "only 0 (send the held writes now) can be set");
+        return false;
+    }
+    send_held(ctx);
+    return true;
+}
+
+int db_add_fault_watchers(base_db *db, mc_watchers *w)
+{
+    int bad = mc_watch_add_uint(w, "db/faults/holdWrites", &db->fault_hold_writes,
+                                MC_WATCH_READ_WRITE) != MC_WATCH_OK;
+    bad |= mc_watch_add(w, "db/faults/heldWrites", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_held,
+                        set_held, db) != MC_WATCH_OK;
+    return bad ? -1 : 0;
 }
 
 /* Hand the values to the store: the first write creates the entity's database record. */
@@ -469,6 +540,11 @@ static int submit(base_db *db, mc_entity *ent, db_rec *rec, wreq *w, mc_value *v
          * than answer with a base that is about to go. */
         if (w->release_after)
             mc_persist_mark_live(store, ent->td, rec->dbid, rec->token, NULL, 0, NULL, NULL);
+        if (db->fault_hold_writes && !w->release_after) {
+            db->fault_hold_writes--;
+            hold_write(db, &pe, rec->token, w); /* owns values from now on */
+            return MC_CALL_OK;
+        }
         mc_persist_write(store, &pe, rec->token, on_written, w);
     }
     db_values_free(ent->td, values);

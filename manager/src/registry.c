@@ -118,6 +118,7 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
     e->role = req->role;
     snprintf(e->name, sizeof e->name, "%s%02u", mc_role_name(req->role), ++r->per_role[role]);
     e->pid = req->pid;
+    e->incarnation = req->incarnation;
     snprintf(e->host, sizeof e->host, "%s", req->host);
     snprintf(e->internal_addr, sizeof e->internal_addr, "%s", req->internal_addr);
     snprintf(e->external_addr, sizeof e->external_addr, "%s", req->external_addr);
@@ -276,6 +277,7 @@ bool mc_registry_to_info(const mc_reg_entry *e, mc_time_us now, Mc__Control__Pro
     out->id = e->id;
     out->role = e->role;
     out->pid = e->pid;
+    out->incarnation = e->incarnation;
     out->state = e->state;
     out->load = e->load;
     /* A dead or stopped process's clock stops when it died. */

@@ -32,6 +32,7 @@ typedef struct {
     char name[MC_REG_NAME_MAX];
     mc_role role;
     uint32_t pid;
+    uint64_t incarnation; /* the process's own, random per start (0: not given) */
     char host[MC_REG_ADDR_MAX];
     char internal_addr[MC_REG_ADDR_MAX];
     char external_addr[MC_REG_ADDR_MAX];

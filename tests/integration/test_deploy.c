@@ -24,10 +24,13 @@ typedef struct {
     char build[600];
 } deploy;
 
-static int cluster_cmd(deploy *d, const char *verb, const char *arg, char *out, size_t outlen)
+/* deploy/cluster VERB [ARG] with the test's run and build dirs and, if not NULL, one more
+ * environment setting (NAME=VALUE). */
+static int cluster_cmd_env(deploy *d, const char *extra, const char *verb, const char *arg,
+                           char *out, size_t outlen)
 {
-    char *argv[] = {"/usr/bin/env", NULL, NULL, NULL, "bash", d->script, (char *)verb,
-                    (char *)arg, NULL};
+    char *argv[] = {"/usr/bin/env", NULL, NULL, NULL, (char *)(extra ? extra : "MC_TEST=1"),
+                    "bash", d->script, (char *)verb, (char *)arg, NULL};
     char run_env[700], build_env[700];
     snprintf(run_env, sizeof run_env, "MC_RUN_DIR=%s", d->run);
     snprintf(build_env, sizeof build_env, "MC_BUILD_DIR=%s", d->build);
@@ -35,6 +38,11 @@ static int cluster_cmd(deploy *d, const char *verb, const char *arg, char *out, 
     argv[2] = build_env;
     argv[3] = "MC_DOWN_TIMEOUT=4";
     return h_run(argv, out, outlen, 90000);
+}
+
+static int cluster_cmd(deploy *d, const char *verb, const char *arg, char *out, size_t outlen)
+{
+    return cluster_cmd_env(d, NULL, verb, arg, out, outlen);
 }
 
 /* Track every pid in the run dir's state file so a failing test still kills them. */
@@ -384,6 +392,86 @@ START_TEST(down_never_claims_an_unreachable_host)
 }
 END_TEST
 
+/* Is some process's command line naming 127.0.0.1:port still there (bounded wait)? */
+static bool port_user_gone(int port)
+{
+    char text[64];
+    snprintf(text, sizeof text, "127.0.0.1:%d", port);
+    for (int k = 0; k < 50; k++) {
+        if (!on_a_command_line(text))
+            return true;
+        h_sleep_ms(100);
+    }
+    return false;
+}
+
+/* `up` killed right after it launched a process and before it recorded its pid (the test
+ * hook MC_UP_DIE_AFTER_LAUNCH makes it SIGKILL itself at that moment): the process runs,
+ * the pid list does not know it, and `down` must still stop it (it wrote its own pidfile on
+ * its host before it exec'd) - and every other process - and only then say "down". */
+START_TEST(down_stops_what_a_killed_up_started)
+{
+    deploy d;
+    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d.run, sizeof d.run, "%s/run-killed", h_tmpdir());
+    snprintf(d.layout, sizeof d.layout, "%s/killed.layout", h_tmpdir());
+    const char *bin = getenv("MC_BIN_DIR");
+    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    int manager_port = h_free_port(false), base_port = h_free_port(false);
+    FILE *f = fopen(d.layout, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "set res %s/defs\nredis 127.0.0.1 %d\nmanager 127.0.0.1 %d\n", h_source_dir(),
+            h_free_port(true), manager_port);
+    fprintf(f, "baseapp 127.0.0.1 %d %d\ncellapp 127.0.0.1 %d\n", base_port,
+            h_free_port(false), h_free_port(false));
+    fclose(f);
+
+    char out[16384];
+    int rc = cluster_cmd_env(&d, "MC_UP_DIE_AFTER_LAUNCH=baseapp-1", "up", d.layout, out,
+                             sizeof out);
+    pid_t pids[8];
+    int n = track_state(&d, pids, 8);
+    /* For clean-up only if the test fails: the baseapp's own pidfile. */
+    char pidfile[700];
+    snprintf(pidfile, sizeof pidfile, "%s/pids/baseapp-1.pid", d.run);
+    FILE *pf = fopen(pidfile, "r");
+    int base_pid = 0;
+    if (pf) {
+        if (fscanf(pf, "%d", &base_pid) == 1 && base_pid > 0)
+            h_track(base_pid);
+        fclose(pf);
+    }
+    ck_assert_msg(rc == 128 + SIGKILL, "up was not killed (%d): %s", rc, out);
+    ck_assert_msg(n == 2, "the pid list should hold redis and the manager only (%d)", n);
+    char base_addr[64];
+    snprintf(base_addr, sizeof base_addr, "127.0.0.1:%d", base_port);
+    ck_assert_msg(on_a_command_line(base_addr), "the baseapp was not started: %s", out);
+
+    rc = cluster_cmd(&d, "down", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: down"), "down (%d): %s", rc, out);
+    ck_assert_msg(port_user_gone(base_port), "down left the unrecorded baseapp running: %s",
+                  out);
+    ck_assert_msg(port_user_gone(manager_port), "down left the manager running");
+    for (int i = 0; i < n; i++) {
+        bool gone = false;
+        for (int k = 0; k < 50 && !gone; k++) {
+            gone = kill(pids[i], 0) != 0;
+            if (!gone)
+                h_sleep_ms(100);
+        }
+        ck_assert_msg(gone, "pid %d still running after down", pids[i]);
+    }
+    ck_assert_msg(file_mode(pidfile) < 0, "down kept the pidfile %s", pidfile);
+    /* A new up over the same run dir works, and its down stops it. */
+    rc = cluster_cmd(&d, "up", d.layout, out, sizeof out);
+    n = track_state(&d, pids, 8);
+    ck_assert_msg(rc == 0 && n == 4, "up after the killed one (%d, %d): %s", rc, n, out);
+    rc = cluster_cmd(&d, "down", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: down"), "second down (%d): %s", rc, out);
+    ck_assert_msg(port_user_gone(base_port), "the second down left the baseapp running");
+}
+END_TEST
+
 /* Is TCP port free on 127.0.0.1 (a Redis Cluster node's bus is its port + 10000)? */
 static bool tcp_port_free(int port)
 {
@@ -535,6 +623,7 @@ static Suite *suite(void)
     tcase_add_test(tc, up_status_down_leaves_nothing);
     tcase_add_test(tc, layout_errors_name_file_and_line);
     tcase_add_test(tc, down_never_claims_an_unreachable_host);
+    tcase_add_test(tc, down_stops_what_a_killed_up_started);
     tcase_add_test(tc, local_redis_cluster_survives_down_and_up);
     tcase_add_test(tc, external_redis_is_named_not_started);
     suite_add_tcase(s, tc);

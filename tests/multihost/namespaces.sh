@@ -169,7 +169,8 @@ EOF
 OPRUN=$TMP/operator-run
 cluster() {
   op env -u MC_MANAGER MC_RUN_DIR="$OPRUN" MC_BUILD_DIR="$BUILD" MC_SSH_CONFIG="$TMP/ssh_config" \
-    MC_DOWN_TIMEOUT=5 MC_UP_TIMEOUT=40 bash "$SRC/deploy/cluster" "$@"
+    MC_DOWN_TIMEOUT=5 MC_UP_TIMEOUT=40 ${UP_HOOK:+MC_UP_DIE_AFTER_LAUNCH=$UP_HOOK} \
+    bash "$SRC/deploy/cluster" "$@"
 }
 watcher() { op env -u MC_MANAGER MC_RUN_DIR="$OPRUN" "$BUILD/bin/watcher" "$@"; }
 # The pid the pid list records for SLOT.
@@ -296,6 +297,26 @@ out=$(cluster down 2>&1) || { echo "$out"; fail "the second down failed"; }
 for k in 0 1 2; do
   left=$(leftovers "$k")
   [ -z "$left" ] || fail "after the second down, still running on ${ADDR[k]}:$left"
+done
+
+log "up killed right after launching baseapp-2 on host 3 (before recording its pid)"
+# The pid list ends before baseapp-2; the process runs on host 3 and only its own pidfile
+# there knows it. down must stop it (and everything else) before it says down.
+out=$(UP_HOOK=baseapp-2 cluster up "$LAYOUT" 2>&1) && { echo "$out"; fail "the hooked up was not killed"; }
+grep -q '^baseapp-2 ' "$OPRUN/cluster.state" && fail "the hooked up recorded baseapp-2"
+has_baseapp() {
+  local p
+  for p in $(ip netns pids "${HOSTS[2]}"); do
+    grep -qa bin/baseapp "/proc/$p/cmdline" 2>/dev/null && return 0
+  done
+  return 1
+}
+has_baseapp || fail "baseapp-2 is not running on ${ADDR[2]}"
+out=$(cluster down 2>&1) || { echo "$out"; fail "down after the killed up failed"; }
+grep -q "cluster: down" <<<"$out" || fail "down after the killed up did not say down: $out"
+for k in 0 1 2; do
+  left=$(leftovers "$k")
+  [ -z "$left" ] || fail "after the killed up and down, still running on ${ADDR[k]}:$left"
 done
 log "passed"
 exit 0

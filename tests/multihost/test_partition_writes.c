@@ -226,7 +226,13 @@ START_TEST(a_cut_off_baseapp_never_overwrites_the_survivor)
     snprintf(path, sizeof path, "entities/%d/props/acked", (int)id);
     ck_assert_msg(wait_at_least(&c, b1, path, 5), "the stream of writes did not start");
 
-    /* The partition: baseapp01 (and its writes) cut off from the manager and Redis. */
+    /* The partition: baseapp01 (and its writes) cut off from the manager and Redis. The
+     * route to the manager goes first (a blackhole, kept until the writes were refused):
+     * a heartbeat routed while the link is down waits in the device's or neighbour's queue
+     * and would reach the manager the moment the link is back, so the manager's "replaced"
+     * could beat the refusal of the queued writes (and it did, depending on where the link's
+     * return fell between two heartbeats). */
+    ck_assert_int_eq(sh("ip -n %s route add blackhole %s/32", ns, mgr_ip), 0);
     ck_assert_int_eq(sh("ip link set %s down", vh), 0);
     ck_assert_msg(wait_at_least(&c, b2, "db/releasedOfDead", 1),
                   "the survivor did not release the cut-off baseapp's check-outs (log %s)",
@@ -245,10 +251,8 @@ START_TEST(a_cut_off_baseapp_never_overwrites_the_survivor)
 
     /* The link comes back, first without the route to the manager: the writes the cut-off
      * baseapp queued reach Redis and are refused by their token (none lands). */
-    /* both ways: nothing to the manager (a route in the namespace) and nothing from it (a
-     * rule on the host side, where the manager's packets are routed: its resends would
-     * otherwise fence the baseapp before its writes drain) */
-    ck_assert_int_eq(sh("ip -n %s route add blackhole %s/32", ns, mgr_ip), 0);
+    /* and nothing from the manager either (a rule on the host side, where its packets are
+     * routed: its resends would otherwise fence the baseapp before its writes drain) */
     ck_assert_int_eq(sh("ip rule add from %s/32 to %s/32 blackhole", mgr_ip, ns_ip), 0);
     ck_assert_int_eq(sh("ip link set %s up", vh), 0);
     bool refused = false;

@@ -105,7 +105,7 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
     if (e->part->on_process_death)
         e->part->on_process_death(e, ev->process->name ? ev->process->name : "",
                                   ev->process->pid, ev->process->host ? ev->process->host : "",
-                                  addr,
+                                  ev->process->incarnation, addr,
                                   ev->process->state == MC__CONTROL__PROCESS_STATE__STATE_STOPPED);
     mc_server_forget_peer(s, addr);
 }

@@ -33,6 +33,8 @@ uint16_t mc_key_slot(const char *key, size_t len)
 
 mc_persist_conn *mc_cluster_conn_for(mc_persist_store *s, const char *host, int port)
 {
+    if (!mc_is_numeric_host(host))
+        return NULL; /* a node announced by name: never resolved (it would block the loop) */
     for (size_t i = 0; i < s->nconns; i++)
         if (s->conns[i]->port == port && strcmp(s->conns[i]->host, host) == 0)
             return s->conns[i];

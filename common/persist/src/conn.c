@@ -1,5 +1,6 @@
 /* One connection to one Redis node: non-blocking connect through hiredis's libevent adapter,
  * AUTH, SCRIPT LOAD of every script, then READY; reconnect with exponential back-off. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
@@ -9,6 +10,14 @@
 
 #include "common/log.h"
 #include "internal.h"
+
+/* A numeric IPv4 or IPv6 address (host names are never resolved: hiredis would resolve
+ * them with a blocking getaddrinfo on the event loop). */
+bool mc_is_numeric_host(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
 
 int mc_parse_addr(const char *addr, char *host, size_t hostlen, int *port)
 {
@@ -22,7 +31,7 @@ int mc_parse_addr(const char *addr, char *host, size_t hostlen, int *port)
     memcpy(host, addr, (size_t)(colon - addr));
     host[colon - addr] = '\0';
     *port = (int)p;
-    return 0;
+    return mc_is_numeric_host(host) ? 0 : -2;
 }
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg);

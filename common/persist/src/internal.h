@@ -120,6 +120,7 @@ struct mc_persist_store {
     /* Counters (watchers). */
     uint64_t writes_ok, writes_failed, writes_retried, loads_ok, loads_failed;
     uint64_t checkouts_won, checkouts_owned, fenced, reconnects, redirects;
+    uint64_t stale_idents_removed; /* by checkout_ident (ops_checkout.c) */
     bool connected_flag;
     char last_error[256];
     void *schema_watch;         /* per type: the watcher's context */
@@ -206,7 +207,10 @@ void mc_conn_drop(mc_persist_conn *c, const char *why);
 int mc_conn_send(mc_persist_conn *c, mc_persist_req *r);
 /* ASKING before a command redirected by ASK. */
 int mc_conn_send_asking(mc_persist_conn *c);
+/* "HOST:PORT" split: 0; -1 malformed; -2 HOST is not a numeric IP address (never resolved:
+ * hiredis would resolve it with a blocking lookup on the loop). */
 int mc_parse_addr(const char *addr, char *host, size_t hostlen, int *port);
+bool mc_is_numeric_host(const char *host);
 
 /* cluster.c */
 uint16_t mc_key_slot(const char *key, size_t len);

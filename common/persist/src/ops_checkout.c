@@ -11,7 +11,7 @@
 
 /* --- steps: check-out, mark live, release ------------------------------------------------- */
 
-enum { K_LOOKUP, K_OWNED, K_SCRIPT };
+enum { K_LOOKUP, K_OWNED, K_SCRIPT, K_UNSTALE, K_UNSTALE_RELEASE, K_UNSTALE_SREM };
 
 static void checkout_step(mc_persist_req *r)
 {
@@ -37,8 +37,47 @@ static void checkout_step(mc_persist_req *r)
     }
 }
 
+/* A stale identifier entry (its entity, checked out by this request meanwhile, does not
+ * hold the value): remove the entry if it still names the dbid, release the check-out,
+ * and answer NOT_FOUND. */
+static void unstale_reply(mc_persist_req *r, const redisReply *reply)
+{
+    switch (r->step) {
+    case K_UNSTALE:
+        r->step = K_UNSTALE_RELEASE;
+        mc_req_command(r, MC_SCRIPT_RELEASE, 1);
+        op_key_arg(r, mc_key_owner(r->s, r->type_name, r->dbid), true);
+        op_str_arg(r, r->token);
+        op_next(r);
+        return;
+    case K_UNSTALE_RELEASE:
+        if (!op_word_is(reply, "OK")) {
+            op_unexpected(r, reply); /* cannot be: the check-out is ours */
+            return;
+        }
+        r->step = K_UNSTALE_SREM;
+        mc_req_command(r, -1, 0);
+        op_str_arg(r, "SREM");
+        op_key_arg(r, mc_key_owned(r->s, r->s->owner, r->s->incarnation), true);
+        op_ref_arg(r);
+        op_next(r);
+        return;
+    default:
+        r->s->stale_idents_removed++;
+        r->token[0] = '\0'; /* released: nothing to give back */
+        mc_req_fail(r, MC_PERSIST_NOT_FOUND,
+                    "no %s '%s' (a stale identifier entry naming %s:%llu was removed)",
+                    r->type_name, r->ident, r->type_name, (unsigned long long)r->dbid);
+        return;
+    }
+}
+
 void op_checkout_reply(mc_persist_req *r, const redisReply *reply)
 {
+    if (r->step >= K_UNSTALE) {
+        unstale_reply(r, reply);
+        return;
+    }
     switch (r->step) {
     case K_LOOKUP:
         if (reply->type == REDIS_REPLY_NIL) {
@@ -56,6 +95,12 @@ void op_checkout_reply(mc_persist_req *r, const redisReply *reply)
         r->step = K_SCRIPT;
         break;
     case K_SCRIPT:
+        if (op_word_is(reply, "STALE") && r->ident) {
+            r->step = K_UNSTALE;
+            op_claim_cmd(r, MC_SCRIPT_UNCLAIM, r->ident);
+            op_next(r);
+            return;
+        }
         if (op_word_is(reply, "NOT_FOUND")) {
             if (r->ident)
                 mc_req_fail(r, MC_PERSIST_NOT_FOUND, "no %s '%s'", r->type_name, r->ident);

@@ -248,6 +248,13 @@ void mc_req_finish(mc_persist_req *r, mc_persist_result *res)
     mc_req_free(r);
 }
 
+/* The token a failed create or check-out was sent with: it may have been applied (its
+ * answer timed out or was lost), and the caller gives it back (release) if so. */
+static const char *token_of_failed(const mc_persist_req *r)
+{
+    return (r->op == OP_CREATE || r->op == OP_CHECKOUT) && r->token[0] ? r->token : NULL;
+}
+
 void mc_req_fail(mc_persist_req *r, mc_persist_status st, const char *fmt, ...)
 {
     char why[300];
@@ -255,7 +262,8 @@ void mc_req_fail(mc_persist_req *r, mc_persist_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    mc_persist_result res = {.status = st, .reason = why, .dbid = r->dbid};
+    mc_persist_result res = {.status = st, .reason = why, .dbid = r->dbid,
+                             .token = token_of_failed(r)};
     mc_req_finish(r, &res);
 }
 
@@ -290,7 +298,8 @@ static void done_run(mc_persist_store *s)
     for (size_t i = 0; i < n && s->done.head; i++) {
         mc_persist_req *r = s->done.head;
         mc_list_remove(&s->done, r);
-        mc_persist_result res = {.status = r->status, .reason = r->reason, .dbid = r->dbid};
+        mc_persist_result res = {.status = r->status, .reason = r->reason, .dbid = r->dbid,
+                                 .token = token_of_failed(r)};
         mc_req_finish(r, &res);
         if (s->closing)
             return;

@@ -6,8 +6,20 @@
 static const char *const sources[MC_SCRIPT_COUNT] = {
     [MC_SCRIPT_CHECKOUT] =
         "if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOT_FOUND'} end\n"
+        /* The identifier entry named an entity that does not hold the value (renamed):
+         * stale, unless a check-out holds the entity (its writer may be claiming that
+         * value). Not checked out: check it out (the caller's token) so nobody can give it
+         * the value meanwhile, and answer STALE: the caller removes the entry if it still
+         * names this dbid, then releases. A retry with the same token answers STALE again. */
         "if ARGV[4] ~= '' and redis.call('HGET', KEYS[1], ARGV[4]) ~= ARGV[5] then\n"
-        "  return {'NOT_FOUND'} end\n"
+        "  local tok = redis.call('HGET', KEYS[2], 'token')\n"
+        "  if tok and tok ~= ARGV[3] then return {'NOT_FOUND'} end\n"
+        "  if not tok then\n"
+        "    local t = redis.call('TIME')\n"
+        "    redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'incarnation', ARGV[2], 'state',"
+        " 'loading', 'token', ARGV[3], 'since', t[1])\n"
+        "  end\n"
+        "  return {'STALE'} end\n"
         "local o = redis.call('HMGET', KEYS[2], 'owner', 'incarnation', 'state', 'mailbox',"
         " 'token')\n"
         "if o[1] then\n"

@@ -6,7 +6,8 @@
 #define MC_PERSIST_SCRIPTS_H
 
 typedef enum {
-    MC_SCRIPT_CHECKOUT,      /* KEYS e,o   ARGV owner inc token identfield identjson */
+    MC_SCRIPT_CHECKOUT,      /* KEYS e,o   ARGV owner inc token identfield identjson
+                              * (STALE: the entity does not hold identjson; checked out) */
     MC_SCRIPT_MARK_LIVE,     /* KEYS o     ARGV token mailbox */
     MC_SCRIPT_RELEASE,       /* KEYS o     ARGV token */
     MC_SCRIPT_RELEASE_OWNER, /* KEYS o     ARGV owner inc ("0" = any) */

@@ -344,7 +344,16 @@ mc_persist_store *mc_persist_store_new(struct event_base *base, const mc_persist
         const char *a = s->cluster ? s->seeds[i] : s->address;
         char host[64];
         int port;
-        if (!a || mc_parse_addr(a, host, sizeof host, &port) != 0) {
+        int prc = a ? mc_parse_addr(a, host, sizeof host, &port) : -1;
+        if (prc == -2) {
+            snprintf(err, errlen,
+                     "persist: redis address '%s': '%s' is not a numeric IP address; host "
+                     "names are not resolved (a lookup would block the event loop): give "
+                     "the address (e.g. from 'getent ahostsv4 %s')",
+                     a, host, host);
+            goto fail;
+        }
+        if (prc != 0) {
             snprintf(err, errlen, "persist: bad redis address '%s' (want IP:PORT)", a ? a : "");
             goto fail;
         }

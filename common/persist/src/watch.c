@@ -72,6 +72,7 @@ mc_watch_status mc_persist_add_watchers(mc_persist_store *s, mc_watchers *w, con
     ADDU("fenced", fenced);
     ADDU("reconnects", reconnects);
     ADDU("redirects", redirects);
+    ADDU("staleIdentsRemoved", stale_idents_removed);
 #undef ADD
 #undef ADDU
     snprintf(p, sizeof p, "%s/address", dir);

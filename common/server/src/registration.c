@@ -158,6 +158,7 @@ static void send_register(mc_server *s, mc_time_us now)
     Mc__Control__RegisterRequest req = MC__CONTROL__REGISTER_REQUEST__INIT;
     req.role = s->desc.role;
     req.pid = (uint32_t)s->pid;
+    req.incarnation = s->incarnation;
     req.host = s->hostname;
     req.internal_addr = s->internal_addr;
     req.external_addr = s->external_addr;

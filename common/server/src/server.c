@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,15 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
     }
     s->desc = *desc;
     s->pid = getpid();
+    /* Which run of the process this is: random, so that a pid and host name that come back
+     * (a reboot, a new container) are never taken for this run. */
+    if (sodium_init() < 0) {
+        fail(exit_code, program, "libsodium cannot start");
+        free(s);
+        return NULL;
+    }
+    while (!s->incarnation)
+        randombytes_buf(&s->incarnation, sizeof s->incarnation);
     s->started_at = mc_clock_now_us();
     snprintf(s->name, sizeof s->name, "%s", program);
     mc_log_set_process_name(s->name);
@@ -260,6 +270,7 @@ mc_watchers *mc_server_watchers(mc_server *s) { return s->watchers; }
 const mc_config *mc_server_config(const mc_server *s) { return s->cfg; }
 mc_role mc_server_role(const mc_server *s) { return s->desc.role; }
 const char *mc_server_name(const mc_server *s) { return s->name; }
+uint64_t mc_server_incarnation(const mc_server *s) { return s->incarnation; }
 const char *mc_server_digest(const mc_server *s) { return s->digest; }
 const struct mc_entity_defs *mc_server_defs(const mc_server *s) { return s->defs; }
 const char *mc_server_internal_addr(const mc_server *s) { return s->internal_addr; }

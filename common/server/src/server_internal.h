@@ -72,6 +72,7 @@ struct mc_server {
     char digest[65];
     char name[32];
     pid_t pid;
+    uint64_t incarnation;        /* random per start (libsodium), never 0 */
     mc_time_us started_at;
     mc_load_meter load;
     double load_value;

@@ -89,10 +89,10 @@ typedef struct {
      * run it again, bounded, to finish work it started in on_shutdown (may be NULL). */
     void (*after_run)(mc_engine *e);
     /* The manager declared a process dead or stopped (after on_peer_death): its registered
-     * name, pid and host as the manager knew them; stopped: it deregistered after a graceful
-     * shutdown (may be NULL). */
+     * name, pid, host and incarnation (random per start, 0 when it gave none) as the manager
+     * knew them; stopped: it deregistered after a graceful shutdown (may be NULL). */
     void (*on_process_death)(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                             const char *addr, bool stopped);
+                             uint64_t incarnation, const char *addr, bool stopped);
     /* A cell entity called a client method on its allClients / otherClients (all: its own
      * client too): 0 or an mc_call_status (may be NULL: such calls are refused). */
     int (*client_fan_out)(mc_engine *e, mc_entity *ent, bool all, uint16_t method,

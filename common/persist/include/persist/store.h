@@ -163,7 +163,10 @@ typedef struct {
     mc_persist_status status;
     const char *reason;              /* one line, "" on success */
     uint64_t dbid;                   /* create, check-out, lookup; IDENT_TAKEN: the holder */
-    const char *token;               /* create, check-out won */
+    const char *token;               /* create, check-out won; also when a create or
+                                      * check-out failed (UNAVAILABLE...): the token it was
+                                      * sent with, which Redis may have applied - give it
+                                      * back (release) when dbid is set */
     const mc_persist_owner *owner;   /* check-out OWNED */
     const mc_persist_record *record; /* load */
     const uint64_t *dbids;           /* scan_type: one page */

@@ -111,6 +111,9 @@ mc_role mc_server_role(const mc_server *s);
 /* "baseapp01" once registered; the role name before; "manager" for the manager. */
 const char *mc_server_name(const mc_server *s);
 void mc_server_set_name(mc_server *s, const char *name);
+/* This run of the process: random per start (never 0), the same across re-registrations;
+ * sent to the manager when registering (ProcessInfo.incarnation). */
+uint64_t mc_server_incarnation(const mc_server *s);
 /* The entity definitions the process loaded (--res). */
 const struct mc_entity_defs *mc_server_defs(const mc_server *s);
 /* The def digest (64 hex characters) the process loaded. */
