@@ -3,6 +3,7 @@
 #include "baseapp.h"
 #include "base_db.h"
 #include "common/log.h"
+#include "entity/move_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_CELL_GONE:
         base_on_cell_gone(e, o, data);
+        return;
+    case MC_MSG_CELL_MOVED:
+        base_on_cell_moved(e, o, data);
         return;
     case MC_MSG_LOAD_BASE:
         db_on_load_base(e, o, data);

@@ -66,6 +66,8 @@ int base_op_destroy_cell(const mc_call_ctx *call);
  * unless the cell is live. */
 int base_destroy_cell(mc_engine *e, mc_entity *ent);
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* CELL_MOVED: the cell went to another cellapp (a teleport); only from its current one. */
+void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_on_peer_death(mc_engine *e, const char *addr);
 
 /* base_globals.c */

@@ -32,11 +32,14 @@ typedef struct {
         world_shadow_failures, world_calls, world_calls_dropped;
 } cell_aoi_state;
 
+struct cell_moves;
+
 typedef struct {
     mc_space **spaces;
     size_t n, cap;
     uint64_t created, destroyed;
     cell_aoi_state aoi;
+    struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -68,6 +71,9 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent);
 /* Take ent out of its space's grid but keep its AoI state (witness, view, radius): a
  * teleport to another space (space_move). */
 void cell_aoi_detach(mc_engine *e, mc_entity *ent);
+/* A cell's witness flag and its own radius and hysteresis (0: the cellapp's); false when it
+ * has no AoI state (in no space). */
+bool cell_aoi_settings(const mc_entity *ent, bool *witness, float *radius, float *hysteresis);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
@@ -90,6 +96,28 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* cell_fetch.c: FETCH_CELL, the cell part of a base's writeToDB. */
 void cell_on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
+
+/* cell_move.c: a cell moving to a space on another cellapp (docs/WORLD.md "Teleports"). */
+int cell_moves_init(mc_engine *e, char *err, size_t errlen);
+void cell_moves_free(mc_engine *e);
+/* Start moving ent next to the cell `nearby` on the cellapp at `where` (after the running
+ * handler returns): 0, or an mc_call_status. */
+int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,
+                    const mc_address *where, mc_vector3 position, mc_vector3 direction);
+/* A message for entity `id` (ENTITY_CALL: the 12-byte header then the arguments;
+ * DESTROY_CELL, FETCH_CELL: the payload) taken by a move (has_work: any move is in hand,
+ * so that calls pay for the copy only then): queued while the entity leaves,
+ * held while it arrives, forwarded once it left. True when taken. */
+bool cell_move_has_work(mc_engine *e);
+bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
+                         const uint8_t *data, size_t len);
+/* True when addr is the cellapp entity `id` came from lately (it forwards its base's
+ * DESTROY_CELL and FETCH_CELL). */
+bool cell_move_from_peer(mc_engine *e, int32_t id, const mc_address *addr);
+/* CELL_MIGRATE and CELL_MIGRATE_END. */
+void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_moves_on_peer_death(mc_engine *e, const char *addr);
 
 /* Tell the base its cell is gone (once), with the cell's last properties. */
 void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why);
