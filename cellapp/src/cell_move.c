@@ -373,7 +373,7 @@ static void on_base_told(mc_engine *e, void *ctx, int status, mc_istream *payloa
     }
     move_rec *r = find_rec(moves(e), id, true);
     if (r && r->kind == MV_OUT_MOVED)
-        send_end(e, &r->peer, id, 2); /* flushed: the base's earlier calls came before */
+        send_end(e, &r->peer, id, MC_MIGRATE_FLUSHED); /* the base's earlier calls came first */
 }
 
 static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
@@ -409,7 +409,7 @@ static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
     if (rc != MC_CALL_OK) {
         MC_INFO("entity %d: cannot tell its base it moved: %s", (int)r->id,
                 mc_call_status_name(rc));
-        send_end(e, &r->peer, r->id, 2);
+        send_end(e, &r->peer, r->id, MC_MIGRATE_FLUSHED);
     }
 }
 
@@ -764,7 +764,7 @@ void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is)
             start_timers(e, r, ent);
         return;
     }
-    settle(e, r); /* 2: flushed */
+    settle(e, r); /* flushed */
 }
 
 /* ---- both ------------------------------------------------------------------------------ */

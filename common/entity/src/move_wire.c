@@ -124,7 +124,7 @@ bool mc_migrate_end_decode(mc_istream *is, int32_t *entity_id, uint8_t *outcome)
 {
     *entity_id = mc_read_i32(is);
     *outcome = mc_read_u8(is);
-    if (!mc_istream_done(is) || *entity_id <= 0 || *outcome > MC_MIGRATE_ABORT) {
+    if (!mc_istream_done(is) || *entity_id <= 0 || *outcome > MC_MIGRATE_FLUSHED) {
         mc_istream_fail(is);
         return false;
     }

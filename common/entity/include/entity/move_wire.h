@@ -13,9 +13,11 @@
  *   42  CELL_MOVED         old cellapp -> the base's       i32 entity id, CELL MAILBOX of the
  *                          baseapp, request; reply: i8      cell at its new cellapp
  *                          status, string reason
- *   43  CELL_MIGRATE_END   old cellapp -> new              i32 entity id, u8 outcome (0 take
- *                                                           it: everything forwarded came
- *                                                           before this; 1 abort: drop it)
+ *   43  CELL_MIGRATE_END   old cellapp -> new              i32 entity id, u8 outcome (0 commit:
+ *                                                           the old copy is gone, start it;
+ *                                                           1 abort: drop it; 2 flushed: the
+ *                                                           base knows the new address and
+ *                                                           every forwarded call came before)
  *
  * Encoders and pure decoders: a decoder never aborts, allocates only what it hands back and
  * says why in one line when it refuses. */
@@ -74,9 +76,10 @@ bool mc_cell_moved_decode(const mc_entity_defs *defs, mc_istream *is, int32_t *e
                           mc_mailbox_ref *cell, char *why, size_t whylen);
 
 /* CELL_MIGRATE_END. False when malformed (not exactly 5 bytes, id not positive, outcome
- * other than 0 or 1). */
+ * other than 0, 1 or 2). */
 #define MC_MIGRATE_COMMIT 0u
 #define MC_MIGRATE_ABORT 1u
+#define MC_MIGRATE_FLUSHED 2u
 void mc_migrate_end_encode(mc_ostream *os, int32_t entity_id, uint8_t outcome);
 bool mc_migrate_end_decode(mc_istream *is, int32_t *entity_id, uint8_t *outcome);
 
