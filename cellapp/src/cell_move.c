@@ -58,6 +58,9 @@ typedef struct {
     size_t nq;
     mc_timer_export *timers;  /* OUT: taken out (restored on failure); IN: to start */
     size_t ntimers;
+    bool hold_all;            /* IN: a DESTROY_CELL is held: everything after it waits too */
+    uint8_t *gone;            /* IN: CELL_GONE of a cell that went while arriving */
+    size_t gone_len;
     bool witness;
     float radius, hysteresis;
 } move_rec;
@@ -107,6 +110,7 @@ static void free_queue(move_msg *q)
 
 static void rec_free(move_rec *r)
 {
+    free(r->gone);
     free_queue(r->head);
     free(r->timers);
     free(r);
@@ -707,15 +711,18 @@ static void settle(mc_engine *e, move_rec *r)
     r->kind = MV_IN_DONE;
     r->expires = mc_clock_now_us() + forward_period(e);
     move_msg *q = take_queue(r);
-    if (!ent) {
-        /* it went while arriving (its space destroyed here): its base, which knows this
-         * address now, hears it (without properties) */
+    mc_address base;
+    mc_mailbox_address(&r->base, &base);
+    if (r->gone) {
+        /* it went while arriving: its base, which knows this address now, hears it */
+        (void)mc_engine_send(e, &base, MC_MSG_CELL_GONE, r->gone, r->gone_len);
+        free(r->gone);
+        r->gone = NULL;
+    } else if (!ent) {
         mc_ostream os;
         mc_ostream_init(&os);
         mc_cell_gone_head gone = {.entity_id = r->id, .why = MC_CELL_GONE_SELF};
         mc_cell_gone_encode(&os, &gone);
-        mc_address base;
-        mc_mailbox_address(&r->base, &base);
         (void)mc_engine_send(e, &base, MC_MSG_CELL_GONE, os.data, os.size);
         mc_ostream_free(&os);
     }
@@ -791,8 +798,15 @@ bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32
     }
     if (ent && ent->move_state == 2) {
         move_rec *r = find_rec(m, id, false);
-        if (!r || (!o->local && mc_address_equal(&o->addr, &r->peer)))
-            return false; /* what the old cellapp forwards goes first */
+        if (!r)
+            return false;
+        bool from_old = !o->local && mc_address_equal(&o->addr, &r->peer);
+        /* what the old cellapp forwards goes first, but a DESTROY_CELL (and all after it)
+         * waits until the base knows this address, so that it hears the CELL_GONE */
+        if (from_old && !r->hold_all && msg_id != MC_MSG_DESTROY_CELL)
+            return false;
+        if (msg_id == MC_MSG_DESTROY_CELL)
+            r->hold_all = true;
         m->held++;
         return enqueue(e, r, msg_id, o, data, len);
     }
@@ -802,6 +816,31 @@ bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32
     if (!r || r->kind != MV_OUT_MOVED || r->expires <= mc_clock_now_us())
         return false;
     forward_one(e, r, msg_id, o, data, len);
+    return true;
+}
+
+bool cell_move_arrival_gone(mc_engine *e, mc_entity *ent)
+{
+    if (ent->move_state != 2)
+        return false;
+    move_rec *r = find_rec(moves(e), ent->id, false);
+    if (!r || r->kind == MV_IN_DONE)
+        return false;
+    if (r->kind == MV_IN_DORMANT) {
+        ent->gone_why = -1; /* never started here: the old cellapp still speaks for it */
+        return true;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    cell_gone_payload(e, ent, (mc_cell_gone_why)ent->gone_why, &os);
+    free(r->gone);
+    r->gone = mc_ostream_ok(&os) ? malloc(os.size) : NULL;
+    if (r->gone) {
+        memcpy(r->gone, os.data, os.size);
+        r->gone_len = os.size;
+    }
+    mc_ostream_free(&os);
+    ent->gone_why = -1;
     return true;
 }
 

@@ -164,7 +164,7 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
 {
-    if (ent->gone_why >= 0)
+    if (ent->gone_why >= 0 && !cell_move_arrival_gone(e, ent))
         cell_tell_base_gone(e, ent, (mc_cell_gone_why)ent->gone_why);
     space_remove(e, ent);
 }

@@ -119,7 +119,14 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_moves_on_peer_death(mc_engine *e, const char *addr);
 
+/* A cell arriving from another cellapp goes before its base knows where it is: CELL_GONE is
+ * kept and sent once the base knows (true: taken over). */
+bool cell_move_arrival_gone(mc_engine *e, mc_entity *ent);
+
 /* Tell the base its cell is gone (once), with the cell's last properties. */
 void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why);
+/* The CELL_GONE payload (head and the cell's properties, or the head alone when they do not
+ * encode). */
+void cell_gone_payload(mc_engine *e, mc_entity *ent, mc_cell_gone_why why, mc_ostream *os);
 
 #endif
