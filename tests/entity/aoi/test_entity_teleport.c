@@ -10,6 +10,7 @@
 #include "rules_cluster.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,25 @@ static void wait_int(rc_cluster *c, const char *proc, const char *path, long lon
 {
     ck_assert_msg(rc_wait_int_at_least(c, proc, path, want, WAIT_MS), "%s %s: %lld, want %lld",
                   proc, path, rc_int(c, proc, path), want);
+}
+
+/* Delay every packet proc sends by ms (its answer to this is delayed too: the watcher may
+ * give up waiting for it, exit 7). */
+static void set_latency(rc_cluster *c, const char *proc, int ms)
+{
+    char v[1024], val[16];
+    snprintf(val, sizeof val, "%d", ms);
+    int rc = h_watcher(v, sizeof v, c->manager, "set", proc, "nub/rehearsal/latencyMs", val,
+                       NULL);
+    ck_assert_msg(rc == 0 || rc == 7, "set %s latencyMs: exit %d: %s", proc, rc, v);
+}
+
+/* Kill cellapp i at once (it is not stopped again by rc_stop). */
+static void kill_cellapp(rc_cluster *c, int i)
+{
+    h_kill(c->cell[i], SIGKILL);
+    ck_assert_int_ge(h_wait_exit(c->cell[i], 10000), -1);
+    c->cell[i] = -1;
 }
 
 /* A cell on each cellapp: `a` and, on the other, `t` (the first cellapp kept busy while new
@@ -297,6 +317,79 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
 }
 END_TEST
 
+START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_was)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    int32_t a, t;
+    int from;
+    cells_on_both(&c, &a, &t, &from);
+    const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
+    char p[128], v[4096], near_t[512], cell_a[512], via[512], args[1024];
+    cell_json(&c, t, near_t, sizeof near_t);
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
+    ck_assert_int_eq(cell_call(&c, A, a, "watch", "[1, 0, 0]"), 0);
+    pings_via_base(&c, a, via, 100, 1);
+    /* its answer is on the way (1.5 s) when it dies; calls wait meanwhile */
+    set_latency(&c, B, 1500);
+    snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
+    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    pings_via_base(&c, a, via, 100, 101);
+    kill_cellapp(&c, 1 - from);
+    /* the manager declares it dead: the entity stays, its calls delivered here in order */
+    wait_int(&c, A, "moves/failed", 1);
+    ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
+    ck_assert_int_ge(rc_int(&c, A, "moves/queued"), 1);
+    path_of(p, sizeof p, a, "props/cellSeen");
+    wait_int(&c, A, p, 200);
+    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, A, p), 0);
+    path_of(p, sizeof p, a, "props/cellTimerFires");
+    long long fires = rc_int(&c, A, p);
+    wait_int(&c, A, p, fires + 3);
+    path_of(p, sizeof p, a, "aoi/witness");
+    rc_value(&c, A, p, v, sizeof v);
+    ck_assert_str_eq(v, "true");
+    path_of(p, sizeof p, a, "cell");
+    rc_value(&c, "baseapp01", p, v, sizeof v);
+    ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    int32_t a, t;
+    int from;
+    cells_on_both(&c, &a, &t, &from);
+    const char *B = c.cell_name[1 - from];
+    char p[128], v[4096], near_t[512], args[1024];
+    cell_json(&c, t, near_t, sizeof near_t);
+    /* the new cellapp made the dormant copy, its answer is on the way (2 s) when the old
+     * cellapp dies */
+    set_latency(&c, B, 2000);
+    snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
+    ck_assert_int_eq(cell_call(&c, c.cell_name[from], a, "teleportTo", args), 0);
+    h_sleep_ms(1000);
+    kill_cellapp(&c, from);
+    set_latency(&c, B, 0);
+    /* the base loses its cell with the old cellapp; the copy never lives */
+    wait_base_event(&c, a, "loseCell;");
+    wait_int(&c, B, "moves/discarded", 1);
+    ck_assert_int_eq(rc_int(&c, B, "moves/in"), 0);
+    path_of(p, sizeof p, a, "type");
+    ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
+    path_of(p, sizeof p, a, "cell");
+    rc_value(&c, "baseapp01", p, v, sizeof v);
+    ck_assert_str_eq(v, "none");
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_teleport");
@@ -304,6 +397,8 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost);
     tcase_add_test(tc, a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity_stays);
+    tcase_add_test(tc, the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_was);
+    tcase_add_test(tc, the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one);
     suite_add_tcase(s, tc);
     return s;
 }
