@@ -26,7 +26,7 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 {
     mc_component c = (mc_component)(h->salt >> 13);
     mc_entity *ent;
-    if (cell_move_has_work(e)) {
+    if (cell_move_wants(e, h->entity_id)) {
         /* a moving cell's calls wait, or follow it (cell_move.c): as they came */
         uint8_t buf[MC_CALL_HEADER_SIZE + 256];
         uint8_t *raw = len <= 256 ? buf : malloc(MC_CALL_HEADER_SIZE + len);

@@ -182,14 +182,15 @@ void mv_deliver_all(mc_engine *e, move_msg *q)
     }
 }
 
-/* The answer to a FETCH_CELL forwarded to the new cellapp, relayed to whoever asked. */
-
 /* ---- both ------------------------------------------------------------------------------ */
 
-bool cell_move_has_work(mc_engine *e)
+bool cell_move_wants(mc_engine *e, int32_t id)
 {
     cell_moves *m = mv_moves(e);
-    return m && m->n;
+    if (!m || !m->n)
+        return false;
+    mc_entity *ent = mc_engine_find(e, id);
+    return !ent || ent->move_state != 0;
 }
 
 bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
@@ -250,9 +251,7 @@ void cell_moves_on_peer_death(mc_engine *e, const char *addr)
                        (int)r->id, addr);
             mv_drop_arrival(e, r, true);
         } else if (r->kind == MV_IN_LIVE) {
-            mv_settle(e, r);
-            r->kind = MV_IN_DONE;
-            mv_rec_remove(m, r);
+            mv_settle(e, r); /* its DONE record expires later (r may not be touched now) */
         } else {
             mv_rec_remove(m, r);
         }
@@ -266,28 +265,35 @@ static void on_sweep(evutil_socket_t fd, short what, void *ctx)
     mc_engine *e = ctx;
     cell_moves *m = mv_moves(e);
     mc_time_us now = mc_clock_now_us();
+    /* forwarding entries and settled arrivals that expired: one pass */
+    for (size_t i = 0; i < m->n;) {
+        move_rec *r = m->recs[i];
+        if ((r->kind == MV_OUT_MOVED || r->kind == MV_IN_DONE) && r->expires <= now) {
+            m->recs[i] = m->recs[--m->n]; /* the last record takes its place */
+            rec_free(r);
+        } else {
+            i++;
+        }
+    }
+    m->records = m->n;
+    /* arrivals past their deadline (rare; handlers run: look again after each) */
     for (int guard = 0; guard < 100000; guard++) {
         move_rec *r = NULL;
         for (size_t i = 0; i < m->n && !r; i++)
-            if (m->recs[i]->expires && m->recs[i]->expires <= now &&
-                m->recs[i]->kind >= MV_OUT_MOVED)
+            if ((m->recs[i]->kind == MV_IN_DORMANT || m->recs[i]->kind == MV_IN_LIVE) &&
+                m->recs[i]->expires <= now)
                 r = m->recs[i];
         if (!r)
             return;
-        switch (r->kind) {
-        case MV_IN_DORMANT:
+        if (r->kind == MV_IN_DORMANT) {
             MC_WARNING("entity %d: no word from its old cellapp: dropped here", (int)r->id);
             mv_drop_arrival(e, r, true);
-            break;
-        case MV_IN_LIVE:
+        } else {
             mv_settle(e, r);
-            break;
-        default:
-            mv_rec_remove(m, r);
-            break;
         }
     }
 }
+
 /* ---- set up ---------------------------------------------------------------------------- */
 
 int cell_moves_init(mc_engine *e, char *err, size_t errlen)

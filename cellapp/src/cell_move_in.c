@@ -134,7 +134,7 @@ void mv_drop_arrival(mc_engine *e, move_rec *r, bool tell_base)
 
 static void start_timers(mc_engine *e, move_rec *r, mc_entity *ent)
 {
-    for (size_t i = 0; i < r->ntimers; i++)
+    for (size_t i = 0; ent && i < r->ntimers; i++)
         if (mc_engine_import_timer(e, ent, &r->timers[i]) != MC_CALL_OK)
             MC_ERROR("%s %d: timer %u did not come along", ent->td->name, (int)ent->id,
                      (unsigned)r->timers[i].id);
@@ -151,7 +151,7 @@ void mv_settle(mc_engine *e, move_rec *r)
 {
     cell_moves *m = mv_moves(e);
     mc_entity *ent = mc_engine_find(e, r->id);
-    if (ent && r->kind == MV_IN_DORMANT)
+    if (r->kind == MV_IN_DORMANT)
         start_timers(e, r, ent);
     r->kind = MV_IN_DONE;
     r->expires = mc_clock_now_us() + mv_forward_period(e);
@@ -212,8 +212,8 @@ void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     if (outcome == MC_MIGRATE_COMMIT) {
-        if (r->kind == MV_IN_DORMANT && ent)
-            start_timers(e, r, ent);
+        if (r->kind == MV_IN_DORMANT)
+            start_timers(e, r, ent); /* ent NULL: it went meanwhile, its timers with it */
         return;
     }
     mv_settle(e, r); /* flushed */

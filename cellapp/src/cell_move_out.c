@@ -38,7 +38,7 @@ static bool from_base(const move_rec *r, const mc_origin *o)
 
 /* Forward one message for the entity that left to where it is now. */
 void mv_forward_one(mc_engine *e, move_rec *r, uint8_t msg_id, const mc_origin *o,
-                        const uint8_t *data, size_t len)
+                    const uint8_t *data, size_t len)
 {
     cell_moves *m = mv_moves(e);
     int rc = MC_CALL_OK;
@@ -89,9 +89,10 @@ void mv_forward_one(mc_engine *e, move_rec *r, uint8_t msg_id, const mc_origin *
     }
     if (rc == MC_CALL_OK)
         m->forwarded++;
-    else if (mv_log_ok(++m->refused))
-        MC_WARNING("cannot forward message %u to moved entity %d: %s", (unsigned)msg_id,
-                   (int)r->id, mc_call_status_name(rc));
+    else
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, rc,
+                         "cannot forward message %u to moved entity %d: %s", (unsigned)msg_id,
+                         (int)r->id, mc_call_status_name(rc));
 }
 
 /* ---- the old cellapp ------------------------------------------------------------------- */
@@ -142,19 +143,33 @@ static void on_base_told(mc_engine *e, void *ctx, int status, mc_istream *payloa
     int32_t id = (int32_t)(intptr_t)ctx;
     if (mc_engine_freeing(e))
         return;
+    move_rec *r = mv_find(mv_moves(e), id, true);
+    if (!r || r->kind != MV_OUT_MOVED)
+        return;
     if (status == MC_CALL_OK) {
         int8_t st = mc_read_i8(payload);
         char why[MC_REASON_MAX] = "";
         mc_read_string_into(payload, why, sizeof why);
-        if (st != MC_CALL_OK)
-            MC_INFO("entity %d: its base refused the new address: %s", (int)id, why);
+        if (st != MC_CALL_OK) {
+            /* its base has no cell here any more (it went, or the base did): the cell that
+             * arrived there would be nobody's, so it goes (once flushed, like any DESTROY_CELL
+             * forwarded from here) */
+            MC_WARNING("entity %d: its base refused the new address (%s): its cell there is "
+                       "destroyed",
+                       (int)id, why);
+            mc_ostream os;
+            mc_ostream_init(&os);
+            mc_destroy_cell_encode(&os, id);
+            (void)mc_engine_send(e, &r->peer, MC_MSG_DESTROY_CELL, os.data, os.size);
+            mc_ostream_free(&os);
+        }
     } else {
+        /* no answer (the baseapp died or is cut off): the cell goes on there, as cells
+         * whose base died do */
         MC_INFO("entity %d: its base did not take the new address: %s", (int)id,
                 mc_call_status_name(status));
     }
-    move_rec *r = mv_find(mv_moves(e), id, true);
-    if (r && r->kind == MV_OUT_MOVED)
-        send_end(e, &r->peer, id, MC_MIGRATE_FLUSHED); /* the base's earlier calls came first */
+    send_end(e, &r->peer, id, MC_MIGRATE_FLUSHED); /* the base's earlier calls came first */
 }
 
 static void committed(mc_engine *e, move_rec *r, mc_entity *ent)

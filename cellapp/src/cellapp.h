@@ -105,10 +105,10 @@ void cell_moves_free(mc_engine *e);
 int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,
                     const mc_address *where, mc_vector3 position, mc_vector3 direction);
 /* A message for entity `id` (ENTITY_CALL: the 12-byte header then the arguments;
- * DESTROY_CELL, FETCH_CELL: the payload) taken by a move (has_work: any move is in hand,
- * so that calls pay for the copy only then): queued while the entity leaves,
+ * DESTROY_CELL, FETCH_CELL: the payload) taken by a move (wants: entity `id` is moving,
+ * or not here while moves are in hand, so that other calls pay nothing): queued while the entity leaves,
  * held while it arrives, forwarded once it left. True when taken. */
-bool cell_move_has_work(mc_engine *e);
+bool cell_move_wants(mc_engine *e, int32_t id);
 bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
                          const uint8_t *data, size_t len);
 /* True when addr is the cellapp entity `id` came from lately (it forwards its base's
