@@ -390,6 +390,46 @@ START_TEST(the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one
 }
 END_TEST
 
+START_TEST(a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_cell)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    int32_t a, t;
+    int from;
+    cells_on_both(&c, &a, &t, &from);
+    const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
+    char p[128], v[4096], near_t[512], args[1024], out[256];
+    cell_json(&c, t, near_t, sizeof near_t);
+    /* the new cellapp's answer takes 1.5 s: the base's DESTROY_CELL goes to the old address
+     * while the cell is on its way, waits there, follows it, and the CELL_GONE comes from
+     * the new cellapp once the base knows it */
+    set_latency(&c, B, 1500);
+    snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
+    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
+    wait_base_event(&c, a, "loseCell;");
+    set_latency(&c, B, 0);
+    ck_assert_int_eq(rc_int(&c, A, "moves/out"), 1);
+    ck_assert_int_ge(rc_int(&c, A, "moves/queued"), 1);
+    ck_assert_int_ge(rc_int(&c, A, "moves/forwarded"), 1);
+    ck_assert_int_ge(rc_int(&c, B, "moves/held"), 1); /* until the base knew the address */
+    path_of(p, sizeof p, a, "type");
+    ck_assert_int_ne(rc_get(&c, v, sizeof v, A, p), 0);
+    for (int i = 0; i < 100 && rc_get(&c, v, sizeof v, B, p) == 0; i++)
+        h_sleep_ms(50);
+    ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
+    path_of(p, sizeof p, a, "cell");
+    rc_value(&c, "baseapp01", p, v, sizeof v);
+    ck_assert_str_eq(v, "none");
+    /* exactly one loss, and the base refused nothing */
+    path_of(p, sizeof p, a, "props/events");
+    rc_value(&c, "baseapp01", p, v, sizeof v);
+    ck_assert_ptr_null(strstr(strstr(v, "loseCell;") + 1, "loseCell;"));
+    ck_assert_int_eq(rc_int(&c, "baseapp01", "calls/refused/total"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_teleport");
@@ -399,6 +439,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity_stays);
     tcase_add_test(tc, the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_was);
     tcase_add_test(tc, the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one);
+    tcase_add_test(tc, a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_cell);
     suite_add_tcase(s, tc);
     return s;
 }
