@@ -134,12 +134,12 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
     ent->role_data = NULL;
 }
 
-bool cell_aoi_settings(const mc_entity *ent, bool *witness, float *radius, float *hysteresis)
+bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, float *hysteresis)
 {
     const cell_aoi *a = aoi_of(ent);
     if (!a)
         return false;
-    *witness = a->witness;
+    *is_witness = a->witness;
     *radius = a->radius;
     *hysteresis = a->hysteresis;
     return true;

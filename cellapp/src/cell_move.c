@@ -240,20 +240,19 @@ void cell_moves_on_peer_death(mc_engine *e, const char *addr)
     for (int guard = 0; guard < 100000; guard++) {
         move_rec *r = NULL;
         for (size_t i = 0; i < m->n && !r; i++)
-            if (mc_address_equal(&m->recs[i]->peer, &a) &&
+            if (mc_address_equal(&m->recs[i]->peer, &a) && !m->recs[i]->asking &&
                 (m->recs[i]->kind == MV_IN_DORMANT || m->recs[i]->kind == MV_IN_LIVE ||
                  m->recs[i]->kind == MV_OUT_MOVED))
                 r = m->recs[i];
         if (!r)
             return;
-        if (r->kind == MV_IN_DORMANT) {
-            MC_WARNING("entity %d: its old cellapp %s died before it let go: dropped here",
-                       (int)r->id, addr);
-            mv_drop_arrival(e, r, true);
-        } else if (r->kind == MV_IN_LIVE) {
-            mv_settle(e, r); /* its DONE record expires later (r may not be touched now) */
-        } else {
+        if (r->kind == MV_OUT_MOVED) {
             mv_rec_remove(m, r);
+        } else {
+            MC_WARNING("entity %d: its old cellapp %s died before the move settled: asking "
+                       "its base",
+                       (int)r->id, addr);
+            mv_ask_base(e, r);
         }
     }
 }
@@ -276,21 +275,18 @@ static void on_sweep(evutil_socket_t fd, short what, void *ctx)
         }
     }
     m->records = m->n;
-    /* arrivals past their deadline (rare; handlers run: look again after each) */
+    /* arrivals whose old cellapp is silent past the deadline (rare; asking the base may
+     * run handlers: look again after each) */
     for (int guard = 0; guard < 100000; guard++) {
         move_rec *r = NULL;
         for (size_t i = 0; i < m->n && !r; i++)
             if ((m->recs[i]->kind == MV_IN_DORMANT || m->recs[i]->kind == MV_IN_LIVE) &&
-                m->recs[i]->expires <= now)
+                !m->recs[i]->asking && m->recs[i]->expires <= now)
                 r = m->recs[i];
         if (!r)
             return;
-        if (r->kind == MV_IN_DORMANT) {
-            MC_WARNING("entity %d: no word from its old cellapp: dropped here", (int)r->id);
-            mv_drop_arrival(e, r, true);
-        } else {
-            mv_settle(e, r);
-        }
+        MC_WARNING("entity %d: no word from its old cellapp: asking its base", (int)r->id);
+        mv_ask_base(e, r);
     }
 }
 

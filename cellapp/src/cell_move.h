@@ -41,6 +41,7 @@ typedef struct {
     mc_timer_export *timers;  /* OUT: taken out (restored on failure); IN: to start */
     size_t ntimers;
     bool hold_all;            /* IN: a DESTROY_CELL is held: everything after it waits too */
+    bool asking;              /* IN: CELL_MOVED sent to the base (the old cellapp is silent) */
     uint8_t *gone;            /* IN: CELL_GONE of a cell that went while arriving */
     size_t gone_len;
     bool witness;
@@ -94,5 +95,10 @@ void mv_on_kick(evutil_socket_t fd, short what, void *ctx);
 void mv_drop_arrival(mc_engine *e, move_rec *r, bool tell_base);
 /* The base knows the new address (or never will): deliver what was held, start the witness. */
 void mv_settle(mc_engine *e, move_rec *r);
+/* The old cellapp died or went silent before it said "flushed": ask the base whether it
+ * knows this cellapp as the cell's (CELL_MOVED from here: it accepts only from the address
+ * it knows). Yes: the old copy is gone, the cell lives here; no: dropped here; no answer:
+ * a dormant copy is dropped, a committed one goes on. */
+void mv_ask_base(mc_engine *e, move_rec *r);
 
 #endif

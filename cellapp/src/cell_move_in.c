@@ -219,6 +219,55 @@ void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is)
     mv_settle(e, r); /* flushed */
 }
 
+static void on_base_asked(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    int32_t id = (int32_t)(intptr_t)ctx;
+    if (mc_engine_freeing(e))
+        return;
+    move_rec *r = mv_find(mv_moves(e), id, false);
+    if (!r || !r->asking)
+        return;
+    r->asking = false;
+    if (r->kind == MV_IN_DONE)
+        return; /* the old cellapp spoke meanwhile */
+    int8_t st = status == MC_CALL_OK ? mc_read_i8(payload) : (int8_t)status;
+    if (status == MC_CALL_OK && st == MC_CALL_OK) {
+        MC_INFO("entity %d: its base knows it is here: it lives here", (int)id);
+        mv_settle(e, r);
+    } else if (status == MC_CALL_OK || r->kind == MV_IN_DORMANT) {
+        MC_WARNING("entity %d: its base does not know it here (%s): dropped here", (int)id,
+                   status == MC_CALL_OK ? "refused" : mc_call_status_name(status));
+        mv_drop_arrival(e, r, false);
+    } else {
+        mv_settle(e, r); /* no base to ask: it goes on, as cells whose base died do */
+    }
+}
+
+void mv_ask_base(mc_engine *e, move_rec *r)
+{
+    if (r->asking)
+        return;
+    const mc_address *self = mc_engine_address(e);
+    mc_mailbox_ref cell;
+    mc_mailbox_ref_init(&cell, r->id, self->ip, self->port, MC_COMPONENT_CELL, r->type);
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_cell_moved_encode(&os, r->id, &cell);
+    mc_address base;
+    mc_mailbox_address(&r->base, &base);
+    r->asking = true;
+    r->expires = mc_clock_now_us() + mv_arrival_deadline(e);
+    int rc = mc_engine_request(e, &base, MC_MSG_CELL_MOVED, os.data, os.size, on_base_asked,
+                               (void *)(intptr_t)r->id);
+    mc_ostream_free(&os);
+    if (rc != MC_CALL_OK) {
+        /* as if the base never answered */
+        mc_istream empty;
+        mc_istream_init(&empty, NULL, 0);
+        on_base_asked(e, (void *)(intptr_t)r->id, rc, &empty);
+    }
+}
+
 bool cell_move_arrival_gone(mc_engine *e, mc_entity *ent)
 {
     if (ent->move_state != 2)

@@ -73,7 +73,7 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent);
 void cell_aoi_detach(mc_engine *e, mc_entity *ent);
 /* A cell's witness flag and its own radius and hysteresis (0: the cellapp's); false when it
  * has no AoI state (in no space). */
-bool cell_aoi_settings(const mc_entity *ent, bool *witness, float *radius, float *hysteresis);
+bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, float *hysteresis);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
