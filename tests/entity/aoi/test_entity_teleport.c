@@ -390,6 +390,51 @@ START_TEST(the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one
 }
 END_TEST
 
+START_TEST(the_old_cellapp_dying_after_it_let_go_leaves_the_cell_at_the_new_one)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    int32_t a, t;
+    int from;
+    cells_on_both(&c, &a, &t, &from);
+    const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
+    char p[128], v[4096], near_t[512], cell_a[512], via[512], args[1024], out[256];
+    cell_json(&c, t, near_t, sizeof near_t);
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    rc_entity_call(&c, A, a, "note", "[\"carried\"]", out, sizeof out);
+    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
+    /* once the move is under way the old cellapp's packets take 2 s: the base hears the new
+     * address 2 s after it let go, the new cellapp its "flushed" 2 s later still; the old
+     * cellapp dies in between */
+    snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
+    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    set_latency(&c, A, 2000);
+    path_of(p, sizeof p, a, "cell");
+    ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
+                  "the base never learnt the new address");
+    kill_cellapp(&c, from);
+    /* the new cellapp asks the base, which knows it: the cell lives there */
+    wait_int(&c, B, "moves/in", 1);
+    ck_assert_int_eq(rc_int(&c, B, "moves/discarded"), 0);
+    path_of(p, sizeof p, a, "props/cellNote");
+    rc_value(&c, B, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"carried\"");
+    path_of(p, sizeof p, a, "props/cellTimerFires");
+    long long fires = rc_int(&c, B, p);
+    wait_int(&c, B, p, fires + 3);
+    pings_via_base(&c, a, via, 50, 1);
+    path_of(p, sizeof p, a, "props/cellSeen");
+    wait_int(&c, B, p, 50);
+    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, B, p), 0);
+    path_of(p, sizeof p, a, "cell");
+    rc_value(&c, "baseapp01", p, v, sizeof v);
+    ck_assert_msg(strstr(v, c.cell_addr[1 - from]), "base's cell: %s", v);
+    rc_stop(&c);
+}
+END_TEST
+
 START_TEST(a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_cell)
 {
     rc_cluster c;
@@ -439,6 +484,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity_stays);
     tcase_add_test(tc, the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_was);
     tcase_add_test(tc, the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one);
+    tcase_add_test(tc, the_old_cellapp_dying_after_it_let_go_leaves_the_cell_at_the_new_one);
     tcase_add_test(tc, a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_cell);
     suite_add_tcase(s, tc);
     return s;
