@@ -318,7 +318,8 @@ int cell_moves_init(mc_engine *e, char *err, size_t errlen)
              {"moves/refused", &m->refused},     {"moves/queued", &m->queued},
              {"moves/held", &m->held},           {"moves/forwarded", &m->forwarded},
              {"moves/aborted", &m->aborted},     {"moves/discarded", &m->discarded},
-             {"moves/dropped", &m->dropped},     {"moves/records", &m->records}};
+             {"moves/dropped", &m->dropped},     {"moves/records", &m->records},
+             {"moves/askedBase", &m->asked}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);

@@ -55,7 +55,7 @@ typedef struct cell_moves {
     size_t n, cap;
     struct event *kick_ev, *sweep_ev;
     uint64_t started, moved, failed, arrived, refused, queued, held, forwarded, aborted,
-        discarded, dropped, records;
+        discarded, dropped, records, asked;
 } cell_moves;
 
 #define MOVES_SWEEP_MS 250

@@ -256,6 +256,7 @@ void mv_ask_base(mc_engine *e, move_rec *r)
     mc_address base;
     mc_mailbox_address(&r->base, &base);
     r->asking = true;
+    mv_moves(e)->asked++;
     r->expires = mc_clock_now_us() + mv_arrival_deadline(e);
     int rc = mc_engine_request(e, &base, MC_MSG_CELL_MOVED, os.data, os.size, on_base_asked,
                                (void *)(intptr_t)r->id);

@@ -380,6 +380,7 @@ START_TEST(the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one
     /* the base loses its cell with the old cellapp; the copy never lives */
     wait_base_event(&c, a, "loseCell;");
     wait_int(&c, B, "moves/discarded", 1);
+    ck_assert_int_eq(rc_int(&c, B, "moves/askedBase"), 1);
     ck_assert_int_eq(rc_int(&c, B, "moves/in"), 0);
     path_of(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
@@ -404,18 +405,21 @@ START_TEST(the_old_cellapp_dying_after_it_let_go_leaves_the_cell_at_the_new_one)
     mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
     rc_entity_call(&c, A, a, "note", "[\"carried\"]", out, sizeof out);
     ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
-    /* once the move is under way the old cellapp's packets take 2 s: the base hears the new
-     * address 2 s after it let go, the new cellapp its "flushed" 2 s later still; the old
-     * cellapp dies in between */
+    /* the new cellapp's answer takes 1 s, and by then the old cellapp's packets take 2.5 s:
+     * the base hears the new address 2.5 s after the old cellapp let go, the new cellapp its
+     * "flushed" 2.5 s later still; the old cellapp dies in between */
+    set_latency(&c, B, 1000);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
-    set_latency(&c, A, 2000);
+    set_latency(&c, A, 2500);
     path_of(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
     kill_cellapp(&c, from);
+    set_latency(&c, B, 0);
     /* the new cellapp asks the base, which knows it: the cell lives there */
     wait_int(&c, B, "moves/in", 1);
+    ck_assert_int_eq(rc_int(&c, B, "moves/askedBase"), 1);
     ck_assert_int_eq(rc_int(&c, B, "moves/discarded"), 0);
     path_of(p, sizeof p, a, "props/cellNote");
     rc_value(&c, B, p, v, sizeof v);
