@@ -241,9 +241,13 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
     ck_assert_msg(strncmp(v, "30", 2) == 0, "radius %s", v);
     ck_assert_int_eq(rc_int(&c, B, "aoi/witnesses"), 1);
     ck_assert_int_eq(rc_int(&c, A, "aoi/witnesses"), 0);
-    /* it sees t there (and its client is introduced to it by the new cellapp) */
+    /* it sees t there, and its client is introduced to it by the new cellapp: an ENTER
+     * that reached a base which knew the new address (none dropped as stale) */
     path_of(p, sizeof p, a, "aoi/inView");
     wait_int(&c, B, p, 1);
+    wait_int(&c, B, "world/enters", 1);
+    ck_assert(rc_wait_int_at_least(&c, "baseapp01", "world/updatesIn", 1, WAIT_MS));
+    ck_assert_int_eq(rc_int(&c, "baseapp01", "world/stale"), 0);
 
     /* a late call on the old mailbox is forwarded, in order */
     long long fwd = rc_int(&c, A, "moves/forwarded");
