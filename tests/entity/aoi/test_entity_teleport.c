@@ -112,6 +112,17 @@ static void set_latency(rc_cluster *c, const char *proc, int ms)
     ck_assert_msg(rc == 0 || rc == 7, "set %s latencyMs: exit %d: %s", proc, rc, v);
 }
 
+/* The manager declares a process dead after ms of silence (delayed packets delay heartbeats
+ * too: this keeps a process whose packets are slowed on purpose alive). */
+static void manager_patience(rc_cluster *c, int ms)
+{
+    char v[1024], val[16];
+    snprintf(val, sizeof val, "%d", ms);
+    ck_assert_int_eq(h_watcher(v, sizeof v, c->manager, "set", "manager", "registry/deadAfterMs",
+                               val, NULL),
+                     0);
+}
+
 /* Kill cellapp i at once (it is not stopped again by rc_stop). */
 static void kill_cellapp(rc_cluster *c, int i)
 {
@@ -174,9 +185,7 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
      * hears "flushed" later still, so the calls the base sends straight there wait at the
      * new cellapp behind those forwarded. (The answer to a set is delayed too: the watcher
      * may give up waiting for it, exit 7. The manager waits 30 s for late heartbeats.) */
-    ck_assert_int_eq(h_watcher(v, sizeof v, c.manager, "set", "manager",
-                               "registry/deadAfterMs", "30000", NULL),
-                     0);
+    manager_patience(&c, 30000);
     int set = h_watcher(v, sizeof v, c.manager, "set", B, "nub/rehearsal/latencyMs", "3000",
                         NULL);
     ck_assert_msg(set == 0 || set == 7, "set latencyMs: exit %d: %s", set, v);
@@ -336,7 +345,9 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
     ck_assert_int_eq(cell_call(&c, A, a, "watch", "[1, 0, 0]"), 0);
     pings_via_base(&c, a, via, 100, 1);
-    /* its answer is on the way (1.5 s) when it dies; calls wait meanwhile */
+    /* its answer is on the way (1.5 s) when it dies; calls wait meanwhile (the manager
+     * declares a process dead after 8 s of silence here) */
+    manager_patience(&c, 8000);
     set_latency(&c, B, 1500);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
@@ -375,6 +386,7 @@ START_TEST(the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one
     cell_json(&c, t, near_t, sizeof near_t);
     /* the new cellapp made the dormant copy, its answer is on the way (2 s) when the old
      * cellapp dies */
+    manager_patience(&c, 8000);
     set_latency(&c, B, 2000);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, c.cell_name[from], a, "teleportTo", args), 0);
@@ -412,6 +424,7 @@ START_TEST(the_old_cellapp_dying_after_it_let_go_leaves_the_cell_at_the_new_one)
     /* the new cellapp's answer takes 1 s, and by then the old cellapp's packets take 2.5 s:
      * the base hears the new address 2.5 s after the old cellapp let go, the new cellapp its
      * "flushed" 2.5 s later still; the old cellapp dies in between */
+    manager_patience(&c, 8000);
     set_latency(&c, B, 1000);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
@@ -456,6 +469,7 @@ START_TEST(a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_ce
     /* the new cellapp's answer takes 1.5 s: the base's DESTROY_CELL goes to the old address
      * while the cell is on its way, waits there, follows it, and the CELL_GONE comes from
      * the new cellapp once the base knows it */
+    manager_patience(&c, 8000);
     set_latency(&c, B, 1500);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
