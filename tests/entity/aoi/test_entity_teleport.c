@@ -5,7 +5,9 @@
  * the move all arrive, in order; its base's cell mailbox names the new cellapp; the old one
  * forwards a late call on the old mailbox; DESTROY_CELL reaches the moved cell. A teleport
  * next to a cell the other cellapp does not have is refused and the entity stays, its calls
- * still arriving. */
+ * still arriving; it then goes there and comes back, its timer id kept. The new cellapp dying
+ * before it answers, the old one dying before it lets go or after, and a DESTROY_CELL sent to
+ * the old cellapp during the move: one cell at most, nothing lost, the base told. */
 #include "harness.h"
 #include "rules_cluster.h"
 
@@ -293,6 +295,8 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
     ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
     ck_assert_int_eq(cell_call(&c, A, a, "watch", "[1, 0, 0]"), 0);
+    path_of(p, sizeof p, a, "props/cellTimer");
+    long long timer_id = rc_int(&c, A, p);
     /* t's mailbox with an id nobody has: its space is "gone" */
     const char *rest = strchr(near_t, ',');
     ck_assert_ptr_nonnull(rest);
@@ -320,12 +324,42 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     path_of(p, sizeof p, a, "cell");
     rc_value(&c, "baseapp01", p, v, sizeof v);
     ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
-    /* and it can still move: to t for real */
+    /* and it can still move: to t for real, and back next to h (a cell on the first
+     * cellapp), its timer going on with its id (the stale entries it left behind in the first
+     * cellapp's timers are not taken for it) */
+    int32_t h = rc_create_probe(&c, "baseapp01", "h");
+    char near_a[512], near_h[512], out[256];
+    cell_json(&c, a, near_a, sizeof near_a);
+    snprintf(args, sizeof args, "[%s]", near_a);
+    rc_entity_call(&c, "baseapp01", h, "makeCell", args, out, sizeof out);
+    wait_base_event(&c, h, "getCell;");
+    ck_assert_int_eq(holder(&c, h), from);
+    cell_json(&c, h, near_h, sizeof near_h);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
     wait_int(&c, A, "moves/out", 1);
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
+    wait_int(&c, B, "moves/in", 1);
+    snprintf(args, sizeof args, "[%s, 2, 2]", near_h);
+    ck_assert_int_eq(cell_call(&c, B, a, "teleportTo", args), 0);
+    wait_int(&c, A, "moves/in", 1);
+    ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[from], WAIT_MS),
+                  "the base never learnt it came back");
+    path_of(p, sizeof p, a, "props/cellTimer");
+    ck_assert_int_eq(rc_int(&c, A, p), timer_id);
+    path_of(p, sizeof p, a, "props/cellTimerFires");
+    fires = rc_int(&c, A, p);
+    wait_int(&c, A, p, fires + 3);
+    pings_via_base(&c, a, via, 100, 201);
+    path_of(p, sizeof p, a, "props/cellSeen");
+    wait_int(&c, A, p, 300);
+    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, A, p), 0);
+    path_of(p, sizeof p, a, "space");
+    long long space_a = rc_int(&c, A, p);
+    path_of(p, sizeof p, h, "space");
+    ck_assert_int_eq(space_a, rc_int(&c, A, p));
     rc_stop(&c);
 }
 END_TEST
