@@ -58,6 +58,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
         answer(e, o, MC_CALL_ERR_STATE, 0, why);
         return;
     }
+    ent->gone_why = -1; /* not the base's cell until it is in its space */
     if (ent->gt->props_decode(defs, MC_PART_CELL, ent->props, false, is, why, sizeof why) !=
             MC_CALL_OK ||
         !mc_istream_done(is)) {
