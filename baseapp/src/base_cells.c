@@ -5,6 +5,7 @@
 #include "baseapp.h"
 #include "proxy.h"
 #include "common/log.h"
+#include "entity/move_wire.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -264,6 +265,49 @@ void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is)
     static const char *const whys[] = {"destroyed by its base", "destroyed itself",
                                        "its space was destroyed", "its cellapp shut down"};
     lose_cell(e, ent, why < 4 ? whys[why] : "?");
+}
+
+static void moved_answer(mc_engine *e, const mc_origin *o, int status, const char *why)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_write_i8(&os, (int8_t)status);
+    mc_write_string(&os, why);
+    mc_engine_reply(e, o, os.data, os.size);
+    mc_ostream_free(&os);
+}
+
+void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    int32_t id;
+    mc_mailbox_ref cell;
+    char why[MC_REASON_MAX] = "";
+    if (!mc_cell_moved_decode(mc_engine_defs(e), is, &id, &cell, why, sizeof why)) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        moved_answer(e, o, MC_CALL_ERR_ARGS, why);
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    mc_address now;
+    if (ent)
+        mc_mailbox_address(&ent->cell, &now);
+    /* Only from where its cell is now (a DESTROY_CELL sent there is forwarded by it). */
+    if (!ent || (ent->cell_state != MC_CELL_LIVE && ent->cell_state != MC_CELL_DESTROYING) ||
+        o->local || !mc_address_equal(&now, &o->addr) ||
+        mc_mailbox_ref_type(&cell) != ent->type) {
+        snprintf(why, sizeof why, "CELL_MOVED for %d ignored: no such cell from there",
+                 (int)id);
+        mc_engine_count_refused(e, MC_REFUSE_NO_ENTITY);
+        MC_INFO("%s", why);
+        moved_answer(e, o, MC_CALL_ERR_NO_ENTITY, why);
+        return;
+    }
+    ent->cell = cell;
+    char text[128];
+    mc_engine_mailbox_text(e, &cell, text, sizeof text);
+    MC_DEBUG("%s %d: its cell moved: %s", ent->td->name, (int)id, text);
+    /* the answer follows, on this channel, every call relayed to the old address */
+    moved_answer(e, o, MC_CALL_OK, "");
 }
 
 typedef struct {

@@ -6,6 +6,7 @@
 #include "proto/login.h"
 #include "common/log.h"
 #include "proxy.h"
+#include "entity/move_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_CELL_GONE:
         base_on_cell_gone(e, o, data);
+        return;
+    case MC_MSG_CELL_MOVED:
+        base_on_cell_moved(e, o, data);
         return;
     case MC_MSG_LOAD_BASE:
         db_on_load_base(e, o, data);

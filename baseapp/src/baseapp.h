@@ -72,6 +72,8 @@ int base_create_cell(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *near,
 int base_create_in_new_space(mc_engine *e, mc_entity *ent, const mc_vector3 *position,
                              const mc_vector3 *direction);
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* CELL_MOVED: the cell went to another cellapp (a teleport); only from its current one. */
+void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_on_peer_death(mc_engine *e, const char *addr);
 
 /* base_globals.c */

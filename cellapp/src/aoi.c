@@ -24,7 +24,7 @@ typedef struct {
     witness *stream;           /* what its client is sent (while a witness) */
     uint32_t viewers;          /* witnesses that track it (their streams) */
     client_shadow *shadow;     /* its client-visible properties as last sent */
-    cell_move_state move;      /* moves from its client (client_move.c) */
+    client_move_state client_move; /* moves from its client (client_move.c) */
     bool shadow_failed;        /* a value would not encode: logged once */
 } cell_aoi;
 
@@ -137,6 +137,17 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
     aoi_view_free(&a->view);
     free(a);
     ent->role_data = NULL;
+}
+
+bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, float *hysteresis)
+{
+    const cell_aoi *a = aoi_of(ent);
+    if (!a)
+        return false;
+    *is_witness = a->witness;
+    *radius = a->radius;
+    *hysteresis = a->hysteresis;
+    return true;
 }
 
 /* ---- the callbacks ------------------------------------------------------------------- */
@@ -443,10 +454,10 @@ int cell_aoi_entities_in_range(const mc_call_ctx *call, float radius, const char
     return MC_CALL_OK;
 }
 
-cell_move_state *cell_aoi_move_state(mc_entity *ent)
+client_move_state *cell_aoi_client_move(mc_entity *ent)
 {
     cell_aoi *a = aoi_of(ent);
-    return a ? &a->move : NULL;
+    return a ? &a->client_move : NULL;
 }
 
 void cell_aoi_correct(mc_engine *e, mc_entity *ent)
@@ -462,7 +473,7 @@ void cell_aoi_correct(mc_engine *e, mc_entity *ent)
     mc_mailbox_address(&ent->base, &to);
     if (mc_ostream_ok(&os) &&
         mc_engine_send(e, &to, MC_MSG_CLIENT_UPDATE, os.data, os.size) == 0)
-        state(e)->moves.corrections++;
+        state(e)->client_moves.corrections++;
     mc_ostream_free(&os);
 }
 

@@ -2,6 +2,9 @@
  * (BASE_VIA_CELL as BASE, CLIENT_VIA_CELL as CLIENT_VIA_BASE: the base reaches the client). */
 #include "cellapp.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static void relay_to_base(mc_engine *e, const mc_origin *o, mc_entity *ent,
                           const mc_call_header *h, const uint8_t *args, size_t len,
                           mc_part final, mc_component c)
@@ -23,6 +26,27 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 {
     mc_component c = (mc_component)(h->salt >> 13);
     mc_entity *ent;
+    if (cell_move_wants(e, h->entity_id)) {
+        /* a moving cell's calls wait, or follow it (cell_move.c): as they came */
+        uint8_t buf[MC_CALL_HEADER_SIZE + 256];
+        uint8_t *raw = len <= 256 ? buf : malloc(MC_CALL_HEADER_SIZE + len);
+        if (!raw) {
+            mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY, "out of memory");
+            return;
+        }
+        mc_store_u32(raw, (uint32_t)h->entity_id);
+        mc_store_u16(raw + 4, h->salt);
+        mc_store_u16(raw + 6, h->method);
+        mc_store_u32(raw + 8, (uint32_t)h->caller_id);
+        if (len)
+            memcpy(raw + MC_CALL_HEADER_SIZE, args, len);
+        bool taken = cell_move_intercept(e, MC_MSG_ENTITY_CALL, o, h->entity_id, raw,
+                                         MC_CALL_HEADER_SIZE + len);
+        if (raw != buf)
+            free(raw);
+        if (taken)
+            return;
+    }
     switch (c) {
     case MC_COMPONENT_CELL:
         if ((ent = mc_engine_call_target(e, o, h)))

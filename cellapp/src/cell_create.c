@@ -104,7 +104,8 @@ void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     mc_address base_addr;
     mc_mailbox_address(&ent->base, &base_addr);
-    if (!mc_address_equal(&base_addr, &o->addr)) {
+    if (!mc_address_equal(&base_addr, &o->addr) &&
+        !cell_move_from_peer(e, id, &o->addr)) { /* forwarded by the cellapp it left */
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_MAILBOX,
                          "DESTROY_CELL for %d not from its base: ignored", (int)id);
         return;
@@ -114,6 +115,21 @@ void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
     mc_engine_destroy_entity(e, ent);
 }
 
+void cell_gone_payload(mc_engine *e, mc_entity *ent, mc_cell_gone_why why, mc_ostream *os)
+{
+    mc_cell_gone_head head = {.entity_id = ent->id, .why = (uint8_t)why,
+                              .position = ent->position, .direction = ent->direction};
+    mc_cell_gone_encode(os, &head);
+    char r[MC_REASON_MAX];
+    if (ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->props, false, os, r,
+                              sizeof r) != MC_CALL_OK) {
+        MC_WARNING("%s %d: cell properties do not encode (%s): its base gets none", ent->td->name,
+                   (int)ent->id, r);
+        mc_ostream_reset(os);
+        mc_cell_gone_encode(os, &head);
+    }
+}
+
 void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why)
 {
     if (ent->gone_why < 0 || mc_engine_freeing(e))
@@ -121,17 +137,7 @@ void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why)
     ent->gone_why = -1;
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_cell_gone_head head = {.entity_id = ent->id, .why = (uint8_t)why,
-                              .position = ent->position, .direction = ent->direction};
-    mc_cell_gone_encode(&os, &head);
-    char r[MC_REASON_MAX];
-    if (ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->props, false, &os, r,
-                              sizeof r) != MC_CALL_OK) {
-        MC_WARNING("%s %d: cell properties do not encode (%s): its base gets none", ent->td->name,
-                   (int)ent->id, r);
-        mc_ostream_reset(&os);
-        mc_cell_gone_encode(&os, &head);
-    }
+    cell_gone_payload(e, ent, why, &os);
     mc_address addr;
     mc_mailbox_address(&ent->base, &addr);
     int rc = mc_engine_send(e, &addr, MC_MSG_CELL_GONE, os.data, os.size);

@@ -35,7 +35,8 @@ void cell_on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     mc_address base_addr;
     mc_mailbox_address(&ent->base, &base_addr);
-    if (!mc_address_equal(&base_addr, &o->addr)) {
+    if (!mc_address_equal(&base_addr, &o->addr) &&
+        !cell_move_from_peer(e, id, &o->addr)) { /* forwarded by the cellapp it left */
         snprintf(why, sizeof why, "FETCH_CELL for %d not from its base", (int)id);
         refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_MAILBOX, why);
         return;

@@ -1,6 +1,7 @@
 /* The cellapp's role table for the engine: its engine API (position, direction, space,
  * base, destroy, destroySpace), its messages, what happens when a cell goes, and watchers. */
 #include "cellapp.h"
+#include "entity/move_wire.h"
 #include "entity/persist_wire.h"
 #include "common/log.h"
 
@@ -78,13 +79,15 @@ static int op_teleport(const mc_call_ctx *call, const mc_mailbox_ref *nearby,
         return MC_CALL_ERR_ARGS;
     mc_engine *e = mc_engine_of(call);
     mc_space *to = ent->space;
+    if (ent->move_state)
+        return MC_CALL_ERR_STATE; /* moving to another cellapp already */
     if (!mc_mailbox_ref_is_none(nearby)) {
         if (mc_mailbox_ref_component(nearby) != MC_COMPONENT_CELL)
             return MC_CALL_ERR_MAILBOX;
         mc_address where;
         mc_mailbox_address(nearby, &where);
-        if (!mc_engine_is_self(e, &where))
-            return MC_CALL_ERR_UNAVAILABLE; /* another cellapp: not built yet */
+        if (!mc_engine_is_self(e, &where)) /* another cellapp: cell_move.c */
+            return cell_move_start(e, ent, nearby, &where, position, direction);
         mc_entity *near = mc_engine_find(e, nearby->id);
         if (!near || near->part != MC_PART_CELL || near->in_reap || !near->space)
             return MC_CALL_ERR_NO_ENTITY;
@@ -127,7 +130,22 @@ static const mc_engine_ops cell_engine_ops = {
 
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
 {
+    /* a cell moving to or from another cellapp takes its base's messages (cell_move.c) */
+    if ((id == MC_MSG_DESTROY_CELL || id == MC_MSG_FETCH_CELL) &&
+        mc_istream_remaining(data) >= 4) {
+        const uint8_t *p = data->data + data->pos;
+        int32_t target = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+                                   (uint32_t)p[2] << 8 | p[3]);
+        if (cell_move_intercept(e, id, o, target, p, mc_istream_remaining(data)))
+            return;
+    }
     switch (id) {
+    case MC_MSG_CELL_MIGRATE:
+        cell_on_migrate(e, o, data);
+        return;
+    case MC_MSG_CELL_MIGRATE_END:
+        cell_on_migrate_end(e, o, data);
+        return;
     case MC_MSG_CREATE_CELL:
         cell_on_create_cell(e, o, data);
         return;
@@ -152,7 +170,7 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
 {
-    if (ent->gone_why >= 0)
+    if (ent->gone_why >= 0 && !cell_move_arrival_gone(e, ent))
         cell_tell_base_gone(e, ent, (mc_cell_gone_why)ent->gone_why);
     space_remove(e, ent);
 }
@@ -170,7 +188,7 @@ static void on_shutdown(mc_engine *e)
 
 static void on_peer_death(mc_engine *e, const char *addr)
 {
-    (void)e;
+    cell_moves_on_peer_death(e, addr);
     /* Cells whose base was there keep running; calls to their base fail at once
      * (process dead) from now on. */
     MC_INFO("calls to bases on %s fail from now on: the process is dead", addr);
@@ -230,9 +248,15 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the spaces watchers");
         return -1;
     }
-    if (cell_aoi_init(e, err, errlen) != 0)
+    if (cell_aoi_init(e, err, errlen) != 0 || client_moves_init(e, err, errlen) != 0)
         return -1;
     return cell_moves_init(e, err, errlen);
+}
+
+static void on_free(mc_engine *e)
+{
+    cell_moves_free(e);
+    spaces_free(e);
 }
 
 const mc_role_part cell_role_part = {
@@ -243,7 +267,7 @@ const mc_role_part cell_role_part = {
     .on_destroy = on_destroy,
     .on_shutdown = on_shutdown,
     .add_entity_watchers = add_entity_watchers,
-    .on_free = spaces_free,
+    .on_free = on_free,
     .on_init = on_init,
     .ops = &cell_engine_ops,
     .client_fan_out = cell_aoi_fan_out,

@@ -35,19 +35,21 @@ typedef struct {
 /* Movement from a player's client (client_move.c): the last accepted move, and counters. */
 typedef struct {
     mc_time_us at;        /* when the last client move was accepted (0: none yet) */
-} cell_move_state;
+} client_move_state;
 
 typedef struct {
     double max_speed;     /* --maxClientSpeed, metres a second */
     uint64_t accepted, refused_speed, refused_malformed, refused_not_cell, corrections;
-} cell_moves;
+} client_moves;
+struct cell_moves;
 
 typedef struct {
     mc_space **spaces;
     size_t n, cap;
     uint64_t created, destroyed;
     cell_aoi_state aoi;
-    cell_moves moves;
+    client_moves client_moves; /* client_move.c: moves from players' clients */
+    struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -79,6 +81,9 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent);
 /* Take ent out of its space's grid but keep its AoI state (witness, view, radius): a
  * teleport to another space (space_move). */
 void cell_aoi_detach(mc_engine *e, mc_entity *ent);
+/* A cell's witness flag and its own radius and hysteresis (0: the cellapp's); false when it
+ * has no AoI state (in no space). */
+bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, float *hysteresis);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
@@ -89,13 +94,13 @@ void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
  * encode). */
 struct client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent);
 /* The entity's client-move state (NULL when it is in no space). */
-cell_move_state *cell_aoi_move_state(mc_entity *ent);
+client_move_state *cell_aoi_client_move(mc_entity *ent);
 /* Tell the witness's own client where its entity really is (a refused move): a CORRECTION
  * record, sent at once. */
 void cell_aoi_correct(mc_engine *e, mc_entity *ent);
 
 /* client_move.c: CLIENT_MOVE from a player's base. */
-int cell_moves_init(mc_engine *e, char *err, size_t errlen);
+int client_moves_init(mc_engine *e, char *err, size_t errlen);
 void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is);
 
 /* CLIENT_ATTACHED from an entity's base: a witness introduces its view afresh. */
@@ -114,7 +119,36 @@ void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* cell_fetch.c: FETCH_CELL, the cell part of a base's writeToDB. */
 void cell_on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 
+/* cell_move.c: a cell moving to a space on another cellapp (docs/WORLD.md "Teleports"). */
+int cell_moves_init(mc_engine *e, char *err, size_t errlen);
+void cell_moves_free(mc_engine *e);
+/* Start moving ent next to the cell `nearby` on the cellapp at `where` (after the running
+ * handler returns): 0, or an mc_call_status. */
+int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,
+                    const mc_address *where, mc_vector3 position, mc_vector3 direction);
+/* A message for entity `id` (ENTITY_CALL: the 12-byte header then the arguments;
+ * DESTROY_CELL, FETCH_CELL: the payload) taken by a move (wants: entity `id` is moving,
+ * or not here while moves are in hand, so that other calls pay nothing): queued while the entity leaves,
+ * held while it arrives, forwarded once it left. True when taken. */
+bool cell_move_wants(mc_engine *e, int32_t id);
+bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
+                         const uint8_t *data, size_t len);
+/* True when addr is the cellapp entity `id` came from lately (it forwards its base's
+ * DESTROY_CELL and FETCH_CELL). */
+bool cell_move_from_peer(mc_engine *e, int32_t id, const mc_address *addr);
+/* CELL_MIGRATE and CELL_MIGRATE_END. */
+void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_moves_on_peer_death(mc_engine *e, const char *addr);
+
+/* A cell arriving from another cellapp goes before its base knows where it is: CELL_GONE is
+ * kept and sent once the base knows (true: taken over). */
+bool cell_move_arrival_gone(mc_engine *e, mc_entity *ent);
+
 /* Tell the base its cell is gone (once), with the cell's last properties. */
 void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why);
+/* The CELL_GONE payload (head and the cell's properties, or the head alone when they do not
+ * encode). */
+void cell_gone_payload(mc_engine *e, mc_entity *ent, mc_cell_gone_why why, mc_ostream *os);
 
 #endif

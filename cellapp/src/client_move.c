@@ -11,14 +11,14 @@
 #include <math.h>
 #include <stdio.h>
 
-static cell_moves *moves(mc_engine *e)
+static client_moves *moves(mc_engine *e)
 {
-    return &((cell_state *)mc_engine_role_state(e))->moves;
+    return &((cell_state *)mc_engine_role_state(e))->client_moves;
 }
 
-int cell_moves_init(mc_engine *e, char *err, size_t errlen)
+int client_moves_init(mc_engine *e, char *err, size_t errlen)
 {
-    cell_moves *m = moves(e);
+    client_moves *m = moves(e);
     double v = mc_config_get_float(mc_server_config(mc_engine_server(e)), "maxClientSpeed");
     if (!isfinite(v) || v < 0.1 || v > 100000) {
         snprintf(err, errlen, "--maxClientSpeed %g: must be within 0.1..100000", v);
@@ -26,13 +26,13 @@ int cell_moves_init(mc_engine *e, char *err, size_t errlen)
     }
     m->max_speed = v;
     mc_watchers *w = mc_server_watchers(mc_engine_server(e));
-    int bad = mc_watch_add_uint(w, "moves/accepted", &m->accepted, MC_WATCH_READ_ONLY);
-    bad |= mc_watch_add_uint(w, "moves/refused/tooFast", &m->refused_speed, MC_WATCH_READ_ONLY);
-    bad |= mc_watch_add_uint(w, "moves/refused/malformed", &m->refused_malformed,
+    int bad = mc_watch_add_uint(w, "clientMoves/accepted", &m->accepted, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "clientMoves/refused/tooFast", &m->refused_speed, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "clientMoves/refused/malformed", &m->refused_malformed,
                              MC_WATCH_READ_ONLY);
-    bad |= mc_watch_add_uint(w, "moves/refused/notItsCell", &m->refused_not_cell,
+    bad |= mc_watch_add_uint(w, "clientMoves/refused/notItsCell", &m->refused_not_cell,
                              MC_WATCH_READ_ONLY);
-    bad |= mc_watch_add_uint(w, "moves/corrections", &m->corrections, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "clientMoves/corrections", &m->corrections, MC_WATCH_READ_ONLY);
     if (bad) {
         snprintf(err, errlen, "cannot publish the moves watchers");
         return -1;
@@ -43,7 +43,7 @@ int cell_moves_init(mc_engine *e, char *err, size_t errlen)
 /* How far the entity may have gone since the last move taken: the speed limit over the time
  * since then (at most a second's worth after a long pause), with 10% and half a metre to
  * spare for timing jitter between the client's clock and ours. */
-static double allowed(const cell_moves *m, const cell_move_state *st, mc_time_us now)
+static double allowed(const client_moves *m, const client_move_state *st, mc_time_us now)
 {
     double dt = st->at ? (double)(now - st->at) / 1e6 : 1.0;
     if (dt > 1.0)
@@ -53,7 +53,7 @@ static double allowed(const cell_moves *m, const cell_move_state *st, mc_time_us
 
 void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    cell_moves *m = moves(e);
+    client_moves *m = moves(e);
     int32_t id = mc_read_i32(is);
     mc_vector3 pos, dir;
     bool numbers = mc_read_vec3(is, &pos) && mc_read_vec3(is, &dir) && mc_istream_done(is);
@@ -61,8 +61,8 @@ void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
     mc_address base;
     if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
         mc_mailbox_address(&ent->base, &base);
-    cell_move_state *st = ent && ent->part == MC_PART_CELL && !ent->in_reap && ent->space
-                              ? cell_aoi_move_state(ent)
+    client_move_state *st = ent && ent->part == MC_PART_CELL && !ent->in_reap && ent->space
+                              ? cell_aoi_client_move(ent)
                               : NULL;
     if (!st || o->local || !mc_address_equal(&base, &o->addr)) {
         /* not a cell here, or not from its base: a late move after a teleport or a forgery */

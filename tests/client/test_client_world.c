@@ -339,13 +339,13 @@ START_TEST(players_see_each_other_chat_change_move_and_leave)
     float x = 10;
     ck_assert_int_eq(mc_client_move(a.c, (mc_vector3){10, 0, 5}, (mc_vector3){0, 0, 1}), 0);
     ck_assert_msg(pump(&a, &b, 5000, a_at_x, &x), "b: %s", b.log);
-    long long refused = counter(&c, "cellapp01", "moves/refused/tooFast");
+    long long refused = counter(&c, "cellapp01", "clientMoves/refused/tooFast");
     ck_assert_int_eq(mc_client_move(a.c, (mc_vector3){5000, 0, 5}, (mc_vector3){0, 0, 1}), 0);
     snprintf(want, sizeof want, "6:%d;", (int)a.id);
     ck_assert_msg(wait_log(&a, &b, "a", want, 5000), "a: %s", a.log);
     const mc_client_entity *me = mc_client_entity_of(a.c, a.id);
     ck_assert(me && fabsf(me->position.x - 10) < 0.01f);
-    ck_assert_int_eq(counter(&c, "cellapp01", "moves/refused/tooFast"), refused + 1);
+    ck_assert_int_eq(counter(&c, "cellapp01", "clientMoves/refused/tooFast"), refused + 1);
     ck_assert_msg(mc_client_move(a.c, (mc_vector3){NAN, 0, 0}, (mc_vector3){0, 0, 0}) ==
                       MC_CALL_ERR_ARGS, "a non-finite move left the client");
 
@@ -359,9 +359,9 @@ START_TEST(players_see_each_other_chat_change_move_and_leave)
     ck_assert_msg(pump(&a, &b, 5000, b_lost_a, NULL),
                   "b still sees a (moves: %lld accepted, %lld too fast, %lld not its cell; "
                   "%lld relayed): %s",
-                  counter(&c, "cellapp01", "moves/accepted"),
-                  counter(&c, "cellapp01", "moves/refused/tooFast"),
-                  counter(&c, "cellapp01", "moves/refused/notItsCell"),
+                  counter(&c, "cellapp01", "clientMoves/accepted"),
+                  counter(&c, "cellapp01", "clientMoves/refused/tooFast"),
+                  counter(&c, "cellapp01", "clientMoves/refused/notItsCell"),
                   counter(&c, "baseapp01", "clients/moves"), b.log);
     snprintf(want, sizeof want, "2:%d;", (int)a.id);
     ck_assert_msg(strstr(b.log, want), "%s", b.log);
@@ -504,7 +504,7 @@ START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
                     sizeof v));
     a.log[0] = '\0';
     long long sent0 = counter(&c, "cellapp01", "world/volatileUpdates");
-    long long moves0 = counter(&c, "cellapp01", "moves/accepted");
+    long long moves0 = counter(&c, "cellapp01", "clientMoves/accepted");
     const int MOVES = 20;
     for (int i = 1; i <= MOVES; i++) {
         pump(&a, &b, 150, NULL, NULL); /* 2 m each 150 ms */
@@ -512,7 +512,7 @@ START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
                                         (mc_vector3){0, 0, 0}), 0);
     }
     pump(&a, &b, 1000, NULL, NULL);
-    long long accepted = counter(&c, "cellapp01", "moves/accepted") - moves0;
+    long long accepted = counter(&c, "cellapp01", "clientMoves/accepted") - moves0;
     long long sent = counter(&c, "cellapp01", "world/volatileUpdates") - sent0;
     char vol[32];
     snprintf(vol, sizeof vol, "4:%d;", (int)b.id);
@@ -533,14 +533,14 @@ START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
 
     /* bad moves: NaN in raw bytes, a short message (refused by the message's fixed size:
      * the library cannot even send it), a move while the player has no cell */
-    long long bad0 = counter(&c, "cellapp01", "moves/refused/malformed");
+    long long bad0 = counter(&c, "cellapp01", "clientMoves/refused/malformed");
     uint8_t raw[24];
     memset(raw, 0, sizeof raw);
     raw[0] = 0x7F;
     raw[1] = 0xC0; /* a quiet NaN as x */
     ck_assert_int_eq(mc_client_send_raw(a.c, MC_CW_MOVE, raw, sizeof raw), 0);
     pump(&a, &b, 500, NULL, NULL);
-    ck_assert_int_eq(counter(&c, "cellapp01", "moves/refused/malformed"), bad0 + 1);
+    ck_assert_int_eq(counter(&c, "cellapp01", "clientMoves/refused/malformed"), bad0 + 1);
     char corr[32];
     snprintf(corr, sizeof corr, "6:%d;", (int)a.id);
     ck_assert_msg(wait_log(&a, &b, "a", corr, 5000), "a was not corrected: %s", a.log);

@@ -1,6 +1,7 @@
 /* The engine's life: options, loading the game module, the server glue (messages, peer
  * deaths, shutdown), the timer tick, and freeing. */
 #include "engine_internal.h"
+#include "entity/move_wire.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
 #include "proto/login.h"
@@ -60,6 +61,9 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CLIENT_UPDATE, "CLIENT_UPDATE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_ATTACHED, "CLIENT_ATTACHED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_MOVE, "CLIENT_MOVE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CELL_MIGRATE, "CELL_MIGRATE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CELL_MOVED, "CELL_MOVED", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 
@@ -315,6 +319,7 @@ const mc_role_part *mc_engine_part(mc_engine *e) { return e->part; }
 mc_entity_table *mc_engine_table(mc_engine *e) { return &e->table; }
 const mc_address *mc_engine_address(mc_engine *e) { return &e->self_addr; }
 uint32_t mc_engine_cell_queue_max(mc_engine *e) { return e->cell_queue_max; }
+mc_time_us mc_engine_call_timeout(mc_engine *e) { return e->call_timeout_us; }
 mc_entity *mc_engine_find(mc_engine *e, int32_t id) { return mc_entity_table_find(&e->table, id); }
 void mc_engine_count_relayed(mc_engine *e) { e->st.relayed++; }
 bool mc_engine_freeing(mc_engine *e) { return e->freeing; }

@@ -120,6 +120,77 @@ void mc_engine_drop_timers(mc_engine *e, mc_entity *ent)
     ent->ntimers = 0; /* their heap entries find no owner and are skipped */
 }
 
+/* Restore the heap order after arbitrary removals (Floyd's bottom-up build). */
+static void heapify(mc_engine *e)
+{
+    for (size_t k = e->ntimers / 2; k-- > 0;) {
+        size_t i = k;
+        for (;;) {
+            size_t l = 2 * i + 1, r = l + 1, m = i;
+            if (l < e->ntimers && e->timers[l].due < e->timers[m].due)
+                m = l;
+            if (r < e->ntimers && e->timers[r].due < e->timers[m].due)
+                m = r;
+            if (m == i)
+                break;
+            swap(&e->timers[i], &e->timers[m]);
+            i = m;
+        }
+    }
+}
+
+size_t mc_engine_export_timers(mc_engine *e, mc_entity *ent, mc_timer_export *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->ntimers && n < max; i++) {
+        const engine_timer *t = &e->timers[i];
+        size_t at;
+        if (t->entity != ent->id || !entity_has_timer(ent, t->id, &at))
+            continue;
+        out[n++] = (mc_timer_export){.id = t->id, .due = t->due, .repeat = t->repeat,
+                                     .user_arg = t->user_arg};
+        entity_forget_timer(ent, at); /* its heap entry finds no owner from now on */
+    }
+    return n;
+}
+
+int mc_engine_import_timer(mc_engine *e, mc_entity *ent, const mc_timer_export *t)
+{
+    if (t->id == 0 || entity_has_timer(ent, t->id, NULL))
+        return MC_CALL_ERR_ARGS;
+    if (ent->ntimers == ent->timers_cap) {
+        size_t cap = ent->timers_cap ? ent->timers_cap * 2 : 4;
+        uint32_t *l = realloc(ent->timers, cap * sizeof *l);
+        if (!l)
+            return MC_CALL_ERR_BUSY;
+        ent->timers = l;
+        ent->timers_cap = cap;
+    }
+    /* A stale entry of the same entity and id (a timer it had here before it last left, or
+     * one deleted) would fire this one early: out of the heap with it. */
+    bool removed = false;
+    for (size_t i = 0; i < e->ntimers;)
+        if (e->timers[i].entity == ent->id && e->timers[i].id == t->id) {
+            e->timers[i] = e->timers[--e->ntimers];
+            removed = true;
+        } else {
+            i++;
+        }
+    if (removed)
+        heapify(e);
+    engine_timer et = {.due = t->due, .repeat = t->repeat, .entity = ent->id, .id = t->id,
+                       .user_arg = t->user_arg};
+    if (heap_push(e, et) != 0)
+        return MC_CALL_ERR_BUSY;
+    ent->timers[ent->ntimers++] = t->id;
+    if (e->next_timer_id <= t->id) {
+        e->next_timer_id = t->id + 1;
+        if (e->next_timer_id == 0)
+            e->next_timer_id = 1;
+    }
+    return MC_CALL_OK;
+}
+
 static void fire(mc_engine *e, engine_timer t)
 {
     mc_entity *ent = mc_engine_find(e, t.entity);

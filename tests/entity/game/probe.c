@@ -459,14 +459,33 @@ int Probe_cell_burn(const mc_call_ctx *call, Probe_cell *self, float fraction)
     return burn(call, &self->cellBurnTimer, fraction);
 }
 
+/* User argument of the timers startTimer starts. */
+#define CELL_TIMER_ARG 42
+
 int Probe_cell_onTimer(const mc_call_ctx *call, Probe_cell *self, uint32_t timerId,
                        int64_t userArg)
 {
     (void)call;
-    (void)self;
-    (void)timerId;
     if (userArg >= BURN_ARG && userArg <= BURN_ARG + 1000)
         spin(userArg);
+    else if (userArg == CELL_TIMER_ARG && (int32_t)timerId == self->cellTimer)
+        self->cellTimerFires++;
+    else if (userArg == CELL_TIMER_ARG && (int32_t)timerId == self->cellOnceTimer)
+        self->cellOnceFires++;
+    return 0;
+}
+
+int Probe_cell_startTimer(const mc_call_ctx *call, Probe_cell *self, float initial,
+                          float repeat, int32_t *out_rc)
+{
+    uint32_t id = 0;
+    *out_rc = mc_addTimer(call, initial, repeat, CELL_TIMER_ARG, &id);
+    if (*out_rc == MC_CALL_OK) {
+        if (repeat > 0)
+            self->cellTimer = (int32_t)id;
+        else
+            self->cellOnceTimer = (int32_t)id;
+    }
     return 0;
 }
 

@@ -9,6 +9,9 @@
  *   2  CREATE_CELL: mc_create_cell_decode, then props_decode of the cell part (as a cellapp).
  *   3  CELL_GONE: mc_cell_gone_decode, then props_decode of the cell part (as a baseapp).
  *   4  DESTROY_CELL: mc_destroy_cell_decode.
+ *   5  CELL_MIGRATE: mc_migrate_decode, then props_decode of the cell part (as a cellapp).
+ *   6  CELL_MOVED: mc_cell_moved_decode.
+ *   7  CELL_MIGRATE_END: mc_migrate_end_decode.
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -23,6 +26,7 @@
 
 #include "common/log.h"
 #include "common/value_json.h"
+#include "entity/move_wire.h"
 #include "entity/wire.h"
 #include "game.h"
 
@@ -30,7 +34,17 @@
 #define MC_PROBE_RES "tests/entity/game"
 #endif
 
-enum { SEL_CALL, SEL_CREATE_BASE, SEL_CREATE_CELL, SEL_CELL_GONE, SEL_DESTROY_CELL, SEL_COUNT };
+enum {
+    SEL_CALL,
+    SEL_CREATE_BASE,
+    SEL_CREATE_CELL,
+    SEL_CELL_GONE,
+    SEL_DESTROY_CELL,
+    SEL_MIGRATE,
+    SEL_CELL_MOVED,
+    SEL_MIGRATE_END,
+    SEL_COUNT
+};
 
 static mc_entity_defs *defs;
 static const mc_game_module *module;
@@ -314,6 +328,72 @@ static void fuzz_destroy_cell(const uint8_t *data, size_t size)
         die("DESTROY_CELL", "accepted what it should refuse, or the reverse");
 }
 
+static void fuzz_migrate(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    mc_migrate_head h;
+    char why[256] = "";
+    if (!mc_migrate_decode(defs, &is, &h, why, sizeof why)) {
+        if (h.timers || h.ntimers)
+            die("CELL_MIGRATE refused but left timers", why);
+        refused(why);
+        return;
+    }
+    if (h.cell.near_id <= 0 || h.ntimers > MC_MIGRATE_TIMERS_MAX || !(h.radius >= 0) ||
+        !(h.hysteresis >= 0))
+        die("CELL_MIGRATE", "a head that should have been refused");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_migrate_encode(&os, &h);
+    mc_istream again;
+    mc_istream_init(&again, os.data, os.size);
+    mc_migrate_head h2;
+    if (!mc_migrate_decode(defs, &again, &h2, why, sizeof why) || !mc_istream_done(&again) ||
+        h2.cell.entity_id != h.cell.entity_id || h2.cell.near_id != h.cell.near_id ||
+        h2.witness != h.witness || memcmp(&h2.radius, &h.radius, sizeof h.radius) != 0 ||
+        h2.ntimers != h.ntimers ||
+        (h.ntimers && memcmp(h2.timers, h.timers, h.ntimers * sizeof *h.timers) != 0))
+        die("CELL_MIGRATE", "the head does not round-trip");
+    mc_migrate_free(&h2);
+    mc_migrate_free(&h);
+    mc_ostream_free(&os);
+    cell_props(&is, true);
+}
+
+static void fuzz_cell_moved(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    mc_mailbox_ref cell;
+    char why[256] = "";
+    if (!mc_cell_moved_decode(defs, &is, &id, &cell, why, sizeof why)) {
+        refused(why);
+        return;
+    }
+    if (id <= 0 || cell.id != id || mc_mailbox_ref_component(&cell) != MC_COMPONENT_CELL ||
+        size != 16)
+        die("CELL_MOVED", "accepted what it should refuse");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_cell_moved_encode(&os, id, &cell);
+    if (os.size != size || memcmp(os.data, data, size) != 0)
+        die("CELL_MOVED", "does not round-trip");
+    mc_ostream_free(&os);
+}
+
+static void fuzz_migrate_end(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    uint8_t outcome;
+    bool ok = mc_migrate_end_decode(&is, &id, &outcome);
+    if (ok != (size == 5 && id > 0 && outcome <= MC_MIGRATE_FLUSHED))
+        die("CELL_MIGRATE_END", "accepted what it should refuse, or the reverse");
+}
+
 /* ---- seeds ----------------------------------------------------------------------------- */
 
 static void seed_file(const char *dir, const char *name, uint8_t sel, const mc_ostream *os)
@@ -453,6 +533,36 @@ static void write_seeds(const char *dir)
     mc_ostream_reset(&os);
     mc_destroy_cell_encode(&os, 4097);
     seed_file(dir, "destroy_cell", SEL_DESTROY_CELL, &os);
+
+    mc_ostream_reset(&os);
+    mc_migrate_timer timers[2] = {{.id = 3, .remaining_us = 150000, .repeat_us = 200000,
+                                   .user_arg = 42},
+                                  {.id = 9, .remaining_us = 4000000, .user_arg = -1}};
+    mc_migrate_head mh = {.cell = ch, .witness = true, .radius = 30, .hysteresis = 2,
+                          .timers = timers, .ntimers = 2};
+    mh.cell.near_id = 12;
+    mc_migrate_encode(&os, &mh);
+    write_cell_props(&os, "carried");
+    seed_file(dir, "cell_migrate", SEL_MIGRATE, &os);
+    mc_ostream_reset(&os);
+    mh.witness = false;
+    mh.ntimers = 0;
+    mc_migrate_encode(&os, &mh);
+    write_cell_props(&os, NULL);
+    seed_file(dir, "cell_migrate_plain", SEL_MIGRATE, &os);
+
+    mc_ostream_reset(&os);
+    mc_mailbox_ref moved = seed_mailbox(4097, MC_COMPONENT_CELL);
+    mc_cell_moved_encode(&os, 4097, &moved);
+    seed_file(dir, "cell_moved", SEL_CELL_MOVED, &os);
+
+    for (uint8_t outcome = 0; outcome <= MC_MIGRATE_FLUSHED; outcome++) {
+        mc_ostream_reset(&os);
+        mc_migrate_end_encode(&os, 4097, outcome);
+        char name[64];
+        snprintf(name, sizeof name, "cell_migrate_end_%u", (unsigned)outcome);
+        seed_file(dir, name, SEL_MIGRATE_END, &os);
+    }
     mc_ostream_free(&os);
 }
 
@@ -503,8 +613,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case SEL_CELL_GONE:
         fuzz_cell_gone(data, size);
         break;
-    default:
+    case SEL_DESTROY_CELL:
         fuzz_destroy_cell(data, size);
+        break;
+    case SEL_MIGRATE:
+        fuzz_migrate(data, size);
+        break;
+    case SEL_CELL_MOVED:
+        fuzz_cell_moved(data, size);
+        break;
+    default:
+        fuzz_migrate_end(data, size);
         break;
     }
     return 0;

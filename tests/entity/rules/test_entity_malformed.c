@@ -1,6 +1,7 @@
 /* Malformed entity messages from a peer: an in-process mercury nub (a stranger on the
  * internal network) opens channels to a real baseapp and cellapp running the Probe game and
- * sends ENTITY_CALL, CREATE_BASE, CREATE_CELL, CELL_GONE and DESTROY_CELL payloads that are
+ * sends ENTITY_CALL, CREATE_BASE, CREATE_CELL, CELL_GONE, DESTROY_CELL and the moves'
+ * (CELL_MIGRATE, CELL_MOVED, CELL_MIGRATE_END) payloads that are
  * wrong in every way the receiver checks, each as a request and one-way. Each must be
  * dropped and counted under its calls/refused/<reason> (and nothing else), a request must
  * get an error reply with the right status, nothing may be created or destroyed, and the
@@ -10,6 +11,7 @@
 
 #include "common/defs.h"
 #include "common/game_module.h"
+#include "entity/move_wire.h"
 #include "entity/wire.h"
 #include "mercury/mercury.h"
 
@@ -30,7 +32,10 @@
     X(S_CREATE_BASE, MC_MSG_CREATE_BASE, MC_VARIABLE(4), NULL)     \
     X(S_CREATE_CELL, MC_MSG_CREATE_CELL, MC_VARIABLE(4), NULL)     \
     X(S_DESTROY_CELL, MC_MSG_DESTROY_CELL, MC_VARIABLE(4), NULL)   \
-    X(S_CELL_GONE, MC_MSG_CELL_GONE, MC_VARIABLE(4), NULL)
+    X(S_CELL_GONE, MC_MSG_CELL_GONE, MC_VARIABLE(4), NULL)         \
+    X(S_CELL_MIGRATE, MC_MSG_CELL_MIGRATE, MC_VARIABLE(4), NULL)   \
+    X(S_CELL_MOVED, MC_MSG_CELL_MOVED, MC_VARIABLE(4), NULL)       \
+    X(S_CELL_MIGRATE_END, MC_MSG_CELL_MIGRATE_END, MC_VARIABLE(4), NULL)
 static const mc_message_def send_defs[] = {ENTITY_SEND_INTERFACE(MC_DEF_NO_HANDLER)};
 static const mc_interface send_iface = MC_INTERFACE("entitySender", send_defs);
 
@@ -521,6 +526,24 @@ START_TEST(a_baseapp_drops_and_counts_malformed_entity_messages)
     take(&m, &os);
     expect_refused(&t, "CELL_GONE from a stranger", MC_MSG_CELL_GONE, m.b, m.n, R_CALL,
                    "noEntity", MC_CALL_ERR_NO_ENTITY);
+    /* CELL_MOVED: short, a BASE mailbox, from a stranger (not the cellapp that holds the
+     * cell: the base keeps its cell where it is) */
+    mc_mailbox_ref moved = mailbox(with_cell, c.base_addr[0], MC_COMPONENT_CELL, type);
+    mc_ostream_init(&os);
+    mc_cell_moved_encode(&os, with_cell, &moved);
+    take(&m, &os);
+    expect_refused(&t, "CELL_MOVED of 10 bytes", MC_MSG_CELL_MOVED, m.b, 10, R_CALL,
+                   "malformed", MC_CALL_ERR_ARGS);
+    expect_refused(&t, "CELL_MOVED from a stranger", MC_MSG_CELL_MOVED, m.b, m.n, R_CALL,
+                   "noEntity", MC_CALL_ERR_NO_ENTITY);
+    moved = mailbox(with_cell, c.base_addr[0], MC_COMPONENT_BASE, type);
+    mc_ostream_init(&os);
+    mc_cell_moved_encode(&os, with_cell, &moved);
+    take(&m, &os);
+    expect_refused(&t, "CELL_MOVED with a BASE mailbox", MC_MSG_CELL_MOVED, m.b, m.n, R_CALL,
+                   "malformed", MC_CALL_ERR_ARGS);
+    expect_refused(&t, "CELL_MIGRATE to a baseapp", MC_MSG_CELL_MIGRATE, m.b, m.n, R_CALL,
+                   "wrongPart", MC_CALL_ERR_NO_METHOD);
     snprintf(path, sizeof path, "entities/%d/cell", (int)with_cell);
     char cell[256];
     rc_value(&c, "baseapp01", path, cell, sizeof cell);
@@ -641,6 +664,34 @@ START_TEST(a_cellapp_drops_and_counts_malformed_entity_messages)
     take(&m, &os);
     expect_refused(&t, "DESTROY_CELL from a stranger", MC_MSG_DESTROY_CELL, m.b, m.n, R_CALL,
                    "wrongPart", MC_CALL_ERR_MAILBOX);
+    /* CELL_MIGRATE: cut in its head, near 0, without properties; CELL_MIGRATE_END: short,
+     * and for an arrival that is not there; CELL_MOVED is a baseapp's */
+    mc_migrate_head mh = {.cell = {.entity_id = fresh, .type = type, .near_id = b,
+                                   .base = mailbox(fresh, c.base_addr[0], MC_COMPONENT_BASE,
+                                                   type)}};
+    mc_ostream_init(&os);
+    mc_migrate_encode(&os, &mh);
+    take(&m, &os);
+    expect_refused(&t, "CELL_MIGRATE cut in its head", MC_MSG_CELL_MIGRATE, m.b, 50,
+                   R_CREATE_CELL, "malformed", MC_CALL_ERR_ARGS);
+    expect_refused(&t, "CELL_MIGRATE without properties", MC_MSG_CELL_MIGRATE, m.b, m.n,
+                   R_CREATE_CELL, "malformed", MC_CALL_ERR_ARGS);
+    mh.cell.near_id = 0;
+    mc_ostream_init(&os);
+    mc_migrate_encode(&os, &mh);
+    write_cell_props(&os);
+    take(&m, &os);
+    expect_refused(&t, "CELL_MIGRATE near 0", MC_MSG_CELL_MIGRATE, m.b, m.n, R_CREATE_CELL,
+                   "malformed", MC_CALL_ERR_ARGS);
+    mc_ostream_init(&os);
+    mc_migrate_end_encode(&os, fresh, MC_MIGRATE_FLUSHED);
+    take(&m, &os);
+    expect_refused(&t, "CELL_MIGRATE_END of 4 bytes", MC_MSG_CELL_MIGRATE_END, m.b, 4, R_CALL,
+                   "malformed", MC_CALL_ERR_ARGS);
+    expect_refused(&t, "CELL_MIGRATE_END for no arrival", MC_MSG_CELL_MIGRATE_END, m.b, m.n,
+                   R_CALL, "noEntity", MC_CALL_ERR_NO_ENTITY);
+    expect_refused(&t, "CELL_MOVED to a cellapp", MC_MSG_CELL_MOVED, m.b, m.n, R_CALL,
+                   "wrongPart", MC_CALL_ERR_NO_METHOD);
     /* Messages for a baseapp. */
     expect_refused(&t, "CELL_GONE to a cellapp", MC_MSG_CELL_GONE, m.b, m.n, R_CALL,
                    "wrongPart", MC_CALL_ERR_NO_METHOD);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/entity_api.h"
 #include "common/game_module.h"
@@ -130,6 +131,8 @@ mc_mailbox_ref mc_engine_mailbox(mc_engine *e, const mc_entity *ent, mc_componen
 /* The address a mailbox names. */
 void mc_mailbox_address(const mc_mailbox_ref *m, mc_address *out);
 uint32_t mc_engine_cell_queue_max(mc_engine *e);
+/* --callTimeoutMs: how long a request waits for its answer. */
+mc_time_us mc_engine_call_timeout(mc_engine *e);
 /* The entity a per-entity watcher ref names (NULL once it is gone); *e_out its engine. */
 mc_entity *mc_engine_watch_entity(void *ref, mc_engine **e_out);
 /* True while the engine is being freed (nothing is sent any more). */
@@ -252,5 +255,22 @@ int mc_engine_op_del_timer(const mc_call_ctx *call, uint32_t timer_id);
 
 /* Timers of an entity go with it. */
 void mc_engine_drop_timers(mc_engine *e, mc_entity *ent);
+
+/* An entity's live timers leave with it (a cell moving to another cellapp): each one's id,
+ * absolute due time, period (0: once) and user argument. Returns how many were written (at
+ * most max; the rest stay); those written are the entity's no longer (they never fire
+ * here). */
+typedef struct {
+    uint32_t id;
+    mc_time_us due;
+    mc_time_us repeat;
+    int64_t user_arg;
+} mc_timer_export;
+size_t mc_engine_export_timers(mc_engine *e, mc_entity *ent, mc_timer_export *out, size_t max);
+/* A timer arriving with an entity keeps its id (the game may have stored it): 0, or an
+ * mc_call_status (MC_CALL_ERR_ARGS: id 0 or one the entity has; MC_CALL_ERR_BUSY: out of
+ * memory). Timers this engine gives later get higher ids, so they never collide with one
+ * imported. */
+int mc_engine_import_timer(mc_engine *e, mc_entity *ent, const mc_timer_export *t);
 
 #endif

@@ -55,6 +55,9 @@ typedef struct mc_entity {
     mc_vector3 position, direction;
     size_t space_slot;            /* index in space->entities */
     int gone_why;                 /* mc_cell_gone_why told to the base; -1 once told */
+    uint8_t move_state;           /* moving to another cellapp (cellapp/src/cell_move.c):
+                                   * 0 no, 1 leaving (calls queued here), 2 arriving (calls
+                                   * from others than the old cellapp held) */
 
     void *watch_ctx;              /* the engine's per-entity watcher contexts */
     void *role_data;              /* the role's own per-entity state (cellapp: AoI) */

@@ -1,0 +1,86 @@
+/* The messages that move a cell entity to another cellapp (a teleport into a space held
+ * elsewhere; docs/WORLD.md "Teleports", docs/PROTOCOL.md "Entity messages"):
+ *
+ *   id  message            direction                       payload
+ *   41  CELL_MIGRATE       old cellapp -> new, request     the CREATE_CELL head (entity id,
+ *                          reply: i8 status, i32 space id,  type, near id, base MAILBOX,
+ *                          string reason                    position, direction), u8 flags
+ *                                                           (bit 0 witness), f32 AoI radius,
+ *                                                           f32 hysteresis, u16 n timers,
+ *                                                           n x (u32 id, u64 remaining us,
+ *                                                           u64 repeat us, i64 user arg),
+ *                                                           the cell properties (part stream)
+ *   42  CELL_MOVED         old cellapp -> the base's       i32 entity id, CELL MAILBOX of the
+ *                          baseapp, request; reply: i8      cell at its new cellapp
+ *                          status, string reason
+ *   43  CELL_MIGRATE_END   old cellapp -> new              i32 entity id, u8 outcome (0 commit:
+ *                                                           the old copy is gone, start it;
+ *                                                           1 abort: drop it; 2 flushed: the
+ *                                                           base knows the new address and
+ *                                                           every forwarded call came before)
+ *
+ * Encoders and pure decoders: a decoder never aborts, allocates only what it hands back and
+ * says why in one line when it refuses. */
+#ifndef MC_ENTITY_MOVE_WIRE_H
+#define MC_ENTITY_MOVE_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/game_module.h"
+#include "common/stream.h"
+#include "entity/wire.h"
+
+enum {
+    MC_MSG_CELL_MIGRATE = 41,
+    MC_MSG_CELL_MOVED = 42,
+    MC_MSG_CELL_MIGRATE_END = 43,
+};
+
+/* Timers one migrating entity may carry, and the longest remaining time or period (as the
+ * engine's addTimer allows: 1e7 s). */
+#define MC_MIGRATE_TIMERS_MAX 4096u
+#define MC_MIGRATE_TIMER_US_MAX 10000000000000ull
+
+typedef struct {
+    uint32_t id;            /* the engine's timer id (kept by the new cellapp) */
+    uint64_t remaining_us;  /* until it next fires */
+    uint64_t repeat_us;     /* 0: once */
+    int64_t user_arg;
+} mc_migrate_timer;
+
+typedef struct {
+    mc_create_cell_head cell; /* near_id: the cell whose space it joins (> 0) */
+    bool witness;
+    float radius, hysteresis; /* its own AoI radius (0: the cellapp's) */
+    mc_migrate_timer *timers; /* heap (decoder) or the caller's (encoder) */
+    size_t ntimers;
+} mc_migrate_head;
+
+/* CELL_MIGRATE up to the cell properties (which follow as the part stream of the type). */
+void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h);
+/* False (the reason in why, nothing held) when malformed: the CREATE_CELL head's rules, a
+ * near id of 0, flags other than bit 0, a radius or hysteresis negative or not finite, more
+ * than MC_MIGRATE_TIMERS_MAX timers, a timer id of 0 or repeated, times beyond
+ * MC_MIGRATE_TIMER_US_MAX. The stream is left at the cell properties; free with
+ * mc_migrate_free. */
+bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_head *h,
+                       char *why, size_t whylen);
+void mc_migrate_free(mc_migrate_head *h);
+
+/* CELL_MOVED: the entity's new CELL mailbox. False when malformed (not exactly 16 bytes, id
+ * not positive, a mailbox that is not the CELL of that entity). */
+void mc_cell_moved_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *cell);
+bool mc_cell_moved_decode(const mc_entity_defs *defs, mc_istream *is, int32_t *entity_id,
+                          mc_mailbox_ref *cell, char *why, size_t whylen);
+
+/* CELL_MIGRATE_END. False when malformed (not exactly 5 bytes, id not positive, outcome
+ * other than 0, 1 or 2). */
+#define MC_MIGRATE_COMMIT 0u
+#define MC_MIGRATE_ABORT 1u
+#define MC_MIGRATE_FLUSHED 2u
+void mc_migrate_end_encode(mc_ostream *os, int32_t entity_id, uint8_t outcome);
+bool mc_migrate_end_decode(mc_istream *is, int32_t *entity_id, uint8_t *outcome);
+
+#endif

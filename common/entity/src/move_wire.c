@@ -1,0 +1,132 @@
+/* CELL_MIGRATE, CELL_MOVED and CELL_MIGRATE_END: encoders and pure decoders
+ * (entity/move_wire.h). */
+#include "entity/move_wire.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
+{
+    mc_create_cell_encode(os, &h->cell);
+    mc_write_u8(os, h->witness ? 1 : 0);
+    mc_write_f32(os, h->radius);
+    mc_write_f32(os, h->hysteresis);
+    mc_write_u16(os, (uint16_t)h->ntimers);
+    for (size_t i = 0; i < h->ntimers; i++) {
+        const mc_migrate_timer *t = &h->timers[i];
+        mc_write_u32(os, t->id);
+        mc_write_u64(os, t->remaining_us);
+        mc_write_u64(os, t->repeat_us);
+        mc_write_i64(os, t->user_arg);
+    }
+}
+
+static bool refuse(mc_istream *is, mc_migrate_head *h, char *why, size_t whylen,
+                   const char *what)
+{
+    snprintf(why, whylen, "malformed CELL_MIGRATE: %s", what);
+    mc_istream_fail(is);
+    mc_migrate_free(h);
+    return false;
+}
+
+bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_head *h,
+                       char *why, size_t whylen)
+{
+    memset(h, 0, sizeof *h);
+    char inner[MC_REASON_MAX];
+    if (!mc_create_cell_decode(defs, is, &h->cell, inner, sizeof inner))
+        return refuse(is, h, why, whylen, inner);
+    if (h->cell.near_id <= 0)
+        return refuse(is, h, why, whylen, "no cell to be near");
+    uint8_t flags = mc_read_u8(is);
+    h->radius = mc_read_f32(is);
+    h->hysteresis = mc_read_f32(is);
+    uint16_t n = mc_read_u16(is);
+    if (!mc_istream_ok(is))
+        return refuse(is, h, why, whylen, "short");
+    if (flags & ~1u)
+        return refuse(is, h, why, whylen, "unknown flags");
+    h->witness = flags & 1u;
+    if (!isfinite(h->radius) || !isfinite(h->hysteresis) || h->radius < 0 ||
+        h->hysteresis < 0)
+        return refuse(is, h, why, whylen, "bad AoI radius or hysteresis");
+    if (n > MC_MIGRATE_TIMERS_MAX)
+        return refuse(is, h, why, whylen, "too many timers");
+    /* each timer is 28 bytes: never allocate for more than the payload holds */
+    if ((size_t)n * 28u > mc_istream_remaining(is))
+        return refuse(is, h, why, whylen, "short (timers)");
+    if (n) {
+        h->timers = calloc(n, sizeof *h->timers);
+        if (!h->timers)
+            return refuse(is, h, why, whylen, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        mc_migrate_timer *t = &h->timers[i];
+        t->id = mc_read_u32(is);
+        t->remaining_us = mc_read_u64(is);
+        t->repeat_us = mc_read_u64(is);
+        t->user_arg = mc_read_i64(is);
+        h->ntimers = i + 1;
+        if (!mc_istream_ok(is))
+            return refuse(is, h, why, whylen, "short (timers)");
+        if (t->id == 0 || t->remaining_us > MC_MIGRATE_TIMER_US_MAX ||
+            t->repeat_us > MC_MIGRATE_TIMER_US_MAX)
+            return refuse(is, h, why, whylen, "bad timer");
+        for (size_t j = 0; j < i; j++)
+            if (h->timers[j].id == t->id)
+                return refuse(is, h, why, whylen, "a timer id twice");
+    }
+    return true;
+}
+
+void mc_migrate_free(mc_migrate_head *h)
+{
+    free(h->timers);
+    h->timers = NULL;
+    h->ntimers = 0;
+}
+
+void mc_cell_moved_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *cell)
+{
+    mc_write_i32(os, entity_id);
+    mc_mailbox_ref_write(os, cell);
+}
+
+bool mc_cell_moved_decode(const mc_entity_defs *defs, mc_istream *is, int32_t *entity_id,
+                          mc_mailbox_ref *cell, char *why, size_t whylen)
+{
+    *entity_id = mc_read_i32(is);
+    if (!mc_mailbox_ref_read(is, cell, mc_defs_type_count(defs)) || !mc_istream_done(is)) {
+        snprintf(why, whylen, "malformed CELL_MOVED: short, trailing bytes or a bad mailbox");
+        mc_istream_fail(is);
+        return false;
+    }
+    if (*entity_id <= 0 || cell->id != *entity_id ||
+        mc_mailbox_ref_component(cell) != MC_COMPONENT_CELL) {
+        snprintf(why, whylen, "malformed CELL_MOVED: the mailbox is not entity %d's cell",
+                 (int)*entity_id);
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}
+
+void mc_migrate_end_encode(mc_ostream *os, int32_t entity_id, uint8_t outcome)
+{
+    mc_write_i32(os, entity_id);
+    mc_write_u8(os, outcome);
+}
+
+bool mc_migrate_end_decode(mc_istream *is, int32_t *entity_id, uint8_t *outcome)
+{
+    *entity_id = mc_read_i32(is);
+    *outcome = mc_read_u8(is);
+    if (!mc_istream_done(is) || *entity_id <= 0 || *outcome > MC_MIGRATE_FLUSHED) {
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}

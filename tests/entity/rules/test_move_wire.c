@@ -1,0 +1,234 @@
+/* The messages that move a cell between cellapps (entity/move_wire.h) against the example
+ * game's defs: what the encoders write decodes to the same values; every malformed payload
+ * is refused with a one-line reason and nothing held (truncation at every byte, a near id of
+ * 0, unknown flags, a bad radius, too many timers, a timer id of 0 or repeated, times too
+ * long, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2). */
+#include "check_main.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "entity/move_wire.h"
+
+static mc_entity_defs *defs;
+static uint16_t avatar;
+
+static void load(void)
+{
+    char err[4096];
+    defs = mc_defs_load(MC_GAME_RES, err, sizeof err);
+    ck_assert_msg(defs != NULL, "%s", err);
+    const mc_entity_type_def *td = mc_defs_type_by_name(defs, "Avatar");
+    ck_assert_ptr_nonnull(td);
+    avatar = td->id;
+}
+
+static mc_migrate_head head(mc_migrate_timer *timers, size_t n)
+{
+    mc_migrate_head h = {.witness = true, .radius = 30, .hysteresis = 2, .timers = timers,
+                         .ntimers = n};
+    h.cell.entity_id = 4097;
+    h.cell.type = avatar;
+    h.cell.near_id = 12;
+    mc_mailbox_ref_init(&h.cell.base, 4097, 0x7F000001u, 20001, MC_COMPONENT_BASE, avatar);
+    h.cell.position = (mc_vector3){1, 2, 3};
+    h.cell.direction = (mc_vector3){0, 0, 1.5f};
+    return h;
+}
+
+/* Decoding os must fail with a reason and leave nothing allocated. */
+static void refused(const mc_ostream *os, const char *what)
+{
+    mc_istream is;
+    mc_istream_init(&is, os->data, os->size);
+    mc_migrate_head h;
+    char why[256] = "";
+    ck_assert_msg(!mc_migrate_decode(defs, &is, &h, why, sizeof why), "%s accepted", what);
+    ck_assert_msg(why[0] && !strchr(why, '\n'), "%s: reason '%s'", what, why);
+    ck_assert_ptr_null(h.timers);
+}
+
+START_TEST(a_migrating_cell_round_trips)
+{
+    load();
+    mc_migrate_timer t[2] = {{.id = 3, .remaining_us = 150000, .repeat_us = 200000,
+                              .user_arg = 42},
+                             {.id = 9, .remaining_us = 4000000, .user_arg = -1}};
+    mc_migrate_head h = head(t, 2);
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_migrate_encode(&os, &h);
+    mc_write_u8(&os, 0xAB); /* the cell properties follow */
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    mc_migrate_head d;
+    char why[256] = "";
+    ck_assert_msg(mc_migrate_decode(defs, &is, &d, why, sizeof why), "%s", why);
+    ck_assert_int_eq(d.cell.entity_id, 4097);
+    ck_assert_int_eq(d.cell.near_id, 12);
+    ck_assert(d.witness);
+    ck_assert(d.radius == 30 && d.hysteresis == 2);
+    ck_assert_uint_eq(d.ntimers, 2);
+    ck_assert_int_eq(memcmp(d.timers, t, sizeof t), 0);
+    ck_assert_uint_eq(mc_istream_remaining(&is), 1);
+    ck_assert_uint_eq(mc_read_u8(&is), 0xAB);
+    mc_migrate_free(&d);
+
+    /* truncated anywhere in the head: refused */
+    size_t full = os.size - 1;
+    for (size_t cut = 0; cut < full; cut++) {
+        mc_ostream part;
+        mc_ostream_init(&part);
+        mc_write_bytes(&part, os.data, cut);
+        refused(&part, "a truncated head");
+        mc_ostream_free(&part);
+    }
+    mc_ostream_free(&os);
+
+    mc_mailbox_ref cell;
+    mc_mailbox_ref_init(&cell, 4097, 0x7F000001u, 20002, MC_COMPONENT_CELL, avatar);
+    mc_ostream_init(&os);
+    mc_cell_moved_encode(&os, 4097, &cell);
+    ck_assert_uint_eq(os.size, 16);
+    mc_istream_init(&is, os.data, os.size);
+    int32_t id;
+    mc_mailbox_ref got;
+    ck_assert(mc_cell_moved_decode(defs, &is, &id, &got, why, sizeof why));
+    ck_assert_int_eq(id, 4097);
+    ck_assert_int_eq(memcmp(&got, &cell, sizeof cell), 0);
+    mc_ostream_reset(&os);
+    for (uint8_t o = 0; o <= MC_MIGRATE_FLUSHED; o++) {
+        mc_ostream_reset(&os);
+        mc_migrate_end_encode(&os, 4097, o);
+        mc_istream_init(&is, os.data, os.size);
+        uint8_t out;
+        ck_assert(mc_migrate_end_decode(&is, &id, &out));
+        ck_assert_int_eq(out, o);
+    }
+    mc_ostream_free(&os);
+    mc_defs_free(defs);
+}
+END_TEST
+
+START_TEST(malformed_moves_are_refused_with_a_reason)
+{
+    load();
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_migrate_timer t[2] = {{.id = 3, .remaining_us = 1}, {.id = 4, .remaining_us = 1}};
+    mc_migrate_head h = head(t, 2);
+    h.cell.near_id = 0;
+    mc_migrate_encode(&os, &h);
+    refused(&os, "near id 0");
+
+    mc_ostream_reset(&os);
+    h = head(t, 2);
+    h.radius = NAN;
+    mc_migrate_encode(&os, &h);
+    refused(&os, "a NaN radius");
+
+    mc_ostream_reset(&os);
+    h = head(t, 2);
+    h.hysteresis = -1;
+    mc_migrate_encode(&os, &h);
+    refused(&os, "a negative hysteresis");
+
+    mc_ostream_reset(&os);
+    t[1].id = 3;
+    h = head(t, 2);
+    mc_migrate_encode(&os, &h);
+    refused(&os, "a timer id twice");
+    t[1].id = 0;
+    mc_ostream_reset(&os);
+    mc_migrate_encode(&os, &h);
+    refused(&os, "a timer id 0");
+    t[1].id = 4;
+    t[1].repeat_us = MC_MIGRATE_TIMER_US_MAX + 1;
+    mc_ostream_reset(&os);
+    mc_migrate_encode(&os, &h);
+    refused(&os, "a period too long");
+    t[1].repeat_us = 0;
+
+    /* unknown flags: the byte after the CREATE_CELL head */
+    mc_ostream_reset(&os);
+    h = head(t, 2);
+    mc_create_cell_encode(&os, &h.cell);
+    mc_write_u8(&os, 2);
+    mc_write_f32(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_u16(&os, 0);
+    refused(&os, "unknown flags");
+
+    /* more timers than allowed, and more than the payload holds */
+    mc_ostream_reset(&os);
+    mc_create_cell_encode(&os, &h.cell);
+    mc_write_u8(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_u16(&os, MC_MIGRATE_TIMERS_MAX + 1);
+    refused(&os, "too many timers");
+    mc_ostream_reset(&os);
+    mc_create_cell_encode(&os, &h.cell);
+    mc_write_u8(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_u16(&os, 100);
+    refused(&os, "timers the payload does not hold");
+
+    /* CELL_MOVED: another entity's mailbox, a BASE mailbox, trailing bytes, short */
+    char why[256];
+    int32_t id;
+    mc_mailbox_ref cell, got;
+    mc_mailbox_ref_init(&cell, 4098, 0x7F000001u, 20002, MC_COMPONENT_CELL, avatar);
+    mc_ostream_reset(&os);
+    mc_cell_moved_encode(&os, 4097, &cell);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_cell_moved_decode(defs, &is, &id, &got, why, sizeof why));
+    mc_mailbox_ref_init(&cell, 4097, 0x7F000001u, 20002, MC_COMPONENT_BASE, avatar);
+    mc_ostream_reset(&os);
+    mc_cell_moved_encode(&os, 4097, &cell);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_cell_moved_decode(defs, &is, &id, &got, why, sizeof why));
+    mc_mailbox_ref_init(&cell, 4097, 0x7F000001u, 20002, MC_COMPONENT_CELL, avatar);
+    mc_ostream_reset(&os);
+    mc_cell_moved_encode(&os, 4097, &cell);
+    mc_write_u8(&os, 0);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_cell_moved_decode(defs, &is, &id, &got, why, sizeof why));
+    ck_assert(why[0] && !strchr(why, '\n'));
+    mc_istream_init(&is, os.data, 15);
+    ck_assert(!mc_cell_moved_decode(defs, &is, &id, &got, why, sizeof why));
+
+    /* CELL_MIGRATE_END: outcome 3, id 0, a byte too many */
+    uint8_t outcome;
+    mc_ostream_reset(&os);
+    mc_migrate_end_encode(&os, 4097, 3);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_migrate_end_decode(&is, &id, &outcome));
+    mc_ostream_reset(&os);
+    mc_migrate_end_encode(&os, 0, 0);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_migrate_end_decode(&is, &id, &outcome));
+    mc_ostream_reset(&os);
+    mc_migrate_end_encode(&os, 4097, 0);
+    mc_write_u8(&os, 0);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_migrate_end_decode(&is, &id, &outcome));
+    mc_ostream_free(&os);
+    mc_defs_free(defs);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("move_wire");
+    TCase *tc = tcase_create("messages");
+    tcase_add_test(tc, a_migrating_cell_round_trips);
+    tcase_add_test(tc, malformed_moves_are_refused_with_a_reason);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+MC_CHECK_MAIN(suite)
