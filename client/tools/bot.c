@@ -142,6 +142,8 @@ static void cb_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
         const char *text = args[1].as.bytes.data;
         if (text && !strcmp(text, want)) {
             b->sh->st->calls_answered++;
+            if (b->baseapp)
+                b->baseapp->calls_answered++;
             bots_stats_rtt(b->sh->st, now_us() - b->chat_sent_us);
             b->chat_seq = 0;
         }
@@ -170,6 +172,8 @@ static void cb_end(void *ud, mc_client *c, int how, int reason, const char *text
         return;
     b->sh->st->ended_early++;
     b->sh->st->ended_by_how[how > 0 && how < BOTS_END_KINDS ? how : 0]++;
+    if (b->baseapp)
+        b->baseapp->ended_early++;
 }
 
 static void connect_channel(bot *b, const mc_login_result *r)
@@ -179,7 +183,10 @@ static void connect_channel(bot *b, const mc_login_result *r)
              (r->baseapp_ip >> 16) & 255, (r->baseapp_ip >> 8) & 255, r->baseapp_ip & 255,
              r->baseapp_port);
     mc_client_config cfg = {.baseapp = addr, .session_id = r->session_id, .defs = b->sh->defs,
-                            .ud = b};
+                            .ud = b, .idle_ms = b->sh->idle_ms};
+    b->baseapp = bots_stats_baseapp(b->sh->st, addr);
+    if (b->baseapp)
+        b->baseapp->logged_in++;
     memcpy(cfg.session_key, r->session_key, sizeof cfg.session_key);
     cfg.cb.on_call = cb_call;
     cfg.cb.on_world = cb_world;
@@ -229,6 +236,8 @@ static void chat(bot *b, uint64_t now)
     snprintf(json, sizeof json, "[\"rtt %u\"]", seq);
     if (call_json(b, MC_PART_CELL, "chat", json) == 0) {
         b->sh->st->calls_sent++;
+        if (b->baseapp)
+            b->baseapp->calls_sent++;
         b->chat_seq = seq;
         b->chat_sent_us = now_us();
     }

@@ -30,6 +30,7 @@ typedef struct {
     const char *password;
     float speed, area;          /* m/s; side of the square around the origin they roam */
     uint32_t move_ms, chat_ms;  /* between moves; mean between chats */
+    uint32_t idle_ms;           /* a silent baseapp is lost after this long */
     uint64_t *rng;              /* the host's generator state */
     bots_stats *st;
 } bot_shared;
@@ -47,6 +48,7 @@ typedef struct {
     uint64_t next_move_ms, next_chat_ms;
     uint32_t chat_seq;          /* the chat whose answer is awaited (0: none) */
     uint64_t chat_sent_us;
+    bots_baseapp *baseapp;      /* the one it logged in to */
 } bot;
 
 /* Set it up (nothing sent). source: the login's source address or NULL. */

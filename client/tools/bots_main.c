@@ -60,7 +60,8 @@ static void usage(FILE *f)
             "                         is the limit)\n"
             "  --area METRES          side of the square around the origin they roam (200)\n"
             "  --move-ms MS           between moves (200)\n"
-            "  --chat-ms MS           mean time between chats (2000)\n"
+            "  --chat-ms MS           mean time between chats (10000)\n"
+            "  --idle-ms MS           a silent baseapp is lost after MS (10000)\n"
             "  --sources N            spread logins over N loopback source addresses\n"
             "                         127.0.1.1... (default 250 for a loginapp on 127.x, as\n"
             "                         each address has its own login bucket; 0: the system's)\n"
@@ -99,6 +100,7 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
         {"sources", required_argument, NULL, 'S'},  {"check-view", no_argument, NULL, 'v'},
         {"settle-ms", required_argument, NULL, 'w'}, {"tick-ms", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"idle-ms", required_argument, NULL, 'i'},
         {"loginapp", required_argument, NULL, 'l'}, {"public-key", required_argument, NULL, 'k'},
         {"manager", required_argument, NULL, 'M'},  {"res", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
@@ -136,6 +138,8 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
                   r->settle_ms = (uint32_t)v; break;
         case 't': if (num("--tick-ms", optarg, 1, 1000, &v)) return -1;
                   r->tick_ms = (uint32_t)v; break;
+        case 'i': if (num("--idle-ms", optarg, 1000, 600000, &v)) return -1;
+                  r->sh.idle_ms = (uint32_t)v; break;
         case 'j': r->json = true; break;
         case 'q': r->quiet = true; break;
         case 'l': *lapp = optarg; break;
@@ -327,7 +331,8 @@ int main(int argc, char **argv)
     r.tick_ms = 10;
     r.settle_ms = 3000;
     r.sources = UINT32_MAX;
-    r.sh = (bot_shared){.speed = 5, .area = 200, .move_ms = 200, .chat_ms = 2000};
+    r.sh = (bot_shared){.speed = 5, .area = 200, .move_ms = 200, .chat_ms = 10000,
+                        .idle_ms = 10000};
     const char *lapp = NULL, *pk = NULL, *res = NULL;
     if (parse_args(&r, argc, argv, &lapp, &pk, &res) != 0)
         return TOOL_EXIT_USAGE;

@@ -28,6 +28,18 @@ void bots_stats_rtt(bots_stats *s, uint64_t us)
         s->rtt_max_us = us;
 }
 
+bots_baseapp *bots_stats_baseapp(bots_stats *s, const char *addr)
+{
+    for (size_t i = 0; i < s->nbaseapps; i++)
+        if (!strcmp(s->baseapps[i].addr, addr))
+            return &s->baseapps[i];
+    if (s->nbaseapps == BOTS_MAX_BASEAPPS)
+        return NULL;
+    bots_baseapp *b = &s->baseapps[s->nbaseapps++];
+    snprintf(b->addr, sizeof b->addr, "%s", addr);
+    return b;
+}
+
 double bots_stats_rtt_ms(const bots_stats *s, double q)
 {
     if (!s->rtt_n)
@@ -83,6 +95,13 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
             (unsigned long long)s->packets_sent);
     fprintf(f, "  bytes received   %llu (%llu packets)\n", (unsigned long long)s->bytes_received,
             (unsigned long long)s->packets_received);
+    for (size_t i = 0; i < s->nbaseapps; i++) {
+        const bots_baseapp *b = &s->baseapps[i];
+        fprintf(f, "  baseapp %-21s %llu logged in, %llu ended early, %llu/%llu calls "
+                   "answered\n",
+                b->addr, (unsigned long long)b->logged_in, (unsigned long long)b->ended_early,
+                (unsigned long long)b->calls_answered, (unsigned long long)b->calls_sent);
+    }
     if (s->view_checked || s->view_unknown)
         fprintf(f, "  view checks      %llu bots, %llu mismatches, %llu not known to the "
                    "cellapps\n",
@@ -112,7 +131,7 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
                "\"rtt_p99_ms\":%.3f,\"rtt_max_ms\":%.3f,\"bytes_sent\":%llu,"
                "\"bytes_received\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
                "\"logins_per_s\":%.1f,\"view_checked\":%llu,\"view_mismatches\":%llu,"
-               "\"view_unknown\":%llu}\n",
+               "\"view_unknown\":%llu,\"baseapps\":[",
             (unsigned long long)s->calls_sent, (unsigned long long)s->calls_answered,
             (unsigned long long)s->chats_heard, (unsigned long long)s->moves_sent,
             (unsigned long long)s->corrections, bots_stats_rtt_ms(s, 0.5),
@@ -121,4 +140,13 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
             (unsigned long long)s->packets_sent, (unsigned long long)s->packets_received,
             bots_stats_login_rate(s), (unsigned long long)s->view_checked,
             (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown);
+    for (size_t i = 0; i < s->nbaseapps; i++) {
+        const bots_baseapp *b = &s->baseapps[i];
+        fprintf(f, "%s{\"addr\":\"%s\",\"logged_in\":%llu,\"ended_early\":%llu,"
+                   "\"calls_sent\":%llu,\"calls_answered\":%llu}",
+                i ? "," : "", b->addr, (unsigned long long)b->logged_in,
+                (unsigned long long)b->ended_early, (unsigned long long)b->calls_sent,
+                (unsigned long long)b->calls_answered);
+    }
+    fputs("]}\n", f);
 }

@@ -12,6 +12,13 @@
 #define BOTS_RTT_BUCKET_US 50u
 #define BOTS_RTT_BUCKETS 600000u /* 30 s */
 #define BOTS_END_KINDS 8
+#define BOTS_MAX_BASEAPPS 32
+
+/* What the bots on one baseapp saw. */
+typedef struct {
+    char addr[32];
+    uint64_t logged_in, ended_early, calls_sent, calls_answered;
+} bots_baseapp;
 
 typedef struct {
     uint32_t count;
@@ -27,11 +34,15 @@ typedef struct {
     uint64_t first_login_start_ms, last_login_ok_ms;
     uint64_t rtt_n, rtt_max_us;
     uint32_t *rtt_buckets; /* BOTS_RTT_BUCKETS */
+    size_t nbaseapps;
+    bots_baseapp baseapps[BOTS_MAX_BASEAPPS];
 } bots_stats;
 
 int bots_stats_init(bots_stats *s);
 void bots_stats_free(bots_stats *s);
 void bots_stats_rtt(bots_stats *s, uint64_t us);
+/* The baseapp at addr ("a.b.c.d:port"), added when new; NULL past BOTS_MAX_BASEAPPS. */
+bots_baseapp *bots_stats_baseapp(bots_stats *s, const char *addr);
 /* The round-trip time at quantile q (0..1) in ms (0 without samples). */
 double bots_stats_rtt_ms(const bots_stats *s, double q);
 /* Logins per second between the first start and the last ok. */
