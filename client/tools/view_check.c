@@ -36,6 +36,9 @@ int view_check_start(view_check *v, const char *watcher, const char *manager, ch
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 2);
+        long maxfd = sysconf(_SC_OPEN_MAX);
+        for (long fd = 3; fd < (maxfd > 0 && maxfd < 65536 ? maxfd : 65536); fd++)
+            close((int)fd); /* the bots' sockets stay with the bots */
         char mopt[128];
         snprintf(mopt, sizeof mopt, "--manager=%s", manager ? manager : "");
         char *argv[] = {(char *)watcher, "--timeout", "15000", "get", "cellapps", "entities",
