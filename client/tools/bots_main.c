@@ -283,11 +283,20 @@ static void check_views(bots_run *r, uint64_t *next_sweep)
         r->st.view_checked++;
         const mc_client_entity *es;
         uint32_t now_seen = (uint32_t)mc_client_entities(b->c, &es);
-        if (server != seen[i] && server != now_seen) {
+        /* the ids when the cellapp lists them (aoi/viewIds), else the counts */
+        int32_t ids[4096];
+        size_t nids = now_seen < 4096 ? now_seen : 0;
+        for (size_t k = 0; k < nids; k++)
+            ids[k] = es[k].id; /* mc_client_entities is sorted by id */
+        int same = now_seen < 4096 ? view_check_same_ids(&v, id, ids, nids) : -1;
+        if (same >= 0)
+            r->st.view_ids_compared++;
+        if (same == 0 || (same < 0 && server != seen[i] && server != now_seen)) {
             r->st.view_mismatches++;
             if (shown++ < 10)
-                fprintf(stderr, "bots: %s (entity %d) sees %u entities, its cellapp says %u\n",
-                        b->name, (int)id, now_seen, server);
+                fprintf(stderr, "bots: %s (entity %d) sees %u entities, its cellapp %u%s\n",
+                        b->name, (int)id, now_seen, server,
+                        same == 0 ? " (other ids)" : "");
         }
     }
     free(seen);

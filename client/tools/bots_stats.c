@@ -103,10 +103,10 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
                 (unsigned long long)b->calls_answered, (unsigned long long)b->calls_sent);
     }
     if (s->view_checked || s->view_unknown)
-        fprintf(f, "  view checks      %llu bots, %llu mismatches, %llu not known to the "
-                   "cellapps\n",
-                (unsigned long long)s->view_checked, (unsigned long long)s->view_mismatches,
-                (unsigned long long)s->view_unknown);
+        fprintf(f, "  view checks      %llu bots (%llu by ids), %llu mismatches, %llu not known "
+                   "to the cellapps\n",
+                (unsigned long long)s->view_checked, (unsigned long long)s->view_ids_compared,
+                (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown);
 }
 
 void bots_stats_print_json(const bots_stats *s, FILE *f)
@@ -131,7 +131,7 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
                "\"rtt_p99_ms\":%.3f,\"rtt_max_ms\":%.3f,\"bytes_sent\":%llu,"
                "\"bytes_received\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
                "\"logins_per_s\":%.1f,\"view_checked\":%llu,\"view_mismatches\":%llu,"
-               "\"view_unknown\":%llu,\"baseapps\":[",
+               "\"view_unknown\":%llu,\"view_ids_compared\":%llu,\"baseapps\":[",
             (unsigned long long)s->calls_sent, (unsigned long long)s->calls_answered,
             (unsigned long long)s->chats_heard, (unsigned long long)s->moves_sent,
             (unsigned long long)s->corrections, bots_stats_rtt_ms(s, 0.5),
@@ -139,7 +139,8 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
             (unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_received,
             (unsigned long long)s->packets_sent, (unsigned long long)s->packets_received,
             bots_stats_login_rate(s), (unsigned long long)s->view_checked,
-            (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown);
+            (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown,
+            (unsigned long long)s->view_ids_compared);
     for (size_t i = 0; i < s->nbaseapps; i++) {
         const bots_baseapp *b = &s->baseapps[i];
         fprintf(f, "%s{\"addr\":\"%s\",\"logged_in\":%llu,\"ended_early\":%llu,"

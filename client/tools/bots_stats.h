@@ -30,7 +30,7 @@ typedef struct {
     uint64_t ended_by_how[BOTS_END_KINDS];
     uint64_t calls_sent, calls_answered, chats_heard, moves_sent, corrections;
     uint64_t bytes_sent, bytes_received, packets_sent, packets_received;
-    uint64_t view_checked, view_mismatches, view_unknown;
+    uint64_t view_checked, view_mismatches, view_unknown, view_ids_compared;
     uint64_t first_login_start_ms, last_login_ok_ms;
     uint64_t rtt_n, rtt_max_us;
     uint32_t *rtt_buckets; /* BOTS_RTT_BUCKETS */

@@ -3,6 +3,7 @@
 #include "view_check.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,56 +59,66 @@ int view_check_start(view_check *v, const char *watcher, const char *manager, ch
     return 0;
 }
 
-static int by_id(const void *a, const void *b)
+/* One parsed watcher line: an entity's aoi value. */
+typedef struct {
+    int32_t id;
+    uint32_t in_view;
+    const char *view_ids;
+    bool witness;
+} aoi_row;
+
+static int row_by_id(const void *a, const void *b)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int32_t x = ((const aoi_row *)a)->id, y = ((const aoi_row *)b)->id;
     return (x > y) - (x < y);
 }
 
-/* "cellappNN  entities/<id>/aoi/inView  <n>" of witnesses ("... aoi/witness  true"). */
+/* Lines "cellappNN  entities/<id>/aoi/<name>  <value>"; an entity's rows merged; only
+ * witnesses kept. The watcher lists an entity's values together, sorted by path. */
 static void parse(view_check *v)
 {
     size_t lines = 0;
     for (size_t i = 0; i < v->len; i++)
         lines += v->out[i] == '\n';
-    int32_t *pairs = calloc(lines ? lines * 2 : 2, sizeof *pairs);
-    int32_t *wit = calloc(lines ? lines : 1, sizeof *wit);
-    if (!pairs || !wit) {
-        free(pairs);
-        free(wit);
+    aoi_row *rows = calloc(lines ? lines : 1, sizeof *rows);
+    if (!rows)
         return;
-    }
-    size_t np = 0, nw = 0;
+    size_t nr = 0;
     char *save = NULL;
     for (char *line = strtok_r(v->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char proc[64], path[200], val[64];
-        if (sscanf(line, "%63s %199s %63s", proc, path, val) != 3)
+        char *p = strstr(line, " entities/");
+        int id, used = 0;
+        if (!p || sscanf(p + 1, "entities/%d/aoi/%n", &id, &used) != 1 || !used)
             continue;
-        int id;
-        char tail[64];
-        if (sscanf(path, "entities/%d/aoi/%63s", &id, tail) != 2)
-            continue;
-        if (!strcmp(tail, "inView")) {
-            pairs[2 * np] = id;
-            pairs[2 * np + 1] = (int32_t)atol(val);
-            np++;
-        } else if (!strcmp(tail, "witness") && !strcmp(val, "true")) {
-            wit[nw++] = id;
-        }
+        char *name = p + 1 + used, *val = name;
+        while (*val && *val != ' ')
+            val++;
+        size_t nlen = (size_t)(val - name);
+        while (*val == ' ')
+            val++;
+        if (!nr || rows[nr - 1].id != id)
+            rows[nr++] = (aoi_row){.id = id};
+        aoi_row *r = &rows[nr - 1];
+        if (nlen == 6 && !strncmp(name, "inView", 6))
+            r->in_view = (uint32_t)strtoul(val, NULL, 10);
+        else if (nlen == 7 && !strncmp(name, "viewIds", 7))
+            r->view_ids = val;
+        else if (nlen == 7 && !strncmp(name, "witness", 7))
+            r->witness = !strcmp(val, "true");
     }
-    qsort(wit, nw, sizeof *wit, by_id);
-    qsort(pairs, np, 2 * sizeof *pairs, by_id); /* pairs (id, count) by id */
-    v->ids = calloc(np ? np : 1, sizeof *v->ids);
-    v->in_view = calloc(np ? np : 1, sizeof *v->in_view);
-    if (v->ids && v->in_view)
-        for (size_t i = 0; i < np; i++)
-            if (bsearch(&pairs[2 * i], wit, nw, sizeof *wit, by_id)) {
-                v->ids[v->n] = pairs[2 * i];
-                v->in_view[v->n] = (uint32_t)pairs[2 * i + 1];
+    qsort(rows, nr, sizeof *rows, row_by_id);
+    v->ids = calloc(nr ? nr : 1, sizeof *v->ids);
+    v->in_view = calloc(nr ? nr : 1, sizeof *v->in_view);
+    v->view_ids = calloc(nr ? nr : 1, sizeof *v->view_ids);
+    if (v->ids && v->in_view && v->view_ids)
+        for (size_t i = 0; i < nr; i++)
+            if (rows[i].witness) {
+                v->ids[v->n] = rows[i].id;
+                v->in_view[v->n] = rows[i].in_view;
+                v->view_ids[v->n] = rows[i].view_ids;
                 v->n++;
             }
-    free(pairs);
-    free(wit);
+    free(rows);
 }
 
 static void finish(view_check *v)
@@ -154,6 +165,43 @@ void view_check_read(view_check *v)
     }
 }
 
+static long find(const view_check *v, int32_t id)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->ids[mid] == id)
+            return (long)mid;
+        if (v->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+int view_check_same_ids(const view_check *v, int32_t id, const int32_t *ids, size_t n)
+{
+    long k = find(v, id);
+    if (k < 0 || !v->view_ids[k])
+        return -1;
+    const char *p = v->view_ids[k];
+    size_t i = 0;
+    while (*p) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p)
+            return 0;
+        if (i >= n || ids[i] != (int32_t)x)
+            return 0;
+        i++;
+        p = end;
+        while (*p == ' ')
+            p++;
+    }
+    return i == n;
+}
+
 int view_check_in_view(const view_check *v, int32_t id, uint32_t *out)
 {
     size_t lo = 0, hi = v->n;
@@ -182,6 +230,7 @@ void view_check_free(view_check *v)
     free(v->out);
     free(v->ids);
     free(v->in_view);
+    free(v->view_ids);
     memset(v, 0, sizeof *v);
     v->fd = -1;
 }

@@ -209,6 +209,8 @@ START_TEST(bots_50_check_view)
     ck_assert_int_eq(json_num(json, "ended_early"), 0);
     ck_assert_int_eq(json_num(json, "view_checked"), 50);
     ck_assert_int_eq(json_num(json, "view_mismatches"), 0);
+    /* the same ids, not only as many (the cellapp's aoi/viewIds) */
+    ck_assert_int_eq(json_num(json, "view_ids_compared"), 50);
     long long sent = json_num(json, "calls_sent"), answered = json_num(json, "calls_answered");
     ck_assert_msg(sent > 0 && answered == sent, "%s", json);
     ck_assert_msg(strstr(json, "\"rtt_p50_ms\":") && strstr(json, "\"rtt_p99_ms\":"), "%s", json);
