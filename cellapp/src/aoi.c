@@ -559,6 +559,28 @@ static void get_in_view(void *ref, mc_watch_value *out)
     out->as.u = a && a->witness ? a->view.n : 0;
 }
 
+/* The ids in a witness's view, space-separated (read-only; bots --check-view compares them
+ * with what its client sees). */
+static void get_view_ids(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    size_t n = a && a->witness ? a->view.n : 0;
+    size_t cap = n * 12 + 1; /* "-2147483648" and a space each */
+    char *text = malloc(cap);
+    if (!text) {
+        mc_watch_value_set_string(out, "");
+        return;
+    }
+    size_t at = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, cap - at, "%s%d", i ? " " : "", (int)a->view.ids[i]);
+    mc_watch_value_set_string(out, text);
+    free(text);
+}
+
 static void get_radius(void *ref, mc_watch_value *out)
 {
     mc_engine *e;
@@ -575,6 +597,8 @@ void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref)
     mc_watch_add(w, path, MC_WATCH_BOOL, MC_WATCH_READ_ONLY, get_witness, NULL, ref);
     snprintf(path, sizeof path, "%s/aoi/inView", dir);
     mc_watch_add(w, path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_in_view, NULL, ref);
+    snprintf(path, sizeof path, "%s/aoi/viewIds", dir);
+    mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_view_ids, NULL, ref);
     snprintf(path, sizeof path, "%s/aoi/radius", dir);
     mc_watch_add(w, path, MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_radius, NULL, ref);
 }

@@ -393,7 +393,18 @@ int mc_client_state(const mc_client *c) { return c->state; }
 int mc_client_end_of(const mc_client *c) { return c->end; }
 int32_t mc_client_player_id(const mc_client *c) { return c->player_id; }
 uint16_t mc_client_player_type(const mc_client *c) { return c->player_type; }
-void mc_client_get_stats(const mc_client *c, mc_client_stats *out) { *out = c->st; }
+void mc_client_get_stats(const mc_client *c, mc_client_stats *out)
+{
+    *out = c->st;
+    if (c->nub) {
+        mc_nub_stats ns;
+        mc_nub_get_stats(c->nub, &ns);
+        out->packets_sent = ns.packets_sent;
+        out->bytes_sent = ns.bytes_sent;
+        out->packets_received = ns.packets_received;
+        out->bytes_received = ns.bytes_received;
+    }
+}
 
 int mc_client_tick(mc_client *c)
 {

@@ -108,6 +108,17 @@ mc_login_attempt *mc_login_start(const mc_login_config *cfg, const char *name,
     a->cred.flags = flags;
     uint8_t zero[MC_SECURE_KEY_BYTES] = {0};
     a->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    errno = 0;
+    if (a->fd >= 0 && cfg->bind_ip &&
+        (inet_pton(AF_INET, cfg->bind_ip, &src.sin_addr) != 1 ||
+         bind(a->fd, (struct sockaddr *)&src, sizeof src) != 0)) {
+        snprintf(err, errlen, "cannot bind the login socket to '%s': %s", cfg->bind_ip,
+                 strerror(errno ? errno : EINVAL));
+        finish(a, MC_LOGIN_SERVER_ERROR);
+        free(a);
+        return NULL;
+    }
     if (a->fd < 0 || connect(a->fd, (struct sockaddr *)&to, sizeof to) != 0 ||
         mc_secure_client_init(&a->sc, 0, zero) != 0) {
         snprintf(err, errlen, "cannot open a socket to %s: %s", cfg->loginapp, strerror(errno));

@@ -22,6 +22,8 @@ typedef struct {
     uint8_t digest[MC_LOGIN_DIGEST_BYTES];         /* the client's defs digest */
     uint32_t resend_ms;                            /* 0: 250 */
     uint32_t timeout_ms;                           /* 0: 10000 */
+    const char *bind_ip; /* optional source address "a.b.c.d" (NULL: the system's choice);
+                          * bots spread many logins over loopback addresses with it */
 } mc_login_config;
 
 typedef struct mc_login_attempt mc_login_attempt;

@@ -1,0 +1,429 @@
+/* bots: N simulated players log in at a rate, walk the shared world, chat and time the
+ * round trip, optionally compare what they see with what the cellapps say, and log out when
+ * the duration ends; one process, one poll loop (docs/tools/bots.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "bot.h"
+#include "bots_stats.h"
+#include "tool_env.h"
+#include "view_check.h"
+
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_BOTS 20000u
+#define LATE_MS 30000u  /* logins and connections still under way may finish this much later */
+
+typedef struct {
+    uint32_t count, sources, tick_ms, settle_ms;
+    double rate, duration;
+    bool json, check_view, quiet;
+    const char *prefix, *password_file, *manager;
+    bot_shared sh;
+    bots_stats st;
+    bot *bots;
+    struct pollfd *pfd;
+    uint32_t *pidx;
+    uint64_t rng;
+    char password[MC_LOGIN_PASSWORD_MAX + 2];
+    tool_cluster tc;
+    mc_entity_defs *defs;
+    bool tty;
+    uint64_t t0, last_progress;
+} bots_run;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bots --count N --rate PER_SECOND --duration SECONDS [options]\n"
+            "N simulated players (accounts PREFIX0001.. with one password: made beforehand\n"
+            "with mc-account, or auto-created by a loginapp with --autoCreateAccounts) log in\n"
+            "at that rate, create or select their avatar, walk around the shared world, chat\n"
+            "and time the chat's round trip, and log out when the duration ends. A closing\n"
+            "table (or --json: one JSON object) gives logins by status, calls, round trips and\n"
+            "bytes.\n"
+            "options:\n"
+            "  --count N              bots (1..%u)\n"
+            "  --rate PER_SECOND      logins started per second (0.1..100000)\n"
+            "  --duration SECONDS     from the first login to the logout (1..86400)\n"
+            "  --prefix NAME          account names NAME0001... (default bot)\n"
+            "  --password-file FILE   the accounts' password (default: bot-password)\n"
+            "  --speed M_PER_S        walking speed (default 5; the cellapps' --maxClientSpeed\n"
+            "                         is the limit)\n"
+            "  --area METRES          side of the square around the origin they roam (200)\n"
+            "  --move-ms MS           between moves (200)\n"
+            "  --chat-ms MS           mean time between chats (10000)\n"
+            "  --idle-ms MS           a silent baseapp is lost after MS (10000)\n"
+            "  --sources N            spread logins over N loopback source addresses\n"
+            "                         127.0.1.1... (default 250 for a loginapp on 127.x, as\n"
+            "                         each address has its own login bucket; 0: the system's)\n"
+            "  --check-view           at the end, stand still, then compare each bot's view\n"
+            "                         with its avatar's aoi/inView in the cellapps\n"
+            "  --settle-ms MS         standing still before the check (3000)\n"
+            "  --tick-ms MS           every channel is ticked at least this often (10)\n"
+            "  --json                 the summary as one JSON object\n"
+            "  --quiet                no progress\n"
+            "  --loginapp IP:PORT, --public-key HEX, --manager IP:PORT, --res DIR\n"
+            "                         default: the cluster file ($MC_RUN_DIR/cluster.conf,\n"
+            "                         else <repo>/run/cluster.conf) and <repo>/defs\n"
+            "Exit status: 0 when every bot logged in, played and logged out and no view\n"
+            "differed; 3 otherwise; 2 bad usage; 1 other failures.\n",
+            MAX_BOTS);
+}
+
+static int num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    if (tool_parse_double(s, lo, hi, out) != 0) {
+        fprintf(stderr, "bots: %s '%s': a number within %g..%g\n", opt, s, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, const char **pk,
+                      const char **res)
+{
+    static const struct option longs[] = {
+        {"count", required_argument, NULL, 'c'},    {"rate", required_argument, NULL, 'r'},
+        {"duration", required_argument, NULL, 'd'}, {"prefix", required_argument, NULL, 'P'},
+        {"password-file", required_argument, NULL, 'p'},
+        {"speed", required_argument, NULL, 's'},    {"area", required_argument, NULL, 'a'},
+        {"move-ms", required_argument, NULL, 'm'},  {"chat-ms", required_argument, NULL, 'C'},
+        {"sources", required_argument, NULL, 'S'},  {"check-view", no_argument, NULL, 'v'},
+        {"settle-ms", required_argument, NULL, 'w'}, {"tick-ms", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"idle-ms", required_argument, NULL, 'i'},
+        {"loginapp", required_argument, NULL, 'l'}, {"public-key", required_argument, NULL, 'k'},
+        {"manager", required_argument, NULL, 'M'},  {"res", required_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    int o;
+    double v;
+    bool have_count = false, have_rate = false, have_duration = false;
+    while ((o = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (o) {
+        case 'c': if (num("--count", optarg, 1, MAX_BOTS, &v)) return -1;
+                  r->count = (uint32_t)v; have_count = true; break;
+        case 'r': if (num("--rate", optarg, 0.1, 100000, &r->rate)) return -1;
+                  have_rate = true; break;
+        case 'd': if (num("--duration", optarg, 1, 86400, &r->duration)) return -1;
+                  have_duration = true; break;
+        case 'P':
+            if (!*optarg || strlen(optarg) > 12) {
+                fprintf(stderr, "bots: --prefix '%s': 1..12 characters\n", optarg);
+                return -1;
+            }
+            r->prefix = optarg;
+            break;
+        case 'p': r->password_file = optarg; break;
+        case 's': if (num("--speed", optarg, 0.01, 10000, &v)) return -1;
+                  r->sh.speed = (float)v; break;
+        case 'a': if (num("--area", optarg, 1, 1e6, &v)) return -1;
+                  r->sh.area = (float)v; break;
+        case 'm': if (num("--move-ms", optarg, 10, 60000, &v)) return -1;
+                  r->sh.move_ms = (uint32_t)v; break;
+        case 'C': if (num("--chat-ms", optarg, 10, 3600000, &v)) return -1;
+                  r->sh.chat_ms = (uint32_t)v; break;
+        case 'S': if (num("--sources", optarg, 0, 60000, &v)) return -1;
+                  r->sources = (uint32_t)v; break;
+        case 'v': r->check_view = true; break;
+        case 'w': if (num("--settle-ms", optarg, 0, 600000, &v)) return -1;
+                  r->settle_ms = (uint32_t)v; break;
+        case 't': if (num("--tick-ms", optarg, 1, 1000, &v)) return -1;
+                  r->tick_ms = (uint32_t)v; break;
+        case 'i': if (num("--idle-ms", optarg, 1000, 600000, &v)) return -1;
+                  r->sh.idle_ms = (uint32_t)v; break;
+        case 'j': r->json = true; break;
+        case 'q': r->quiet = true; break;
+        case 'l': *lapp = optarg; break;
+        case 'k': *pk = optarg; break;
+        case 'M': r->manager = optarg; break;
+        case 'R': *res = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "bots: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return -1;
+    }
+    if (!have_count || !have_rate || !have_duration) {
+        fprintf(stderr, "bots: --count, --rate and --duration are required (try --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void progress(bots_run *r, uint64_t now, const char *phase, bool force)
+{
+    if (r->quiet || (!force && now - r->last_progress < (r->tty ? 200u : 1000u)))
+        return;
+    r->last_progress = now;
+    const bots_stats *s = &r->st;
+    double t = (double)(now - r->t0) / 1000.0;
+    if (r->tty) {
+        char bar[31];
+        uint32_t filled = (uint32_t)(30 * (s->logged_in + s->failed) / r->count);
+        for (uint32_t i = 0; i < 30; i++)
+            bar[i] = i < filled ? '#' : '.';
+        bar[30] = '\0';
+        fprintf(stderr, "\r[%s] %5.1fs/%gs %s: %llu/%u logged in, %llu failed, %llu playing, "
+                        "rtt p50 %.1f ms   ",
+                bar, t, r->duration, phase, (unsigned long long)s->logged_in, r->count,
+                (unsigned long long)s->failed, (unsigned long long)s->playing,
+                bots_stats_rtt_ms(s, 0.5));
+    } else {
+        fprintf(stderr, "bots: %.1fs %s: %llu/%u logged in, %llu failed, %llu playing, "
+                        "%llu/%llu calls answered\n",
+                t, phase, (unsigned long long)s->logged_in, r->count,
+                (unsigned long long)s->failed, (unsigned long long)s->playing,
+                (unsigned long long)s->calls_answered, (unsigned long long)s->calls_sent);
+    }
+    fflush(stderr);
+}
+
+/* One round: poll every bot's descriptor (and extra, a view check's pipe) at most wait_ms,
+ * tick the bots whose descriptor is readable, and all of them when a tick is due. */
+static void round_once(bots_run *r, int extra_fd, int wait_ms, uint64_t *next_sweep)
+{
+    nfds_t n = 0;
+    for (uint32_t i = 0; i < r->count; i++) {
+        int fd = bot_fd(&r->bots[i]);
+        if (fd >= 0) {
+            r->pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+            r->pidx[n++] = i;
+        }
+    }
+    if (extra_fd >= 0)
+        r->pfd[n++] = (struct pollfd){.fd = extra_fd, .events = POLLIN};
+    uint64_t now = tool_now_ms();
+    int w = *next_sweep > now ? (int)(*next_sweep - now) : 0;
+    poll(r->pfd, n, w < wait_ms ? w : wait_ms);
+    now = tool_now_ms();
+    bool sweep = now >= *next_sweep;
+    nfds_t nb = extra_fd >= 0 ? n - 1 : n;
+    for (nfds_t k = 0; k < nb && !sweep; k++)
+        if (r->pfd[k].revents)
+            bot_tick(&r->bots[r->pidx[k]], now);
+    if (sweep) {
+        for (uint32_t i = 0; i < r->count; i++) {
+            bot *b = &r->bots[i];
+            if (b->state != BOT_IDLE && b->state != BOT_DONE)
+                bot_tick(b, now);
+        }
+        *next_sweep = now + r->tick_ms;
+    }
+}
+
+static bool settling(const bots_run *r)
+{
+    for (uint32_t i = 0; i < r->count; i++)
+        if (r->bots[i].state == BOT_LOGIN || r->bots[i].state == BOT_CONNECT ||
+            r->bots[i].state == BOT_IDLE)
+            return true;
+    return false;
+}
+
+/* Stand still, let the views settle, ask the cellapps, compare. */
+static void check_views(bots_run *r, uint64_t *next_sweep)
+{
+    for (uint32_t i = 0; i < r->count; i++)
+        bot_set_quiet(&r->bots[i], true);
+    uint64_t until = tool_now_ms() + r->settle_ms;
+    for (uint64_t now = tool_now_ms(); now < until; now = tool_now_ms()) {
+        round_once(r, -1, 50, next_sweep);
+        progress(r, now, "settling", false);
+    }
+    char exe[PATH_MAX], watcher[PATH_MAX + 16], err[256];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    snprintf(watcher, sizeof watcher, "%s/watcher", dirname(exe));
+    view_check v;
+    if (view_check_start(&v, watcher, r->tc.manager[0] ? r->tc.manager : NULL, err,
+                         sizeof err) != 0) {
+        fprintf(stderr, "bots: cannot ask the cellapps: %s\n", err);
+        r->st.view_unknown = r->st.playing;
+        return;
+    }
+    /* the client side at the moment the question goes: compare with it */
+    uint32_t *seen = calloc(r->count, sizeof *seen);
+    for (uint32_t i = 0; seen && i < r->count; i++) {
+        const mc_client_entity *es;
+        seen[i] = r->bots[i].c && r->bots[i].state == BOT_QUIET
+                      ? (uint32_t)mc_client_entities(r->bots[i].c, &es)
+                      : UINT32_MAX;
+    }
+    uint64_t deadline = tool_now_ms() + 30000;
+    while (!v.done && tool_now_ms() < deadline) {
+        round_once(r, v.fd, 50, next_sweep);
+        view_check_read(&v);
+        progress(r, tool_now_ms(), "checking views", false);
+    }
+    if (!v.done || v.status != 0)
+        fprintf(stderr, "bots: the watcher did not answer about the cellapps' views (exit %d)\n",
+                v.status);
+    int shown = 0;
+    for (uint32_t i = 0; seen && i < r->count; i++) {
+        if (seen[i] == UINT32_MAX)
+            continue;
+        bot *b = &r->bots[i];
+        uint32_t server;
+        int32_t id = mc_client_player_id(b->c);
+        if (!v.done || view_check_in_view(&v, id, &server) != 0) {
+            r->st.view_unknown++;
+            continue;
+        }
+        r->st.view_checked++;
+        const mc_client_entity *es;
+        uint32_t now_seen = (uint32_t)mc_client_entities(b->c, &es);
+        /* the ids when the cellapp lists them (aoi/viewIds), else the counts */
+        int32_t ids[4096];
+        size_t nids = now_seen < 4096 ? now_seen : 0;
+        for (size_t k = 0; k < nids; k++)
+            ids[k] = es[k].id; /* mc_client_entities is sorted by id */
+        int same = now_seen < 4096 ? view_check_same_ids(&v, id, ids, nids) : -1;
+        if (same >= 0)
+            r->st.view_ids_compared++;
+        if (same == 0 || (same < 0 && server != seen[i] && server != now_seen)) {
+            r->st.view_mismatches++;
+            if (shown++ < 10)
+                fprintf(stderr, "bots: %s (entity %d) sees %u entities, its cellapp %u%s\n",
+                        b->name, (int)id, now_seen, server,
+                        same == 0 ? " (other ids)" : "");
+        }
+    }
+    free(seen);
+    view_check_free(&v);
+}
+
+static int run(bots_run *r)
+{
+    uint64_t next_sweep = 0;
+    r->t0 = tool_now_ms();
+    uint64_t end = r->t0 + (uint64_t)(r->duration * 1000);
+    uint32_t started = 0;
+    for (uint64_t now = tool_now_ms();; now = tool_now_ms()) {
+        while (started < r->count &&
+               now >= r->t0 + (uint64_t)((double)started * 1000.0 / r->rate))
+            bot_start(&r->bots[started++], now);
+        if (now >= end && (!settling(r) || now >= end + LATE_MS))
+            break;
+        round_once(r, -1, 10, &next_sweep);
+        progress(r, now, now < end ? "playing" : "waiting for late logins", false);
+    }
+    if (r->check_view)
+        check_views(r, &next_sweep);
+    progress(r, tool_now_ms(), "logging out", true);
+    if (r->tty && !r->quiet)
+        fputc('\n', stderr);
+    for (uint32_t i = 0; i < r->count; i++) {
+        if (r->bots[i].state == BOT_LOGIN) { /* never answered within the run */
+            r->st.failed++;
+            r->st.failed_by_status[MC_LOGIN_TIMED_OUT]++;
+        }
+        bot_logout(&r->bots[i]);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static bots_run r;
+    r.prefix = "bot";
+    r.tick_ms = 10;
+    r.settle_ms = 3000;
+    r.sources = UINT32_MAX;
+    r.sh = (bot_shared){.speed = 5, .area = 200, .move_ms = 200, .chat_ms = 10000,
+                        .idle_ms = 10000};
+    const char *lapp = NULL, *pk = NULL, *res = NULL;
+    if (parse_args(&r, argc, argv, &lapp, &pk, &res) != 0)
+        return TOOL_EXIT_USAGE;
+    if (sodium_init() < 0)
+        return TOOL_EXIT_ERROR;
+    char err[2048];
+    if (tool_cluster_find(&r.tc, lapp, pk, r.manager, res, err, sizeof err) != 0) {
+        fprintf(stderr, "bots: %s\n", err);
+        return TOOL_EXIT_USAGE;
+    }
+    if (r.check_view && !r.tc.manager[0] && !getenv("MC_RUN_DIR")) {
+        fprintf(stderr, "bots: --check-view asks the cellapps: give --manager (or a cluster "
+                        "file)\n");
+        return TOOL_EXIT_USAGE;
+    }
+    if (r.password_file) {
+        if (tool_read_password(r.password_file, r.password, sizeof r.password, err,
+                               sizeof err) != 0) {
+            fprintf(stderr, "bots: %s\n", err);
+            return TOOL_EXIT_USAGE;
+        }
+    } else {
+        snprintf(r.password, sizeof r.password, "bot-password");
+    }
+    uint8_t digest[MC_LOGIN_DIGEST_BYTES];
+    r.defs = tool_defs_load(&r.tc, digest, err, sizeof err);
+    if (!r.defs) {
+        fprintf(stderr, "bots: %s\n", err);
+        return TOOL_EXIT_USAGE;
+    }
+    /* every bot holds a few descriptors: raise the limit as far as allowed */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)r.count * 4 + 64)
+        fprintf(stderr, "bots: warning: %llu descriptors allowed, %u bots need about %u\n",
+                (unsigned long long)rl.rlim_cur, r.count, r.count * 4 + 64);
+    if (r.sources == UINT32_MAX)
+        r.sources = strncmp(r.tc.loginapp, "127.", 4) == 0 ? 250 : 0;
+    if (bots_stats_init(&r.st) != 0)
+        return TOOL_EXIT_ERROR;
+    r.st.count = r.count;
+    r.st.rate = r.rate;
+    r.st.duration = r.duration;
+    r.bots = calloc(r.count, sizeof *r.bots);
+    r.pfd = calloc(r.count + 1, sizeof *r.pfd);
+    r.pidx = calloc(r.count + 1, sizeof *r.pidx);
+    if (!r.bots || !r.pfd || !r.pidx) {
+        fprintf(stderr, "bots: out of memory\n");
+        return TOOL_EXIT_ERROR;
+    }
+    r.rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ 0x9E3779B97F4A7C15ull;
+    r.sh.defs = r.defs;
+    r.sh.login = (mc_login_config){.loginapp = r.tc.loginapp};
+    memcpy(r.sh.login.loginapp_pk, r.tc.public_key, sizeof r.sh.login.loginapp_pk);
+    memcpy(r.sh.login.digest, digest, sizeof digest);
+    r.sh.password = r.password;
+    r.sh.rng = &r.rng;
+    r.sh.st = &r.st;
+    for (uint32_t i = 0; i < r.count; i++) {
+        char src[20];
+        if (r.sources)
+            snprintf(src, sizeof src, "127.0.%u.%u", 1 + (i % r.sources) / 250,
+                     1 + (i % r.sources) % 250);
+        bot_init(&r.bots[i], &r.sh, i, r.prefix, r.sources ? src : NULL);
+    }
+    r.tty = isatty(2);
+    run(&r);
+    if (r.json)
+        bots_stats_print_json(&r.st, stdout);
+    else
+        bots_stats_print_table(&r.st, stdout);
+    bool ok = r.st.logged_in == r.count && !r.st.failed && !r.st.ended_early &&
+              r.st.playing == r.count && !r.st.view_mismatches &&
+              (!r.check_view || r.st.view_checked == r.count);
+    free(r.bots);
+    free(r.pfd);
+    free(r.pidx);
+    bots_stats_free(&r.st);
+    mc_defs_free(r.defs);
+    sodium_memzero(r.password, sizeof r.password);
+    return ok ? 0 : 3;
+}

@@ -1,0 +1,53 @@
+/* bots' counters and round-trip histogram (bounded: 50 us buckets up to 30 s), and the
+ * closing summary as a table or one JSON object (docs/tools/bots.md). */
+#ifndef MC_CLIENT_BOTS_STATS_H
+#define MC_CLIENT_BOTS_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "secure/login.h"
+
+#define BOTS_RTT_BUCKET_US 50u
+#define BOTS_RTT_BUCKETS 600000u /* 30 s */
+#define BOTS_END_KINDS 8
+#define BOTS_MAX_BASEAPPS 32
+
+/* What the bots on one baseapp saw. */
+typedef struct {
+    char addr[32];
+    uint64_t logged_in, ended_early, calls_sent, calls_answered;
+} bots_baseapp;
+
+typedef struct {
+    uint32_t count;
+    double rate, duration;
+    uint64_t started, logged_in, playing;
+    uint64_t failed;                             /* logins that did not end ok */
+    uint64_t failed_by_status[MC_LOGIN_TIMED_OUT + 1];
+    uint64_t ended_early;                        /* channels that ended before the logout */
+    uint64_t ended_by_how[BOTS_END_KINDS];
+    uint64_t calls_sent, calls_answered, chats_heard, moves_sent, corrections;
+    uint64_t bytes_sent, bytes_received, packets_sent, packets_received;
+    uint64_t view_checked, view_mismatches, view_unknown, view_ids_compared;
+    uint64_t first_login_start_ms, last_login_ok_ms;
+    uint64_t rtt_n, rtt_max_us;
+    uint32_t *rtt_buckets; /* BOTS_RTT_BUCKETS */
+    size_t nbaseapps;
+    bots_baseapp baseapps[BOTS_MAX_BASEAPPS];
+} bots_stats;
+
+int bots_stats_init(bots_stats *s);
+void bots_stats_free(bots_stats *s);
+void bots_stats_rtt(bots_stats *s, uint64_t us);
+/* The baseapp at addr ("a.b.c.d:port"), added when new; NULL past BOTS_MAX_BASEAPPS. */
+bots_baseapp *bots_stats_baseapp(bots_stats *s, const char *addr);
+/* The round-trip time at quantile q (0..1) in ms (0 without samples). */
+double bots_stats_rtt_ms(const bots_stats *s, double q);
+/* Logins per second between the first start and the last ok. */
+double bots_stats_login_rate(const bots_stats *s);
+void bots_stats_print_table(const bots_stats *s, FILE *f);
+void bots_stats_print_json(const bots_stats *s, FILE *f);
+
+#endif
