@@ -34,7 +34,8 @@ typedef struct {
 
 /* Movement from a player's client (client_move.c): the last accepted move, and counters. */
 typedef struct {
-    mc_time_us at;        /* when the last client move was accepted (0: none yet) */
+    mc_time_us at;        /* when the allowance was last brought up to date (0: never) */
+    double allowance;     /* metres the entity may still go (a bucket: speed x time) */
 } client_move_state;
 
 typedef struct {

@@ -1,8 +1,8 @@
 /* Movement from a player's client: the client sends its own entity's position and direction
  * (unreliably) to its base, which relays them to the cell (CLIENT_MOVE). The cell takes a
- * move only from its own base, with finite numbers, and no faster than --maxClientSpeed
- * since the last move it took; a refused move is counted and the client told where its
- * entity really is (a CORRECTION record). docs/WORLD.md "Movement from clients". */
+ * move only from its own base, with finite numbers, and within what --maxClientSpeed allows
+ * (a bucket of distance filled at that speed, a second deep); a refused move is counted and
+ * the client told where its entity really is (a CORRECTION record). docs/WORLD.md "Movement from clients". */
 #include "cellapp.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -40,15 +40,22 @@ int client_moves_init(mc_engine *e, char *err, size_t errlen)
     return 0;
 }
 
-/* How far the entity may have gone since the last move taken: the speed limit over the time
- * since then (at most a second's worth after a long pause), with 10% and half a metre to
- * spare for timing jitter between the client's clock and ours. */
-static double allowed(const client_moves *m, const client_move_state *st, mc_time_us now)
+/* How far the entity may go now: a bucket that fills at the speed limit (plus 10% for the
+ * difference between the client's clock and ours) up to one second's worth, and that each
+ * move taken empties by its length. Moves that arrive bunched together (sent a tick apart,
+ * delivered in one burst by a busy network or process) spend what the time between them
+ * earned; a jump beyond what the last second allows never fits. */
+static double allowed(const client_moves *m, client_move_state *st, mc_time_us now)
 {
-    double dt = st->at ? (double)(now - st->at) / 1e6 : 1.0;
-    if (dt > 1.0)
-        dt = 1.0;
-    return m->max_speed * dt * 1.1 + 0.5;
+    double cap = m->max_speed * 1.1;
+    if (!st->at)
+        st->allowance = cap;
+    else
+        st->allowance += m->max_speed * 1.1 * (double)(now - st->at) / 1e6;
+    if (st->allowance > cap)
+        st->allowance = cap;
+    st->at = now;
+    return st->allowance + 0.5; /* and half a metre for rounding at the client */
 }
 
 void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
@@ -94,7 +101,7 @@ void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     ent->position = pos;
     ent->direction = dir;
-    st->at = now;
+    st->allowance = st->allowance > d ? st->allowance - d : 0;
     cell_aoi_moved(e, ent);
     m->accepted++;
 }

@@ -125,7 +125,9 @@ void pc_stop(pc_cluster *c)
 int pc_call(pc_cluster *c, char *out, size_t outlen, const char *proc, const char *path,
             const char *a1, const char *a2, const char *a3)
 {
-    return h_watcher(out, outlen, c->manager, "call", proc, path, a1, a2, a3, NULL);
+    /* loads may wait (--loadWaitMs, look-agains, owner grace): a generous bound under load */
+    return h_watcher(out, outlen, c->manager, "--timeout", "20000", "call", proc, path, a1, a2,
+                     a3, NULL);
 }
 
 bool pc_result(const char *output, const char *path, char *out, size_t outlen)
