@@ -573,10 +573,15 @@ static void get_view_ids(void *ref, mc_watch_value *out)
         mc_watch_value_set_string(out, "");
         return;
     }
+    /* what its client may be told of: entities of types with a client part */
     size_t at = 0;
     text[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        at += (size_t)snprintf(text + at, cap - at, "%s%d", i ? " " : "", (int)a->view.ids[i]);
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *x = mc_engine_find(e, a->view.ids[i]);
+        if (!x || !x->td->client_server)
+            continue;
+        at += (size_t)snprintf(text + at, cap - at, "%s%d", at ? " " : "", (int)a->view.ids[i]);
+    }
     mc_watch_value_set_string(out, text);
     free(text);
 }

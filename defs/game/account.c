@@ -55,6 +55,14 @@ int Account_base_onEntitiesEnabled(const mc_call_ctx *call, Account_base *self)
 
 /* Its client went (logged off, or silent too long) while the Account was its player: the
  * Account goes too (written a last time when it has a database id). */
+/* The player left the world from its Avatar (which had the client): the Account goes too, so
+ * that the account can log in again. */
+int Account_base_avatarLoggedOff(const mc_call_ctx *call, Account_base *self)
+{
+    (void)self;
+    return mc_destroy(call);
+}
+
 int Account_base_onClientDeath(const mc_call_ctx *call, Account_base *self)
 {
     (void)self;

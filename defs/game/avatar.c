@@ -36,6 +36,31 @@ int Avatar_base_logout(const mc_call_ctx *call, Avatar_base *self)
     return 0;
 }
 
+/* Its player went (logged off, silent, kicked): the Account is told, the cell destroyed, then
+ * the base (written a last time when it has a database id): the name can log in again. */
+int Avatar_base_onClientDeath(const mc_call_ctx *call, Avatar_base *self)
+{
+    if (!mc_mailbox_ref_is_none(&self->account))
+        send_Account_base_avatarLoggedOff(call->sink, &self->account);
+    memset(&self->account, 0, sizeof(self->account));
+    self->leaving = 1;
+    mc_mailbox_ref cell = mc_base_cell(call);
+    if (!mc_mailbox_ref_is_none(&cell))
+        return mc_destroyCellEntity(call) == MC_CALL_OK ? 0 : -1;
+    return mc_destroy(call) == MC_CALL_OK ? 0 : -1;
+}
+
+/* A cell that was still being created when the player went: it goes at once. */
+int Avatar_base_onGetCell(const mc_call_ctx *call, Avatar_base *self)
+{
+    return self->leaving ? (mc_destroyCellEntity(call) == MC_CALL_OK ? 0 : -1) : 0;
+}
+
+int Avatar_base_onLoseCell(const mc_call_ctx *call, Avatar_base *self)
+{
+    return self->leaving ? (mc_destroy(call) == MC_CALL_OK ? 0 : -1) : 0;
+}
+
 int Avatar_base_getName(const mc_call_ctx *call, Avatar_base *self, char **out_name)
 {
     (void)call;

@@ -379,7 +379,18 @@ START_TEST(players_see_each_other_chat_change_move_and_leave)
     ck_assert_int_eq(counter(&c, "cellapp01", "world/sendFailures"), 0);
     ck_assert_int_eq(counter(&c, "baseapp01", "world/stale"), 0);
 
+    /* a logs off: its Avatar leaves the world (cell, then base) and its Account goes, so the
+     * account could log in again; b sees it leave */
+    int32_t avatar_a = a.id;
     mc_client_close(a.c);
+    char path[64], v[256];
+    snprintf(path, sizeof path, "entities/%d/type", (int)avatar_a);
+    long deadline = now_ms() + 10000;
+    while (now_ms() < deadline && watch(&c, "baseapp01", "get", path, NULL, NULL, NULL, v, sizeof v))
+        pump(&b, &b, 100, NULL, NULL);
+    ck_assert_msg(!watch(&c, "baseapp01", "get", path, NULL, NULL, NULL, v, sizeof v),
+                  "a's Avatar is still there after it logged off");
+    ck_assert_msg(pump(&a, &b, 5000, b_lost_a, NULL), "b still sees a after it logged off");
     mc_client_close(b.c);
     mc_client_free(a.c);
     mc_client_free(b.c);
