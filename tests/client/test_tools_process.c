@@ -13,10 +13,18 @@
 #include "persist_cluster.h"
 #include "redis_harness.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "mercury/address.h"
+#include "secure/handshake.h"
 
 #define WAIT_MS 20000
 
@@ -246,6 +254,110 @@ START_TEST(bots_1000_at_once)
 }
 END_TEST
 
+/* One target of the spoofing test: where, and what went each way. */
+typedef struct {
+    struct sockaddr_in to;
+    uint64_t sent, got, datagrams_in;
+} target;
+
+static void send_to(int fd, target *t, const uint8_t *p, size_t n)
+{
+    if (sendto(fd, p, n, 0, (const struct sockaddr *)&t->to, sizeof t->to) == (ssize_t)n)
+        t->sent += n;
+}
+
+/* Sources that never proved their address (a socket that sends and reads but never takes a
+ * handshake further, as a spoofer with a victim's address would) get no more bytes back from
+ * the loginapp's and the baseapp's external ports than they sent: valid HELLOs (answered
+ * with smaller CHALLENGEs: counted, so the test sees the answers), junk of every size, DATA
+ * and LOGIN lookalikes, repeated. */
+START_TEST(unproven_sources_get_no_more_than_they_sent)
+{
+    tc_cluster c;
+    start(&c);
+    char o[1024], acc[32];
+    ck_assert_int_eq(pc_call(&c.pc, o, sizeof o, "baseapp01", "command/createBase", "Account",
+                             "{\"accountName\":\"spoofed\"}", NULL),
+                     0);
+    ck_assert(pc_result(o, "command/createBase", acc, sizeof acc));
+    acc[strspn(acc, "0123456789")] = '\0'; /* "ID BASE ID at ..." */
+    int rc = pc_call(&c.pc, o, sizeof o, "baseapp01", "command/issueSession", acc, NULL, NULL);
+    ck_assert_msg(rc == 0, "issueSession %s: exit %d: %s", acc, rc, o);
+    char sess[256], hex[80], base_ext[64];
+    unsigned long long sid;
+    ck_assert(pc_result(o, "command/issueSession", sess, sizeof sess));
+    ck_assert_msg(sscanf(sess, "%llx %79s %63s", &sid, hex, base_ext) == 3, "%s", sess);
+    target t[2];
+    memset(t, 0, sizeof t);
+    mc_address a;
+    ck_assert_int_eq(mc_address_parse(c.ext, &a), 0);
+    mc_address_to_sockaddr(&a, &t[0].to);
+    ck_assert_int_eq(mc_address_parse(base_ext, &a), 0);
+    mc_address_to_sockaddr(&a, &t[1].to);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    uint8_t key[MC_SECURE_KEY_BYTES] = {0}, junk[600];
+    uint32_t seed = 12345;
+    for (int round = 0; round < 20; round++) {
+        for (int k = 0; k < 2; k++) {
+            mc_secure_client cl;
+            /* a HELLO for the loginapp (session 0) and for the baseapp (the issued session) */
+            ck_assert_int_eq(mc_secure_client_init(&cl, k ? (uint64_t)sid : 0, key), 0);
+            uint8_t hello[MC_SECURE_HELLO_SIZE];
+            size_t n = mc_secure_client_packet(&cl, hello);
+            send_to(fd, &t[k], hello, n);
+            mc_secure_client_clear(&cl);
+            static const size_t sizes[] = {1, 9, 48, 255, 256, 257, 512, 600};
+            for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+                for (size_t b = 0; b < sizes[j]; b++) {
+                    seed = seed * 1103515245u + 12345u;
+                    junk[b] = (uint8_t)(seed >> 16);
+                }
+                send_to(fd, &t[k], junk, sizes[j]);
+                junk[0] = 0xA5; /* a DATA lookalike */
+                send_to(fd, &t[k], junk, sizes[j]);
+                junk[0] = 0xB1; /* a LOGIN lookalike */
+                send_to(fd, &t[k], junk, sizes[j] < 512 ? sizes[j] : 512);
+            }
+        }
+        h_sleep_ms(20);
+    }
+    /* everything that comes back within 2 s, by its source */
+    for (int waited = 0; waited < 2000; waited += 50) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        poll(&pf, 1, 50);
+        uint8_t buf[2048];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t n;
+        while ((n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl)) > 0) {
+            for (int k = 0; k < 2; k++)
+                if (from.sin_port == t[k].to.sin_port && from.sin_addr.s_addr == t[k].to.sin_addr.s_addr) {
+                    t[k].got += (uint64_t)n;
+                    t[k].datagrams_in++;
+                }
+            fl = sizeof from;
+        }
+    }
+    close(fd);
+    for (int k = 0; k < 2; k++) {
+        fprintf(stderr, "spoofing %s: sent %llu bytes, got %llu back in %llu datagrams\n",
+                k ? "the baseapp" : "the loginapp", (unsigned long long)t[k].sent,
+                (unsigned long long)t[k].got, (unsigned long long)t[k].datagrams_in);
+        ck_assert_uint_gt(t[k].sent, 0);
+        ck_assert_msg(t[k].datagrams_in > 0, "no CHALLENGE came back from %s: the test sees nothing",
+                      k ? "the baseapp" : "the loginapp");
+        ck_assert_msg(t[k].got <= t[k].sent, "%s sent %llu bytes back for %llu",
+                      k ? "the baseapp" : "the loginapp", (unsigned long long)t[k].got,
+                      (unsigned long long)t[k].sent);
+    }
+    stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("client_tools");
@@ -253,6 +365,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, mc_client_script_and_statuses);
     tcase_add_test(tc, bots_50_check_view);
+    tcase_add_test(tc, unproven_sources_get_no_more_than_they_sent);
     tcase_add_test(tc, bots_1000_at_once);
     suite_add_tcase(s, tc);
     return s;
