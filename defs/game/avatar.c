@@ -134,7 +134,9 @@ static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mail
     if (status != MC_CALL_OK || mc_mailbox_ref_is_none(&cell) || !mc_self(call))
         return;
     Avatar_cell *data = mc_cellData(call);
-    mc_vector3 spawn = data ? data->spawnPoint : (mc_vector3){0, 0, 0};
+    if (!data)
+        return; /* it has a cell already (a loaded Avatar's was restored), or one is coming */
+    mc_vector3 spawn = data->spawnPoint;
     mc_createCellEntity(call, &cell, &spawn, NULL);
 }
 
