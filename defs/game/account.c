@@ -53,8 +53,6 @@ int Account_base_onEntitiesEnabled(const mc_call_ctx *call, Account_base *self)
     return send_Account_client_onAvatarList(call->sink, &client, &self->avatars);
 }
 
-/* Its client went (logged off, or silent too long) while the Account was its player: the
- * Account goes too (written a last time when it has a database id). */
 /* The player left the world from its Avatar (which had the client): the Account goes too, so
  * that the account can log in again. */
 int Account_base_avatarLoggedOff(const mc_call_ctx *call, Account_base *self)
@@ -63,6 +61,8 @@ int Account_base_avatarLoggedOff(const mc_call_ctx *call, Account_base *self)
     return mc_destroy(call);
 }
 
+/* Its client went (logged off, or silent too long) while the Account was its player: the
+ * Account goes too (written a last time when it has a database id). */
 int Account_base_onClientDeath(const mc_call_ctx *call, Account_base *self)
 {
     (void)self;
