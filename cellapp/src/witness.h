@@ -57,7 +57,7 @@ size_t witness_count(const witness *w);
  * queued for the next send, before its departures (so it arrives after the entity's ENTER
  * and before its LEAVE). 1: the client was not introduced to it (nothing queued), 0 queued,
  * -1 the queue is full (WITNESS_CALLS_MAX bytes: dropped). */
-#define WITNESS_CALLS_MAX 65536u
+#define WITNESS_CALLS_MAX 32768u /* well under a client message (64 KiB) with the rest of a run */
 int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len);
 /* Build this tick's records for the witness entity `ent`: the reliable run in *rel, the
  * volatile one in *vol (the witness's buffers, valid until its next build). 0, or -1 out of
