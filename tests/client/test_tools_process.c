@@ -203,29 +203,29 @@ START_TEST(mc_client_script_and_statuses)
 }
 END_TEST
 
-START_TEST(bots_50_check_view)
+START_TEST(bots_200_check_view)
 {
     tc_cluster c;
     start(&c);
-    int rc = bots(&c, "50", "50", "5", true, NULL, out, sizeof out, 120000);
+    int rc = bots(&c, "200", "100", "8", true, NULL, out, sizeof out, 120000);
     ck_assert_msg(rc == 0, "bots exited %d: %s", rc, out);
     const char *json = strstr(out, "{\"bots\":");
     ck_assert_msg(json, "%s", out);
-    ck_assert_int_eq(json_num(json, "logged_in"), 50);
-    ck_assert_int_eq(json_num(json, "playing"), 50);
+    ck_assert_int_eq(json_num(json, "logged_in"), 200);
+    ck_assert_int_eq(json_num(json, "playing"), 200);
     ck_assert_int_eq(json_num(json, "failed"), 0);
     ck_assert_int_eq(json_num(json, "ended_early"), 0);
-    ck_assert_int_eq(json_num(json, "view_checked"), 50);
+    ck_assert_int_eq(json_num(json, "view_checked"), 200);
     ck_assert_int_eq(json_num(json, "view_mismatches"), 0);
     /* the same ids, not only as many (the cellapp's aoi/viewIds) */
-    ck_assert_int_eq(json_num(json, "view_ids_compared"), 50);
+    ck_assert_int_eq(json_num(json, "view_ids_compared"), 200);
     long long sent = json_num(json, "calls_sent"), answered = json_num(json, "calls_answered");
     ck_assert_msg(sent > 0 && answered == sent, "%s", json);
     ck_assert_msg(strstr(json, "\"rtt_p50_ms\":") && strstr(json, "\"rtt_p99_ms\":"), "%s", json);
     ck_assert_int_gt(json_num(json, "bytes_sent"), 0);
     ck_assert_int_gt(json_num(json, "bytes_received"), 0);
     /* the loginapp made the accounts and answered every login ok */
-    ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/status/ok"), 50);
+    ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/status/ok"), 200);
     stop(&c);
 }
 END_TEST
@@ -364,7 +364,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("tools");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, mc_client_script_and_statuses);
-    tcase_add_test(tc, bots_50_check_view);
+    tcase_add_test(tc, bots_200_check_view);
     tcase_add_test(tc, unproven_sources_get_no_more_than_they_sent);
     tcase_add_test(tc, bots_1000_at_once);
     suite_add_tcase(s, tc);
