@@ -7,7 +7,8 @@
  * then stands for the stored space here: the other bases of that space loaded here join it,
  * so the entities of a space come back together. While the first one's cell is being
  * created the others wait for it (bounded), then go to a new space of their own.
- * --restoreCells 0 leaves every cell to the game (docs/ENTITIES.md). */
+ * Only with --restoreCells (off by default: every cell is left to the game);
+ * docs/ENTITIES.md. */
 #include "base_db.h"
 #include "common/log.h"
 

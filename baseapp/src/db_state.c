@@ -42,10 +42,10 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "(1000..600000)"},
     {"maxSessions", MC_OPT_UINT, "100000",
      "login sessions waiting for their clients at most (1..10000000)"},
-    {"restoreCells", MC_OPT_BOOL, "true",
+    {"restoreCells", MC_OPT_BOOL, "false",
      "a base loaded from a record written while it had a cell gets its cell back, in its "
-     "space when a live cell of that space is known here, else in a new space (false: the "
-     "game creates cells itself)"},
+     "space when a live cell of that space is known here, else in a new space (default "
+     "false: the game creates cells itself, as the example game does)"},
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }

@@ -178,7 +178,7 @@ START_TEST(test_cell_part_written_with_base)
     pc_cluster c;
     /* The game makes the loaded base's cell itself (the engine's own restore is tested in
      * test_persist_robust.c). */
-    pc_start(&c, rh_addr(r), 2, "--restoreCells=false");
+    pc_start(&c, rh_addr(r), 2, NULL); /* --restoreCells is off by default */
     const char *b1 = c.base_name[0], *b2 = c.base_name[1];
     int32_t id = pc_create(&c, b1, "{\"name\":\"celled\"}");
     pc_invoke(&c, b1, id, "makeCell", NULL);

@@ -250,7 +250,7 @@ START_TEST(test_loaded_cell_restored)
 {
     rh_redis *r = start_redis();
     pc_cluster c;
-    pc_start(&c, rh_addr(r), 2, NULL);
+    pc_start(&c, rh_addr(r), 2, "--restoreCells=true");
     const char *b1 = c.base_name[0], *b2 = c.base_name[1];
     uint64_t d1 = write_with_cell(&c, b1, "{\"name\":\"first\"}", "kept", "[4,5,6]");
     uint64_t d2 = write_with_cell(&c, b1, "{\"name\":\"second\"}", "also", "[7,8,9]");
