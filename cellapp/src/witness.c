@@ -184,6 +184,24 @@ static size_t write_changed(mc_ostream *os, int32_t id, const client_shadow *sh,
     return n;
 }
 
+/* ENTER of `ent` with every property of its shadow that goes to other clients (other) or to
+ * its own client (!other), as last encoded. */
+static void write_enter(mc_ostream *os, const mc_entity *ent, const client_shadow *sh,
+                        bool other)
+{
+    size_t n_at, n = 0;
+    mc_world_write_enter(os, ent->id, ent->type, ent->position, ent->direction, 0, &n_at);
+    for (size_t p = 0; p < sh->n; p++) {
+        if (!(other ? sh->props[p].other : sh->props[p].own))
+            continue;
+        mc_world_write_prop_index(os, sh->props[p].index);
+        mc_write_bytes(os, sh->props[p].bytes, sh->props[p].len);
+        n++;
+    }
+    if (mc_ostream_ok(os))
+        mc_store_u16(os->data + n_at, (uint16_t)n);
+}
+
 static size_t changed_size(const client_shadow *sh, uint32_t since)
 {
     size_t bytes = 0;
@@ -245,18 +263,7 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
     client_shadow *own = env->shadow(env->ctx, ent);
     if (own && !w->own_introduced) {
         /* the player's own cell entity: where it is and its own-client properties */
-        size_t n_at, n = 0;
-        mc_world_write_enter(&w->rel, ent->id, ent->type, ent->position, ent->direction, 0,
-                             &n_at);
-        for (size_t p = 0; p < own->n; p++) {
-            if (!own->props[p].own)
-                continue;
-            mc_world_write_prop_index(&w->rel, own->props[p].index);
-            mc_write_bytes(&w->rel, own->props[p].bytes, own->props[p].len);
-            n++;
-        }
-        if (mc_ostream_ok(&w->rel))
-            mc_store_u16(w->rel.data + n_at, (uint16_t)n);
+        write_enter(&w->rel, ent, own, false);
         w->own_introduced = true;
         w->own_seq_sent = own->seq;
         (*env->enters)++;
@@ -304,17 +311,7 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
         mc_entity *x = env->find(env->ctx, we->id);
         client_shadow *sh = env->shadow(env->ctx, x);
         if (c[i].enter) {
-            size_t n_at, n = 0;
-            mc_world_write_enter(&w->rel, x->id, x->type, x->position, x->direction, 0, &n_at);
-            for (size_t p = 0; p < sh->n; p++) {
-                if (!sh->props[p].other)
-                    continue;
-                mc_world_write_prop_index(&w->rel, sh->props[p].index);
-                mc_write_bytes(&w->rel, sh->props[p].bytes, sh->props[p].len);
-                n++;
-            }
-            if (mc_ostream_ok(&w->rel))
-                mc_store_u16(w->rel.data + n_at, (uint16_t)n);
+            write_enter(&w->rel, x, sh, true);
             we->entered = true;
             we->pos_sent = x->position;
             we->dir_sent = x->direction;
