@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "entity/world_wire.h"
+#include "mcclient/wire.h"
 
 #include <string.h>
 
@@ -15,7 +16,10 @@ void base_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is)
     uint8_t flags = mc_read_u8(is);
     size_t len = mc_istream_remaining(is);
     const uint8_t *bytes = len ? mc_read_bytes(is, len) : NULL;
-    if (!mc_istream_ok(is) || id <= 0 || !len || (flags & ~MC_WORLD_FLAG_VOLATILE)) {
+    /* a run goes to the client as one message: it must fit one (a cellapp never builds
+     * more: its budget and bounded call queue keep runs far below) */
+    if (!mc_istream_ok(is) || id <= 0 || !len || len > MC_CW_MAX_MESSAGE ||
+        (flags & ~MC_WORLD_FLAG_VOLATILE)) {
         st->refused++;
         mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
                          "CLIENT_UPDATE: malformed (%zu bytes)", len);
