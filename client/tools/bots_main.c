@@ -12,6 +12,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,16 @@
 
 #define MAX_BOTS 20000u
 #define LATE_MS 30000u  /* logins and connections still under way may finish this much later */
+
+/* SIGINT / SIGTERM: end the run now (log out, print the summary). The one thing a signal
+ * handler may touch; a second signal while logging out kills as usual. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
 
 typedef struct {
     uint32_t count, sources, tick_ms, settle_ms;
@@ -77,6 +88,7 @@ static void usage(FILE *f)
             "  --loginapp IP:PORT, --public-key HEX, --manager IP:PORT, --res DIR\n"
             "                         default: the cluster file ($MC_RUN_DIR/cluster.conf,\n"
             "                         else <repo>/run/cluster.conf) and <repo>/defs\n"
+            "SIGINT or SIGTERM ends the run early: the bots log out and the summary is printed.\n"
             "Exit status: 0 when every bot logged in, played and logged out and no view\n"
             "differed; 3 otherwise; 2 bad usage; 1 other failures.\n",
             MAX_BOTS);
@@ -341,7 +353,7 @@ static int run(bots_run *r)
         while (started < r->count &&
                now >= r->t0 + (uint64_t)((double)started * 1000.0 / r->rate))
             bot_start(&r->bots[started++], now);
-        if (now >= end && (!settling(r) || now >= end + LATE_MS))
+        if ((now >= end && (!settling(r) || now >= end + LATE_MS)) || stop_requested)
             break;
         watch_steady(r, now, started);
         round_once(r, -1, 10, &next_sweep);
@@ -351,7 +363,7 @@ static int run(bots_run *r)
         r->st.steady = false;
         r->st.steady_end_ms = tool_now_ms();
     }
-    if (r->check_view)
+    if (r->check_view && !stop_requested)
         check_views(r, &next_sweep);
     progress(r, tool_now_ms(), "logging out", true);
     if (r->tty && !r->quiet)
@@ -445,6 +457,10 @@ int main(int argc, char **argv)
         bot_init(&r.bots[i], &r.sh, i, r.prefix, r.sources ? src : NULL);
     }
     r.tty = isatty(2);
+    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     run(&r);
     if (r.json)
         bots_stats_print_json(&r.st, stdout);
