@@ -315,14 +315,21 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     /* then what changed (of the entities some witness tracks, and of the witnesses: their
      * own clients' properties), then each witness's updates */
     diff_shadows(e);
+    uint64_t in_view = 0;
     for (size_t i = 0; i < n; i++) {
         mc_entity *ent;
-        if (still_watching(e, ids[i], &ent) && aoi_of(ent)->stream && ent->base.id)
+        if (!still_watching(e, ids[i], &ent))
+            continue;
+        in_view += aoi_of(ent)->view.n;
+        if (aoi_of(ent)->stream && ent->base.id)
             witness_send(e, ent, aoi_of(ent)->stream);
     }
     free(ids);
     cs->aoi.updates++;
+    cs->aoi.in_view = in_view;
     cs->aoi.last_update_us = mc_clock_now_us() - t0;
+    if (cs->aoi.last_update_us > cs->aoi.max_update_us)
+        cs->aoi.max_update_us = cs->aoi.last_update_us;
 }
 
 /* ---- the engine API ------------------------------------------------------------------ */
@@ -651,6 +658,8 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
     bad |= mc_watch_add_uint(w, "aoi/hookFailures", &s->hook_failures, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/updates", &s->updates, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/lastUpdateUs", &s->last_update_us, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/maxUpdateUs", &s->max_update_us, MC_WATCH_READ_WRITE);
+    bad |= mc_watch_add_uint(w, "aoi/inView", &s->in_view, MC_WATCH_READ_ONLY);
     const struct {
         const char *path;
         uint64_t *v;

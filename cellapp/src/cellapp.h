@@ -24,6 +24,9 @@ typedef struct {
     struct event *tick_ev;
     uint64_t witnesses, entered, left, hook_failures, updates;
     uint64_t last_update_us;              /* how long the last update of every view took */
+    uint64_t max_update_us;               /* the longest since started (or reset to 0) */
+    uint64_t in_view;                     /* entities in every witness's view, summed, at the
+                                           * last update */
     uint64_t client_budget;               /* --clientBudgetBytes (watcher world/budgetBytes) */
     /* world updates to clients (witness.c): bytes, records, property changes found,
      * entities left for a later tick by the budget, failures */

@@ -127,8 +127,10 @@ int Avatar_cell_teleport(const mc_call_ctx *call, Avatar_cell *self, mc_vector3 
 
 /* ---- life in the world ----------------------------------------------------------------- */
 
-/* The world's cell is known: enter it at the spawn point. */
-static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref cell)
+/* The world's cell is known: enter it at the Avatar's own spawn point, or (it has none: a
+ * player's Avatar) at the one the world gave it. */
+static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref cell,
+                          mc_vector3 world_spawn)
 {
     (void)ud;
     if (status != MC_CALL_OK || mc_mailbox_ref_is_none(&cell) || !mc_self(call))
@@ -137,6 +139,10 @@ static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mail
     if (!data)
         return; /* it has a cell already (a loaded Avatar's was restored), or one is coming */
     mc_vector3 spawn = data->spawnPoint;
+    if (spawn.x == 0 && spawn.y == 0 && spawn.z == 0) {
+        spawn = world_spawn;
+        data->spawnPoint = spawn;
+    }
     mc_createCellEntity(call, &cell, &spawn, NULL);
 }
 

@@ -55,10 +55,26 @@ int Space_base_onCreated(const mc_call_ctx *call, Space_base *self)
     return mc_createInNewSpace(call, NULL, NULL) == MC_CALL_OK ? 0 : -1;
 }
 
-int Space_base_getCell(const mc_call_ctx *call, Space_base *self, mc_mailbox_ref *out_cell)
+/* The k-th newcomer's spawn point: spread evenly over the disc of spawnRadius around the
+ * origin (a low-discrepancy sequence: consecutive arrivals land far apart and any number of
+ * them covers the disc uniformly), so that a crowd logging in at once is not one crowd. */
+static mc_vector3 spawn_point(float radius, uint32_t k)
 {
-    (void)self;
+    if (!(radius > 0) || radius > 1e5f)
+        return (mc_vector3){0, 0, 0}; /* none, or not a sane one (NaN, huge): the origin */
+    /* the plastic number's two-dimensional additive recurrence */
+    double u = fmod(0.5 + 0.7548776662466927 * (double)k, 1.0);
+    double v = fmod(0.5 + 0.5698402909980532 * (double)k, 1.0);
+    double r = (double)radius * sqrt(u), a = 6.283185307179586 * v;
+    return (mc_vector3){(float)(r * cos(a)), 0, (float)(r * sin(a))};
+}
+
+/* getCell: the space's cell, and where a newcomer enters it. */
+int Space_base_getCell(const mc_call_ctx *call, Space_base *self, mc_mailbox_ref *out_cell,
+                       mc_vector3 *out_spawn)
+{
     *out_cell = mc_base_cell(call);
+    *out_spawn = spawn_point(self->spawnRadius, self->arrivals++);
     return 0;
 }
 

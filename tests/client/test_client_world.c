@@ -321,6 +321,11 @@ START_TEST(players_see_each_other_chat_change_move_and_leave)
     /* a never hears b's own-client values */
     snprintf(want, sizeof want, "1:%d health", (int)b.id);
     ck_assert_msg(!strstr(a.log, want), "%s", a.log);
+    /* the cellapp's totals: two witnesses, each with the other and the Space's own cell in
+     * view (server only: in view, never sent); its updates timed */
+    ck_assert_int_eq(counter(&c, "cellapp01", "aoi/witnesses"), 2);
+    ck_assert_int_eq(counter(&c, "cellapp01", "aoi/inView"), 4);
+    ck_assert_int_gt(counter(&c, "cellapp01", "aoi/maxUpdateUs"), 0);
 
     /* b chats (allClients): b's own client hears it through its base, a through a CALL */
     call_json(&b, &c, MC_PART_CELL, "chat", "[\"hi all\"]");
@@ -484,6 +489,58 @@ START_TEST(every_property_flag_reaches_exactly_its_receivers)
                       "the other %s %s: %s", props[i].other ? "missed" : "heard", props[i].name,
                       b.log);
     }
+    mc_client_close(a.c);
+    mc_client_close(b.c);
+    mc_client_free(a.c);
+    mc_client_free(b.c);
+    stop(&c);
+}
+END_TEST
+
+/* Both have their own cells. */
+static bool own_cells(player *a, player *b, const void *arg)
+{
+    (void)arg;
+    return mc_client_entity_of(a->c, a->id) && mc_client_entity_of(b->c, b->id);
+}
+
+static float ground_dist(mc_vector3 p, mc_vector3 q)
+{
+    return sqrtf((p.x - q.x) * (p.x - q.x) + (p.z - q.z) * (p.z - q.z));
+}
+
+/* A world with a spawn radius spreads its newcomers: each player's Avatar enters at its own
+ * point of the disc (the Space hands them out in turn), not at the origin. */
+START_TEST(newcomers_enter_spread_over_the_spawn_disc)
+{
+    cluster c;
+    start(&c);
+    int32_t space = create(&c, "Space", "{\"spaceName\":\"world\",\"spawnRadius\":40}");
+    player a, b;
+    login_avatar(&a, &c, "alice", "Ann");
+    login_avatar(&b, &c, "bob", "Bo");
+    pump(&a, &b, 500, NULL, NULL);
+    call_json(&a, &c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
+    call_json(&b, &c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
+    pump(&a, &b, 1000, NULL, NULL);
+    call_json(&a, &c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
+    call_json(&b, &c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
+    ck_assert_msg(pump(&a, &b, 10000, is_avatar, NULL), "no avatars (%s)", c.blog);
+    ck_assert_msg(pump(&a, &b, 15000, own_cells, NULL), "a: %s | b: %s (%s)", a.log, b.log,
+                  c.clog);
+    mc_vector3 origin = {0, 0, 0};
+    mc_vector3 pa = mc_client_entity_of(a.c, a.id)->position;
+    mc_vector3 pb = mc_client_entity_of(b.c, b.id)->position;
+    ck_assert_msg(ground_dist(pa, origin) > 1 && ground_dist(pa, origin) <= 40.01f,
+                  "a entered at (%g, %g)", pa.x, pa.z);
+    ck_assert_msg(ground_dist(pb, origin) > 1 && ground_dist(pb, origin) <= 40.01f,
+                  "b entered at (%g, %g)", pb.x, pb.z);
+    ck_assert_msg(ground_dist(pa, pb) > 1, "both entered at (%g, %g)", pa.x, pa.z);
+    /* the Space handed out two spawn points */
+    char path[64], v[64];
+    snprintf(path, sizeof path, "entities/%d/props/arrivals", (int)space);
+    ck_assert_msg(watch(&c, "baseapp01", "get", path, NULL, NULL, NULL, v, sizeof v), "%s", v);
+    ck_assert_str_eq(v, "2");
     mc_client_close(a.c);
     mc_client_close(b.c);
     mc_client_free(a.c);
@@ -672,6 +729,7 @@ static Suite *suite(void)
     tcase_add_test(tc, players_see_each_other_chat_change_move_and_leave);
     tcase_add_test(tc, every_property_flag_reaches_exactly_its_receivers);
     tcase_add_test(tc, volatile_updates_are_not_resent_and_bad_moves_are_refused);
+    tcase_add_test(tc, newcomers_enter_spread_over_the_spawn_disc);
     tcase_add_test(tc, a_crowd_of_500_degrades_by_distance_under_the_budget);
     suite_add_tcase(s, tc);
     return s;

@@ -141,7 +141,7 @@ START_TEST(every_property_round_trips)
             checked++;
         }
     }
-    ck_assert_int_eq(checked, 5 + 23 + 5);
+    ck_assert_int_eq(checked, 5 + 23 + 7);
     mc_defs_free(d);
 }
 END_TEST
