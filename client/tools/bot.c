@@ -265,7 +265,12 @@ static void walk(bot *b, uint64_t now)
         b->sh->st->moves_sent++;
         remember_move(b, b->pos, now_us());
     }
-    b->next_move_ms = now + b->sh->move_ms;
+    /* a steady cadence: the next move a period after this one was due, not after it was
+     * sent (a loop that comes round late would otherwise slow every bot down); one more
+     * than a period late starts afresh rather than catching up in a burst */
+    b->next_move_ms += b->sh->move_ms;
+    if (b->next_move_ms <= now)
+        b->next_move_ms = now + b->sh->move_ms;
 }
 
 static void chat(bot *b, uint64_t now)
