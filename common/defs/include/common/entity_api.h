@@ -15,8 +15,8 @@
  *
  * Engine callbacks (onCreated, onDestroy, onGetCell, onLoseCell, onCreateCellFailure,
  * onSpaceGone, onTimer, onEnteredAoI, onLeftAoI, onTeleportFailure, and for proxies
- * onEntitiesEnabled and onClientDeath) are functions the game defines as <Type>_<part>_<callback> (see
- * mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
+ * onEntitiesEnabled and onClientDeath) are functions the game defines as
+ * <Type>_<part>_<callback> (see mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
  */
 #ifndef MC_COMMON_ENTITY_API_H
 #define MC_COMMON_ENTITY_API_H
@@ -253,7 +253,7 @@ enum {
     MC_TELEPORT_REFUSED = 1,
     /* no answer within the call timeout (--callTimeoutMs); a copy made there is dropped */
     MC_TELEPORT_TIMED_OUT = 2,
-    /* the new cellapp was declared dead before it answered */
+    /* the new cellapp was declared dead (before it answered, or before it was asked) */
     MC_TELEPORT_PEER_DEAD = 3,
     /* this cellapp could not ask: properties that do not encode, too many timers, out of
      * memory, or no channel to the new cellapp */
