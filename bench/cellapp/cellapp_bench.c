@@ -64,7 +64,6 @@ static client_shadow *walker_shadow(void *ctx, mc_entity *ent)
     return ent->role_data;
 }
 
-static int32_t id_of(const aoi_node *n) { return ((const walker *)n->owner)->id; }
 
 static uint32_t rng(uint32_t *s)
 {
@@ -137,6 +136,7 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
     for (unsigned i = 0; i < n; i++) {
         w[i].id = (int32_t)i + 1;
         w[i].node.owner = &w[i];
+        w[i].node.id = w[i].id;
         w[i].heading = frand(&s) * 6.2831853f;
         if (aoi_grid_insert(&g, &w[i].node, frand(&s) * side, frand(&s) * side) != 0)
             return -1;
@@ -176,7 +176,7 @@ static int run(unsigned n, unsigned ticks, double brute_limit_s, result *r)
         for (unsigned i = 0; i < nw; i++) {
             int32_t *in, *out;
             size_t nin, nout;
-            if (aoi_view_update(&views[i], &g, w[i].node.x, w[i].node.z, w[i].id, id_of, &in,
+            if (aoi_view_update(&views[i], &g, w[i].node.x, w[i].node.z, w[i].id, &in,
                                 &nin, &out, &nout) != 0)
                 return -1;
             ev += nin + nout;

@@ -46,7 +46,6 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
 static cell_aoi *aoi_of(const mc_entity *ent) { return ent->role_data; }
-static int32_t node_id(const aoi_node *n) { return ((const mc_entity *)n->owner)->id; }
 
 static void view_settings(const cell_aoi_state *s, cell_aoi *a)
 {
@@ -66,6 +65,7 @@ int cell_aoi_enter_space(mc_engine *e, mc_entity *ent)
         if (!a)
             return -1;
         a->node.owner = ent;
+        a->node.id = ent->id;
         ent->role_data = a;
     }
     if (aoi_grid_insert(&sp->grid, &a->node, ent->position.x, ent->position.z) != 0) {
@@ -220,7 +220,7 @@ static void update_one(mc_engine *e, int32_t id)
     int32_t *in, *out;
     size_t nin, nout;
     if (aoi_view_update(&a->view, &ent->space->grid, ent->position.x, ent->position.z, ent->id,
-                        node_id, &in, &nin, &out, &nout) != 0) {
+                        &in, &nin, &out, &nout) != 0) {
         MC_ERROR("out of memory updating the view of entity %d", (int)id);
         return;
     }
@@ -403,8 +403,9 @@ typedef struct {
     bool failed;
 } range_query;
 
-static void range_visit(void *ctx, aoi_node *node, float d2)
+static void range_visit(void *ctx, aoi_node *node, int32_t id, float d2)
 {
+    (void)id;
     range_query *q = ctx;
     const mc_entity *ent = node->owner;
     if (ent == q->self || ent->in_reap || (q->type >= 0 && ent->type != q->type) || q->failed)

@@ -9,8 +9,10 @@
 
 struct aoi_grid_cell {
     int32_t cx, cz;
-    aoi_node *head;
-    size_t count;
+    size_t count, cap;
+    float *xs, *zs;                /* the nodes' positions, by slot */
+    int32_t *ids;                  /* their ids */
+    aoi_node **nodes;
     aoi_grid_cell *next_in_bucket;
 };
 
@@ -44,13 +46,22 @@ int aoi_grid_init(aoi_grid *g, float cell_size)
     return g->buckets ? 0 : -1;
 }
 
+static void free_cell(aoi_grid_cell *c)
+{
+    free(c->xs);
+    free(c->zs);
+    free(c->ids);
+    free(c->nodes);
+    free(c);
+}
+
 void aoi_grid_free(aoi_grid *g)
 {
     for (size_t i = 0; g->buckets && i < g->nbuckets; i++) {
         aoi_grid_cell *c = g->buckets[i];
         while (c) {
             aoi_grid_cell *next = c->next_in_bucket;
-            free(c);
+            free_cell(c);
             c = next;
         }
     }
@@ -114,42 +125,84 @@ static void drop_cell(aoi_grid *g, aoi_grid_cell *c)
         p = &(*p)->next_in_bucket;
     *p = c->next_in_bucket;
     g->ncells--;
-    free(c);
+    free_cell(c);
 }
 
-static void link_node(aoi_grid_cell *c, aoi_node *n)
+/* Room for one more node in c: 0, or -1 out of memory (c unchanged). */
+static int reserve(aoi_grid_cell *c)
 {
-    n->cell = c;
-    n->prev = NULL;
-    n->next = c->head;
-    if (c->head)
-        c->head->prev = n;
-    c->head = n;
-    c->count++;
+    if (c->count < c->cap)
+        return 0;
+    size_t cap = c->cap ? c->cap * 2 : 8;
+    float *xs = realloc(c->xs, cap * sizeof *xs);
+    if (!xs)
+        return -1;
+    c->xs = xs;
+    float *zs = realloc(c->zs, cap * sizeof *zs);
+    if (!zs)
+        return -1;
+    c->zs = zs;
+    int32_t *ids = realloc(c->ids, cap * sizeof *ids);
+    if (!ids)
+        return -1;
+    c->ids = ids;
+    aoi_node **nodes = realloc(c->nodes, cap * sizeof *nodes);
+    if (!nodes)
+        return -1;
+    c->nodes = nodes;
+    c->cap = cap;
+    return 0;
 }
 
+/* Append n at (x, z) to c, which has room (reserve). */
+static void link_node(aoi_grid_cell *c, aoi_node *n, float x, float z)
+{
+    size_t i = c->count++;
+    c->xs[i] = x;
+    c->zs[i] = z;
+    c->ids[i] = n->id;
+    c->nodes[i] = n;
+    n->cell = c;
+    n->slot = i;
+    n->x = x;
+    n->z = z;
+}
+
+/* Take n out of its cell: the cell's last node takes its slot. */
 static void unlink_node(aoi_node *n)
 {
     aoi_grid_cell *c = n->cell;
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        c->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    c->count--;
+    size_t i = n->slot, last = --c->count;
+    if (i != last) {
+        c->xs[i] = c->xs[last];
+        c->zs[i] = c->zs[last];
+        c->ids[i] = c->ids[last];
+        c->nodes[i] = c->nodes[last];
+        c->nodes[i]->slot = i;
+    }
     n->cell = NULL;
-    n->prev = n->next = NULL;
+    n->slot = 0;
+}
+
+/* The cell for (cx, cz), with room for one more node; NULL out of memory (a cell made for it
+ * is dropped again). */
+static aoi_grid_cell *cell_with_room(aoi_grid *g, int32_t cx, int32_t cz)
+{
+    aoi_grid_cell *c = get_cell(g, cx, cz);
+    if (c && reserve(c) != 0) {
+        if (!c->count)
+            drop_cell(g, c);
+        return NULL;
+    }
+    return c;
 }
 
 int aoi_grid_insert(aoi_grid *g, aoi_node *n, float x, float z)
 {
-    aoi_grid_cell *c = get_cell(g, coord(g, x), coord(g, z));
+    aoi_grid_cell *c = cell_with_room(g, coord(g, x), coord(g, z));
     if (!c)
         return -1;
-    n->x = x;
-    n->z = z;
-    link_node(c, n);
+    link_node(c, n, x, z);
     g->count++;
     return 0;
 }
@@ -158,17 +211,20 @@ int aoi_grid_move(aoi_grid *g, aoi_node *n, float x, float z)
 {
     int32_t cx = coord(g, x), cz = coord(g, z);
     aoi_grid_cell *old = n->cell;
-    if (old->cx != cx || old->cz != cz) {
-        aoi_grid_cell *c = get_cell(g, cx, cz);
-        if (!c)
-            return -1;
-        unlink_node(n);
-        link_node(c, n);
-        if (!old->count)
-            drop_cell(g, old);
+    if (old->cx == cx && old->cz == cz) {
+        old->xs[n->slot] = x;
+        old->zs[n->slot] = z;
+        n->x = x;
+        n->z = z;
+        return 0;
     }
-    n->x = x;
-    n->z = z;
+    aoi_grid_cell *c = cell_with_room(g, cx, cz);
+    if (!c)
+        return -1;
+    unlink_node(n);
+    link_node(c, n, x, z);
+    if (!old->count)
+        drop_cell(g, old);
     return 0;
 }
 
@@ -186,11 +242,12 @@ void aoi_grid_remove(aoi_grid *g, aoi_node *n)
 static void visit_cell(const aoi_grid_cell *c, float x, float z, float r2, aoi_visit_fn fn,
                        void *ctx)
 {
-    for (aoi_node *n = c->head; n; n = n->next) {
-        float dx = n->x - x, dz = n->z - z;
+    const float *xs = c->xs, *zs = c->zs;
+    for (size_t i = 0; i < c->count; i++) {
+        float dx = xs[i] - x, dz = zs[i] - z;
         float d2 = dx * dx + dz * dz;
         if (d2 <= r2)
-            fn(ctx, n, d2);
+            fn(ctx, c->nodes[i], c->ids[i], d2);
     }
 }
 

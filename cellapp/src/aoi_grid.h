@@ -3,8 +3,10 @@
  * near the point, not to the entities in the space. Only occupied grid cells exist (a hash
  * table of them), so a space may be of any size. docs/WORLD.md says why a grid.
  *
- * A node is embedded in whatever it locates (the cellapp's per-entity AoI state); the grid
- * links it into its cell's list and never allocates per node.
+ * A node is embedded in whatever it locates (the cellapp's per-entity AoI state). Each grid
+ * cell keeps its nodes' positions in flat arrays (x, z and the node, by slot), so a query
+ * scans contiguous floats and touches a node only when it is in range; the arrays grow by
+ * doubling, so the grid allocates per cell, not per node.
  */
 #ifndef MC_CELLAPP_AOI_GRID_H
 #define MC_CELLAPP_AOI_GRID_H
@@ -18,8 +20,10 @@ typedef struct aoi_grid_cell aoi_grid_cell;
 typedef struct aoi_node {
     float x, z;
     aoi_grid_cell *cell;           /* NULL while not in a grid */
-    struct aoi_node *prev, *next;  /* within its cell */
+    size_t slot;                   /* its index in its cell's arrays */
     void *owner;                   /* what the node locates */
+    int32_t id;                    /* the owner's id, set before the node is inserted (the
+                                    * grid keeps a copy: queries need not touch the node) */
 } aoi_node;
 
 typedef struct {
@@ -41,9 +45,9 @@ int aoi_grid_insert(aoi_grid *g, aoi_node *n, float x, float z);
 int aoi_grid_move(aoi_grid *g, aoi_node *n, float x, float z);
 void aoi_grid_remove(aoi_grid *g, aoi_node *n);
 
-/* Visit every node whose distance on the plane from (x, z) is at most radius (fn gets the
- * squared distance). fn must not insert, move or remove nodes. */
-typedef void (*aoi_visit_fn)(void *ctx, aoi_node *n, float dist2);
+/* Visit every node whose distance on the plane from (x, z) is at most radius (fn gets its
+ * id and the squared distance). fn must not insert, move or remove nodes. */
+typedef void (*aoi_visit_fn)(void *ctx, aoi_node *n, int32_t id, float dist2);
 void aoi_grid_query(const aoi_grid *g, float x, float z, float radius, aoi_visit_fn fn,
                     void *ctx);
 

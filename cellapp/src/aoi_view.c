@@ -35,16 +35,15 @@ typedef struct {
     const aoi_view *old;
     int32_t self;
     float r2;
-    aoi_node_id_fn id_of;
     int32_t *out;
     size_t n, cap;
     int failed;
 } collect;
 
-static void visit(void *ctx, aoi_node *node, float d2)
+static void visit(void *ctx, aoi_node *node, int32_t id, float d2)
 {
+    (void)node;
     collect *c = ctx;
-    int32_t id = c->id_of(node);
     if (id == c->self || c->failed)
         return;
     /* within radius: in; within radius + hysteresis: in only if it was */
@@ -69,6 +68,22 @@ static int cmp_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Ascending. Views hold tens of ids: an insertion sort inline beats qsort's calls there. */
+static void sort_ids(int32_t *ids, size_t n)
+{
+    if (n > 96) {
+        qsort(ids, n, sizeof *ids, cmp_id);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        int32_t v = ids[i];
+        size_t j = i;
+        for (; j > 0 && ids[j - 1] > v; j--)
+            ids[j] = ids[j - 1];
+        ids[j] = v;
+    }
+}
+
 static int reserve(int32_t **buf, size_t *cap, size_t need)
 {
     if (need <= *cap && *buf)
@@ -85,19 +100,17 @@ static int reserve(int32_t **buf, size_t *cap, size_t need)
 }
 
 int aoi_view_update(aoi_view *v, const aoi_grid *g, float x, float z, int32_t self,
-                    aoi_node_id_fn id_of, int32_t **entered, size_t *nentered, int32_t **left,
-                    size_t *nleft)
+                    int32_t **entered, size_t *nentered, int32_t **left, size_t *nleft)
 {
-    collect c = {.old = v, .self = self, .r2 = v->radius * v->radius, .id_of = id_of,
-                 .out = v->scratch, .cap = v->scratch_cap};
+    collect c = {.old = v, .self = self, .r2 = v->radius * v->radius, .out = v->scratch,
+                 .cap = v->scratch_cap};
     aoi_grid_query(g, x, z, v->radius + v->hysteresis, visit, &c);
     v->scratch = c.out;
     v->scratch_cap = c.cap;
     if (c.failed || reserve(&v->diff, &v->diff_cap, c.n + v->n) != 0)
         return -1;
     int32_t *now = c.out;
-    if (c.n > 1)
-        qsort(now, c.n, sizeof *now, cmp_id);
+    sort_ids(now, c.n);
     /* one merge of the two sorted lists: entered (only in now) from the front of diff,
      * left (only in the old view) from its back */
     size_t ne = 0, ng = 0, i = 0, j = 0, last = c.n + v->n;

@@ -23,9 +23,6 @@ typedef struct {
     size_t diff_cap;
 } aoi_view;
 
-/* The id of the entity a grid node locates (the cellapp's nodes say it). */
-typedef int32_t (*aoi_node_id_fn)(const aoi_node *n);
-
 void aoi_view_init(aoi_view *v, float radius, float hysteresis);
 void aoi_view_free(aoi_view *v);
 /* Whether id is in view (binary search). */
@@ -35,8 +32,7 @@ int aoi_view_has(const aoi_view *v, int32_t id);
  * entered / left receive the ids that came and went (sorted, valid until the next update
  * or free; counts in *nentered, *nleft). 0, or -1 out of memory (the view is unchanged). */
 int aoi_view_update(aoi_view *v, const aoi_grid *g, float x, float z, int32_t self,
-                    aoi_node_id_fn id_of, int32_t **entered, size_t *nentered, int32_t **left,
-                    size_t *nleft);
+                    int32_t **entered, size_t *nentered, int32_t **left, size_t *nleft);
 /* Forget everything (the witness stopped being one, or left the space); the old ids are
  * given in *left (valid until the next call). */
 void aoi_view_clear(aoi_view *v, int32_t **left, size_t *nleft);

@@ -97,7 +97,24 @@ void mv_forward_one(mc_engine *e, move_rec *r, uint8_t msg_id, const mc_origin *
 
 /* ---- the old cellapp ------------------------------------------------------------------- */
 
-static void restore(mc_engine *e, move_rec *r, mc_entity *ent, const char *why)
+/* What onTeleportFailure is told for a failed CELL_MIGRATE: the new cellapp's answer or
+ * the request's failure (st: its status). */
+static int32_t failure_reason(int st, bool answered)
+{
+    if (answered)
+        return MC_TELEPORT_REFUSED;
+    if (st == MC_CALL_ERR_TIMEOUT)
+        return MC_TELEPORT_TIMED_OUT;
+    if (st == MC_CALL_ERR_PROCESS_DEAD)
+        return MC_TELEPORT_PEER_DEAD;
+    return MC_TELEPORT_NOT_SENT;
+}
+
+/* The move failed: the entity (when it is still here, ent) gets its timers and witness state
+ * back, then its onTeleportFailure(reason), then the calls that waited for it, in order (if
+ * the callback moves it again, they wait again and go with it). */
+static void restore(mc_engine *e, move_rec *r, mc_entity *ent, int32_t reason,
+                    const char *why)
 {
     cell_moves *m = mv_moves(e);
     m->failed++;
@@ -121,8 +138,14 @@ static void restore(mc_engine *e, move_rec *r, mc_entity *ent, const char *why)
                 MC_ERROR("%s %d: could not be a witness again", ent->td->name, (int)ent->id);
         }
     }
+    int32_t id = r->id;
     move_msg *q = mv_take_queue(r);
-    mv_rec_remove(m, r);
+    mv_rec_remove(m, r); /* before the callback: it may start another move */
+    if (ent) {
+        ent = mc_engine_find(e, id); /* found again: game code may have run meanwhile */
+        if (ent && !ent->in_reap && !mc_engine_freeing(e))
+            mc_engine_run_teleport_failure(e, ent, reason);
+    }
     mv_deliver_all(e, q);
 }
 
@@ -219,6 +242,7 @@ static void on_migrate_reply(mc_engine *e, void *ctx, int status, mc_istream *pa
     if (!r || r->kind != MV_OUT_WAIT)
         return;
     char why[MC_REASON_MAX] = "";
+    bool answered = status == MC_CALL_OK; /* refused, if not a yes */
     if (status == MC_CALL_OK) {
         int8_t st = mc_read_i8(payload);
         (void)mc_read_i32(payload);
@@ -238,7 +262,8 @@ static void on_migrate_reply(mc_engine *e, void *ctx, int status, mc_istream *pa
         send_end(e, &r->peer, id, MC_MIGRATE_ABORT); /* a copy made there must not live */
     if (!here && ent)
         ent->move_state = 0;
-    restore(e, r, here ? ent : NULL, here ? why : "the entity went meanwhile");
+    restore(e, r, here ? ent : NULL, failure_reason(status, answered),
+            here ? why : "the entity went meanwhile");
 }
 
 /* Send CELL_MIGRATE for one prepared move (the handler that asked has returned). */
@@ -248,7 +273,7 @@ static void launch(mc_engine *e, move_rec *r)
     if (!ent || ent->in_reap) {
         if (ent)
             ent->move_state = 0;
-        restore(e, r, NULL, "the entity went before it left");
+        restore(e, r, NULL, 0, "the entity went before it left");
         return;
     }
     bool witness = false;
@@ -266,21 +291,21 @@ static void launch(mc_engine *e, move_rec *r)
         if (!ent || ent->in_reap) {
             if (ent)
                 ent->move_state = 0;
-            restore(e, r, NULL, "the entity went before it left");
+            restore(e, r, NULL, 0, "the entity went before it left");
             return;
         }
     }
     r->base = ent->base;
     r->timers = ent->ntimers ? calloc(ent->ntimers, sizeof *r->timers) : NULL;
     if (ent->ntimers && !r->timers) {
-        restore(e, r, ent, "out of memory");
+        restore(e, r, ent, MC_TELEPORT_NOT_SENT, "out of memory");
         return;
     }
     r->ntimers = mc_engine_export_timers(e, ent, r->timers, ent->ntimers);
     mc_time_us now = mc_clock_now_us();
     mc_migrate_timer *wt = r->ntimers ? calloc(r->ntimers, sizeof *wt) : NULL;
     if (r->ntimers && !wt) {
-        restore(e, r, ent, "out of memory");
+        restore(e, r, ent, MC_TELEPORT_NOT_SENT, "out of memory");
         return;
     }
     for (size_t i = 0; i < r->ntimers; i++)
@@ -310,7 +335,7 @@ static void launch(mc_engine *e, move_rec *r)
     }
     mc_ostream_free(&os);
     if (rc != MC_CALL_OK) {
-        restore(e, r, ent, why);
+        restore(e, r, ent, failure_reason(rc, false), why);
         return;
     }
     r->kind = MV_OUT_WAIT;

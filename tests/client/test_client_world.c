@@ -294,21 +294,29 @@ static void login_avatar(player *p, const cluster *c, const char *account, const
     connect_player(p, c, acc);
 }
 
+/* Create the world (a Space with these properties, JSON) and log Alice and Bob in, each
+ * playing a new avatar (Ann, Bo) that has entered the world: the Space's id. */
+static int32_t enter_world(cluster *c, player *a, player *b, const char *world)
+{
+    int32_t space = create(c, "Space", world);
+    login_avatar(a, c, "alice", "Ann");
+    login_avatar(b, c, "bob", "Bo");
+    pump(a, b, 500, NULL, NULL);
+    call_json(a, c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
+    call_json(b, c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
+    pump(a, b, 1000, NULL, NULL);
+    call_json(a, c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
+    call_json(b, c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
+    ck_assert_msg(pump(a, b, 10000, is_avatar, NULL), "no avatars (%s)", c->blog);
+    return space;
+}
+
 START_TEST(players_see_each_other_chat_change_move_and_leave)
 {
     cluster c;
     start(&c);
-    create(&c, "Space", "{\"spaceName\":\"world\"}");
     player a, b;
-    login_avatar(&a, &c, "alice", "Ann");
-    login_avatar(&b, &c, "bob", "Bo");
-    ck_assert(pump(&a, &b, 10000, NULL, NULL) || true);
-    call_json(&a, &c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
-    call_json(&b, &c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
-    pump(&a, &b, 1000, NULL, NULL);
-    call_json(&a, &c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
-    call_json(&b, &c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
-    ck_assert_msg(pump(&a, &b, 10000, is_avatar, NULL), "no avatars (%s)", c.blog);
+    enter_world(&c, &a, &b, "{\"spaceName\":\"world\"}");
     /* each is introduced to its own cell (own-client values: health, maxHealth) and to the
      * other (level, rank, title, look: OTHER_CLIENTS / ALL_CLIENTS) */
     ck_assert_msg(pump(&a, &b, 15000, see_each_other, NULL), "a: %s | b: %s (%s)", a.log, b.log,
@@ -407,16 +415,7 @@ END_TEST
 static void two_players(cluster *c, player *a, player *b)
 {
     start(c);
-    create(c, "Space", "{\"spaceName\":\"world\"}");
-    login_avatar(a, c, "alice", "Ann");
-    login_avatar(b, c, "bob", "Bo");
-    pump(a, b, 500, NULL, NULL);
-    call_json(a, c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
-    call_json(b, c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
-    pump(a, b, 1000, NULL, NULL);
-    call_json(a, c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
-    call_json(b, c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
-    ck_assert_msg(pump(a, b, 10000, is_avatar, NULL), "no avatars (%s)", c->blog);
+    enter_world(c, a, b, "{\"spaceName\":\"world\"}");
     ck_assert_msg(pump(a, b, 15000, see_each_other, NULL), "a: %s | b: %s", a->log, b->log);
 }
 
@@ -515,17 +514,8 @@ START_TEST(newcomers_enter_spread_over_the_spawn_disc)
 {
     cluster c;
     start(&c);
-    int32_t space = create(&c, "Space", "{\"spaceName\":\"world\",\"spawnRadius\":40}");
     player a, b;
-    login_avatar(&a, &c, "alice", "Ann");
-    login_avatar(&b, &c, "bob", "Bo");
-    pump(&a, &b, 500, NULL, NULL);
-    call_json(&a, &c, MC_PART_BASE, "createAvatar", "[\"Ann\",[1,2,3,4]]");
-    call_json(&b, &c, MC_PART_BASE, "createAvatar", "[\"Bo\",[1,2,3,4]]");
-    pump(&a, &b, 1000, NULL, NULL);
-    call_json(&a, &c, MC_PART_BASE, "selectAvatar", "[\"Ann\"]");
-    call_json(&b, &c, MC_PART_BASE, "selectAvatar", "[\"Bo\"]");
-    ck_assert_msg(pump(&a, &b, 10000, is_avatar, NULL), "no avatars (%s)", c.blog);
+    int32_t space = enter_world(&c, &a, &b, "{\"spaceName\":\"world\",\"spawnRadius\":40}");
     ck_assert_msg(pump(&a, &b, 15000, own_cells, NULL), "a: %s | b: %s (%s)", a.log, b.log,
                   c.clog);
     mc_vector3 origin = {0, 0, 0};

@@ -323,6 +323,19 @@ START_TEST(engine_callback_methods)
              "<Arg> STRING </Arg> </onCreateCellFailure>\n<onTimer> <Arg> INT64 </Arg> <Arg> "
              "INT64 </Arg> </onTimer>\n</BaseMethods>\n</root>\n");
     ck_assert_msg(check_res(dir, out, sizeof(out)) == 0, "%s", out);
+    /* onTeleportFailure takes the reason, an INT32 */
+    tu_write(dir, "entity_defs/E.def",
+             "<root>\n<CellMethods>\n<onTeleportFailure> <Arg> STRING </Arg> "
+             "</onTeleportFailure>\n</CellMethods>\n</root>\n");
+    ck_assert_int_eq(check_res(dir, out, sizeof(out)), 2);
+    ck_assert_msg(strstr(out, "E.def:3: <onTeleportFailure>: onTeleportFailure is an engine "
+                              "callback: its arguments must be one INT32 (the reason), and no "
+                              "ReturnValues\n") != NULL,
+                  "%s", out);
+    tu_write(dir, "entity_defs/E.def",
+             "<root>\n<CellMethods>\n<onTeleportFailure> <Arg> INT32 </Arg> "
+             "</onTeleportFailure>\n</CellMethods>\n</root>\n");
+    ck_assert_msg(check_res(dir, out, sizeof(out)) == 0, "%s", out);
     tu_rmtree(dir);
     free(dir);
 }

@@ -392,6 +392,8 @@ static void check_probe_hooks(const mc_game_module *gm, const mc_entity_defs *de
     ck_assert_ptr_null(c->on_created);
     ck_assert_ptr_null(c->on_destroy);
     ck_assert_ptr_null(c->on_space_gone);
+    ck_assert_ptr_null(c->on_teleport_failure);
+    ck_assert_ptr_null(b->on_teleport_failure); /* a cell callback */
     ck_assert_ptr_null(c->on_get_cell); /* base callbacks */
     ck_assert_ptr_null(c->on_create_cell_failure);
 

@@ -385,6 +385,7 @@ START_TEST(engine_callback_slots)
     ck_assert_ptr_null(b->on_create_cell_failure);
     ck_assert_ptr_nonnull(c->on_created);
     ck_assert_ptr_null(c->on_space_gone);
+    ck_assert_ptr_null(c->on_teleport_failure);
     ck_assert_ptr_nonnull(f.m->types[2].hooks[MC_PART_BASE].on_timer); /* Space is Timed too */
     ck_assert_ptr_null(f.m->types[0].hooks[MC_PART_BASE].on_timer);    /* Account is not */
     void *base = new_props(&f, AVATAR, MC_PART_BASE);
@@ -420,6 +421,24 @@ START_TEST(refuses_other_definitions)
 }
 END_TEST
 
+/* A module generated for another layout of the tables (an older MC_GAME_ABI) is refused,
+ * saying which ABI it has and which the engine expects. */
+START_TEST(refuses_another_abi)
+{
+    fixture f;
+    setup(&f);
+    mc_game_module old = *f.m;
+    old.abi = MC_GAME_ABI - 1;
+    char err[1024], want[256];
+    ck_assert_int_eq(mc_game_check(&old, f.defs, err, sizeof(err)), -1);
+    snprintf(want, sizeof(want), "was generated for game module ABI %u, this engine expects ABI %u",
+             MC_GAME_ABI - 1, MC_GAME_ABI);
+    ck_assert_msg(strstr(err, want) && strstr(err, old.name), "%s", err);
+    ck_assert_int_eq(mc_game_check(f.m, f.defs, err, sizeof(err)), 0);
+    teardown(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("defs_module");
@@ -430,6 +449,7 @@ static Suite *suite(void)
     tcase_add_test(tc, mailbox_arguments);
     tcase_add_test(tc, tagged_interface_on_two_types);
     tcase_add_test(tc, refuses_other_definitions);
+    tcase_add_test(tc, refuses_another_abi);
     tcase_add_test(tc, engine_callback_slots);
     suite_add_tcase(s, tc);
     return s;

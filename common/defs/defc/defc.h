@@ -21,6 +21,7 @@ typedef enum {
     DEFC_HOOK_TIMER,  /* (call, props, uint32_t timerId, int64_t userArg) */
     DEFC_HOOK_ENTITY, /* (call, props, mc_mailbox_ref entity) */
     DEFC_HOOK_ENTITY_ID, /* (call, props, int32_t entityId) */
+    DEFC_HOOK_STATUS, /* (call, props, int32_t reason): a code, e.g. MC_TELEPORT_REFUSED */
 } defc_hook_shape;
 
 typedef struct {

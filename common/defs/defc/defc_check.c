@@ -105,6 +105,7 @@ const defc_hook defc_hooks[] = {
     {"onLeftAoI", "on_left_aoi", 1u << MC_PART_CELL, DEFC_HOOK_ENTITY_ID},
     {"onClientDeath", "on_client_death", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
     {"onEntitiesEnabled", "on_entities_enabled", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
+    {"onTeleportFailure", "on_teleport_failure", 1u << MC_PART_CELL, DEFC_HOOK_STATUS},
 };
 const size_t defc_nhooks = sizeof(defc_hooks) / sizeof(defc_hooks[0]);
 
@@ -127,6 +128,7 @@ static bool hook_args_fit(const mc_def_method *m, defc_hook_shape shape)
     case DEFC_HOOK_ENTITY:
         return m->nargs == 1 && m->args[0].type->kind == MC_TYPE_MAILBOX;
     case DEFC_HOOK_ENTITY_ID:
+    case DEFC_HOOK_STATUS:
         return m->nargs == 1 && m->args[0].type->kind == MC_TYPE_INT32;
     case DEFC_HOOK_TIMER: {
         if (m->nargs != 2)
@@ -146,6 +148,7 @@ static const char *const hook_rules[] = {
                          "(INT64), and no ReturnValues"),
     [DEFC_HOOK_ENTITY] = "one MAILBOX (the entity), and no ReturnValues",
     [DEFC_HOOK_ENTITY_ID] = "one INT32 (the entity's id), and no ReturnValues",
+    [DEFC_HOOK_STATUS] = "one INT32 (the reason), and no ReturnValues",
 };
 
 static size_t check_hooks(FILE *out, const mc_entity_type_def *t)

@@ -655,6 +655,7 @@ static const char *const hook_params[] = {
     [DEFC_HOOK_TIMER] = ", uint32_t timerId, int64_t userArg",
     [DEFC_HOOK_ENTITY] = ", mc_mailbox_ref entity",
     [DEFC_HOOK_ENTITY_ID] = ", int32_t entityId",
+    [DEFC_HOOK_STATUS] = ", int32_t reason",
 };
 
 /* The parameters of a hook adapter (the mc_game_hooks slot's signature after props). */
@@ -664,6 +665,7 @@ static const char *const adapter_params[] = {
     [DEFC_HOOK_TIMER] = ", uint32_t timer_id, int64_t user_arg",
     [DEFC_HOOK_ENTITY] = ", mc_mailbox_ref entity",
     [DEFC_HOOK_ENTITY_ID] = ", int32_t entity_id",
+    [DEFC_HOOK_STATUS] = ", int32_t reason",
 };
 
 /* The prototype a game may define for a callback no def method implements. */
@@ -706,6 +708,8 @@ static void emit_hook_call_args(FILE *f, const defc_hook *h, const mc_def_method
         fprintf(f, ", entity");
     else if (h->shape == DEFC_HOOK_ENTITY_ID)
         fprintf(f, ", entity_id");
+    else if (h->shape == DEFC_HOOK_STATUS)
+        fprintf(f, ", reason");
 }
 
 static void emit_hook_adapter(FILE *f, const mc_entity_type_def *t, int part, const defc_hook *h)

@@ -37,9 +37,15 @@ const char *mc_call_status_name(int status)
 
 int mc_game_check(const mc_game_module *m, const mc_entity_defs *defs, char *err, size_t errlen)
 {
-    if (!m || m->abi != MC_GAME_ABI) {
-        snprintf(err, errlen, "game module ABI %u, engine expects %u", m ? m->abi : 0,
-                 MC_GAME_ABI);
+    if (!m) {
+        snprintf(err, errlen, "no game module table");
+        return -1;
+    }
+    if (m->abi != MC_GAME_ABI) {
+        snprintf(err, errlen,
+                 "game module %s was generated for game module ABI %u, this engine expects "
+                 "ABI %u: generate it again with this engine's defc and rebuild it",
+                 m->name ? m->name : "?", (unsigned)m->abi, (unsigned)MC_GAME_ABI);
         return -1;
     }
     if (!m->digest_hex || strcmp(m->digest_hex, mc_defs_digest_hex(defs))) {

@@ -73,6 +73,17 @@ mc_entity *mc_engine_new_entity(mc_engine *e, uint16_t type, int32_t id, char *w
     return ent;
 }
 
+/* A hook's result: a failure is counted and logged (rate-limited). */
+static int hook_result(mc_engine *e, const mc_entity *ent, const char *name, int rc)
+{
+    if (rc != 0) {
+        e->st.hook_failures++;
+        if (engine_log_allowed(e->st.hook_failures))
+            MC_WARNING("%s %d: %s failed (%d)", ent->td->name, (int)ent->id, name, rc);
+    }
+    return rc;
+}
+
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason)
 {
     const mc_game_hooks *h = &ent->gt->hooks[ent->part];
@@ -116,12 +127,18 @@ int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *r
         rc = h->on_entities_enabled ? h->on_entities_enabled(&f.ctx, ent->props) : 0;
         break;
     }
-    if (rc != 0) {
-        e->st.hook_failures++;
-        if (engine_log_allowed(e->st.hook_failures))
-            MC_WARNING("%s %d: %s failed (%d)", ent->td->name, (int)ent->id, name, rc);
-    }
-    return rc;
+    return hook_result(e, ent, name, rc);
+}
+
+int mc_engine_run_teleport_failure(mc_engine *e, mc_entity *ent, int32_t reason)
+{
+    const mc_game_hooks *h = &ent->gt->hooks[ent->part];
+    if (!h->on_teleport_failure)
+        return 0;
+    mc_call_frame f;
+    mc_engine_frame(e, &f, ent);
+    return hook_result(e, ent, "onTeleportFailure",
+                       h->on_teleport_failure(&f.ctx, ent->props, reason));
 }
 
 void mc_engine_destroy_entity(mc_engine *e, mc_entity *ent)

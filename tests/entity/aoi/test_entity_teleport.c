@@ -7,7 +7,10 @@
  * next to a cell the other cellapp does not have is refused and the entity stays, its calls
  * still arriving; it then goes there and comes back, its timer id kept. The new cellapp dying
  * before it answers, the old one dying before it lets go or after, and a DESTROY_CELL sent to
- * the old cellapp during the move: one cell at most, nothing lost, the base told. */
+ * the old cellapp during the move: one cell at most, nothing lost, the base told. Each failed
+ * move (refused, the new cellapp dead, no answer in time) calls the cell's onTeleportFailure
+ * once with its reason, where it stays, and the Probe's callback can move it there; a move
+ * that succeeds calls nothing. */
 #include "harness.h"
 #include "rules_cluster.h"
 
@@ -101,6 +104,23 @@ static void wait_int(rc_cluster *c, const char *proc, const char *path, long lon
 {
     ck_assert_msg(rc_wait_int_at_least(c, proc, path, want, WAIT_MS), "%s %s: %lld, want %lld",
                   proc, path, rc_int(c, proc, path), want);
+}
+
+/* The onTeleportFailure calls the cell of id on proc heard, as the Probe notes them
+ * ("reason:rc;" each, rc its move to (-1, 0, -1) from the callback): exactly `want`, and,
+ * when some were heard, the cell is where the last callback put it. */
+static void check_tp_failures(rc_cluster *c, const char *proc, int32_t id, const char *want)
+{
+    char p[128], v[512], quoted[256];
+    path_of(p, sizeof p, id, "props/cellTpFailures");
+    rc_value(c, proc, p, v, sizeof v);
+    snprintf(quoted, sizeof quoted, "\"%s\"", want);
+    ck_assert_msg(strcmp(v, quoted) == 0, "%s %s: %s, want %s", proc, p, v, quoted);
+    if (!*want)
+        return;
+    path_of(p, sizeof p, id, "position");
+    rc_value(c, proc, p, v, sizeof v);
+    ck_assert_str_eq(v, "-1 0 -1");
 }
 
 /* Delay every packet proc sends by ms (its answer to this is delayed too: the watcher may
@@ -217,6 +237,7 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
     ck_assert_int_ge(rc_int(&c, A, "moves/forwarded"), 1);
     ck_assert_int_ge(rc_int(&c, B, "moves/held"), 1);   /* and at the new one */
     ck_assert_int_eq(rc_int(&c, B, "moves/in"), 1);
+    check_tp_failures(&c, B, a, ""); /* a move that succeeds calls no onTeleportFailure */
 
     /* only the second cellapp has it, in t's space, at its new position */
     path_of(p, sizeof p, a, "type");
@@ -308,6 +329,8 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     wait_int(&c, A, "moves/failed", 1);
     ck_assert_int_eq(rc_int(&c, B, "moves/refused"), 1);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
+    /* its game heard it once, refused, there; its callback could move it */
+    check_tp_failures(&c, A, a, "1:0;");
     /* it is where it was, with its calls, timers and witness */
     path_of(p, sizeof p, a, "props/cellSeen");
     wait_int(&c, A, p, 200);
@@ -360,6 +383,10 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     long long space_a = rc_int(&c, A, p);
     path_of(p, sizeof p, h, "space");
     ck_assert_int_eq(space_a, rc_int(&c, A, p));
+    /* the two moves that succeeded called nothing (the note went and came back with it) */
+    path_of(p, sizeof p, a, "props/cellTpFailures");
+    rc_value(&c, A, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"1:0;\"");
     rc_stop(&c);
 }
 END_TEST
@@ -391,6 +418,9 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     wait_int(&c, A, "moves/failed", 1);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
     ck_assert_int_ge(rc_int(&c, A, "moves/queued"), 1);
+    /* its game heard it once: MC_TELEPORT_TIMED_OUT (the call timeout, 5 s, comes before the
+     * manager's verdict, 8 s) */
+    check_tp_failures(&c, A, a, "2:0;");
     path_of(p, sizeof p, a, "props/cellSeen");
     wait_int(&c, A, p, 200);
     path_of(p, sizeof p, a, "props/cellOrderErrors");
@@ -404,6 +434,70 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     path_of(p, sizeof p, a, "cell");
     rc_value(&c, "baseapp01", p, v, sizeof v);
     ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
+    /* once the manager has declared it dead, a move there fails at once: MC_TELEPORT_PEER_DEAD */
+    char peer[64];
+    snprintf(peer, sizeof peer, "peers/%s", B);
+    ck_assert_msg(rc_wait_value(&c, A, peer, "dead", WAIT_MS), "%s never heard %s died", A, B);
+    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    wait_int(&c, A, "moves/failed", 2);
+    check_tp_failures(&c, A, a, "2:0;3:0;");
+    ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(a_move_the_new_cellapp_answers_too_late_fails_and_the_entity_stays)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    int32_t a, t;
+    int from;
+    cells_on_both(&c, &a, &t, &from);
+    const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
+    char p[128], v[4096], near_t[512], cell_a[512], via[512], args[1024];
+    cell_json(&c, t, near_t, sizeof near_t);
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
+    /* the new cellapp's answer takes 7 s, beyond the call timeout (5 s): the old cellapp
+     * gives up, tells it to drop its copy and keeps the entity (the manager waits 30 s for
+     * late heartbeats) */
+    manager_patience(&c, 30000);
+    set_latency(&c, B, 7000);
+    snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
+    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    pings_via_base(&c, a, via, 50, 1);
+    wait_int(&c, A, "moves/failed", 1);
+    ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
+    check_tp_failures(&c, A, a, "2:0;"); /* MC_TELEPORT_TIMED_OUT, once */
+    path_of(p, sizeof p, a, "props/cellSeen");
+    wait_int(&c, A, p, 50);
+    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, A, p), 0);
+    path_of(p, sizeof p, a, "props/cellTimerFires");
+    long long fires = rc_int(&c, A, p);
+    wait_int(&c, A, p, fires + 3);
+    /* the copy there goes, and the late yes changes nothing here */
+    set_latency(&c, B, 0);
+    wait_int(&c, B, "moves/aborted", 1);
+    ck_assert_int_eq(rc_int(&c, B, "moves/in"), 0);
+    path_of(p, sizeof p, a, "type");
+    ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
+    h_sleep_ms(2500);
+    ck_assert_int_eq(rc_int(&c, A, "moves/failed"), 1);
+    check_tp_failures(&c, A, a, "2:0;");
+    path_of(p, sizeof p, a, "cell");
+    rc_value(&c, "baseapp01", p, v, sizeof v);
+    ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
+    /* and it can move there now, hearing no failure */
+    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    wait_int(&c, B, "moves/in", 1);
+    ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
+                  "the base never learnt the new address");
+    path_of(p, sizeof p, a, "props/cellTpFailures");
+    rc_value(&c, B, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"2:0;\"");
+    ck_assert_int_eq(rc_int(&c, A, "moves/failed"), 1);
     rc_stop(&c);
 }
 END_TEST
@@ -539,6 +633,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost);
     tcase_add_test(tc, a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity_stays);
     tcase_add_test(tc, the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_was);
+    tcase_add_test(tc, a_move_the_new_cellapp_answers_too_late_fails_and_the_entity_stays);
     tcase_add_test(tc, the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one);
     tcase_add_test(tc, the_old_cellapp_dying_after_it_let_go_leaves_the_cell_at_the_new_one);
     tcase_add_test(tc, a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_cell);

@@ -577,3 +577,21 @@ int Probe_cell_teleportTo(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_
     *out_rc = mc_teleport(call, &near, p, d);
     return 0;
 }
+
+/* A move to another cellapp failed: it is still here, as it was; note the reason and move it
+ * within its space to (-1, 0, -1) (which works: it is not moving any more). */
+int Probe_cell_onTeleportFailure(const mc_call_ctx *call, Probe_cell *self, int32_t reason)
+{
+    mc_mailbox_ref none = {0};
+    mc_vector3 p = {-1, 0, -1};
+    int rc = mc_teleport(call, &none, p, mc_direction(call));
+    size_t have = self->cellTpFailures ? strlen(self->cellTpFailures) : 0;
+    if (have > 4000)
+        return 0;
+    char *s = realloc(self->cellTpFailures, have + 32);
+    if (!s)
+        return -1;
+    snprintf(s + have, 32, "%d:%d;", (int)reason, rc);
+    self->cellTpFailures = s;
+    return 0;
+}

@@ -14,9 +14,9 @@
  * function returned MC_CALL_OK, and never when it returned an error.
  *
  * Engine callbacks (onCreated, onDestroy, onGetCell, onLoseCell, onCreateCellFailure,
- * onSpaceGone, onTimer, onEnteredAoI, onLeftAoI, and for proxies onEntitiesEnabled and
- * onClientDeath) are functions the game defines as <Type>_<part>_<callback> (see
- * mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
+ * onSpaceGone, onTimer, onEnteredAoI, onLeftAoI, onTeleportFailure, and for proxies
+ * onEntitiesEnabled and onClientDeath) are functions the game defines as
+ * <Type>_<part>_<callback> (see mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
  */
 #ifndef MC_COMMON_ENTITY_API_H
 #define MC_COMMON_ENTITY_API_H
@@ -233,11 +233,32 @@ int mc_destroySpace(const mc_call_ctx *call);
 /* BigWorld's teleport(nearbyMBRef, position, direction): move the calling cell to position
  * and direction in the space of `nearby` (a CELL mailbox; none: its own space). Within a
  * space it is a move; to another space of this cellapp the cell leaves its space (views lose
- * it) and joins the other. To a space on another cellapp it is refused with
- * MC_CALL_ERR_UNAVAILABLE (not built yet: docs/WORLD.md). MC_CALL_ERR_ARGS for non-finite
- * values, MC_CALL_ERR_NO_ENTITY when nearby is not a live cell here. */
+ * it) and joins the other, at once. To a space on another cellapp (nearby names a cell held
+ * there) it answers MC_CALL_OK and the cell moves there once the handler has returned, with
+ * its properties, timers and witness state, its calls following it (docs/WORLD.md,
+ * "Teleports"); when that move fails (the other cellapp refuses, does not answer in time or
+ * dies) the cell stays where it was, as it was, and gets onTeleportFailure(reason) there.
+ * MC_CALL_ERR_ARGS for non-finite values, MC_CALL_ERR_NO_ENTITY when nearby is not a live
+ * cell here, MC_CALL_ERR_MAILBOX when it is not a CELL mailbox, MC_CALL_ERR_STATE while the
+ * cell is moving to another cellapp already, MC_CALL_ERR_BUSY when the cellapp's table of
+ * moves is full. */
 int mc_teleport(const mc_call_ctx *call, const mc_mailbox_ref *nearby, mc_vector3 position,
                 mc_vector3 direction);
+
+/* Why a move to another cellapp failed: the reason onTeleportFailure(reason) gets, on the
+ * cellapp where the cell stays (its timers, witness state and queued calls back). */
+enum {
+    /* the new cellapp refused: nearby's cell (so its space) is not there any more, the
+     * entity type is unknown there, or it ran out of memory */
+    MC_TELEPORT_REFUSED = 1,
+    /* no answer within the call timeout (--callTimeoutMs); a copy made there is dropped */
+    MC_TELEPORT_TIMED_OUT = 2,
+    /* the new cellapp was declared dead (before it answered, or before it was asked) */
+    MC_TELEPORT_PEER_DEAD = 3,
+    /* this cellapp could not ask: properties that do not encode, too many timers, out of
+     * memory, or no channel to the new cellapp */
+    MC_TELEPORT_NOT_SENT = 4,
+};
 
 /* ---- area of interest (cell part; docs/WORLD.md) -------------------------------------
  * A *witness* sees the cell entities of its space within its AoI radius (the cellapp's

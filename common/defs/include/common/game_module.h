@@ -23,7 +23,9 @@
 #include "common/stream.h"
 #include "common/value.h"
 
-#define MC_GAME_ABI 5u
+/* The layout of the tables below, as generated code fills them. Bumped whenever it changes
+ * (6: mc_game_hooks.on_teleport_failure); mc_game_check refuses a module of another ABI. */
+#define MC_GAME_ABI 6u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -116,6 +118,10 @@ typedef struct {
      * has it as its player now (connected, or given by giveClientTo) */
     int (*on_client_death)(const mc_call_ctx *call, void *props);
     int (*on_entities_enabled)(const mc_call_ctx *call, void *props);
+    /* cell: a move to a space on another cellapp failed and the cell stays where it was, as
+     * it was (reason: MC_TELEPORT_REFUSED, _TIMED_OUT, _PEER_DEAD or _NOT_SENT, in
+     * common/entity_api.h); once per failed move */
+    int (*on_teleport_failure)(const mc_call_ctx *call, void *props, int32_t reason);
 } mc_game_hooks;
 
 /* Decode args for one method, run the handler on props, encode return values into reply
@@ -156,6 +162,8 @@ typedef struct {
     mc_game_hooks hooks[MC_PART_COUNT];        /* base and cell (client slots unused) */
 } mc_game_type;
 
+/* abi and name come first and stay first, whatever the ABI: an engine reads them from a
+ * module of any ABI to say why it refuses it. */
 typedef struct {
     uint32_t abi;
     const char *name;

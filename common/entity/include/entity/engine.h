@@ -165,6 +165,9 @@ typedef enum {
     MC_HOOK_ENTITIES_ENABLED,   /* base proxies: a client has it as its player now */
 } mc_hook;
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason);
+/* Run a cell's onTeleportFailure(reason) (an MC_TELEPORT_* of common/entity_api.h): its
+ * move to another cellapp failed and it stays here as it was. Like mc_engine_run_hook. */
+int mc_engine_run_teleport_failure(mc_engine *e, mc_entity *ent, int32_t reason);
 
 /* Dispatch a call to a part of an entity held here: checks method and arguments, runs the
  * handler, answers a request (counts and logs refusals). */
