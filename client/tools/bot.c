@@ -150,11 +150,53 @@ static void cb_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
     }
 }
 
+int bot_move_sent(const bot *b, mc_vector3 pos, uint64_t *sent_us)
+{
+    for (uint32_t k = 1; k <= b->moves_n; k++) {
+        const bot_move *m = &b->moves[(b->moves_head + BOT_MOVE_HISTORY - k) % BOT_MOVE_HISTORY];
+        if (fabsf(m->pos.x - pos.x) <= BOT_MOVE_MATCH_M &&
+            fabsf(m->pos.z - pos.z) <= BOT_MOVE_MATCH_M &&
+            fabsf(m->pos.y - pos.y) <= BOT_MOVE_MATCH_M) {
+            *sent_us = m->sent_us;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void remember_move(bot *b, mc_vector3 pos, uint64_t sent_us)
+{
+    b->moves[b->moves_head] = (bot_move){.pos = pos, .sent_us = sent_us};
+    b->moves_head = (b->moves_head + 1) % BOT_MOVE_HISTORY;
+    if (b->moves_n < BOT_MOVE_HISTORY)
+        b->moves_n++;
+}
+
+/* Another entity moved in b's view: when a bot of this process plays it, time the update. */
+static void time_update(bot *b, const mc_world_record *r)
+{
+    bots_stats *st = b->sh->st;
+    if (!st->steady || !b->sh->ids)
+        return;
+    const bot *mover = bot_ids_get(b->sh->ids, r->id);
+    if (!mover || mover == b)
+        return;
+    uint64_t sent;
+    if (bot_move_sent(mover, r->position, &sent) != 0) {
+        st->update_unmatched++;
+        return;
+    }
+    uint64_t now = now_us();
+    bots_stats_update(st, now > sent ? now - sent : 0);
+}
+
 static void cb_world(void *ud, mc_client *c, const mc_world_record *r)
 {
     (void)c;
     bot *b = ud;
-    if (r->kind == MC_WORLD_CALL && r->method && !strcmp(r->method->name, "onChat"))
+    if (r->kind == MC_WORLD_VOLATILE)
+        time_update(b, r);
+    else if (r->kind == MC_WORLD_CALL && r->method && !strcmp(r->method->name, "onChat"))
         b->sh->st->chats_heard++;
     else if (r->kind == MC_WORLD_CORRECTION) {
         b->sh->st->corrections++;
@@ -219,9 +261,16 @@ static void walk(bot *b, uint64_t now)
         b->pos.z += dz / d * step;
     }
     mc_vector3 dir = d > 0 ? (mc_vector3){dx / d, 0, dz / d} : (mc_vector3){0, 0, 1};
-    if (mc_client_move(b->c, b->pos, dir) == MC_CALL_OK)
+    if (mc_client_move(b->c, b->pos, dir) == MC_CALL_OK) {
         b->sh->st->moves_sent++;
-    b->next_move_ms = now + b->sh->move_ms;
+        remember_move(b, b->pos, now_us());
+    }
+    /* a steady cadence: the next move a period after this one was due, not after it was
+     * sent (a loop that comes round late would otherwise slow every bot down); one more
+     * than a period late starts afresh rather than catching up in a burst */
+    b->next_move_ms += b->sh->move_ms;
+    if (b->next_move_ms <= now)
+        b->next_move_ms = now + b->sh->move_ms;
 }
 
 static void chat(bot *b, uint64_t now)
@@ -279,6 +328,8 @@ void bot_tick(bot *b, uint64_t now)
             pick_target(b);
             b->state = BOT_PLAY;
             b->sh->st->playing++;
+            if (b->sh->ids)
+                bot_ids_put(b->sh->ids, id, b);
             b->next_move_ms = now + rnd(b) % (b->sh->move_ms + 1);
             b->next_chat_ms = now + rnd(b) % (b->sh->chat_ms + 1);
         }

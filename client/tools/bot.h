@@ -1,7 +1,10 @@
 /* One simulated player of bots: logs in (mcclient/login.h), connects (mcclient/client.h),
  * plays its Account (creates its avatar once, then selects it), walks its Avatar around the
  * shared world within the speed limit, chats now and then and times the chat's round trip
- * (it hears its own chat back: Avatar.chat calls allClients.onChat), and logs out.
+ * (it hears its own chat back: Avatar.chat calls allClients.onChat), and logs out. It
+ * remembers its last moves (position and the time sent), so that another bot of the same
+ * process that sees it arrive there (a VOLATILE world record) can time the update: the
+ * update latency, move sent -> seen by another client (bots share one clock).
  * Nothing blocks: the host polls bot_fd() and calls bot_tick() (docs/tools/bots.md).
  */
 #ifndef MC_CLIENT_BOT_H
@@ -10,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bot_ids.h"
 #include "bots_stats.h"
 #include "mcclient/client.h"
 #include "mcclient/login.h"
@@ -33,7 +37,19 @@ typedef struct {
     uint32_t idle_ms;           /* a silent baseapp is lost after this long */
     uint64_t *rng;              /* the host's generator state */
     bots_stats *st;
+    bot_ids *ids;               /* avatar entity id -> bot (filled as they start playing) */
 } bot_shared;
+
+/* Moves remembered per bot: 3.2 s of them at 10 Hz. Positions a viewer is told are the
+ * floats the mover sent (the wire carries them as f32), so they match exactly; a small
+ * tolerance (BOT_MOVE_MATCH_M) is kept all the same, and the newest match wins. */
+#define BOT_MOVE_HISTORY 32u
+#define BOT_MOVE_MATCH_M 0.001f
+
+typedef struct {
+    mc_vector3 pos;
+    uint64_t sent_us;
+} bot_move;
 
 typedef struct {
     const bot_shared *sh;
@@ -49,6 +65,8 @@ typedef struct {
     uint32_t chat_seq;          /* the chat whose answer is awaited (0: none) */
     uint64_t chat_sent_us;
     bots_baseapp *baseapp;      /* the one it logged in to */
+    bot_move moves[BOT_MOVE_HISTORY]; /* a ring: the newest at moves_head - 1 */
+    uint32_t moves_head, moves_n;
 } bot;
 
 /* Set it up (nothing sent). source: the login's source address or NULL. */
@@ -64,6 +82,9 @@ void bot_tick(bot *b, uint64_t now_ms);
 uint64_t bot_next_ms(const bot *b);
 /* Stop walking (BOT_PLAY -> BOT_QUIET) or walk on (BOT_QUIET -> BOT_PLAY). */
 void bot_set_quiet(bot *b, bool quiet);
+/* When b sent the move that put it at pos (its newest such move among the last
+ * BOT_MOVE_HISTORY), in the bots' monotonic microseconds: 0 and *sent_us set, or -1. */
+int bot_move_sent(const bot *b, mc_vector3 pos, uint64_t *sent_us);
 /* Log out (LOG_OFF) and count its bytes; the bot is done. */
 void bot_logout(bot *b);
 void bot_free(bot *b);

@@ -1,5 +1,6 @@
 /* bots: N simulated players log in at a rate, walk the shared world, chat and time the
- * round trip, optionally compare what they see with what the cellapps say, and log out when
+ * round trip, time how long one bot's move takes to reach the others' clients (update
+ * latency), optionally compare what they see with what the cellapps say, and log out when
  * the duration ends; one process, one poll loop (docs/tools/bots.md). */
 #define _POSIX_C_SOURCE 200809L
 #include "bot.h"
@@ -11,6 +12,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,16 @@
 #define MAX_BOTS 20000u
 #define LATE_MS 30000u  /* logins and connections still under way may finish this much later */
 
+/* SIGINT / SIGTERM: end the run now (log out, print the summary). The one thing a signal
+ * handler may touch; a second signal while logging out kills as usual. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
 typedef struct {
     uint32_t count, sources, tick_ms, settle_ms;
     double rate, duration;
@@ -29,6 +41,7 @@ typedef struct {
     const char *prefix, *password_file, *manager;
     bot_shared sh;
     bots_stats st;
+    bot_ids ids;
     bot *bots;
     struct pollfd *pfd;
     uint32_t *pidx;
@@ -37,7 +50,7 @@ typedef struct {
     tool_cluster tc;
     mc_entity_defs *defs;
     bool tty;
-    uint64_t t0, last_progress;
+    uint64_t t0, last_progress, next_steady_check;
 } bots_run;
 
 static void usage(FILE *f)
@@ -47,9 +60,10 @@ static void usage(FILE *f)
             "N simulated players (accounts PREFIX0001.. with one password: made beforehand\n"
             "with mc-account, or auto-created by a loginapp with --autoCreateAccounts) log in\n"
             "at that rate, create or select their avatar, walk around the shared world, chat\n"
-            "and time the chat's round trip, and log out when the duration ends. A closing\n"
-            "table (or --json: one JSON object) gives logins by status, calls, round trips and\n"
-            "bytes.\n"
+            "and time the chat's round trip, and log out when the duration ends. Each move a\n"
+            "bot sends is timed until another bot's client sees it (update latency). A closing\n"
+            "table (or --json: one JSON object) gives logins by status, calls, round trips,\n"
+            "update latency and bytes.\n"
             "options:\n"
             "  --count N              bots (1..%u)\n"
             "  --rate PER_SECOND      logins started per second (0.1..100000)\n"
@@ -74,6 +88,7 @@ static void usage(FILE *f)
             "  --loginapp IP:PORT, --public-key HEX, --manager IP:PORT, --res DIR\n"
             "                         default: the cluster file ($MC_RUN_DIR/cluster.conf,\n"
             "                         else <repo>/run/cluster.conf) and <repo>/defs\n"
+            "SIGINT or SIGTERM ends the run early: the bots log out and the summary is printed.\n"
             "Exit status: 0 when every bot logged in, played and logged out and no view\n"
             "differed; 3 otherwise; 2 bad usage; 1 other failures.\n",
             MAX_BOTS);
@@ -303,6 +318,31 @@ static void check_views(bots_run *r, uint64_t *next_sweep)
     view_check_free(&v);
 }
 
+/* The steady state begins once every bot has started and none is still logging in or
+ * connecting; while it lasts, update latency is recorded and the views are sampled about
+ * once a second. */
+static void watch_steady(bots_run *r, uint64_t now, uint32_t started)
+{
+    if (now < r->next_steady_check)
+        return;
+    r->next_steady_check = now + (r->st.steady ? 1000 : 100);
+    if (!r->st.steady) {
+        if (started < r->count || settling(r))
+            return;
+        r->st.steady = true;
+        r->st.steady_start_ms = now;
+        return;
+    }
+    for (uint32_t i = 0; i < r->count; i++) {
+        const bot *b = &r->bots[i];
+        if (b->state != BOT_PLAY || !b->c)
+            continue;
+        const mc_client_entity *es;
+        r->st.view_sum += mc_client_entities(b->c, &es);
+        r->st.view_samples++;
+    }
+}
+
 static int run(bots_run *r)
 {
     uint64_t next_sweep = 0;
@@ -313,12 +353,17 @@ static int run(bots_run *r)
         while (started < r->count &&
                now >= r->t0 + (uint64_t)((double)started * 1000.0 / r->rate))
             bot_start(&r->bots[started++], now);
-        if (now >= end && (!settling(r) || now >= end + LATE_MS))
+        if ((now >= end && (!settling(r) || now >= end + LATE_MS)) || stop_requested)
             break;
+        watch_steady(r, now, started);
         round_once(r, -1, 10, &next_sweep);
         progress(r, now, now < end ? "playing" : "waiting for late logins", false);
     }
-    if (r->check_view)
+    if (r->st.steady) {
+        r->st.steady = false;
+        r->st.steady_end_ms = tool_now_ms();
+    }
+    if (r->check_view && !stop_requested)
         check_views(r, &next_sweep);
     progress(r, tool_now_ms(), "logging out", true);
     if (r->tty && !r->quiet)
@@ -391,7 +436,7 @@ int main(int argc, char **argv)
     r.bots = calloc(r.count, sizeof *r.bots);
     r.pfd = calloc(r.count + 1, sizeof *r.pfd);
     r.pidx = calloc(r.count + 1, sizeof *r.pidx);
-    if (!r.bots || !r.pfd || !r.pidx) {
+    if (!r.bots || !r.pfd || !r.pidx || bot_ids_init(&r.ids, r.count) != 0) {
         fprintf(stderr, "bots: out of memory\n");
         return TOOL_EXIT_ERROR;
     }
@@ -403,6 +448,7 @@ int main(int argc, char **argv)
     r.sh.password = r.password;
     r.sh.rng = &r.rng;
     r.sh.st = &r.st;
+    r.sh.ids = &r.ids;
     for (uint32_t i = 0; i < r.count; i++) {
         char src[20];
         if (r.sources)
@@ -411,6 +457,10 @@ int main(int argc, char **argv)
         bot_init(&r.bots[i], &r.sh, i, r.prefix, r.sources ? src : NULL);
     }
     r.tty = isatty(2);
+    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     run(&r);
     if (r.json)
         bots_stats_print_json(&r.st, stdout);
@@ -423,6 +473,7 @@ int main(int argc, char **argv)
     free(r.pfd);
     free(r.pidx);
     bots_stats_free(&r.st);
+    bot_ids_free(&r.ids);
     mc_defs_free(r.defs);
     sodium_memzero(r.password, sizeof r.password);
     return ok ? 0 : 3;

@@ -10,13 +10,39 @@ int bots_stats_init(bots_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->rtt_buckets = calloc(BOTS_RTT_BUCKETS, sizeof *s->rtt_buckets);
-    return s->rtt_buckets ? 0 : -1;
+    s->update = malloc(sizeof *s->update);
+    if (!s->rtt_buckets || !s->update) {
+        bots_stats_free(s);
+        return -1;
+    }
+    lat_hist_init(s->update);
+    return 0;
 }
 
 void bots_stats_free(bots_stats *s)
 {
     free(s->rtt_buckets);
     s->rtt_buckets = NULL;
+    free(s->update);
+    s->update = NULL;
+}
+
+void bots_stats_update(bots_stats *s, uint64_t us)
+{
+    if (s->steady)
+        lat_hist_add(s->update, us);
+}
+
+double bots_stats_steady_s(const bots_stats *s)
+{
+    if (!s->steady_start_ms || s->steady_end_ms < s->steady_start_ms)
+        return 0;
+    return (double)(s->steady_end_ms - s->steady_start_ms) / 1000.0;
+}
+
+double bots_stats_view_avg(const bots_stats *s)
+{
+    return s->view_samples ? (double)s->view_sum / (double)s->view_samples : 0;
 }
 
 void bots_stats_rtt(bots_stats *s, uint64_t us)
@@ -91,6 +117,12 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
             (unsigned long long)s->corrections);
     fprintf(f, "  round trip ms    p50 %.2f  p99 %.2f  max %.2f\n", bots_stats_rtt_ms(s, 0.5),
             bots_stats_rtt_ms(s, 0.99), (double)s->rtt_max_us / 1000.0);
+    fprintf(f, "  update ms        p50 %.2f  p99 %.2f  max %.2f (%llu samples in %.1f s, %llu "
+               "unmatched)\n",
+            lat_hist_ms(s->update, 0.5), lat_hist_ms(s->update, 0.99),
+            lat_hist_max_ms(s->update), (unsigned long long)s->update->n,
+            bots_stats_steady_s(s), (unsigned long long)s->update_unmatched);
+    fprintf(f, "  in view          %.1f entities on average\n", bots_stats_view_avg(s));
     fprintf(f, "  bytes sent       %llu (%llu packets)\n", (unsigned long long)s->bytes_sent,
             (unsigned long long)s->packets_sent);
     fprintf(f, "  bytes received   %llu (%llu packets)\n", (unsigned long long)s->bytes_received,
@@ -131,7 +163,7 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
                "\"rtt_p99_ms\":%.3f,\"rtt_max_ms\":%.3f,\"bytes_sent\":%llu,"
                "\"bytes_received\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
                "\"logins_per_s\":%.1f,\"view_checked\":%llu,\"view_mismatches\":%llu,"
-               "\"view_unknown\":%llu,\"view_ids_compared\":%llu,\"baseapps\":[",
+               "\"view_unknown\":%llu,\"view_ids_compared\":%llu,",
             (unsigned long long)s->calls_sent, (unsigned long long)s->calls_answered,
             (unsigned long long)s->chats_heard, (unsigned long long)s->moves_sent,
             (unsigned long long)s->corrections, bots_stats_rtt_ms(s, 0.5),
@@ -141,6 +173,13 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
             bots_stats_login_rate(s), (unsigned long long)s->view_checked,
             (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown,
             (unsigned long long)s->view_ids_compared);
+    fprintf(f, "\"update_samples\":%llu,\"update_p50_ms\":%.3f,\"update_p99_ms\":%.3f,"
+               "\"update_max_ms\":%.3f,\"update_mean_ms\":%.3f,\"update_unmatched\":%llu,"
+               "\"steady_s\":%.1f,\"view_avg\":%.1f,\"baseapps\":[",
+            (unsigned long long)s->update->n, lat_hist_ms(s->update, 0.5),
+            lat_hist_ms(s->update, 0.99), lat_hist_max_ms(s->update),
+            lat_hist_mean_ms(s->update), (unsigned long long)s->update_unmatched,
+            bots_stats_steady_s(s), bots_stats_view_avg(s));
     for (size_t i = 0; i < s->nbaseapps; i++) {
         const bots_baseapp *b = &s->baseapps[i];
         fprintf(f, "%s{\"addr\":\"%s\",\"logged_in\":%llu,\"ended_early\":%llu,"

@@ -1,5 +1,6 @@
-/* bots' counters and round-trip histogram (bounded: 50 us buckets up to 30 s), and the
- * closing summary as a table or one JSON object (docs/tools/bots.md). */
+/* bots' counters, the chats' round-trip histogram (bounded: 50 us buckets up to 30 s), the
+ * update-latency histogram (lat_hist.h: a move sent by one bot, seen by another bot's
+ * client), and the closing summary as a table or one JSON object (docs/tools/bots.md). */
 #ifndef MC_CLIENT_BOTS_STATS_H
 #define MC_CLIENT_BOTS_STATS_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lat_hist.h"
 #include "secure/login.h"
 
 #define BOTS_RTT_BUCKET_US 50u
@@ -34,6 +36,16 @@ typedef struct {
     uint64_t first_login_start_ms, last_login_ok_ms;
     uint64_t rtt_n, rtt_max_us;
     uint32_t *rtt_buckets; /* BOTS_RTT_BUCKETS */
+    /* update latency: recorded from the moment every bot has played (or failed or ended)
+     * until the logout (the steady state); moves seen that matched none of the mover's
+     * recent moves are counted apart */
+    bool steady;
+    uint64_t steady_start_ms, steady_end_ms;
+    uint64_t update_unmatched;
+    lat_hist *update;
+    /* entities in the views of the bots playing, sampled about once a second in the steady
+     * state */
+    uint64_t view_sum, view_samples;
     size_t nbaseapps;
     bots_baseapp baseapps[BOTS_MAX_BASEAPPS];
 } bots_stats;
@@ -41,6 +53,12 @@ typedef struct {
 int bots_stats_init(bots_stats *s);
 void bots_stats_free(bots_stats *s);
 void bots_stats_rtt(bots_stats *s, uint64_t us);
+/* One update-latency sample (only in the steady state). */
+void bots_stats_update(bots_stats *s, uint64_t us);
+/* Seconds of steady state (0 when it never began). */
+double bots_stats_steady_s(const bots_stats *s);
+/* Entities in a bot's view on average (0 without samples). */
+double bots_stats_view_avg(const bots_stats *s);
 /* The baseapp at addr ("a.b.c.d:port"), added when new; NULL past BOTS_MAX_BASEAPPS. */
 bots_baseapp *bots_stats_baseapp(bots_stats *s, const char *addr);
 /* The round-trip time at quantile q (0..1) in ms (0 without samples). */

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Smoke test of world-bench (bench/world/): a few bots through the whole private cluster.
+# Not a timing assertion: it checks only that everything works: exit status 0, the closing
+# line, update-latency samples taken (a move of one bot seen by another bot's client), every
+# bot logged in and played, none failed or lost, and nothing left running.
+set -uo pipefail
+BIN=${MC_BIN_DIR:?set MC_BIN_DIR to the bin dir of a build}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+"$BIN/world-bench" --bots 30 --duration 5 --area 60 >"$out" 2>&1
+rc=$?
+cat "$out"
+die() { echo "test_world_bench: $*" >&2; exit 1; }
+[ "$rc" = 0 ] || die "exit status $rc"
+[ "$(tail -n 1 "$out" | grep -Ec '^update p99 at 30 bots: [0-9]+\.[0-9]+ ms$')" = 1 ] ||
+  die "the last line is not the closing line"
+samples=$(sed -n 's/.*(\([0-9]*\) samples in.*/\1/p' "$out")
+[ "${samples:-0}" -gt 0 ] || die "no update-latency sample"
+grep -Eq '^  bots +30 logged in, 0 failed, 0 lost or ended early, 30 played \(exit 0\)$' "$out" ||
+  die "not every bot logged in and played"
+# bad usage: one line on stderr, exit 2
+err=$("$BIN/world-bench" --bots 0 2>&1 >/dev/null)
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] || die "bad usage: exit $rc, '$err'"
+"$BIN/world-bench" --help | grep -q -- '--keep-logs' || die "--help"
+echo "test_world_bench: ok ($samples update samples)"
