@@ -106,6 +106,20 @@ static void wait_int(rc_cluster *c, const char *proc, const char *path, long lon
                   proc, path, rc_int(c, proc, path), want);
 }
 
+/* The cell of id on proc stayed whole after a failed move: `seen` calls delivered there, none
+ * out of order, and its timer still firing (three more times). */
+static void check_stayed(rc_cluster *c, const char *proc, int32_t id, long long seen)
+{
+    char p[128];
+    path_of(p, sizeof p, id, "props/cellSeen");
+    wait_int(c, proc, p, seen);
+    path_of(p, sizeof p, id, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(c, proc, p), 0);
+    path_of(p, sizeof p, id, "props/cellTimerFires");
+    long long fires = rc_int(c, proc, p);
+    wait_int(c, proc, p, fires + 3);
+}
+
 /* The onTeleportFailure calls the cell of id on proc heard, as the Probe notes them
  * ("reason:rc;" each, rc its move to (-1, 0, -1) from the callback): exactly `want`, and,
  * when some were heard, the cell is where the last callback put it. */
@@ -332,13 +346,7 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     /* its game heard it once, refused, there; its callback could move it */
     check_tp_failures(&c, A, a, "1:0;");
     /* it is where it was, with its calls, timers and witness */
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, A, p, 200);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
-    ck_assert_int_eq(rc_int(&c, A, p), 0);
-    path_of(p, sizeof p, a, "props/cellTimerFires");
-    long long fires = rc_int(&c, A, p);
-    wait_int(&c, A, p, fires + 3);
+    check_stayed(&c, A, a, 200);
     path_of(p, sizeof p, a, "aoi/witness");
     rc_value(&c, A, p, v, sizeof v);
     ck_assert_str_eq(v, "true");
@@ -372,7 +380,7 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     path_of(p, sizeof p, a, "props/cellTimer");
     ck_assert_int_eq(rc_int(&c, A, p), timer_id);
     path_of(p, sizeof p, a, "props/cellTimerFires");
-    fires = rc_int(&c, A, p);
+    long long fires = rc_int(&c, A, p);
     wait_int(&c, A, p, fires + 3);
     pings_via_base(&c, a, via, 100, 201);
     path_of(p, sizeof p, a, "props/cellSeen");
@@ -421,13 +429,7 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     /* its game heard it once: MC_TELEPORT_TIMED_OUT (the call timeout, 5 s, comes before the
      * manager's verdict, 8 s) */
     check_tp_failures(&c, A, a, "2:0;");
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, A, p, 200);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
-    ck_assert_int_eq(rc_int(&c, A, p), 0);
-    path_of(p, sizeof p, a, "props/cellTimerFires");
-    long long fires = rc_int(&c, A, p);
-    wait_int(&c, A, p, fires + 3);
+    check_stayed(&c, A, a, 200);
     path_of(p, sizeof p, a, "aoi/witness");
     rc_value(&c, A, p, v, sizeof v);
     ck_assert_str_eq(v, "true");
@@ -470,13 +472,7 @@ START_TEST(a_move_the_new_cellapp_answers_too_late_fails_and_the_entity_stays)
     wait_int(&c, A, "moves/failed", 1);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
     check_tp_failures(&c, A, a, "2:0;"); /* MC_TELEPORT_TIMED_OUT, once */
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, A, p, 50);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
-    ck_assert_int_eq(rc_int(&c, A, p), 0);
-    path_of(p, sizeof p, a, "props/cellTimerFires");
-    long long fires = rc_int(&c, A, p);
-    wait_int(&c, A, p, fires + 3);
+    check_stayed(&c, A, a, 50);
     /* the copy there goes, and the late yes changes nothing here */
     set_latency(&c, B, 0);
     wait_int(&c, B, "moves/aborted", 1);
