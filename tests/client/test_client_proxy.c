@@ -7,6 +7,7 @@
  * failures; a client that logs off or goes silent is its base's onClientDeath. Every
  * process is stopped at the end (SIGTERM, exit 0) and killed if the test fails. */
 #include "check_main.h"
+#include "client_cluster.h"
 #include "harness.h"
 
 #include <errno.h>
@@ -28,108 +29,35 @@
 #include "mcclient/client.h"
 #include "secure/session.h"
 
+#define BASEAPP "baseapp01"
 #define WATCH_MS "15000"
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
+typedef client_cluster cluster;
+
+static long now_ms(void) { return client_cluster_now_ms(); }
 
 /* ---- the processes ---------------------------------------------------------------------- */
 
-typedef struct {
-    char mgr[32];
-    pid_t mpid, bpid, cpid;
-    char blog[600], clog[600], mlog[600];
-    char base_name[32];
-    mc_entity_defs *defs;
-} cluster;
-
+/* A manager, a baseapp (clients silent for 3 s are gone; base_opt: one more option or NULL)
+ * and, with_cell, a cellapp, with the example game. */
 static void start(cluster *c, bool with_cell, const char *base_opt)
 {
-    memset(c, 0, sizeof *c);
-    const char *dir = h_tmpdir();
-    snprintf(c->mlog, sizeof c->mlog, "%s/manager.log", dir);
-    snprintf(c->blog, sizeof c->blog, "%s/baseapp.log", dir);
-    snprintf(c->clog, sizeof c->clog, "%s/cellapp.log", dir);
-    c->mpid = h_start_manager(c->mgr, sizeof c->mgr, c->mlog, NULL);
-    ck_assert_msg(c->mpid > 0, "the manager did not start (%s)", c->mlog);
-    char bin[512], internal[64], external[64], mopt[64], res[600];
-    snprintf(mopt, sizeof mopt, "--manager=%s", c->mgr);
-    snprintf(res, sizeof res, "--res=%s/defs", h_source_dir());
-    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
-    snprintf(external, sizeof external, "--external=127.0.0.1:%d", h_free_port(false));
-    char *bargv[] = {(char *)h_bin("baseapp", bin, sizeof bin), internal, external, mopt, res,
-                     "--clientIdleMs=3000", (char *)base_opt, NULL};
-    c->bpid = h_spawn(bargv, c->blog);
-    ck_assert_int_gt(c->bpid, 0);
-    ck_assert_msg(h_wait_watch(c->mgr, "baseapps", "role", "baseapp", 15000),
-                  "the baseapp did not register (%s)", c->blog);
-    snprintf(c->base_name, sizeof c->base_name, "baseapp01");
-    if (with_cell) {
-        char cinternal[64];
-        snprintf(cinternal, sizeof cinternal, "--internal=127.0.0.1:%d", h_free_port(false));
-        char *cargv[] = {(char *)h_bin("cellapp", bin, sizeof bin), cinternal, mopt, res, NULL};
-        c->cpid = h_spawn(cargv, c->clog);
-        ck_assert_int_gt(c->cpid, 0);
-        ck_assert_msg(h_wait_watch(c->mgr, "cellapps", "role", "cellapp", 15000),
-                      "the cellapp did not register (%s)", c->clog);
-    }
-    char err[4096];
-    char path[600];
-    snprintf(path, sizeof path, "%s/defs", h_source_dir());
-    c->defs = mc_defs_load(path, err, sizeof err);
-    ck_assert_msg(c->defs != NULL, "%s", err);
+    const char *const base_opts[] = {"--clientIdleMs=3000", base_opt, NULL};
+    client_cluster_start(c, base_opts, with_cell, NULL);
 }
 
-static void stop_one(pid_t pid, const char *name, const char *log)
-{
-    if (pid <= 0)
-        return;
-    h_kill(pid, SIGTERM);
-    int st = h_wait_exit(pid, 20000);
-    ck_assert_msg(st == 0, "%s exited %d (log %s)", name, st, log);
-}
-
-static void stop(cluster *c)
-{
-    stop_one(c->bpid, "baseapp", c->blog);
-    stop_one(c->cpid, "cellapp", c->clog);
-    stop_one(c->mpid, "manager", c->mlog);
-    mc_defs_free(c->defs);
-}
+static void stop(cluster *c) { client_cluster_stop(c); }
 
 /* `watcher get|call ...` on the baseapp; the value after the path into val. */
 static bool watch(const cluster *c, const char *verb, const char *path, const char *arg1,
                   const char *arg2, char *val, size_t n)
 {
-    static char out[16384];
-    int rc = h_watcher(out, sizeof out, c->mgr, "--timeout", WATCH_MS, verb, c->base_name, path,
-                       arg1, arg2, NULL);
-    if (rc != 0) {
-        snprintf(val, n, "exit %d: %.200s", rc, out);
-        return false;
-    }
-    const char *p = strstr(out, path);
-    if (!p)
-        return false;
-    p += strlen(path);
-    while (*p == ' ')
-        p++;
-    size_t len = strcspn(p, "\n");
-    if (len >= n)
-        len = n - 1;
-    memcpy(val, p, len);
-    val[len] = '\0';
-    return true;
+    return client_cluster_watch(c, BASEAPP, verb, path, arg1, arg2, NULL, val, n);
 }
 
 static long long counter(const cluster *c, const char *path)
 {
-    char v[256];
-    return watch(c, "get", path, NULL, NULL, v, sizeof v) ? atoll(v) : -1;
+    return client_cluster_counter(c, BASEAPP, path);
 }
 
 static bool wait_counter(const cluster *c, const char *path, long long want, int ms)
@@ -371,7 +299,7 @@ START_TEST(a_client_plays_its_account_then_its_avatar)
     snprintf(ids, sizeof ids, "%d", (int)avatar);
     static char wout[4096];
     ck_assert_int_eq(h_watcher(wout, sizeof wout, c.mgr, "--timeout", WATCH_MS, "call",
-                               c.base_name, "command/call", ids, "thank", "[]", NULL),
+                               BASEAPP, "command/call", ids, "thank", "[]", NULL),
                      0);
     (void)out;
     ck_assert(pump((tclient *[]){&t}, 1, 5000, has_props, &one));
@@ -591,7 +519,7 @@ START_TEST(a_typed_client_uses_the_generated_senders_and_handlers)
     snprintf(ids, sizeof ids, "%d", (int)t.id);
     static char wout[4096];
     ck_assert_int_eq(h_watcher(wout, sizeof wout, c.mgr, "--timeout", WATCH_MS, "call",
-                               c.base_name, "command/call", ids, "thank", "[]", NULL),
+                               BASEAPP, "command/call", ids, "thank", "[]", NULL),
                      0);
     ck_assert(pump((tclient *[]){&t}, 1, 5000, has_props, &one));
     ck_assert_int_eq(((const Avatar_client *)mc_client_props(t.c))->xp, 10);

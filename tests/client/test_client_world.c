@@ -7,6 +7,7 @@
  * and corrected, and sees the other leave when it walks away and come back with current
  * values. Every process is stopped at the end (SIGTERM, exit 0). */
 #include "check_main.h"
+#include "client_cluster.h"
 #include "harness.h"
 
 #include <math.h>
@@ -21,91 +22,28 @@
 #include "common/value_json.h"
 #include "mcclient/client.h"
 
-#define WATCH_MS "15000"
+typedef client_cluster cluster;
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
+static long now_ms(void) { return client_cluster_now_ms(); }
 
-typedef struct {
-    char mgr[32];
-    pid_t mpid, bpid, cpid;
-    char blog[600], clog[600], mlog[600];
-    mc_entity_defs *defs;
-} cluster;
-
+/* A manager, a baseapp and a cellapp (moves up to 50 m/s) with the example game. */
 static void start(cluster *c)
 {
-    memset(c, 0, sizeof *c);
-    const char *dir = h_tmpdir();
-    snprintf(c->mlog, sizeof c->mlog, "%s/manager.log", dir);
-    snprintf(c->blog, sizeof c->blog, "%s/baseapp.log", dir);
-    snprintf(c->clog, sizeof c->clog, "%s/cellapp.log", dir);
-    c->mpid = h_start_manager(c->mgr, sizeof c->mgr, c->mlog, NULL);
-    ck_assert_msg(c->mpid > 0, "the manager did not start (%s)", c->mlog);
-    char bin[512], internal[64], external[64], mopt[64], res[600], cinternal[64];
-    snprintf(mopt, sizeof mopt, "--manager=%s", c->mgr);
-    snprintf(res, sizeof res, "--res=%s/defs", h_source_dir());
-    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
-    snprintf(external, sizeof external, "--external=127.0.0.1:%d", h_free_port(false));
-    char *bargv[] = {(char *)h_bin("baseapp", bin, sizeof bin), internal, external, mopt, res,
-                     NULL};
-    c->bpid = h_spawn(bargv, c->blog);
-    ck_assert_msg(c->bpid > 0 && h_wait_watch(c->mgr, "baseapps", "role", "baseapp", 15000),
-                  "the baseapp did not register (%s)", c->blog);
-    snprintf(cinternal, sizeof cinternal, "--internal=127.0.0.1:%d", h_free_port(false));
-    char *cargv[] = {(char *)h_bin("cellapp", bin, sizeof bin), cinternal, mopt, res,
-                     "--maxClientSpeed=50", NULL};
-    c->cpid = h_spawn(cargv, c->clog);
-    ck_assert_msg(c->cpid > 0 && h_wait_watch(c->mgr, "cellapps", "role", "cellapp", 15000),
-                  "the cellapp did not register (%s)", c->clog);
-    char err[4096], path[600];
-    snprintf(path, sizeof path, "%s/defs", h_source_dir());
-    c->defs = mc_defs_load(path, err, sizeof err);
-    ck_assert_msg(c->defs != NULL, "%s", err);
+    static const char *const cell_opts[] = {"--maxClientSpeed=50", NULL};
+    client_cluster_start(c, NULL, true, cell_opts);
 }
 
-static void stop_one(pid_t pid, const char *name, const char *log)
-{
-    h_kill(pid, SIGTERM);
-    int st = h_wait_exit(pid, 20000);
-    ck_assert_msg(st == 0, "%s exited %d (log %s)", name, st, log);
-}
+static void stop(cluster *c) { client_cluster_stop(c); }
 
-static void stop(cluster *c)
-{
-    stop_one(c->bpid, "baseapp", c->blog);
-    stop_one(c->cpid, "cellapp", c->clog);
-    stop_one(c->mpid, "manager", c->mlog);
-    mc_defs_free(c->defs);
-}
-
-/* `watcher VERB PROC PATH [a1 [a2 [a3]]]`: the value after the path into val. */
 static bool watch(const cluster *c, const char *proc, const char *verb, const char *path,
                   const char *a1, const char *a2, const char *a3, char *val, size_t n)
 {
-    static char out[16384];
-    int rc = h_watcher(out, sizeof out, c->mgr, "--timeout", WATCH_MS, verb, proc, path, a1, a2,
-                       a3, NULL);
-    const char *p = rc == 0 ? strstr(out, path) : NULL;
-    if (!p) {
-        snprintf(val, n, "exit %d: %.100s", rc, out);
-        return false;
-    }
-    p += strlen(path);
-    while (*p == ' ')
-        p++;
-    snprintf(val, n, "%.*s", (int)strcspn(p, "\n"), p);
-    return true;
+    return client_cluster_watch(c, proc, verb, path, a1, a2, a3, val, n);
 }
 
 static long long counter(const cluster *c, const char *proc, const char *path)
 {
-    char v[256];
-    return watch(c, proc, "get", path, NULL, NULL, NULL, v, sizeof v) ? atoll(v) : -1;
+    return client_cluster_counter(c, proc, path);
 }
 
 static int32_t create(const cluster *c, const char *type, const char *props)

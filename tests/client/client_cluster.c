@@ -1,0 +1,111 @@
+/* The processes the client tests play against (client_cluster.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "client_cluster.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+#define WATCH_MS "15000"
+#define MAX_EXTRA 4
+
+long client_cluster_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* argv after its fixed part: the extra options (at most MAX_EXTRA), then NULL. */
+static void add_extra(char **argv, size_t at, const char *const *extra)
+{
+    for (size_t i = 0; extra && extra[i] && i < MAX_EXTRA; i++)
+        argv[at++] = (char *)extra[i];
+    argv[at] = NULL;
+}
+
+void client_cluster_start(client_cluster *c, const char *const *base_opts, bool with_cell,
+                          const char *const *cell_opts)
+{
+    memset(c, 0, sizeof *c);
+    const char *dir = h_tmpdir();
+    snprintf(c->mlog, sizeof c->mlog, "%s/manager.log", dir);
+    snprintf(c->blog, sizeof c->blog, "%s/baseapp.log", dir);
+    snprintf(c->clog, sizeof c->clog, "%s/cellapp.log", dir);
+    c->mpid = h_start_manager(c->mgr, sizeof c->mgr, c->mlog, NULL);
+    ck_assert_msg(c->mpid > 0, "the manager did not start (%s)", c->mlog);
+    char bin[512], internal[64], external[64], mopt[64], res[600];
+    snprintf(mopt, sizeof mopt, "--manager=%s", c->mgr);
+    snprintf(res, sizeof res, "--res=%s/defs", h_source_dir());
+    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
+    snprintf(external, sizeof external, "--external=127.0.0.1:%d", h_free_port(false));
+    char *bargv[6 + MAX_EXTRA] = {(char *)h_bin("baseapp", bin, sizeof bin), internal, external,
+                                  mopt, res};
+    add_extra(bargv, 5, base_opts);
+    c->bpid = h_spawn(bargv, c->blog);
+    ck_assert_msg(c->bpid > 0 && h_wait_watch(c->mgr, "baseapps", "role", "baseapp", 15000),
+                  "the baseapp did not register (%s)", c->blog);
+    if (with_cell) {
+        char cinternal[64];
+        snprintf(cinternal, sizeof cinternal, "--internal=127.0.0.1:%d", h_free_port(false));
+        char *cargv[5 + MAX_EXTRA] = {(char *)h_bin("cellapp", bin, sizeof bin), cinternal, mopt,
+                                      res};
+        add_extra(cargv, 4, cell_opts);
+        c->cpid = h_spawn(cargv, c->clog);
+        ck_assert_msg(c->cpid > 0 && h_wait_watch(c->mgr, "cellapps", "role", "cellapp", 15000),
+                      "the cellapp did not register (%s)", c->clog);
+    }
+    char err[4096], path[600];
+    snprintf(path, sizeof path, "%s/defs", h_source_dir());
+    c->defs = mc_defs_load(path, err, sizeof err);
+    ck_assert_msg(c->defs != NULL, "%s", err);
+}
+
+static void stop_one(pid_t pid, const char *name, const char *log)
+{
+    if (pid <= 0)
+        return;
+    h_kill(pid, SIGTERM);
+    int st = h_wait_exit(pid, 20000);
+    ck_assert_msg(st == 0, "%s exited %d (log %s)", name, st, log);
+}
+
+void client_cluster_stop(client_cluster *c)
+{
+    stop_one(c->bpid, "baseapp", c->blog);
+    stop_one(c->cpid, "cellapp", c->clog);
+    stop_one(c->mpid, "manager", c->mlog);
+    mc_defs_free(c->defs);
+    c->defs = NULL;
+}
+
+bool client_cluster_watch(const client_cluster *c, const char *proc, const char *verb,
+                          const char *path, const char *a1, const char *a2, const char *a3,
+                          char *val, size_t n)
+{
+    char out[16384];
+    int rc = h_watcher(out, sizeof out, c->mgr, "--timeout", WATCH_MS, verb, proc, path, a1, a2,
+                       a3, NULL);
+    const char *p = rc == 0 ? strstr(out, path) : NULL;
+    if (!p) {
+        snprintf(val, n, "exit %d: %.200s", rc, out);
+        return false;
+    }
+    p += strlen(path);
+    while (*p == ' ')
+        p++;
+    snprintf(val, n, "%.*s", (int)strcspn(p, "\n"), p);
+    return true;
+}
+
+long long client_cluster_counter(const client_cluster *c, const char *proc, const char *path)
+{
+    char v[256];
+    return client_cluster_watch(c, proc, "get", path, NULL, NULL, NULL, v, sizeof v) ? atoll(v)
+                                                                                      : -1;
+}
