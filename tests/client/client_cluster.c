@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/value_json.h"
 #include "harness.h"
 
 #define WATCH_MS "15000"
@@ -108,4 +109,21 @@ long long client_cluster_counter(const client_cluster *c, const char *proc, cons
     char v[256];
     return client_cluster_watch(c, proc, "get", path, NULL, NULL, NULL, v, sizeof v) ? atoll(v)
                                                                                       : -1;
+}
+
+void client_cluster_call_json(const client_cluster *c, mc_client *client, uint16_t type,
+                              mc_part part, const char *method, const char *json)
+{
+    const mc_def_method *m = mc_defs_method_by_name(mc_defs_type(c->defs, type), part, method);
+    ck_assert_msg(m != NULL, "no method %s", method);
+    mc_value args[8];
+    memset(args, 0, sizeof args);
+    char why[256];
+    ck_assert_msg(m->nargs <= 8, "%s: %zu arguments", method, m->nargs);
+    ck_assert_msg(mc_json_to_args(c->defs, m, json, strlen(json), args, why, sizeof why) == 0,
+                  "%s", why);
+    int rc = mc_client_call(client, part, method, args, m->nargs);
+    for (size_t i = 0; i < m->nargs; i++)
+        mc_value_free(&args[i]);
+    ck_assert_msg(rc == 0, "call %s: %s", method, mc_call_status_name(rc));
 }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "common/defs.h"
+#include "mcclient/client.h"
 
 typedef struct {
     char mgr[32];                      /* the manager's address */
@@ -34,6 +35,11 @@ bool client_cluster_watch(const client_cluster *c, const char *proc, const char 
                           char *val, size_t n);
 /* A number watcher's value, -1 when it cannot be read. */
 long long client_cluster_counter(const client_cluster *c, const char *proc, const char *path);
+
+/* Call an exposed method of the client's player (an entity of `type`) with arguments given as
+ * JSON, checked against the defs; asserts that the call was sent. */
+void client_cluster_call_json(const client_cluster *c, mc_client *client, uint16_t type,
+                              mc_part part, const char *method, const char *json);
 
 /* The monotonic clock in milliseconds. */
 long client_cluster_now_ms(void);

@@ -224,18 +224,7 @@ static bool ended(const tclient *t, const void *arg)
 static void call_json(tclient *t, const cluster *c, mc_part part, const char *method,
                       const char *json)
 {
-    const mc_entity_type_def *td = mc_defs_type(c->defs, t->type);
-    const mc_def_method *m = mc_defs_method_by_name(td, part, method);
-    ck_assert_ptr_nonnull(m);
-    mc_value args[8];
-    memset(args, 0, sizeof args);
-    char why[256];
-    ck_assert_msg(mc_json_to_args(c->defs, m, json, strlen(json), args, why, sizeof why) == 0,
-                  "%s", why);
-    int rc = mc_client_call(t->c, part, method, args, m->nargs);
-    for (size_t i = 0; i < m->nargs; i++)
-        mc_value_free(&args[i]);
-    ck_assert_msg(rc == 0, "call %s: %s", method, mc_call_status_name(rc));
+    client_cluster_call_json(c, t->c, t->type, part, method, json);
 }
 
 /* ---- the tests ------------------------------------------------------------------------------ */

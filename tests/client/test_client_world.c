@@ -171,18 +171,7 @@ static bool pump(player *a, player *b, int ms, cond_fn cond, const void *arg)
 static void call_json(player *p, const cluster *c, mc_part part, const char *method,
                       const char *json)
 {
-    const mc_def_method *m =
-        mc_defs_method_by_name(mc_defs_type(c->defs, p->type), part, method);
-    ck_assert_ptr_nonnull(m);
-    mc_value args[8];
-    memset(args, 0, sizeof args);
-    char why[256];
-    ck_assert_msg(mc_json_to_args(c->defs, m, json, strlen(json), args, why, sizeof why) == 0,
-                  "%s", why);
-    int rc = mc_client_call(p->c, part, method, args, m->nargs);
-    for (size_t i = 0; i < m->nargs; i++)
-        mc_value_free(&args[i]);
-    ck_assert_msg(rc == 0, "call %s: %s", method, mc_call_status_name(rc));
+    client_cluster_call_json(c, p->c, p->type, part, method, json);
 }
 
 static bool is_avatar(player *a, player *b, const void *arg)
