@@ -221,6 +221,16 @@ static void login_avatar(player *p, const cluster *c, const char *account, const
     connect_player(p, c, acc);
 }
 
+/* Both players log off (their clients close) and the cluster stops. */
+static void leave_world(cluster *c, player *a, player *b)
+{
+    mc_client_close(a->c);
+    mc_client_close(b->c);
+    mc_client_free(a->c);
+    mc_client_free(b->c);
+    stop(c);
+}
+
 /* Create the world (a Space with these properties, JSON) and log Alice and Bob in, each
  * playing a new avatar (Ann, Bo) that has entered the world: the Space's id. */
 static int32_t enter_world(cluster *c, player *a, player *b, const char *world)
@@ -415,11 +425,7 @@ START_TEST(every_property_flag_reaches_exactly_its_receivers)
                       "the other %s %s: %s", props[i].other ? "missed" : "heard", props[i].name,
                       b.log);
     }
-    mc_client_close(a.c);
-    mc_client_close(b.c);
-    mc_client_free(a.c);
-    mc_client_free(b.c);
-    stop(&c);
+    leave_world(&c, &a, &b);
 }
 END_TEST
 
@@ -458,11 +464,7 @@ START_TEST(newcomers_enter_spread_over_the_spawn_disc)
     snprintf(path, sizeof path, "entities/%d/props/arrivals", (int)space);
     ck_assert_msg(watch(&c, "baseapp01", "get", path, NULL, NULL, NULL, v, sizeof v), "%s", v);
     ck_assert_str_eq(v, "2");
-    mc_client_close(a.c);
-    mc_client_close(b.c);
-    mc_client_free(a.c);
-    mc_client_free(b.c);
-    stop(&c);
+    leave_world(&c, &a, &b);
 }
 END_TEST
 
@@ -531,11 +533,7 @@ START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
     ck_assert_msg(wait_log(&a, &b, "a", corr, 5000), "a was not corrected: %s", a.log);
     ck_assert_int_ne(mc_client_send_raw(a.c, MC_CW_MOVE, raw, 10), 0);
 
-    mc_client_close(a.c);
-    mc_client_close(b.c);
-    mc_client_free(a.c);
-    mc_client_free(b.c);
-    stop(&c);
+    leave_world(&c, &a, &b);
 }
 END_TEST
 
@@ -630,11 +628,7 @@ START_TEST(a_crowd_of_500_degrades_by_distance_under_the_budget)
                   "nearest 50 got %.0f updates, farthest 50 %.0f: no distance priority", near,
                   far);
     ck_assert_int_eq(mc_client_state(a.c), MC_CLIENT_CONNECTED);
-    mc_client_close(a.c);
-    mc_client_close(b.c);
-    mc_client_free(a.c);
-    mc_client_free(b.c);
-    stop(&c);
+    leave_world(&c, &a, &b);
 }
 END_TEST
 
