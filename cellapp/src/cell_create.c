@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space,
-                   const char *why)
+void cell_answer_placed(mc_engine *e, const mc_origin *o, int status, int32_t space,
+                        const char *why)
 {
     mc_ostream os;
     mc_ostream_init(&os);
@@ -17,6 +17,12 @@ static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space,
     mc_write_string(&os, why ? why : "");
     mc_engine_reply(e, o, os.data, os.size);
     mc_ostream_free(&os);
+}
+
+static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space,
+                   const char *why)
+{
+    cell_answer_placed(e, o, status, space, why);
     if (status != MC_CALL_OK)
         MC_INFO("CREATE_CELL refused: %s", why);
 }

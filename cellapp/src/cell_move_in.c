@@ -15,18 +15,25 @@
 
 static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space, const char *why)
 {
-    mc_ostream os;
-    mc_ostream_init(&os);
-    mc_write_i8(&os, (int8_t)status);
-    mc_write_i32(&os, space);
-    mc_write_string(&os, why ? why : "");
-    mc_engine_reply(e, o, os.data, os.size);
-    mc_ostream_free(&os);
+    cell_answer_placed(e, o, status, space, why);
     if (status != MC_CALL_OK) {
         cell_moves *m = mv_moves(e);
         if (mv_log_ok(++m->refused))
             MC_INFO("CELL_MIGRATE refused: %s", why);
     }
+}
+
+/* An arrival this cellapp has no memory for: its record (r, when made) and copy go, and the
+ * old cellapp is told (it keeps the entity). */
+static void out_of_memory(mc_engine *e, const mc_origin *o, move_rec *r, mc_entity *ent,
+                          mc_migrate_head *h)
+{
+    if (r)
+        mv_rec_remove(mv_moves(e), r);
+    ent->gone_why = -1;
+    mc_engine_discard_entity(e, ent);
+    mc_migrate_free(h);
+    answer(e, o, MC_CALL_ERR_BUSY, 0, "out of memory");
 }
 
 void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
@@ -78,12 +85,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     move_rec *r = mv_rec_new(e, m, ent->id, MV_IN_DORMANT);
     mc_space *sp = near->space;
     if (!r || space_add(e, sp, ent) != 0) {
-        if (r)
-            mv_rec_remove(m, r);
-        ent->gone_why = -1;
-        mc_engine_discard_entity(e, ent);
-        mc_migrate_free(&h);
-        answer(e, o, MC_CALL_ERR_BUSY, 0, "out of memory");
+        out_of_memory(e, o, r, ent, &h);
         return;
     }
     mc_time_us now = mc_clock_now_us();
@@ -96,11 +98,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     r->radius = h.radius;
     r->hysteresis = h.hysteresis;
     if (h.ntimers && !(r->timers = calloc(h.ntimers, sizeof *r->timers))) {
-        mv_rec_remove(m, r);
-        ent->gone_why = -1;
-        mc_engine_discard_entity(e, ent);
-        mc_migrate_free(&h);
-        answer(e, o, MC_CALL_ERR_BUSY, 0, "out of memory");
+        out_of_memory(e, o, r, ent, &h);
         return;
     }
     r->ntimers = h.ntimers;
