@@ -106,6 +106,24 @@ static void wait_int(rc_cluster *c, const char *proc, const char *path, long lon
                   proc, path, rc_int(c, proc, path), want);
 }
 
+/* The cell of id on proc is a witness. */
+static void check_witness(rc_cluster *c, const char *proc, int32_t id)
+{
+    char p[128], v[64];
+    path_of(p, sizeof p, id, "aoi/witness");
+    rc_value(c, proc, p, v, sizeof v);
+    ck_assert_str_eq(v, "true");
+}
+
+/* The base of id (on baseapp01) names the cellapp at addr as its cell's. */
+static void check_base_cell(rc_cluster *c, int32_t id, const char *addr)
+{
+    char p[128], v[4096];
+    path_of(p, sizeof p, id, "cell");
+    rc_value(c, "baseapp01", p, v, sizeof v);
+    ck_assert_msg(strstr(v, addr), "base's cell: %s, want %s", v, addr);
+}
+
 /* The cell of id on proc stayed whole after a failed move: `seen` calls delivered there, none
  * out of order, and its timer still firing (three more times). */
 static void check_stayed(rc_cluster *c, const char *proc, int32_t id, long long seen)
@@ -279,9 +297,7 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
     path_of(p, sizeof p, a, "props/cellOnceFires");
     wait_int(&c, B, p, 1);
     /* its witness state */
-    path_of(p, sizeof p, a, "aoi/witness");
-    rc_value(&c, B, p, v, sizeof v);
-    ck_assert_str_eq(v, "true");
+    check_witness(&c, B, a);
     path_of(p, sizeof p, a, "aoi/radius");
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_msg(strncmp(v, "30", 2) == 0, "radius %s", v);
@@ -347,14 +363,10 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     check_tp_failures(&c, A, a, "1:0;");
     /* it is where it was, with its calls, timers and witness */
     check_stayed(&c, A, a, 200);
-    path_of(p, sizeof p, a, "aoi/witness");
-    rc_value(&c, A, p, v, sizeof v);
-    ck_assert_str_eq(v, "true");
+    check_witness(&c, A, a);
     path_of(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
-    path_of(p, sizeof p, a, "cell");
-    rc_value(&c, "baseapp01", p, v, sizeof v);
-    ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
+    check_base_cell(&c, a, c.cell_addr[from]);
     /* and it can still move: to t for real, and back next to h (a cell on the first
      * cellapp), its timer going on with its id (the stale entries it left behind in the first
      * cellapp's timers are not taken for it) */
@@ -369,6 +381,7 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
     wait_int(&c, A, "moves/out", 1);
+    path_of(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
     wait_int(&c, B, "moves/in", 1);
@@ -407,7 +420,7 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     int from;
     cells_on_both(&c, &a, &t, &from);
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
-    char p[128], v[4096], near_t[512], cell_a[512], via[512], args[1024];
+    char near_t[512], cell_a[512], via[512], args[1024];
     cell_json(&c, t, near_t, sizeof near_t);
     cell_json(&c, a, cell_a, sizeof cell_a);
     mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
@@ -430,12 +443,8 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
      * manager's verdict, 8 s) */
     check_tp_failures(&c, A, a, "2:0;");
     check_stayed(&c, A, a, 200);
-    path_of(p, sizeof p, a, "aoi/witness");
-    rc_value(&c, A, p, v, sizeof v);
-    ck_assert_str_eq(v, "true");
-    path_of(p, sizeof p, a, "cell");
-    rc_value(&c, "baseapp01", p, v, sizeof v);
-    ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
+    check_witness(&c, A, a);
+    check_base_cell(&c, a, c.cell_addr[from]);
     /* once the manager has declared it dead, a move there fails at once: MC_TELEPORT_PEER_DEAD */
     char peer[64];
     snprintf(peer, sizeof peer, "peers/%s", B);
@@ -482,12 +491,11 @@ START_TEST(a_move_the_new_cellapp_answers_too_late_fails_and_the_entity_stays)
     h_sleep_ms(2500);
     ck_assert_int_eq(rc_int(&c, A, "moves/failed"), 1);
     check_tp_failures(&c, A, a, "2:0;");
-    path_of(p, sizeof p, a, "cell");
-    rc_value(&c, "baseapp01", p, v, sizeof v);
-    ck_assert_msg(strstr(v, c.cell_addr[from]), "base's cell: %s", v);
+    check_base_cell(&c, a, c.cell_addr[from]);
     /* and it can move there now, hearing no failure */
     ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
     wait_int(&c, B, "moves/in", 1);
+    path_of(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
     path_of(p, sizeof p, a, "props/cellTpFailures");
