@@ -71,6 +71,26 @@ static void checkout_field(rh_redis *r, uint64_t dbid, const char *field, char *
     out[strcspn(out, "\r\n")] = '\0';
 }
 
+/* Destroy entity id on proc without writing it (its only entity), and wait until its
+ * check-out is released. */
+static void destroy_and_wait_released(pc_cluster *c, rh_redis *r, const char *proc, int32_t id,
+                                      uint64_t dbid)
+{
+    char out[8192];
+    snprintf(out, sizeof out, "%d", (int)id);
+    ck_assert_int_eq(pc_call(c, out, sizeof out, proc, "command/destroyBase", out, "nowrite",
+                             NULL),
+                     0);
+    ck_assert(pc_wait_int(c, proc, "entities/count", 0, WAIT_MS));
+    char owner[128] = "x";
+    for (int waited = 0; waited < WAIT_MS && owner[0]; waited += 100) {
+        checkout_field(r, dbid, "owner", owner, sizeof owner);
+        if (owner[0])
+            h_sleep_ms(100);
+    }
+    ck_assert_msg(!owner[0], "still checked out by %s", owner);
+}
+
 START_TEST(test_abandoned_checkout_given_back)
 {
     rh_redis *r = start_redis();
@@ -172,18 +192,7 @@ START_TEST(test_reused_pid_is_not_the_owner)
     char out[8192], key[32], okey[96], inc[32];
     snprintf(key, sizeof key, "%llu", (unsigned long long)dbid);
     snprintf(okey, sizeof okey, "mc:o:{Keeper:%llu}", (unsigned long long)dbid);
-    snprintf(out, sizeof out, "%d", (int)id);
-    ck_assert_int_eq(pc_call(&c, out, sizeof out, b1, "command/destroyBase", out, "nowrite",
-                             NULL),
-                     0);
-    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
-    char owner[128] = "x";
-    for (int waited = 0; waited < WAIT_MS && owner[0]; waited += 100) {
-        checkout_field(r, dbid, "owner", owner, sizeof owner);
-        if (owner[0])
-            h_sleep_ms(100);
-    }
-    ck_assert_msg(!owner[0], "still checked out by %s", owner);
+    destroy_and_wait_released(&c, r, b1, id, dbid);
 
     /* The incarnations are not made of host and pid, and differ between processes. */
     char host[256] = "";
@@ -206,6 +215,7 @@ START_TEST(test_reused_pid_is_not_the_owner)
                      0);
     int32_t got = load_here(&c, b1, "createBaseFromDB", key);
     ck_assert_int_eq(pc_prop_int(&c, b1, got, "counter"), 21);
+    char owner[128];
     checkout_field(r, dbid, "owner", owner, sizeof owner);
     ck_assert_str_eq(owner, b1);
     pc_stop(&c);
@@ -376,21 +386,11 @@ START_TEST(test_stale_identifier_removed_by_load)
     ck_assert_msg(rc != 0, "a load by a value nobody holds succeeded: %s", out);
     ck_assert_msg(key_exists(r, ikey), "the entry of a checked-out entity was removed");
     /* Not checked out any more: the load that finds the entry removes it. */
-    snprintf(out, sizeof out, "%d", (int)id);
-    ck_assert_int_eq(pc_call(&c, out, sizeof out, b1, "command/destroyBase", out, "nowrite",
-                             NULL),
-                     0);
-    ck_assert(pc_wait_int(&c, b1, "entities/count", 0, WAIT_MS));
-    char owner[128] = "x";
-    for (int waited = 0; waited < WAIT_MS && owner[0]; waited += 100) {
-        checkout_field(r, dbid, "owner", owner, sizeof owner);
-        if (owner[0])
-            h_sleep_ms(100);
-    }
-    ck_assert_msg(!owner[0], "still checked out by %s", owner);
+    destroy_and_wait_released(&c, r, b1, id, dbid);
     rc = pc_load(&c, b1, "createBaseFromDBByName", "oldname", out, sizeof out);
     ck_assert_msg(rc != 0 && strstr(out, "stale identifier entry was removed"), "%s", out);
     ck_assert_msg(!key_exists(r, ikey), "the stale entry is still there");
+    char owner[128];
     checkout_field(r, dbid, "owner", owner, sizeof owner);
     ck_assert_msg(!owner[0], "the entity was left checked out by %s", owner);
     ck_assert_int_eq(pc_int(&c, b1, "db/store/staleIdentsRemoved"), 1);
