@@ -477,7 +477,8 @@ struct mc_nub {
     int fd;
     mc_address addr;
     mc_nub_config cfg;
-    uint16_t max_packet; /* largest datagram it sends (mc_nub_set_max_packet) */
+    uint16_t max_packet; /* largest packet it sends (mc_nub_set_max_packet) */
+    mc_auth auth;        /* cfg.authenticate: the derived packet key */
     char bind_text[MC_ADDRESS_STRLEN];
     const mc_message_def *defs[256];
     bool freeing;

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "internal.h"
 
 #define MC_MAX_DATAGRAMS_PER_WAKE 8192
@@ -198,10 +200,27 @@ static uint32_t new_nonce(mc_nub *nub)
 }
 
 /* ---- receiving ---- */
+/* An authenticating nub checks the tag of every datagram and strips it: false (dropped,
+ * counted) when it is missing or wrong. */
+static bool authentic(mc_nub *nub, const mc_address *src, mc_packet *pkt)
+{
+    if (!nub->cfg.authenticate)
+        return true;
+    size_t n;
+    if (!mc_auth_check(&nub->auth, pkt->data, pkt->len, &n)) {
+        mc_nub_count_drop(nub, MC_DROP_BAD_AUTH, src);
+        return false;
+    }
+    pkt->len = (uint16_t)n;
+    return true;
+}
+
 static bool process(mc_nub *nub, const mc_address *src, mc_packet *pkt)
 {
     nub->stats.packets_received++;
     nub->stats.bytes_received += pkt->len;
+    if (!authentic(nub, src, pkt))
+        return false;
     int st;
     return mc_receive_packet(nub, src, pkt, 0, &st);
 }
@@ -223,8 +242,8 @@ int mc_nub_process_datagram(mc_nub *nub, const mc_address *from, const void *dat
     p->len = (uint16_t)len;
     nub->stats.packets_received++;
     nub->stats.bytes_received += len;
-    int st;
-    if (!mc_receive_packet(nub, from, p, 0, &st))
+    int st = MC_ERR_DROPPED;
+    if (!authentic(nub, from, p) || !mc_receive_packet(nub, from, p, 0, &st))
         mc_packet_release(nub, p);
     mc_nub_send_pending_acks(nub);
     mc_nub_flush(nub);
@@ -349,6 +368,15 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     nub->base = base;
     nub->cfg = *cfg;
     nub->max_packet = MC_PACKET_MAX_SIZE;
+    sodium_memzero(nub->cfg.auth_secret, sizeof nub->cfg.auth_secret);
+    if (cfg->authenticate) {
+        if (mc_auth_init(&nub->auth, cfg->auth_secret) != 0) {
+            MC_ERROR("nub: cannot derive the packet key (libsodium did not start)");
+            free(nub);
+            return MC_ERR_NO_MEMORY;
+        }
+        nub->max_packet = MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES;
+    }
     nub->cfg.bind = nub->bind_text;
     snprintf(nub->bind_text, sizeof nub->bind_text, "%s", bind_text);
     if (!nub->cfg.tick_us)
@@ -473,6 +501,7 @@ void mc_nub_free(mc_nub *nub)
     mc_map_free(&nub->by_addr);
     mc_map_free(&nub->by_index);
     mc_map_free(&nub->requests);
+    mc_auth_clear(&nub->auth);
     free(nub);
 }
 
@@ -503,6 +532,8 @@ int mc_nub_set_max_packet(mc_nub *nub, size_t bytes)
 {
     if (!nub || bytes < MC_PACKET_MIN_LIMIT || bytes > MC_PACKET_MAX_SIZE)
         return MC_ERR_INVALID;
+    if (nub->cfg.authenticate && bytes > MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES)
+        bytes = MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES;
     nub->max_packet = (uint16_t)bytes;
     return MC_OK;
 }

@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "common/watcher.h"
 #include "mercury/address.h"
+#include "mercury/auth.h"
 #include "mercury/bundle.h"
 #include "mercury/channel.h"
 #include "mercury/interface.h"
@@ -83,6 +84,12 @@ typedef struct {
                                           reassembly started first, which always continues. */
     mc_rehearsal rehearsal;
     uint64_t rehearsal_seed;           /* 0 = derived from the clock and port */
+    bool authenticate;                 /* tag every datagram sent with auth_secret and drop
+                                          every datagram received without a valid tag
+                                          (mercury/auth.h): internal nubs of a cluster.
+                                          Packets are then limited to 1472 - 16 bytes. The
+                                          nub keeps only a derived key, never the secret. */
+    uint8_t auth_secret[MC_AUTH_SECRET_BYTES];
 } mc_nub_config;
 
 /* Counters of a nub (all monotonic except where noted). */
@@ -104,6 +111,7 @@ typedef enum {
     MC_DROP_CHANNEL_LIMIT,   /* a peer would open a channel past max_channels */
     MC_DROP_MESSAGE_TOO_LARGE, /* a message over max_message_size */
     MC_DROP_REASSEMBLY_BUDGET, /* a fragment over max_reassembly_bytes (not acknowledged) */
+    MC_DROP_BAD_AUTH,        /* an authenticating nub got a datagram without a valid tag */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
 
@@ -197,7 +205,9 @@ void mc_nub_set_output(mc_nub *nub, mc_nub_output_fn fn, void *ctx);
  * A transport that wraps each datagram (mc_nub_set_output) sets 1472 minus its overhead so
  * the wrapped datagram still fits a 1500-byte MTU without IP fragments: common/secure's
  * DATA packet adds MC_SECURE_DATA_OVERHEAD (25) bytes, so an external nub carried by
- * mc_secure_transport sets 1472 - 25 = 1447 (its DATA packets are then at most 1472). */
+ * mc_secure_transport sets 1472 - 25 = 1447 (its DATA packets are then at most 1472).
+ * An authenticating nub (cfg.authenticate) never goes above 1472 - MC_AUTH_TAG_BYTES: a
+ * larger value is lowered to that. */
 int mc_nub_set_max_packet(mc_nub *nub, size_t bytes);
 size_t mc_nub_max_packet(const mc_nub *nub);
 
