@@ -1,5 +1,14 @@
 # Helpers every tests/ folder uses to register Check suites and fuzz targets with CTest.
 
+# The cluster secret every test's processes and tools use (MC_SECRET_FILE in each test's
+# environment): made once per build directory, mode 0600, never committed.
+set(MC_TEST_SECRET_FILE ${CMAKE_BINARY_DIR}/tests-cluster.secret)
+if(NOT EXISTS ${MC_TEST_SECRET_FILE})
+  string(RANDOM LENGTH 64 ALPHABET 0123456789abcdef mc_test_secret)
+  file(WRITE ${MC_TEST_SECRET_FILE} "${mc_test_secret}\n")
+endif()
+file(CHMOD ${MC_TEST_SECRET_FILE} FILE_PERMISSIONS OWNER_READ OWNER_WRITE)
+
 # mc_add_check_test(<name> SOURCES <files...> LIBS <targets...> [TIMEOUT <s>] [LABELS <l...>])
 # Builds build/bin/<name> linked with Check and registers it as a CTest test.
 function(mc_add_check_test name)
@@ -13,7 +22,7 @@ function(mc_add_check_test name)
   endif()
   # CK_DEFAULT_TIMEOUT: per-test-case limit inside Check (sanitizers slow things down).
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;MC_BIN_DIR=${CMAKE_BINARY_DIR}/bin;MC_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+    ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;MC_BIN_DIR=${CMAKE_BINARY_DIR}/bin;MC_SOURCE_DIR=${CMAKE_SOURCE_DIR};MC_SECRET_FILE=${MC_TEST_SECRET_FILE}")
   if(ARG_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
   endif()

@@ -13,7 +13,7 @@
 #include <string.h>
 
 typedef struct login_prepare {
-    uint64_t requests, ok, created, already, elsewhere, failed, malformed;
+    uint64_t requests, ok, created, already, elsewhere, failed, malformed, not_loginapp;
 } login_prepare;
 
 typedef struct {
@@ -245,6 +245,27 @@ void login_on_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
             ? mc__login__prepare_login_request__unpack(NULL, len, bytes)
             : NULL;
     size_t nlen = q && q->account_name ? strlen(q->account_name) : 0;
+    if (o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_LOGINAPP)) {
+        /* sessions are issued to the cluster's loginapps only, never to another member
+         * (or a process declared dead) that happens to hold the secret */
+        char from[MC_ADDRESS_STRLEN];
+        mc_address_format(&o->addr, from, sizeof from);
+        uint64_t n = lp ? ++lp->not_loginapp : 1;
+        if (n <= 10 || n % 1000 == 0)
+            MC_WARNING("PREPARE_LOGIN from %s refused: not a live loginapp of the cluster "
+                       "(%llu so far)", from, (unsigned long long)n);
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        if (o->is_request) {
+            /* answered, but counted in notLoginapp only (not as malformed) */
+            Mc__Login__PrepareLoginReply r = MC__LOGIN__PREPARE_LOGIN_REPLY__INIT;
+            r.status = MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST;
+            r.reason = "PREPARE_LOGIN is taken from the cluster's loginapps only";
+            r.live_on = "";
+            reply(e, o, &r);
+        }
+        mc_pb_free(q);
+        return;
+    }
     if (!o->is_request) {
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
         mc_pb_free(q);
@@ -320,6 +341,7 @@ int login_prepare_init(mc_engine *e)
         {"login/prepare/liveElsewhere", &db->login->elsewhere},
         {"login/prepare/failed", &db->login->failed},
         {"login/prepare/malformed", &db->login->malformed},
+        {"login/prepare/notLoginapp", &db->login->not_loginapp},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)

@@ -12,8 +12,10 @@
  * its older sessions are forgotten and a new one issued (telling the connected client is the
  * proxy's part); when it lives on another baseapp the answer names that baseapp
  * (PREPARE_LIVE_ELSEWHERE) and the loginapp asks it. Without takeover: already logged in.
- * Counted in the watchers login/prepare/{requests,ok,created,alreadyLoggedIn,liveElsewhere,
- * failed,malformed}.
+ * Taken only from a live loginapp of the cluster (as the manager announced it); from anyone
+ * else it is refused (BAD_REQUEST) and counted in notLoginapp. Counted in the watchers
+ * login/prepare/{requests,ok,created,alreadyLoggedIn,liveElsewhere,failed,malformed,
+ * notLoginapp}.
  */
 #ifndef MC_BASEAPP_LOGIN_PREPARE_H
 #define MC_BASEAPP_LOGIN_PREPARE_H

@@ -1,11 +1,13 @@
 /* persist-bench's baseapp part (baseapp_part.h). */
 #include "baseapp_part.h"
+#include "mercury/auth.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "proc.h"
@@ -45,6 +47,16 @@ int pb_baseapp_run(const pb_baseapp_opts *o, pb_baseapp_result *res, char *why, 
         return -1;
     }
     snprintf(c.manager, sizeof c.manager, "127.0.0.1:%d", mport);
+    /* the private cluster's secret (the manager, the baseapp and the watcher find it through
+     * MC_SECRET_FILE); removed with the run dir */
+    char secret[700], serr[256];
+    snprintf(secret, sizeof secret, "%s/secret", o->dir);
+    unlink(secret);
+    if (mc_auth_make_secret_file(secret, serr, sizeof serr) != 0 ||
+        setenv("MC_SECRET_FILE", secret, 1) != 0) {
+        snprintf(why, whylen, "cluster secret: %s", serr);
+        return -1;
+    }
     char mbin[600], bbin[600], mlog[600], blog[600], internal[64], binternal[64], external[64],
         mopt[64], ropt[700], gopt[700], redis[200];
     snprintf(mbin, sizeof mbin, "%s/manager", o->bin_dir);

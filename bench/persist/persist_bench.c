@@ -475,8 +475,8 @@ out:
     }
     /* Keep the logs when something failed. */
     if (rc == 0) {
-        const char *logs[] = {"redis.log", "manager.log", "baseapp.log"};
-        for (size_t i = 0; i < 3; i++) {
+        const char *logs[] = {"redis.log", "manager.log", "baseapp.log", "secret"};
+        for (size_t i = 0; i < 4; i++) {
             char rm[200];
             snprintf(rm, sizeof rm, "%s/%s", dir, logs[i]);
             unlink(rm);

@@ -6,6 +6,7 @@
  * nothing is left behind on any exit path. Every wait is bounded.
  */
 #include "entity_bench.h"
+#include "mercury/auth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -364,6 +365,13 @@ int eb_cluster_start(eb_cluster *c, char *why, size_t whylen)
     snprintf(c->dir, sizeof c->dir, "/tmp/entity-bench-XXXXXX");
     if (!mkdtemp(c->dir))
         return fail(why, whylen, "mkdtemp: %s", strerror(errno));
+    /* a private cluster: its own secret, which every process and tool started from here
+     * finds through MC_SECRET_FILE */
+    char secret[700], serr[256];
+    snprintf(secret, sizeof secret, "%s/secret", c->dir);
+    if (mc_auth_make_secret_file(secret, serr, sizeof serr) != 0 ||
+        setenv("MC_SECRET_FILE", secret, 1) != 0)
+        return fail(why, whylen, "cluster secret: %s", serr);
     int port = eb_free_port();
     if (!port)
         return fail(why, whylen, "no free port on 127.0.0.1");

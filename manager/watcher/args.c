@@ -5,6 +5,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "mercury/address.h"
+#include "mercury/auth.h"
 #include "mercury/status.h"
 
 #include <stdio.h>
@@ -45,6 +46,8 @@ void wt_args_usage(const char *program)
            "  --manager IP:PORT    the manager's internal address (default: $MC_MANAGER, else\n"
            "                       the cluster file $MC_RUN_DIR/cluster.conf or <repo>/run/\n"
            "                       cluster.conf that deploy/cluster up writes, else %s)\n"
+           "  --secretFile FILE    the cluster secret (default: $MC_SECRET_FILE, else the\n"
+           "                       cluster file's secretFile line)\n"
            "  --json               machine-readable output\n"
            "  --timeout MS         how long to wait for each answer (default %u)\n"
            "  --help               this text\n"
@@ -101,6 +104,11 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
                 return -1;
             a->manager = v;
             snprintf(a->manager_source, sizeof a->manager_source, "--manager");
+        } else if (is_opt(arg, "--secretFile")) {
+            const char *v = opt_value(argc, argv, &i, "--secretFile", err, errlen);
+            if (!v)
+                return -1;
+            a->secret_file = v;
         } else if (is_opt(arg, "--timeout")) {
             const char *v = opt_value(argc, argv, &i, "--timeout", err, errlen);
             uint64_t ms;
@@ -118,7 +126,18 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
         snprintf(a->manager_source, sizeof a->manager_source, "$MC_MANAGER");
     }
     char path[400];
-    if (!a->manager && wt_cluster_file_find(path, sizeof path)) {
+    bool have_file = wt_cluster_file_find(path, sizeof path);
+    if (!a->secret_file)
+        a->secret_file = mc_auth_secret_file(NULL);
+    if (!a->secret_file && have_file) {
+        int rc = wt_cluster_file_get(path, "secretFile", a->secret_buf, sizeof a->secret_buf,
+                                     err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 1)
+            a->secret_file = a->secret_buf;
+    }
+    if (!a->manager && have_file) {
         int rc = wt_cluster_file_get(path, "manager", a->manager_buf, sizeof a->manager_buf, err,
                                      errlen);
         if (rc < 0)

@@ -1,5 +1,6 @@
 /* Command line of the watcher tool:
- *   watcher [--manager IP:PORT] [--json] [--timeout MS] ls|get|set|call|status ...
+ *   watcher [--manager IP:PORT] [--secretFile FILE] [--json] [--timeout MS]
+ *           ls|get|set|call|status ...
  */
 #ifndef MC_WATCHER_ARGS_H
 #define MC_WATCHER_ARGS_H
@@ -15,6 +16,11 @@ typedef struct {
      * "the default" (for messages). */
     char manager_source[512];
     char manager_buf[64];  /* the address read from the cluster file */
+    /* The cluster secret's file (every internal packet is authenticated with it):
+     * --secretFile, else $MC_SECRET_FILE, else the cluster file's `secretFile` line; NULL
+     * when none names one (wt_client_new then refuses). */
+    const char *secret_file;
+    char secret_buf[400];
     bool json;
     unsigned timeout_ms;   /* per request */
     bool help;

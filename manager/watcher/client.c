@@ -22,26 +22,40 @@ typedef struct {
     wt_request *req;
 } pending;
 
-wt_client *wt_client_new(unsigned timeout_ms, char *err, size_t errlen)
+wt_client *wt_client_new(unsigned timeout_ms, const char *secret_file, char *err,
+                         size_t errlen)
 {
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    secret_file = mc_auth_secret_file(secret_file);
+    if (!secret_file) {
+        snprintf(err, errlen,
+                 "no cluster secret: pass --secretFile, set MC_SECRET_FILE, or use a cluster "
+                 "file with a secretFile line");
+        return NULL;
+    }
+    if (mc_auth_load_secret(secret_file, cfg.auth_secret, err, errlen) != 0)
+        return NULL;
+    cfg.authenticate = true;
     wt_client *c = calloc(1, sizeof *c);
     if (!c) {
+        mc_auth_wipe_secret(cfg.auth_secret);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     c->timeout_ms = timeout_ms;
     c->base = event_base_new();
     if (!c->base) {
+        mc_auth_wipe_secret(cfg.auth_secret);
         snprintf(err, errlen, "cannot create an event loop");
         free(c);
         return NULL;
     }
-    mc_nub_config cfg;
-    mc_nub_config_init(&cfg);
     cfg.bind = "0.0.0.0:0";
     cfg.accept_channels = false;
     cfg.request_timeout_us = (mc_time_us)timeout_ms * MC_US_PER_MS;
     int rc = mc_nub_new(c->base, &cfg, &c->nub);
+    mc_auth_wipe_secret(cfg.auth_secret);
     if (rc != MC_OK) {
         snprintf(err, errlen, "cannot open a UDP socket: %s", mc_status_name(rc));
         event_base_free(c->base);

@@ -27,8 +27,11 @@ typedef struct {
     char error[160];
 } wt_request;
 
-/* NULL with a reason in err on failure. */
-wt_client *wt_client_new(unsigned timeout_ms, char *err, size_t errlen);
+/* A client whose packets carry the cluster secret read from secret_file (NULL: the
+ * environment's MC_SECRET_FILE): processes answer nothing without it. NULL with a reason in
+ * err on failure (no secret file named, or a bad one). */
+wt_client *wt_client_new(unsigned timeout_ms, const char *secret_file, char *err,
+                         size_t errlen);
 void wt_client_free(wt_client *c);
 
 /* Send control message msg_id (a request) carrying msg to addr ("IP:PORT"). */

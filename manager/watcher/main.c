@@ -158,7 +158,7 @@ int main(int argc, char **argv)
         wt_args_usage("watcher");
         return WT_EXIT_OK;
     }
-    wt_client *c = wt_client_new(a.timeout_ms, err, sizeof err);
+    wt_client *c = wt_client_new(a.timeout_ms, a.secret_file, err, sizeof err);
     if (!c)
         return fail(&a, WT_EXIT_FAILURE, err);
     int code = a.command == WT_CMD_STATUS ? run_status(c, &a) : run_watcher(c, &a);

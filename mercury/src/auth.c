@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -117,4 +118,45 @@ int mc_auth_load_secret(const char *path, uint8_t secret[MC_AUTH_SECRET_BYTES], 
                  path, 2 * MC_AUTH_SECRET_BYTES);
     }
     return rc;
+}
+
+const char *mc_auth_secret_file(const char *given)
+{
+    if (given && *given)
+        return given;
+    const char *env = getenv("MC_SECRET_FILE");
+    return env && *env ? env : NULL;
+}
+
+void mc_auth_wipe_secret(uint8_t secret[MC_AUTH_SECRET_BYTES])
+{
+    sodium_memzero(secret, MC_AUTH_SECRET_BYTES);
+}
+
+int mc_auth_make_secret_file(const char *path, char *err, size_t errlen)
+{
+    if (sodium_init() < 0) {
+        snprintf(err, errlen, "libsodium did not start");
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    uint8_t secret[MC_AUTH_SECRET_BYTES];
+    char hex[2 * MC_AUTH_SECRET_BYTES + 2];
+    randombytes_buf(secret, sizeof secret);
+    sodium_bin2hex(hex, sizeof hex - 1, secret, sizeof secret);
+    size_t n = strlen(hex);
+    hex[n++] = '\n';
+    bool ok = write(fd, hex, n) == (ssize_t)n;
+    sodium_memzero(secret, sizeof secret);
+    sodium_memzero(hex, sizeof hex);
+    if (close(fd) != 0 || !ok) {
+        snprintf(err, errlen, "cannot write %s", path);
+        unlink(path);
+        return -1;
+    }
+    return 0;
 }

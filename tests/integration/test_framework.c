@@ -7,6 +7,7 @@
 #include "server/control.h"
 #include "server/pb.h"
 #include "server/server.h"
+#include "test_secret.h"
 
 #include <check.h>
 #include <event2/event.h>
@@ -183,7 +184,7 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
     ck_assert(h_wait_watch(manager, "manager", "counts/alive", "counts/alive  1", 15000));
 
     char err[200];
-    wt_client *c = wt_client_new(3000, err, sizeof err);
+    wt_client *c = wt_client_new(3000, NULL, err, sizeof err);
     ck_assert_msg(c != NULL, "%s", err);
 
     /* A registration claiming the baseapp's address from elsewhere is refused; the
@@ -213,18 +214,37 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
     mc_pb_free(rr);
     wt_request_clear(&req);
     ck_assert_int_eq(watch_number(manager, "manager", "counts/refusals"), 1);
-    /* Deregistering the baseapp from elsewhere does nothing but count. */
+    /* Deregistering the baseapp off-channel (a datagram anyone with the secret could replay)
+     * is dropped unanswered and counted. */
     Mc__Control__Deregister dq = MC__CONTROL__DEREGISTER__INIT;
     dq.id = 1;
-    wt_client_send(c, manager, MC_CTL_DEREGISTER, &dq, &req);
-    wt_client_wait(c);
-    ck_assert_int_eq(req.state, WT_REQ_OK);
-    Mc__Control__DeregisterReply *dr =
-        mc__control__deregister_reply__unpack(NULL, req.reply_len, req.reply);
-    ck_assert_ptr_nonnull(dr);
-    ck_assert(!dr->ok);
-    mc_pb_free(dr);
+    wt_client *quick = wt_client_new(500, NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(quick);
+    wt_client_send(quick, manager, MC_CTL_DEREGISTER, &dq, &req);
+    wt_client_wait(quick);
+    ck_assert_int_eq(req.state, WT_REQ_TIMEOUT);
     wt_request_clear(&req);
+    ck_assert_int_eq(watch_number(manager, "manager", "controlRejected"), 1);
+    /* On a channel, but not from the process it names: nothing but a count. */
+    struct event_base *eb = event_base_new();
+    mc_nub_config ncfg;
+    mc_nub_config_init(&ncfg);
+    mc_test_secret_apply(&ncfg);
+    mc_nub *insider = NULL;
+    ck_assert_int_eq(mc_nub_new(eb, &ncfg, &insider), MC_OK);
+    mc_address maddr, baddr_a;
+    ck_assert_int_eq(mc_address_parse(manager, &maddr), MC_OK);
+    ck_assert_int_eq(mc_address_parse(baddr, &baddr_a), MC_OK);
+    uint8_t pb[1024];
+    size_t pbn = mc__control__deregister__pack(&dq, pb);
+    mc_channel *to_mgr = mc_nub_channel(insider, &maddr, MC_CHANNEL_INTERNAL);
+    const mc_message_def *dereg_def = mc_interface_find(mc_control_interface(), MC_CTL_DEREGISTER);
+    ck_assert_int_eq(mc_channel_send_message(to_mgr, dereg_def, pb, pbn), MC_OK);
+    ck_assert_int_eq(mc_channel_send(to_mgr), MC_OK);
+    for (int i = 0; i < 200 && watch_number(manager, "manager", "counts/malformed") < 1; i++) {
+        event_base_loop(eb, EVLOOP_NONBLOCK);
+        h_sleep_ms(20);
+    }
     ck_assert_int_eq(watch_number(manager, "manager", "counts/malformed"), 1);
     ck_assert(h_wait_watch(manager, "manager", "processes/baseapp01/state", "alive", 1000));
 
@@ -237,11 +257,19 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
     Mc__Control__ProcessEvent ev = MC__CONTROL__PROCESS_EVENT__INIT;
     ev.kind = MC__CONTROL__EVENT_KIND__EVENT_DEATH;
     ev.process = &who;
-    wt_client *quick = wt_client_new(500, err, sizeof err);
-    ck_assert_ptr_nonnull(quick);
     wt_client_send(quick, baddr, MC_CTL_PROCESS_EVENT, &ev, &req);
     wt_client_wait(quick);
     wt_request_clear(&req);
+    /* ... and so is one on a channel from a member of the cluster that is not the manager */
+    pbn = mc__control__process_event__pack(&ev, pb);
+    mc_channel *to_base = mc_nub_channel(insider, &baddr_a, MC_CHANNEL_INTERNAL);
+    const mc_message_def *ev_def = mc_interface_find(mc_control_interface(), MC_CTL_PROCESS_EVENT);
+    ck_assert_int_eq(mc_channel_send_message(to_base, ev_def, pb, pbn), MC_OK);
+    ck_assert_int_eq(mc_channel_send(to_base), MC_OK);
+    for (int i = 0; i < 200 && watch_number(manager, "baseapp01", "controlRejected") < 2; i++) {
+        event_base_loop(eb, EVLOOP_NONBLOCK);
+        h_sleep_ms(20);
+    }
     /* A watcher request over the size limit: dropped unread, counted. */
     static char big[MC_CTL_MAX_PAYLOAD + 100];
     memset(big, 'x', sizeof big - 1);
@@ -257,12 +285,15 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
     wt_request_clear(&req);
     wt_client_free(quick);
     wt_client_free(c);
-    ck_assert_int_eq(watch_number(manager, "baseapp01", "controlRejected"), 2);
+    ck_assert_int_eq(watch_number(manager, "baseapp01", "controlRejected"), 3);
     ck_assert_int_eq(h_watcher(out, sizeof out, manager, "get", "baseapp01", "peers/baseapp77",
                                NULL), 4);
     ck_assert_int_eq(watch_number(manager, "baseapp01", "peers/deaths"), 0);
     ck_assert(h_file_contains(blog, "PROCESS_EVENT from 127.0.0.1:"));
+    ck_assert(h_file_contains(blog, "off-channel"));
     ck_assert(h_file_contains(blog, "not from the manager"));
+    mc_nub_free(insider);
+    event_base_free(eb);
     h_kill_all();
 }
 END_TEST

@@ -385,7 +385,7 @@ START_TEST(global_names_register_lookup_and_drop_with_their_process)
 
     /* Someone that is not a registered process cannot register a name. */
     char err[200];
-    wt_client *c = wt_client_new(3000, err, sizeof err);
+    wt_client *c = wt_client_new(3000, NULL, err, sizeof err);
     ck_assert_msg(c != NULL, "%s", err);
     uint8_t wire[MC_MAILBOX_WIRE_SIZE];
     mc_server_mailbox_pack(&a, wire);
@@ -602,7 +602,7 @@ START_TEST(a_server_refuses_asynchronous_calls_beyond_256_waiting)
     mc_server *ss[1] = {p.s};
     ck_assert(pump(ss, 1, is_registered, p.s, 20000));
     char err[200];
-    wt_client *c = wt_client_new(3000, err, sizeof err);
+    wt_client *c = wt_client_new(3000, NULL, err, sizeof err);
     ck_assert_msg(c != NULL, "%s", err);
     static wt_request reqs[257];
     Mc__Control__WatcherRequest wr = MC__CONTROL__WATCHER_REQUEST__INIT;

@@ -16,6 +16,9 @@
 #include "persist_cluster.h"
 #include "redis_harness.h"
 #include "secure/login.h"
+#include "server/control.h"
+#include "test_secret.h"
+#include "proto/control.pb-c.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -693,6 +696,31 @@ static void on_peer_reply(void *ctx, mc_reply_status status, const mc_message_in
 static const mc_message_def prepare_def = {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN",
                                            MC_MSG_VARIABLE, 4, NULL};
 
+/* A PREPARE_LOGIN request from the peer: whether any answer came (within 12 s, or
+ * wait_s), and the reply in *out (NULL when it is not a PrepareLoginReply). */
+static bool prepare_try(struct event_base *base, mc_nub *nub, const char *addr,
+                        const uint8_t *d, size_t n, double wait_s,
+                        Mc__Login__PrepareLoginReply **out)
+{
+    static const uint8_t nothing[1];
+    mc_address a;
+    ck_assert_int_eq(mc_address_parse(addr, &a), MC_OK);
+    mc_channel *ch = mc_nub_channel(nub, &a, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ch);
+    peer_reply r;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(mc_channel_request(ch, &prepare_def, n ? d : nothing, n, on_peer_reply, &r,
+                                        (mc_time_us)(wait_s * 1e6)),
+                     MC_OK);
+    mc_time_us end = mc_clock_now_us() + (mc_time_us)(wait_s * 1e6) + 2 * MC_US_PER_S;
+    while (r.calls == 0 && mc_clock_now_us() < end)
+        event_base_loop(base, EVLOOP_ONCE);
+    *out = r.calls == 1 && r.status == MC_REPLY_OK
+               ? mc__login__prepare_login_reply__unpack(NULL, r.len, r.data)
+               : NULL;
+    return r.calls == 1 && r.status == MC_REPLY_OK;
+}
+
 /* A PREPARE_LOGIN request from the peer: the reply (NULL when it is not a PrepareLoginReply). */
 static Mc__Login__PrepareLoginReply *prepare(struct event_base *base, mc_nub *nub,
                                              const char *addr, const uint8_t *d, size_t n)
@@ -733,6 +761,83 @@ static Mc__Login__PrepareStatus prepare_msg(struct event_base *base, mc_nub *nub
     return st;
 }
 
+/* A test nub that registers with the manager as a loginapp and keeps heartbeating (on a
+ * timer of the test's event loop), so that baseapps take PREPARE_LOGIN from it. */
+typedef struct {
+    mc_nub *nub;
+    mc_channel *to_manager;
+    uint32_t id;
+    uint64_t instance;
+    struct event *beat;
+} fake_loginapp;
+
+static const mc_message_def *ctl_def(uint8_t id)
+{
+    return mc_interface_find(mc_control_interface(), id);
+}
+
+static void fake_beat(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fake_loginapp *f = arg;
+    Mc__Control__Heartbeat hb = MC__CONTROL__HEARTBEAT__INIT;
+    hb.id = f->id;
+    hb.manager_instance = f->instance;
+    uint8_t buf[64];
+    size_t n = mc__control__heartbeat__pack(&hb, buf);
+    mc_channel_send_message(f->to_manager, ctl_def(MC_CTL_HEARTBEAT), buf, n);
+    mc_channel_send(f->to_manager);
+}
+
+static void fake_loginapp_register(fake_loginapp *f, struct event_base *eb, mc_nub *nub,
+                                   const char *manager, const uint8_t digest[32])
+{
+    memset(f, 0, sizeof *f);
+    f->nub = nub;
+    mc_address m;
+    ck_assert_int_eq(mc_address_parse(manager, &m), MC_OK);
+    f->to_manager = mc_nub_channel(nub, &m, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(f->to_manager);
+    char self[MC_ADDRESS_STRLEN], hex[65];
+    mc_address_format(mc_nub_address(nub), self, sizeof self);
+    sodium_bin2hex(hex, sizeof hex, digest, 32);
+    Mc__Control__RegisterRequest q = MC__CONTROL__REGISTER_REQUEST__INIT;
+    q.role = MC__CONTROL__ROLE__ROLE_LOGINAPP;
+    q.pid = (uint32_t)getpid();
+    q.host = "test";
+    q.internal_addr = self;
+    q.external_addr = "127.0.0.1:9";
+    q.def_digest = hex;
+    q.build_version = "test";
+    q.incarnation = 77;
+    uint8_t buf[512];
+    size_t n = mc__control__register_request__pack(&q, buf);
+    peer_reply r;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(mc_channel_request(f->to_manager, ctl_def(MC_CTL_REGISTER), buf, n,
+                                        on_peer_reply, &r, 10 * MC_US_PER_S),
+                     MC_OK);
+    mc_time_us end = mc_clock_now_us() + 12 * MC_US_PER_S;
+    while (r.calls == 0 && mc_clock_now_us() < end)
+        event_base_loop(eb, EVLOOP_ONCE);
+    ck_assert_msg(r.calls == 1 && r.status == MC_REPLY_OK, "no answer to REGISTER");
+    Mc__Control__RegisterReply *rep = mc__control__register_reply__unpack(NULL, r.len, r.data);
+    ck_assert_ptr_nonnull(rep);
+    ck_assert_msg(rep->status == MC__CONTROL__REGISTER_STATUS__REGISTER_OK, "REGISTER: %s",
+                  rep->reason);
+    ck_assert_ptr_nonnull(rep->self);
+    f->id = rep->self->id;
+    f->instance = rep->manager_instance;
+    mc__control__register_reply__free_unpacked(rep, NULL);
+    f->beat = event_new(eb, -1, EV_PERSIST, fake_beat, f);
+    struct timeval tv = {0, 300 * 1000};
+    event_add(f->beat, &tv);
+}
+
+/* The internal trust boundary around PREPARE_LOGIN: a sender without the cluster secret
+ * gets nothing at all; a member of the cluster that is not a live loginapp is refused; a
+ * registered loginapp's requests are checked (malformed ones refused) and served. */
 START_TEST(test_prepare_login_from_a_stranger)
 {
     lc c;
@@ -742,12 +847,49 @@ START_TEST(test_prepare_login_from_a_stranger)
     mc_nub_config cfg;
     mc_nub_config_init(&cfg);
     cfg.bind = "127.0.0.1:0";
+    mc_nub *stranger = NULL;
+    ck_assert_int_eq(mc_nub_new(eb, &cfg, &stranger), MC_OK);
+    mc_test_secret_apply(&cfg);
     mc_nub *nub = NULL;
     ck_assert_int_eq(mc_nub_new(eb, &cfg, &nub), MC_OK);
+    Mc__Login__PrepareLoginRequest good = MC__LOGIN__PREPARE_LOGIN_REQUEST__INIT;
+    good.account_name = "kim";
+    good.entity_type = "Account";
+    uint8_t gbuf[256];
+    size_t glen = mc__login__prepare_login_request__pack(&good, gbuf);
+    Mc__Login__PrepareLoginReply *r = NULL;
+
+    /* Without the secret: no answer at all, nothing issued, the packets counted as forged. */
+    long long forged = pc_int(&c.pc, base, "nub/drops/badAuth");
+    ck_assert(!prepare_try(eb, stranger, addr, gbuf, glen, 2, &r));
+    ck_assert_ptr_null(r);
+    ck_assert_int_gt(pc_int(&c.pc, base, "nub/drops/badAuth"), forged);
+    ck_assert_int_eq(pc_int(&c.pc, base, "login/prepare/requests"), 0);
+    ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), 0);
+
+    /* With the secret, but not a loginapp the manager announced: refused. */
+    ck_assert(prepare_try(eb, nub, addr, gbuf, glen, 10, &r));
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    ck_assert_ptr_nonnull(strstr(r->reason, "loginapps only"));
+    mc__login__prepare_login_reply__free_unpacked(r, NULL);
+    ck_assert_int_eq(pc_int(&c.pc, base, "login/prepare/notLoginapp"), 1);
+    ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), 0);
+    ck_assert_int_eq(pc_int(&c.pc, base, "entities/count"), 0);
+
+    /* Registered as a loginapp (and heartbeating): the baseapp hears of its birth. */
+    long long births = pc_int(&c.pc, base, "peers/births");
+    fake_loginapp fl;
+    fake_loginapp_register(&fl, eb, nub, c.pc.manager, c.digest);
+    for (int i = 0; i < 500 && pc_int(&c.pc, base, "peers/births") <= births; i++) {
+        event_base_loop(eb, EVLOOP_NONBLOCK);
+        h_sleep_ms(20);
+    }
+    ck_assert_int_gt(pc_int(&c.pc, base, "peers/births"), births);
 
     /* Not protobuf, empty, a name too long, an empty name, an unknown type. */
     static const uint8_t junk[] = {0xFF, 0xFF, 0xFF, 0x07, 0x12};
-    Mc__Login__PrepareLoginReply *r = prepare(eb, nub, addr, junk, sizeof junk);
+    r = prepare(eb, nub, addr, junk, sizeof junk);
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->status, MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
     mc__login__prepare_login_reply__free_unpacked(r, NULL);
@@ -791,7 +933,9 @@ START_TEST(test_prepare_login_from_a_stranger)
     ck_assert_int_eq(prepare_msg(eb, nub, addr, "kim", "Account", NULL),
                      MC__LOGIN__PREPARE_STATUS__PREPARE_ALREADY_LOGGED_IN);
     ck_assert_int_eq(pc_int(&c.pc, base, "entities/count"), 1);
+    event_free(fl.beat);
     mc_nub_free(nub);
+    mc_nub_free(stranger);
     event_base_free(eb);
     lc_stop(&c);
 }

@@ -49,6 +49,26 @@ static bool from_manager(const mc_server *s, const mc_message_info *info)
            mc_address_equal(info->source, &s->manager);
 }
 
+/* Control messages that change state are taken only on a channel: a channel's packets are
+ * numbered (a replayed datagram is a duplicate and dropped) and bound to the peer's address.
+ * REGISTER comes off-channel (whatever state a channel is in), and QUERY, GLOBAL_LOOKUP and
+ * WATCHER from tools, which hold the cluster secret but no channel. */
+static bool needs_channel(uint8_t id)
+{
+    switch (id) {
+    case MC_CTL_HEARTBEAT:
+    case MC_CTL_DEREGISTER:
+    case MC_CTL_PROCESS_EVENT:
+    case MC_CTL_UNKNOWN_PROCESS:
+    case MC_CTL_ID_RANGE:
+    case MC_CTL_GLOBAL_REGISTER:
+    case MC_CTL_GLOBAL_DEREGISTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void on_control(void *ctx, const mc_message_info *info, mc_istream *data)
 {
     mc_server *s = ctx;
@@ -59,6 +79,10 @@ static void on_control(void *ctx, const mc_message_info *info, mc_istream *data)
     size_t len = mc_istream_remaining(data);
     if (len > MC_CTL_MAX_PAYLOAD) {
         reject(s, src, id, "larger than a control message may be", len);
+        return;
+    }
+    if (needs_channel(id) && !info->channel) {
+        reject(s, src, id, "off-channel (taken only on the sender's channel)", len);
         return;
     }
     const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
@@ -324,9 +348,20 @@ int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen)
     }
     cfg.iface = &s->iface;
     cfg.handler_ctx = s;
+    const char *secret_file = mc_auth_secret_file(mc_config_get_string(s->cfg, "secretFile"));
+    if (!secret_file) {
+        snprintf(err, errlen,
+                 "no cluster secret: give --secretFile FILE or set MC_SECRET_FILE "
+                 "(deploy/cluster makes one in its run dir)");
+        return -1;
+    }
+    if (mc_auth_load_secret(secret_file, cfg.auth_secret, err, errlen) != 0)
+        return -1;
+    cfg.authenticate = true;
     uint64_t timeout_ms = mc_config_get_uint(s->cfg, "channelTimeoutMs");
     cfg.inactivity_timeout_us = timeout_ms * MC_US_PER_MS;
     int rc = mc_nub_new(s->base, &cfg, &s->internal);
+    mc_auth_wipe_secret(cfg.auth_secret);
     if (rc != MC_OK) {
         snprintf(err, errlen, "cannot open the internal interface on %s: %s", cfg.bind,
                  mc_status_name(rc));
@@ -393,4 +428,16 @@ Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *i
         st = s->peers[i]->state;
     }
     return st;
+}
+
+bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role role)
+{
+    char text[MC_ADDRESS_STRLEN];
+    mc_address_format(addr, text, sizeof text);
+    for (size_t i = 0; i < s->npeers; i++)
+        if (s->peers[i]->role == role &&
+            s->peers[i]->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+            strcmp(s->peers[i]->internal_addr, text) == 0)
+            return true;
+    return false;
 }

@@ -20,6 +20,9 @@ static const mc_option common_options[] = {
      "a channel on the internal interface that receives nothing this long is dead"},
     {"shutdownTimeoutMs", MC_OPT_UINT, "2000",
      "how long a graceful shutdown waits for the manager and for channels to flush"},
+    {"secretFile", MC_OPT_STRING, "",
+     "the cluster secret (64 hex characters, mode 0600) that authenticates every internal "
+     "packet; required (default: $MC_SECRET_FILE; deploy/cluster makes one per cluster)"},
 };
 
 static const mc_option external_option = {

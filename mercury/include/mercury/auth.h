@@ -45,4 +45,15 @@ bool mc_auth_check(const mc_auth *a, const uint8_t *datagram, size_t len, size_t
 int mc_auth_load_secret(const char *path, uint8_t secret[MC_AUTH_SECRET_BYTES], char *err,
                         size_t errlen);
 
+/* Wipe a secret held in memory (once the nub has derived its key). */
+void mc_auth_wipe_secret(uint8_t secret[MC_AUTH_SECRET_BYTES]);
+
+/* Write a new random secret to path (created with mode 0600; it must not exist), for tools
+ * and benchmarks that start a private cluster. 0, or -1 with a reason in err. */
+int mc_auth_make_secret_file(const char *path, char *err, size_t errlen);
+
+/* Which secret file to use: `given` when it is set (an option), else the environment's
+ * MC_SECRET_FILE; NULL when neither names one. */
+const char *mc_auth_secret_file(const char *given);
+
 #endif

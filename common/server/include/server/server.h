@@ -152,6 +152,9 @@ mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);
 /* What the manager last said about the process at this internal address: ALIVE when a
  * live process has it, DEAD when only dead or stopped ones had it, UNKNOWN when none. */
 Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *internal_addr);
+/* Whether the manager told us of a live process of that role at this internal address
+ * (what a request that only a certain role may make is checked against). */
+bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role role);
 /* How long a registered process waits for a silent manager before it registers again: twice
  * the dead-after time the manager last gave, at least 5 s. A live
  * process registers again with a restarted manager within about this plus a retry (1 s). */
