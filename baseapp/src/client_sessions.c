@@ -15,11 +15,24 @@ typedef struct {
     uint8_t key[MC_SECURE_KEY_BYTES];
 } session;
 
+/* Sessions gone (taken, expired, forgotten) are remembered by id for a while, so that a
+ * client presenting one is told it was refused rather than met with silence, which is what
+ * an id this baseapp never issued gets. */
+#define RETIRED_MAX 1024u
+#define RETIRED_KEEP_US (60ull * MC_US_PER_S)
+
+typedef struct {
+    uint64_t id;
+    mc_time_us at;
+} retired;
+
 struct base_sessions {
     u64map by_id;
     size_t max;
     mc_time_us expiry_us;
     base_sessions_stats st;
+    retired gone[RETIRED_MAX];
+    size_t gone_next;
 };
 
 base_sessions *base_sessions_new(size_t max, uint32_t expiry_ms)
@@ -36,6 +49,8 @@ base_sessions *base_sessions_new(size_t max, uint32_t expiry_ms)
 
 static void drop(base_sessions *s, uint64_t id, session *x)
 {
+    s->gone[s->gone_next] = (retired){id, mc_clock_now_us()};
+    s->gone_next = (s->gone_next + 1) % RETIRED_MAX;
     sodium_memzero(x, sizeof *x);
     free(x);
     u64map_del(&s->by_id, id);
@@ -165,3 +180,17 @@ size_t base_sessions_forget_entity(base_sessions *s, int32_t entity_id)
 size_t base_sessions_count(const base_sessions *s) { return s->by_id.count; }
 
 void base_sessions_get_stats(const base_sessions *s, base_sessions_stats *out) { *out = s->st; }
+
+bool base_sessions_known(void *ctx, uint64_t session_id)
+{
+    base_sessions *s = ctx;
+    if (session_id == 0)
+        return false;
+    if (u64map_get(&s->by_id, session_id))
+        return true;
+    mc_time_us now = mc_clock_now_us();
+    for (size_t i = 0; i < RETIRED_MAX; i++)
+        if (s->gone[i].id == session_id && now - s->gone[i].at < RETIRED_KEEP_US)
+            return true;
+    return false;
+}

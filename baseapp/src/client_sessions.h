@@ -49,6 +49,10 @@ typedef void (*base_session_expired_fn)(void *ctx, int32_t entity_id);
 void base_sessions_expire(base_sessions *s, base_session_expired_fn fn, void *ctx);
 /* Whether a live (unexpired) session was issued for this entity. */
 bool base_sessions_has_entity(const base_sessions *s, int32_t entity_id);
+/* mc_secure_transport's session_known (ctx: the base_sessions): whether this baseapp issued
+ * the session id, live now or gone (taken, expired, forgotten) within the last 60 s (at most
+ * the last 1024 gone). A HELLO naming any other id is not answered at all. */
+bool base_sessions_known(void *ctx, uint64_t session_id);
 size_t base_sessions_count(const base_sessions *s);
 void base_sessions_get_stats(const base_sessions *s, base_sessions_stats *out);
 

@@ -119,7 +119,7 @@ enum {
     W_CONNECTED, W_CONNECTS, W_SESSION_REFUSED, W_TAKEN_OVER, W_DEATHS, W_GIVEN, W_CALLS_IN,
     W_CALLS_OUT, W_PROPS, W_KICKED, W_REFUSED_TOTAL, W_HELLOS, W_HANDSHAKES, W_REJECTED,
     W_REPEATED, W_AUTH_FAILURES, W_RATE_LIMITED, W_NO_ENDPOINT, W_DROPPED, W_DATA_IN,
-    W_DATA_OUT, W_SEND_ERRORS, W_MOVES, W_REFUSED /* + reason */
+    W_DATA_OUT, W_SEND_ERRORS, W_UNKNOWN_SESSION, W_MOVES, W_REFUSED /* + reason */
 };
 
 static const struct {
@@ -149,6 +149,7 @@ static const struct {
     {"clients/packetsIn", W_DATA_IN},
     {"clients/packetsOut", W_DATA_OUT},
     {"clients/sendErrors", W_SEND_ERRORS},
+    {"clients/unknownSession", W_UNKNOWN_SESSION},
 };
 
 static void get_counter(void *ctx, mc_watch_value *out)
@@ -184,6 +185,7 @@ static void get_counter(void *ctx, mc_watch_value *out)
     case W_DATA_IN: v = ts.data_in; break;
     case W_DATA_OUT: v = ts.data_out; break;
     case W_SEND_ERRORS: v = ts.send_errors; break;
+    case W_UNKNOWN_SESSION: v = ts.unknown_session; break;
     default:
         if (w->what >= W_REFUSED && w->what < W_REFUSED + CLIENT_REFUSE_COUNT)
             v = bc->st.refused[w->what - W_REFUSED];
@@ -285,6 +287,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
     tc.ctx = bc;
     tc.lookup = base_sessions_lookup;
     tc.lookup_ctx = db->sessions;
+    tc.session_known = base_sessions_known;
     tc.limits.max_clients = (size_t)max_clients;
     tc.limits.idle_timeout_ms = (uint32_t)idle_ms;
     tc.limits.max_packets_per_s = (double)pps;

@@ -36,11 +36,13 @@ int main(int argc, char **argv)
            (unsigned long long)o.seed, o.time_limit_s, mode_names[o.mode]);
     fflush(stdout);
 
-    const bench_transport *order[2] = {&bench_transport_mercury, &bench_transport_enet};
-    bool run[2] = {o.run_mercury, o.run_enet};
-    bench_figures fig[2] = {{0}, {0}};
+    /* mercury, mercury with authenticated packets (a cluster's internal nubs), ENet */
+    const bench_transport *order[3] = {&bench_transport_mercury, &bench_transport_mercury_auth,
+                                       &bench_transport_enet};
+    bool run[3] = {o.run_mercury, o.run_mercury_auth, o.run_enet};
+    bench_figures fig[3] = {{0}, {0}, {0}};
     bool all_ok = true;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         if (!run[i])
             continue;
         bench_side side;
@@ -49,9 +51,15 @@ int main(int argc, char **argv)
         fflush(stdout);
         all_ok = all_ok && fig[i].ok;
     }
-    if (run[0] && run[1]) {
-        if (fig[1].rate > 0)
-            printf("ratio mercury/enet: %.2f\n", fig[0].rate / fig[1].rate);
+    if (run[0] && run[1] && fig[0].rate > 0)
+        printf("authentication cost: %.1f%% of throughput (mercury+auth %.0f msg/s, "
+               "mercury %.0f msg/s)\n",
+               100.0 * (1.0 - fig[1].rate / fig[0].rate), fig[1].rate, fig[0].rate);
+    if (run[1] && run[2] && fig[2].rate > 0)
+        printf("ratio mercury+auth/enet: %.2f\n", fig[1].rate / fig[2].rate);
+    if (run[0] && run[2]) {
+        if (fig[2].rate > 0)
+            printf("ratio mercury/enet: %.2f\n", fig[0].rate / fig[2].rate);
         else
             printf("ratio mercury/enet: %s\n", fig[0].rate > 0 ? "inf" : "0.00");
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mercury/auth.h"
 #include "mercury/mercury.h"
 #include "payload.h"
 #include "transport.h"
@@ -89,8 +90,19 @@ static void bench_def(mc_message_def *def, size_t size)
     def->length = (uint32_t)size;
 }
 
-static int mercury_receive(const bench_workload *w, const struct sockaddr_in *bind_addr,
-                           bench_sink *sink)
+/* The secret of the authenticated side (a benchmark's: both roles know it). */
+static const uint8_t bench_secret[MC_AUTH_SECRET_BYTES] = {
+    0x6d, 0x65, 0x72, 0x63, 0x75, 0x72, 0x79, 0x2d, 0x62, 0x65, 0x6e, 0x63, 0x68};
+
+static void bench_auth(mc_nub_config *cfg, bool auth)
+{
+    cfg->authenticate = auth;
+    if (auth)
+        memcpy(cfg->auth_secret, bench_secret, sizeof bench_secret);
+}
+
+static int receive_side(const bench_workload *w, const struct sockaddr_in *bind_addr,
+                        bench_sink *sink, bool auth)
 {
     bench_report *r = sink->report;
     mercury_receiver rv;
@@ -118,6 +130,7 @@ static int mercury_receive(const bench_workload *w, const struct sockaddr_in *bi
     cfg.handler_ctx = &rv;
     cfg.accept_channels = true;
     cfg.accept_traits = MC_CHANNEL_INTERNAL;
+    bench_auth(&cfg, auth);
     mc_nub *nub = NULL;
     int st = mc_nub_new(rv.base, &cfg, &nub);
     if (st != MC_OK) {
@@ -160,8 +173,8 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
     bench_report_fail(s->r, "mercury channel died: %s", mc_channel_death_name(reason));
 }
 
-static int mercury_send(const bench_workload *w, const struct sockaddr_in *peer_addr,
-                        bench_sink *sink)
+static int send_side(const bench_workload *w, const struct sockaddr_in *peer_addr,
+                     bench_sink *sink, bool auth)
 {
     bench_report *r = sink->report;
     mc_message_def def;
@@ -181,6 +194,7 @@ static int mercury_send(const bench_workload *w, const struct sockaddr_in *peer_
     cfg.bind = "127.0.0.1:0";
     cfg.iface = &iface;
     cfg.accept_channels = false;
+    bench_auth(&cfg, auth);
     mc_nub *nub = NULL;
     int st = mc_nub_new(base, &cfg, &nub);
     if (st != MC_OK) {
@@ -254,9 +268,42 @@ static int mercury_send(const bench_workload *w, const struct sockaddr_in *peer_
     return 0;
 }
 
+static int mercury_receive(const bench_workload *w, const struct sockaddr_in *bind_addr,
+                           bench_sink *sink)
+{
+    return receive_side(w, bind_addr, sink, false);
+}
+
+static int mercury_send(const bench_workload *w, const struct sockaddr_in *peer_addr,
+                        bench_sink *sink)
+{
+    return send_side(w, peer_addr, sink, false);
+}
+
+static int mercury_auth_receive(const bench_workload *w, const struct sockaddr_in *bind_addr,
+                                bench_sink *sink)
+{
+    return receive_side(w, bind_addr, sink, true);
+}
+
+static int mercury_auth_send(const bench_workload *w, const struct sockaddr_in *peer_addr,
+                             bench_sink *sink)
+{
+    return send_side(w, peer_addr, sink, true);
+}
+
 const bench_transport bench_transport_mercury = {
     .name = "mercury",
     .queue_unit = "packets",
     .receive = mercury_receive,
     .send = mercury_send,
+};
+
+/* The same with every datagram authenticated by the cluster secret, as a cluster's internal
+ * nubs are (mercury/auth.h). */
+const bench_transport bench_transport_mercury_auth = {
+    .name = "mercury+auth",
+    .queue_unit = "packets",
+    .receive = mercury_auth_receive,
+    .send = mercury_auth_send,
 };

@@ -20,7 +20,8 @@ static const mc_option bench_option_table[] = {
     {"seed", MC_OPT_UINT, "1", "relay PRNG seed"},
     {"listen", MC_OPT_STRING, NULL, "ADDR:PORT: run only the receivers, here (start this first)"},
     {"connect", MC_OPT_STRING, NULL, "ADDR:PORT: run only the senders, to a --listen process"},
-    {"only", MC_OPT_STRING, NULL, "run one side only: mercury or enet"},
+    {"only", MC_OPT_STRING, NULL,
+     "run one side only: mercury, mercury-auth (authenticated packets) or enet"},
     {"latency", MC_OPT_BOOL, "false", "latency mode: --channels channels each sending --rate messages/s for --duration s through the relay (see docs/tools/mercury-bench.md)"},
     {"channels", MC_OPT_UINT, "100", "latency mode: channels (1 to 255)"},
     {"rate", MC_OPT_UINT, "30", "latency mode: messages per second per channel (1 to 1000)"},
@@ -110,9 +111,11 @@ static int fill(const mc_config *cfg, bench_options *o, char *err, size_t errlen
     }
     const char *only = mc_config_get_string(cfg, "only");
     o->run_mercury = !*only || strcmp(only, "mercury") == 0;
+    o->run_mercury_auth = !*only || strcmp(only, "mercury-auth") == 0;
     o->run_enet = !*only || strcmp(only, "enet") == 0;
-    if (*only && !o->run_mercury && !o->run_enet) {
-        snprintf(err, errlen, "--only must be 'mercury' or 'enet', got '%s'", only);
+    if (*only && !o->run_mercury && !o->run_mercury_auth && !o->run_enet) {
+        snprintf(err, errlen, "--only must be 'mercury', 'mercury-auth' or 'enet', got '%s'",
+                 only);
         return -1;
     }
     o->latency = mc_config_get_bool(cfg, "latency");

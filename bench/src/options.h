@@ -21,7 +21,7 @@ typedef struct {
     uint64_t seed;
     bench_mode mode;
     struct sockaddr_in addr; /* --listen / --connect address */
-    bool run_mercury, run_enet;
+    bool run_mercury, run_mercury_auth, run_enet;
     /* latency mode (--latency) */
     bool latency;
     uint32_t channels, rate, delay_ms;

@@ -50,5 +50,6 @@ typedef struct {
 
 extern const bench_transport bench_transport_enet;
 extern const bench_transport bench_transport_mercury;
+extern const bench_transport bench_transport_mercury_auth;
 
 #endif

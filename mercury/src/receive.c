@@ -556,6 +556,13 @@ static mc_channel *find_channel(mc_nub *nub, const mc_address *src, const mc_foo
             *why = drop(MC_DROP_STALE_VERSION);
             return NULL;
         }
+        if (!mc_address_equal(src, &ch->addr) && !(dv > 0 && nub->cfg.authenticate)) {
+            /* An indexed channel follows its peer to a new address only with a new version,
+             * and only where every packet is authenticated (a member of the cluster sends
+             * it): anything else from another address is a forgery or a stray. */
+            *why = drop(MC_DROP_NOT_PEER);
+            return NULL;
+        }
         if (dv > 0)
             *action = ROUTE_NEW_VERSION;
         return ch;
@@ -617,8 +624,8 @@ static mc_channel *apply_route(mc_nub *nub, mc_channel *ch, const mc_address *sr
     } else if (!ch->indexed && (f->flags & MC_PF_CREATE_CHANNEL)) {
         ch->peer_nonce = f->nonce; /* the peer's side of a simultaneous open */
     }
-    if (ch->indexed)
-        ch->addr = *src; /* an entity channel follows its peer */
+    if (ch->indexed && action == ROUTE_NEW_VERSION)
+        ch->addr = *src; /* an entity channel follows its peer (checked by find_channel) */
     return ch;
 }
 

@@ -53,6 +53,7 @@ const char *mc_drop_reason_name(mc_drop_reason reason)
         [MC_DROP_BAD_FOOTER] = "badFooter",
         [MC_DROP_BAD_CHECKSUM] = "badChecksum",
         [MC_DROP_BAD_AUTH] = "badAuth",
+        [MC_DROP_NOT_PEER] = "notPeer",
         [MC_DROP_BAD_ACKS] = "badAcks",
         [MC_DROP_BAD_MESSAGE] = "badMessage",
         [MC_DROP_UNKNOWN_MESSAGE] = "unknownMessage",

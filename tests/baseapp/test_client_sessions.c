@@ -125,6 +125,32 @@ START_TEST(many_sessions_stay_exact)
 }
 END_TEST
 
+/* Which session ids a HELLO is answered for: issued ones, live or gone within 60 s; never
+ * an id this baseapp did not issue. */
+START_TEST(only_issued_sessions_are_known)
+{
+    fake_now = 1000 * MC_US_PER_S;
+    mc_clock_set_source(fake_clock, NULL);
+    base_sessions *s = base_sessions_new(8, 1000);
+    ck_assert_ptr_nonnull(s);
+    uint64_t id = 0;
+    uint8_t k[MC_SECURE_KEY_BYTES];
+    ck_assert_int_eq(base_sessions_issue(s, 7, &id, k), 0);
+    ck_assert(base_sessions_known(s, id));
+    ck_assert(!base_sessions_known(s, id ^ 1));
+    ck_assert(!base_sessions_known(s, 0));
+    int32_t ent;
+    ck_assert_int_eq(base_sessions_take(s, id, &ent), 0);
+    ck_assert(base_sessions_known(s, id)); /* used: answered, then refused in the handshake */
+    fake_now += 59 * MC_US_PER_S;
+    ck_assert(base_sessions_known(s, id));
+    fake_now += 2 * MC_US_PER_S;
+    ck_assert(!base_sessions_known(s, id)); /* gone for over a minute: a stranger's id */
+    base_sessions_free(s);
+    mc_clock_set_source(NULL, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("client_sessions");
@@ -132,6 +158,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_session_is_looked_up_then_taken_once);
     tcase_add_test(tc, sessions_expire_are_bounded_and_go_with_their_entity);
     tcase_add_test(tc, many_sessions_stay_exact);
+    tcase_add_test(tc, only_issued_sessions_are_known);
     suite_add_tcase(s, tc);
     return s;
 }

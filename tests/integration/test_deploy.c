@@ -83,14 +83,15 @@ static const char *slot_of(deploy *d, pid_t pid)
     return slot;
 }
 
-/* Run a command with MC_RUN_DIR set to the test's run dir and MC_MANAGER unset. */
+/* Run a command with MC_RUN_DIR set to the test's run dir and MC_MANAGER and MC_SECRET_FILE
+ * unset (a tool finds the cluster and its secret through the cluster file). */
 static int run_in_env(deploy *d, char *const cmd[], char *out, size_t outlen)
 {
     char run_env[700];
     snprintf(run_env, sizeof run_env, "MC_RUN_DIR=%s", d->run);
-    char *argv[16] = {"/usr/bin/env", "-u", "MC_MANAGER", run_env};
-    int n = 4;
-    for (int i = 0; cmd[i] && n < 15; i++)
+    char *argv[18] = {"/usr/bin/env", "-u", "MC_MANAGER", "-u", "MC_SECRET_FILE", run_env};
+    int n = 6;
+    for (int i = 0; cmd[i] && n < 17; i++)
         argv[n++] = cmd[i];
     argv[n] = NULL;
     return h_run(argv, out, outlen, 30000);
@@ -141,6 +142,44 @@ static bool on_a_command_line(const char *text)
     return found;
 }
 
+/* The harness's watcher calls (h_watcher, h_wait_watch) use MC_SECRET_FILE: from now on the
+ * secret deploy/cluster made for this cluster, not the test run's. */
+static void use_cluster_secret(deploy *d)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/cluster.secret", d->run);
+    ck_assert_int_eq(setenv("MC_SECRET_FILE", path, 1), 0);
+}
+
+/* Does a UDP datagram sent to ip:port get any answer within wait_ms? */
+static bool udp_answers(const char *ip, int port, const uint8_t *pkt, size_t n, int wait_ms)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, ip, &to.sin_addr);
+    ck_assert_int_eq(sendto(fd, pkt, n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n);
+    struct timeval tv = {wait_ms / 1000, (wait_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    uint8_t buf[2048];
+    ssize_t got = recv(fd, buf, sizeof buf, 0);
+    close(fd);
+    return got >= 0;
+}
+
+/* `watcher get TARGET PATH` against mgr: the value (the line's last word). */
+static bool watch_get(const char *mgr, const char *target, const char *path, char *v,
+                      size_t vlen)
+{
+    char out[2048];
+    if (h_watcher(out, sizeof out, mgr, "get", target, path, NULL) != 0)
+        return false;
+    out[strcspn(out, "\n")] = '\0';
+    const char *sp = strrchr(out, ' ');
+    snprintf(v, vlen, "%s", sp ? sp + 1 : out);
+    return true;
+}
+
 START_TEST(layout_errors_name_file_and_line)
 {
     deploy d;
@@ -155,6 +194,12 @@ START_TEST(layout_errors_name_file_and_line)
         {"# c\nmanager 127.0.0.1 21000\nbaseapp 127.0.0.1 70000\n", ":3: baseapp needs a PORT"},
         {"manager 127.0.0.1 21000\ncellapp 127.0.0.1 21001 21002\n", ":2: cellapp has no external"},
         {"manager 127.0.0.1 21000\nbaseapp 127.0.0.1 21000\n", ":2: 127.0.0.1:21000 is used twice"},
+        {"manager 127.0.0.1 21000\nbaseapp 10.0.0.1 21001 127.0.0.1:21000\n",
+         ":2: 127.0.0.1:21000 is used twice"},
+        {"manager 127.0.0.1 21000\nbaseapp 127.0.0.1 21001 clients:21002\n",
+         ":2: EXTERNAL IP 'clients' is not an IPv4 address"},
+        {"manager 127.0.0.1 21000\nbaseapp 127.0.0.1 21001 127.0.0.2:0\n",
+         ":2: EXTERNAL_PORT must be between 1 and 65535"},
         {"set deadAfterMs soon\nmanager 127.0.0.1 21000\n", ":1: deadAfterMs needs a number"},
         {"zoneapp 127.0.0.1 21000\n", ":1: unknown role 'zoneapp'"},
         {"baseapp 127.0.0.1 21000\n", "exactly one manager"},
@@ -201,11 +246,17 @@ START_TEST(up_status_down_leaves_nothing)
     fprintf(f, "# test layout\nredis 127.0.0.1 %d\nmanager 127.0.0.1 %d\n", redis_port,
             manager_port);
     fprintf(f, "set res %s/defs\n", h_source_dir());
-    fprintf(f, "loginapp 127.0.0.1 %d %d\n", h_free_port(false), h_free_port(false));
-    fprintf(f, "baseapp 127.0.0.1 %d %d\n", h_free_port(false), h_free_port(false));
-    fprintf(f, "baseapp 127.0.0.1 %d %d\n", h_free_port(false), h_free_port(false));
-    fprintf(f, "cellapp 127.0.0.1 %d\ncellapp 127.0.0.1 %d\n", h_free_port(false),
-            h_free_port(false));
+    /* internal ports (and the external ones) of every process, to knock on them later;
+     * the second baseapp's clients' address is another IP than its internal one */
+    int iport[5], eport[3];
+    for (int i = 0; i < 5; i++)
+        iport[i] = h_free_port(false);
+    for (int i = 0; i < 3; i++)
+        eport[i] = h_free_port(false);
+    fprintf(f, "loginapp 127.0.0.1 %d %d\n", iport[0], eport[0]);
+    fprintf(f, "baseapp 127.0.0.1 %d %d\n", iport[1], eport[1]);
+    fprintf(f, "baseapp 127.0.0.1 %d 127.0.0.2:%d\n", iport[2], eport[2]);
+    fprintf(f, "cellapp 127.0.0.1 %d\ncellapp 127.0.0.1 %d\n", iport[3], iport[4]);
     fclose(f);
 
     char out[32768];
@@ -213,6 +264,7 @@ START_TEST(up_status_down_leaves_nothing)
     pid_t pids[16];
     int n = track_state(&d, pids, 16);
     ck_assert_msg(rc == 0, "up failed (%d):\n%s", rc, out);
+    use_cluster_secret(&d);
     ck_assert_int_eq(n, 7);
     ck_assert_msg(strstr(out, "5 processes registered") && strstr(out, "logs in"), "%s", out);
     for (int i = 0; i < n; i++)
@@ -263,6 +315,67 @@ START_TEST(up_status_down_leaves_nothing)
     rc = run_in_env(&d, get_wrong, out, sizeof out);
     ck_assert_msg(rc == 7 && strstr(out, "from --manager"), "--manager ignored (%d): %s", rc,
                   out);
+
+    /* The internal trust boundary: the cluster secret in a 0600 file that the cluster file
+     * names, never on a command line; nothing answers a sender without it, on any internal
+     * port, nor a sender without a session on a baseapp's external port. */
+    char secretf[700], secret[200], sline[800];
+    snprintf(secretf, sizeof secretf, "%s/cluster.secret", d.run);
+    ck_assert_int_eq(file_mode(secretf), 0600);
+    read_file(secretf, secret, sizeof secret);
+    secret[strcspn(secret, "\n")] = '\0';
+    ck_assert_uint_eq(strlen(secret), 64);
+    ck_assert_msg(!on_a_command_line(secret), "the cluster secret is on a command line");
+    snprintf(sline, sizeof sline, "secretFile %s", secretf);
+    ck_assert_msg(h_file_contains(cfile, sline), "%s does not say '%s'", cfile, sline);
+    char wrongf[700];
+    snprintf(wrongf, sizeof wrongf, "%s/wrong.secret", h_tmpdir());
+    FILE *wf = fopen(wrongf, "w");
+    ck_assert_ptr_nonnull(wf);
+    fprintf(wf, "%s\n", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+    fclose(wf);
+    chmod(wrongf, 0600);
+    char *get_wrong_secret[] = {wbin, "--timeout", "1000", "--secretFile", wrongf, "get",
+                                "manager", "pid", NULL};
+    rc = run_in_env(&d, get_wrong_secret, out, sizeof out);
+    ck_assert_msg(rc == 7, "the manager answered a tool with another secret (%d): %s", rc, out);
+    /* raw datagrams (the watcher above sent well-formed, wrongly tagged ones to the
+     * manager; here junk to every internal port) */
+    for (int i = -1; i < 5; i++) {
+        int port = i < 0 ? manager_port : iport[i];
+        ck_assert_msg(!udp_answers("127.0.0.1", port, (const uint8_t *)"hello? hello? hello?",
+                                   20, 300),
+                      "internal port %d answered junk", port);
+    }
+    const char *who[] = {"manager", "loginapp01", "baseapp01", "baseapp02", "cellapp01",
+                         "cellapp02"};
+    for (size_t i = 0; i < sizeof who / sizeof who[0]; i++) {
+        char v[64] = "";
+        ck_assert_msg(watch_get(mgr, who[i], "nub/drops/badAuth", v, sizeof v) &&
+                          strtoull(v, NULL, 10) >= 1,
+                      "%s did not count the forged packets (%s)", who[i], v);
+    }
+    /* a baseapp's external port: a HELLO naming a session it never issued gets nothing */
+    uint8_t hello[256] = {0xA1, 1};
+    for (int i = 2; i < 50; i++)
+        hello[i] = (uint8_t)(i * 37);
+    ck_assert(!udp_answers("127.0.0.1", eport[1], hello, sizeof hello, 500));
+    ck_assert(!udp_answers("127.0.0.2", eport[2], hello, sizeof hello, 500));
+    char v[64], want_ext[64];
+    unsigned long long unknown = 0;
+    bool ext_seen = false;
+    snprintf(want_ext, sizeof want_ext, "127.0.0.2:%d", eport[2]);
+    for (int i = 0; i < 2; i++) {
+        const char *b = i ? "baseapp02" : "baseapp01";
+        ck_assert(watch_get(mgr, b, "clients/unknownSession", v, sizeof v));
+        unknown += strtoull(v, NULL, 10);
+        ck_assert(watch_get(mgr, b, "interfaces/external", v, sizeof v));
+        ext_seen |= strcmp(v, want_ext) == 0;
+    }
+    ck_assert_uint_eq(unknown, 2);
+    ck_assert_msg(ext_seen, "no baseapp serves clients on %s", want_ext);
+    /* the loginapp's door answers a HELLO (a cookie, fewer bytes than asked), never junk */
+    ck_assert(!udp_answers("127.0.0.1", eport[0], (const uint8_t *)"hello?", 6, 300));
 
     /* The cluster's Redis: a password in a 0600 file (and a 0600 config file), never on a
      * command line; refused without it; an append-only file in the run dir. */

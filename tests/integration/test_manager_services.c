@@ -7,6 +7,7 @@
  *     is not registered, dropped when the registering process dies;
  *   - an asynchronous watcher callable answered after a delay through the watcher tool,
  *     a refusal, and a server freed while a call waits. */
+#include "test_secret.h"
 #include "client.h"
 #include "harness.h"
 #include "server/control.h"
@@ -166,6 +167,61 @@ static void assert_unique(ids_probe *p)
     for (size_t i = 1; i < p->n; i++)
         ck_assert_msg(copy[i] != copy[i - 1], "id %d given twice", copy[i]);
     free(copy);
+}
+
+/* A member of the cluster (the run's secret) that is not a registered process: one control
+ * request on a channel to addr, carrying the n bytes at msg; the reply's bytes into out
+ * (at most 512), their count returned. */
+typedef struct {
+    bool done;
+    mc_reply_status status;
+    size_t len;
+    uint8_t data[512];
+} insider_reply;
+
+static void on_insider_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
+                             mc_istream *data)
+{
+    (void)info;
+    insider_reply *r = ctx;
+    r->done = true;
+    r->status = status;
+    size_t n = data ? mc_istream_remaining(data) : 0;
+    if (n > sizeof r->data)
+        n = sizeof r->data;
+    const uint8_t *b = n ? mc_read_bytes(data, n) : NULL;
+    if (b)
+        memcpy(r->data, b, n);
+    r->len = b ? n : 0;
+}
+
+static size_t insider_request(const char *addr, uint8_t msg_id, size_t n, const uint8_t *msg,
+                              uint8_t *out)
+{
+    struct event_base *eb = event_base_new();
+    mc_nub_config cfg;
+    mc_nub_config_init(&cfg);
+    mc_test_secret_apply(&cfg);
+    mc_nub *nub = NULL;
+    ck_assert_int_eq(mc_nub_new(eb, &cfg, &nub), MC_OK);
+    mc_address to;
+    ck_assert_int_eq(mc_address_parse(addr, &to), MC_OK);
+    mc_channel *ch = mc_nub_channel(nub, &to, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ch);
+    static insider_reply r;
+    memset(&r, 0, sizeof r);
+    const mc_message_def *def = mc_interface_find(mc_control_interface(), msg_id);
+    ck_assert_int_eq(mc_channel_request(ch, def, msg, n, on_insider_reply, &r, 5 * MC_US_PER_S),
+                     MC_OK);
+    mc_time_us end = mc_clock_now_us() + 8 * MC_US_PER_S;
+    while (!r.done && mc_clock_now_us() < end)
+        event_base_loop(eb, EVLOOP_ONCE);
+    ck_assert_msg(r.done && r.status == MC_REPLY_OK, "no answer to %s on a channel",
+                  mc_control_name(msg_id));
+    memcpy(out, r.data, r.len);
+    mc_nub_free(nub);
+    event_base_free(eb);
+    return r.len;
 }
 
 START_TEST(entity_id_ranges_are_disjoint_and_survive_a_manager_restart)
@@ -383,9 +439,11 @@ START_TEST(global_names_register_lookup_and_drop_with_their_process)
                                "Nowhere", NULL),
                      9);
 
-    /* Someone that is not a registered process cannot register a name. */
+    /* Someone that is not a registered process cannot register a name, nor get entity ids:
+     * off-channel (a datagram anyone with the secret could replay) the requests are dropped
+     * unanswered; on a channel they are refused. */
     char err[200];
-    wt_client *c = wt_client_new(3000, NULL, err, sizeof err);
+    wt_client *c = wt_client_new(500, NULL, err, sizeof err);
     ck_assert_msg(c != NULL, "%s", err);
     uint8_t wire[MC_MAILBOX_WIRE_SIZE];
     mc_server_mailbox_pack(&a, wire);
@@ -393,28 +451,32 @@ START_TEST(global_names_register_lookup_and_drop_with_their_process)
     ge.name = "Intruder";
     ge.mailbox.data = wire;
     ge.mailbox.len = sizeof wire;
+    Mc__Control__IdRangeRequest ir = MC__CONTROL__ID_RANGE_REQUEST__INIT;
+    ir.count = 10;
     wt_request req;
     wt_client_send(c, manager, MC_CTL_GLOBAL_REGISTER, &ge, &req);
     wt_client_wait(c);
-    ck_assert_int_eq(req.state, WT_REQ_OK);
-    Mc__Control__GlobalReply *gr = mc__control__global_reply__unpack(NULL, req.reply_len, req.reply);
+    ck_assert_int_eq(req.state, WT_REQ_TIMEOUT);
+    wt_request_clear(&req);
+    wt_client_send(c, manager, MC_CTL_ID_RANGE, &ir, &req);
+    wt_client_wait(c);
+    ck_assert_int_eq(req.state, WT_REQ_TIMEOUT);
+    wt_request_clear(&req);
+    wt_client_free(c);
+    ck_assert(h_wait_watch(manager, "manager", "controlRejected", "controlRejected  2", 5000));
+    uint8_t msgbuf[512], reply[512];
+    size_t mlen = mc__control__global_entry__pack(&ge, msgbuf);
+    size_t rlen = insider_request(manager, MC_CTL_GLOBAL_REGISTER, mlen, msgbuf, reply);
+    Mc__Control__GlobalReply *gr = mc__control__global_reply__unpack(NULL, rlen, reply);
     ck_assert_ptr_nonnull(gr);
     ck_assert_int_eq(gr->status, MC__CONTROL__GLOBAL_STATUS__GLOBAL_NOT_REGISTERED);
     mc_pb_free(gr);
-    wt_request_clear(&req);
-    /* Nor get entity ids. */
-    Mc__Control__IdRangeRequest ir = MC__CONTROL__ID_RANGE_REQUEST__INIT;
-    ir.count = 10;
-    wt_client_send(c, manager, MC_CTL_ID_RANGE, &ir, &req);
-    wt_client_wait(c);
-    ck_assert_int_eq(req.state, WT_REQ_OK);
-    Mc__Control__IdRangeReply *rr = mc__control__id_range_reply__unpack(NULL, req.reply_len,
-                                                                        req.reply);
+    mlen = mc__control__id_range_request__pack(&ir, msgbuf);
+    rlen = insider_request(manager, MC_CTL_ID_RANGE, mlen, msgbuf, reply);
+    Mc__Control__IdRangeReply *rr = mc__control__id_range_reply__unpack(NULL, rlen, reply);
     ck_assert_ptr_nonnull(rr);
     ck_assert_int_eq(rr->status, MC__CONTROL__ID_RANGE_STATUS__ID_RANGE_NOT_REGISTERED);
     mc_pb_free(rr);
-    wt_request_clear(&req);
-    wt_client_free(c);
 
     /* The first process dies (freed without deregistering: it falls silent). Its names go
      * when the manager marks it dead; the second's stay. */

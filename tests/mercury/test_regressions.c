@@ -10,6 +10,7 @@
 
 #include "common/stream.h"
 #include "harness.h"
+#include "mercury/auth.h"
 #include "internal.h"
 
 /* wire flags (docs/PROTOCOL.md) */
@@ -180,12 +181,15 @@ START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
     mc_channel_get_stats(peer, &cs);
     uint32_t never_sent = (cs.first_send_seq + 5000) & 0x0FFFFFFFu;
     uint64_t bad = drops(p.b, MC_DROP_BAD_ACKS);
-    /* a newer version with impossible acks: dropped, and the channel keeps its version,
-     * its address and its state */
-    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+    /* a newer version with impossible acks, even from the peer's address: dropped, and the
+     * channel keeps its version, its address and its state */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, mc_nub_address(p.a), pk,
                                              indexed_datagram(pk, never_sent, 42, 1)),
                      MC_ERR_DROPPED);
     ck_assert_uint_eq(drops(p.b, MC_DROP_BAD_ACKS), bad + 1);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+                                             indexed_datagram(pk, never_sent, 42, 1)),
+                     MC_ERR_DROPPED);
     ck_assert_uint_eq(mc_channel_version(peer), 0);
     ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
     mc_channel_stats ics;
@@ -203,12 +207,75 @@ START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
     send_stream(ic, 20, 20, 40);
     ck_assert(wait_received(&p, &p.rb, 40, 10));
     ck_assert_uint_eq(p.rb.out_of_order, 0);
-    /* a valid packet of a newer version does reset it and moves it to its sender */
+    /* a well-formed packet of a newer version from a stranger (no acks: what a new version
+     * looks like) neither resets nor moves it: on a nub that does not authenticate its
+     * packets nobody proves to be the channel's new owner (issue 19, finding 8) */
+    uint64_t not_peer = drops(p.b, MC_DROP_NOT_PEER);
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+                                             indexed_datagram_no_ack(pk, 42, 3)),
+                     MC_ERR_DROPPED);
+    ck_assert_uint_eq(drops(p.b, MC_DROP_NOT_PEER), not_peer + 1);
+    ck_assert_uint_eq(mc_channel_version(peer), 0);
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    /* nor does a packet of the current version from elsewhere */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &stranger, pk,
+                                             indexed_datagram_no_ack(pk, 42, 0)),
+                     MC_ERR_DROPPED);
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    /* the peer itself may start a new version where it is */
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, mc_nub_address(p.a), pk,
                                              indexed_datagram_no_ack(pk, 42, 3)),
                      MC_OK);
     ck_assert_uint_eq(mc_channel_version(peer), 3);
-    ck_assert(mc_address_equal(mc_channel_address(peer), &stranger));
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    pair_close(&p);
+}
+END_TEST
+
+/* Where every packet is authenticated (a cluster's internal nubs), a new version from another
+ * address is a member of the cluster taking the channel over (an entity that moved): it is
+ * reset and follows its new peer; a packet without the secret changes nothing. */
+static const uint8_t move_secret[MC_AUTH_SECRET_BYTES] = {42};
+
+static void authenticated(mc_nub_config *cfg, int which)
+{
+    (void)which;
+    cfg->authenticate = true;
+    memcpy(cfg->auth_secret, move_secret, sizeof move_secret);
+}
+
+START_TEST(indexed_channel_moves_only_with_an_authenticated_new_version)
+{
+    pair p;
+    pair_open(&p, authenticated);
+    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(ic);
+    send_stream(ic, 0, 20, 40);
+    ck_assert(wait_received(&p, &p.rb, 20, 10));
+    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
+    ck_assert_ptr_nonnull(peer);
+    mc_address member = {0x7F000002u, 40112};
+    mc_auth auth;
+    ck_assert_int_eq(mc_auth_init(&auth, move_secret), 0);
+    uint8_t pk[64];
+    /* untagged: dropped before parsing */
+    size_t n = indexed_datagram_no_ack(pk, 42, 3);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n), MC_ERR_DROPPED);
+    ck_assert_uint_eq(mc_channel_version(peer), 0);
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    /* tagged, the current version from elsewhere: not its peer */
+    n = indexed_datagram_no_ack(pk, 42, 0);
+    mc_auth_tag(&auth, pk, n, pk + n);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n + MC_AUTH_TAG_BYTES),
+                     MC_ERR_DROPPED);
+    ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
+    /* tagged, a new version: the channel follows the member */
+    n = indexed_datagram_no_ack(pk, 42, 3);
+    mc_auth_tag(&auth, pk, n, pk + n);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n + MC_AUTH_TAG_BYTES), MC_OK);
+    ck_assert_uint_eq(mc_channel_version(peer), 3);
+    ck_assert(mc_address_equal(mc_channel_address(peer), &member));
+    mc_auth_clear(&auth);
     pair_close(&p);
 }
 END_TEST
@@ -691,7 +758,7 @@ static bool peer_idle(void *ctx) { return mc_channel_unacked(ctx) == 0; }
 START_TEST(new_version_of_an_accepted_channel_starts_unproven)
 {
     pair p;
-    pair_open(&p, NULL);
+    pair_open(&p, authenticated); /* only there may a new version move a channel */
     mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
     send_stream(ic, 0, 20, 40);
     ck_assert(wait_received(&p, &p.rb, 20, 10));
@@ -704,8 +771,13 @@ START_TEST(new_version_of_an_accepted_channel_starts_unproven)
     /* a newer version from another address moves the channel there */
     mc_address victim;
     int vfd = victim_socket(&victim);
-    uint8_t pk[32];
+    uint8_t pk[64];
     size_t n = indexed_datagram_no_ack(pk, 42, 5);
+    mc_auth auth;
+    ck_assert_int_eq(mc_auth_init(&auth, move_secret), 0);
+    mc_auth_tag(&auth, pk, n, pk + n);
+    mc_auth_clear(&auth);
+    n += MC_AUTH_TAG_BYTES;
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, n), MC_OK);
     ck_assert_uint_eq(mc_channel_version(peer), 5);
     ck_assert(mc_address_equal(mc_channel_address(peer), &victim));
@@ -793,6 +865,7 @@ static Suite *regressions_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, handlers_of_a_killed_channel_cannot_open_requests_on_it);
     tcase_add_test(tc, invalid_packets_neither_reset_nor_move_an_indexed_channel);
+    tcase_add_test(tc, indexed_channel_moves_only_with_an_authenticated_new_version);
     tcase_add_test(tc, reset_in_a_handler_drops_the_rest_of_the_packet);
     tcase_add_test(tc, stalled_fragment_groups_do_not_starve_new_ones);
     tcase_add_test(tc, spoofed_requests_get_no_more_than_they_sent);

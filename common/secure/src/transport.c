@@ -1,6 +1,7 @@
 /* Mercury over the secure layer (secure/transport.h). */
 #include "secure/transport.h"
 #include "common/clock.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -76,6 +77,18 @@ static int output(void *ctx, const mc_address *to, const uint8_t *data, size_t l
 
 /* ---- what arrives -------------------------------------------------------------------- */
 
+/* A HELLO names the session it will connect with (bytes 42..49, big-endian): did the server
+ * issue it? */
+static bool session_known(mc_secure_transport *t, const uint8_t *p, size_t n)
+{
+    if (!t->cfg.session_known || n != MC_SECURE_HELLO_SIZE)
+        return true; /* nothing to check against; the size is checked next */
+    uint64_t id = 0;
+    for (int i = 0; i < 8; i++)
+        id = id << 8 | p[MC_SECURE_OFF_SESSION + i];
+    return t->cfg.session_known(t->cfg.lookup_ctx, id);
+}
+
 static void server_packet(mc_secure_transport *t, const mc_address *from, const uint8_t *p,
                           size_t n, uint64_t now)
 {
@@ -83,6 +96,12 @@ static void server_packet(mc_secure_transport *t, const mc_address *from, const 
     switch (n ? p[0] : 0) {
     case MC_SECURE_HELLO: {
         t->st.hellos++;
+        if (!session_known(t, p, n)) {
+            /* nothing for a sender without a session this server issued: a stranger gets
+             * no answer at all, not even a cookie */
+            t->st.unknown_session++;
+            return;
+        }
         uint8_t out[MC_SECURE_CHALLENGE_SIZE];
         if (mc_secure_server_hello(&t->secret, peer, now, p, n, out) == MC_SECURE_OK)
             send_to(t, from, out, sizeof out);

@@ -112,6 +112,8 @@ typedef enum {
     MC_DROP_MESSAGE_TOO_LARGE, /* a message over max_message_size */
     MC_DROP_REASSEMBLY_BUDGET, /* a fragment over max_reassembly_bytes (not acknowledged) */
     MC_DROP_BAD_AUTH,        /* an authenticating nub got a datagram without a valid tag */
+    MC_DROP_NOT_PEER,        /* an indexed channel's packet from an address other than its
+                                peer's, without a new version on an authenticating nub */
     MC_DROP_REASON_COUNT
 } mc_drop_reason;
 

@@ -4,6 +4,7 @@
  * request and one-way: a request gets its error status with a reason, each is counted under
  * calls/refused/<reason>, nothing is loaded, the processes stay up and still serve good
  * requests (a LOAD_BASE from anyone loads; FETCH_CELL answers only a cell's own base). */
+#include "test_secret.h"
 #include "harness.h"
 #include "persist_cluster.h"
 #include "redis_harness.h"
@@ -207,6 +208,8 @@ START_TEST(test_malformed_persistence_messages)
     mc_nub_config cfg;
     mc_nub_config_init(&cfg);
     cfg.bind = "127.0.0.1:0";
+    mc_test_secret_apply(&cfg); /* a member of the cluster: the checks under test are past
+                                   the trust boundary */
     ck_assert_int_eq(mc_nub_new(p.base, &cfg, &p.nub), MC_OK);
 
     /* LOAD_BASE to the baseapp. */

@@ -7,7 +7,8 @@
  * other Mercury mechanism work unchanged on top.
  *
  * Server mode (a baseapp's external interface): answers HELLO and CONNECT statelessly until a
- * client proves its address, takes sessions from the owner's lookup, keeps an endpoint per
+ * client proves its address (and a HELLO only when it names a session the owner issued,
+ * session_known: a sender without a session gets nothing back), takes sessions from the owner's lookup, keeps an endpoint per
  * client with its limits and idle timeout (secure/endpoints.h). Client mode (the client
  * library): one handshake to one server, resent until answered or timed out.
  *
@@ -35,6 +36,10 @@ typedef struct {
     /* server */
     mc_secure_session_lookup lookup;   /* sessions the server issued */
     void *lookup_ctx;
+    /* Whether the server issued this session id (live, or used or expired recently: such a
+     * client is answered, and refused in the handshake); a HELLO naming any other id gets
+     * no answer at all. NULL: every HELLO is answered. Called with lookup_ctx. */
+    bool (*session_known)(void *ctx, uint64_t session_id);
     mc_secure_endpoints_config limits;
     /* a client finished its handshake (its address is ep->peer; the session id says who);
      * return 0 to keep it, -1 to drop it at once (e.g. the session was used already) */
@@ -52,6 +57,7 @@ typedef struct {
 typedef struct {
     uint64_t hellos, connects, accepted, rejected, repeated, dropped, data_in, data_out,
         auth_failures, rate_limited, no_endpoint, send_errors;
+    uint64_t unknown_session; /* server: HELLOs naming no session it issued (unanswered) */
     uint64_t largest_out; /* the largest sealed DATA packet sent (at most 1472: the transport
                              limits its nub's packets by the overhead) */
 } mc_secure_transport_stats;
