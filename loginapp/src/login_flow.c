@@ -88,7 +88,7 @@ static void reply(loginapp *la, mc_secure_peer from, const mc_login_request *req
     if (la->freeing)
         return;
     uint8_t out[MC_LOGIN_REPLY_SIZE];
-    if (mc_login_server_reply(la->sk, req, res, out) != 0)
+    if (mc_login_server_reply(req, res, out) != 0)
         return; /* a client key no box can be made for: nothing to answer */
     la_send(la, from, out, sizeof out);
     la_replies_answered(la->replies, key, mc_clock_now_us(), out);
@@ -383,22 +383,24 @@ static void answer_now(loginapp *la, mc_secure_peer from, const mc_login_request
     reply(la, from, req, key, &res);
 }
 
-void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req,
-                    bool malformed)
+void la_login_refuse(loginapp *la, mc_secure_peer from, const mc_login_request *req, int status)
+{
+    mc_login_result res;
+    memset(&res, 0, sizeof res);
+    res.status = status;
+    la->st.status[status]++;
+    uint8_t out[MC_LOGIN_REPLY_SIZE];
+    if (la->freeing || mc_login_server_reply(req, &res, out) != 0)
+        return;
+    la_send(la, from, out, sizeof out);
+}
+
+void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req)
 {
     uint64_t now = mc_clock_now_us();
     la_reply_key key = {.ip = from.ip, .port = from.port};
     memcpy(key.nonce, req->client_nonce, sizeof key.nonce);
-    if (malformed) {
-        answer_now(la, from, req, &key, MC_LOGIN_MALFORMED);
-        return;
-    }
-    uint32_t ip = from.ip;
     const char *name = req->cred.name;
-    if (!mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL)) {
-        answer_now(la, from, req, &key, MC_LOGIN_RATE_LIMITED);
-        return;
-    }
     if (sodium_memcmp(req->cred.digest, la->digest, sizeof la->digest) != 0) {
         answer_now(la, from, req, &key, MC_LOGIN_BAD_DIGEST);
         return;

@@ -35,6 +35,8 @@ typedef enum {
     LA_DROP_PENDING,       /* a resent LOGIN whose login is still running */
     LA_DROP_SHUTDOWN,      /* shutting down */
     LA_DROP_NO_KEY,        /* no --loginKey: credentials cannot be opened */
+    LA_DROP_RATE_LIMITED,  /* the source address is over its bucket and its rate-limited
+                              answers (dropped before any public-key work) */
     LA_DROP_COUNT
 } la_drop_reason;
 
@@ -78,6 +80,7 @@ typedef struct loginapp {
     uint64_t secret_rotated_ms;
     /* the parts */
     mc_limits *addr_limits;    /* buckets per source address */
+    mc_limits *addr_refusals;  /* rate-limited answers per source address */
     mc_limits *account_limits; /* buckets per account name */
     mc_limits *backoff;        /* failed passwords per account name */
     mc_pwhash_pool *pool;
@@ -109,10 +112,13 @@ void la_external_close(loginapp *la);
 /* Send a datagram to a client (counted on failure). */
 void la_send(loginapp *la, mc_secure_peer to, const uint8_t *data, size_t len);
 
-/* login_flow.c: one login from an opened LOGIN to its answer (malformed: the credentials
- * did not open or were malformed inside; it is answered so). */
-void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req,
-                    bool malformed);
+/* login_flow.c: one login from an opened LOGIN (its address within its bucket) to its
+ * answer. */
+void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req);
+/* Answer a LOGIN at once with status, without remembering the answer (a LOGIN over its
+ * address's bucket, or whose credentials did not open: neither may take the room of real
+ * logins' remembered answers). */
+void la_login_refuse(loginapp *la, mc_secure_peer from, const mc_login_request *req, int status);
 /* Answer every login past its deadline (server error). */
 void la_logins_tick(loginapp *la);
 /* Free every login left (after the server and its callbacks are gone). */

@@ -37,6 +37,10 @@ const mc_option la_options[] = {
     {"addressRate", MC_OPT_FLOAT, "5",
      "logins a second a source address may start (its bucket refills at this rate; > 0)"},
     {"addressBurst", MC_OPT_FLOAT, "20", "logins a source address may start at once (>= 1)"},
+    {"addressRefusals", MC_OPT_FLOAT, "3",
+     "'rate limited' answers an address over its bucket gets at once (refilled at "
+     "--addressRate); beyond, its LOGINs are dropped unanswered before any public-key work "
+     "(>= 1)"},
     {"accountRate", MC_OPT_FLOAT, "1", "logins a second per account name (> 0)"},
     {"accountBurst", MC_OPT_FLOAT, "5", "logins at once per account name (>= 1)"},
     {"failedBackoffMs", MC_OPT_UINT, "1000",
@@ -98,6 +102,10 @@ bool la_check_config(const mc_config *cfg, char *err, size_t errlen)
                err, errlen) ||
         !range(cfg, "limitKeys", 1, 10000000, err, errlen))
         return false;
+    if (!(mc_config_get_float(cfg, "addressRefusals") >= 1)) {
+        snprintf(err, errlen, "--addressRefusals: must be at least 1");
+        return false;
+    }
     const char *rates[] = {"addressRate", "accountRate"};
     const char *bursts[] = {"addressBurst", "accountBurst"};
     for (int i = 0; i < 2; i++) {

@@ -12,7 +12,7 @@ static const char *const status_paths[MC_LOGIN_STATUS_COUNT] = {
 };
 
 static const char *const drop_paths[LA_DROP_COUNT] = {
-    "malformed", "badCookie", "expired", "pending", "shutdown", "noKey",
+    "malformed", "badCookie", "expired", "pending", "shutdown", "noKey", "rateLimited",
 };
 
 void la_refresh_gauges(loginapp *la)

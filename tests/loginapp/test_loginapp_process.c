@@ -370,6 +370,16 @@ START_TEST(test_autocreate_refuse)
     ck_assert_int_eq(mc_login_client_reply(&r1.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
     ck_assert_int_eq(lr.status, MC_LOGIN_MALFORMED);
     ck_assert_int_eq(status_count(&c, "malformed"), 1);
+    /* Issue 19, medium 5: that answer was not remembered (a box that does not open takes
+     * no room from real logins' answers): the same packet again is opened and answered
+     * again, not repeated from memory. */
+    raw_send(&r1, &c, bad, sizeof bad);
+    n = raw_recv(&r1, buf, sizeof buf, 5000);
+    ck_assert_uint_eq(n, MC_LOGIN_REPLY_SIZE);
+    ck_assert_int_eq(mc_login_client_reply(&r1.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
+    ck_assert_int_eq(lr.status, MC_LOGIN_MALFORMED);
+    ck_assert_int_eq(status_count(&c, "malformed"), 2);
+    ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/repeated"), 0);
 
     /* A good LOGIN: answered; resent from its own address: the same answer again (no second
      * login); replayed from another address: dropped, unanswered. */
@@ -391,6 +401,38 @@ START_TEST(test_autocreate_refuse)
     raw_send(&r2, &c, pkt, sizeof pkt);
     ck_assert_uint_eq(raw_recv(&r2, buf, sizeof buf, 1500), 0);
     ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/dropped/badCookie"), 1);
+    ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), issued);
+
+    /* Issue 19, critical 1 (a): carol's credential bytes (90..511) spliced into another
+     * client's own LOGIN (its own cookie, nonce and key, from its own address): malformed,
+     * not carol's session. */
+    raw_challenge(&r2, &c);
+    uint8_t splice[MC_LOGIN_SIZE];
+    raw_login_packet(&r2, &c, "mallory", "x", splice);
+    memcpy(splice + 90, pkt + 90, MC_LOGIN_SIZE - 90);
+    raw_send(&r2, &c, splice, sizeof splice);
+    n = raw_recv(&r2, buf, sizeof buf, 10000);
+    ck_assert_uint_eq(n, MC_LOGIN_REPLY_SIZE);
+    ck_assert_int_eq(mc_login_client_reply(&r2.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
+    ck_assert_msg(lr.status == MC_LOGIN_MALFORMED, "spliced LOGIN: %s",
+                  mc_login_status_name(lr.status));
+    /* (b): carol's whole LOGIN replayed under a fresh cookie got by a HELLO with carol's
+     * nonce and key: malformed too (the answer is boxed to carol's key: read with it). */
+    mc_secure_client as_carol = r1.sc;
+    as_carol.state = MC_SECURE_CLIENT_HELLO;
+    uint8_t hello[MC_SECURE_HELLO_SIZE], replay[MC_LOGIN_SIZE];
+    ck_assert_uint_eq(mc_secure_client_packet(&as_carol, hello), sizeof hello);
+    raw_send(&r2, &c, hello, sizeof hello);
+    ck_assert_uint_eq(raw_recv(&r2, buf, sizeof buf, 5000), MC_SECURE_CHALLENGE_SIZE);
+    memcpy(replay, pkt, sizeof replay);
+    memcpy(replay + 50, buf + 9, MC_SECURE_COOKIE_SIZE);
+    raw_send(&r2, &c, replay, sizeof replay);
+    n = raw_recv(&r2, buf, sizeof buf, 10000);
+    ck_assert_uint_eq(n, MC_LOGIN_REPLY_SIZE);
+    ck_assert_int_eq(mc_login_client_reply(&r1.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
+    ck_assert_msg(lr.status == MC_LOGIN_MALFORMED, "replayed LOGIN: %s",
+                  mc_login_status_name(lr.status));
+    ck_assert_int_eq(status_count(&c, "malformed"), 4);
     ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), issued);
 
     /* A LOGIN sent after its cookie expired (10 s): dropped (as expired, or as not ours when
@@ -521,16 +563,31 @@ START_TEST(test_takeover_and_limits)
 END_TEST
 
 /* The per-address bucket: 3 logins at once from 127.0.0.1, then rate limited (answered
- * before anything else is looked at: here there is no baseapp at all). */
+ * before anything else is looked at: here there is no baseapp at all), once
+ * (--addressRefusals=1); after that the address's LOGINs are dropped unanswered before any
+ * public-key work, even one whose box would not open (issue 19, medium 5). */
 START_TEST(test_address_limit)
 {
-    const char *opts[] = {"--addressRate=0.01", "--addressBurst=3", NULL};
+    const char *opts[] = {"--addressRate=0.01", "--addressBurst=3", "--addressRefusals=1", NULL};
     lc c;
     lc_start(&c, 0, opts);
     make_account(&c, "ivy", "pw");
     for (int i = 0; i < 3; i++)
         LOGIN_IS(&c, "ivy", "pw", 0, MC_LOGIN_NO_BASEAPP);
     LOGIN_IS(&c, "ivy", "pw", 0, MC_LOGIN_RATE_LIMITED);
+    raw_client r;
+    raw_open(&r);
+    raw_challenge(&r, &c);
+    uint8_t pkt[MC_LOGIN_SIZE], buf[2048];
+    raw_login_packet(&r, &c, "ivy", "pw", pkt);
+    pkt[120] ^= 1; /* a box that does not open */
+    raw_send(&r, &c, pkt, sizeof pkt);
+    ck_assert_msg(pc_wait_int(&c.pc, "loginapp01", "login/dropped/rateLimited", 1, WAIT_MS),
+                  "a LOGIN over the address's bucket and refusals was not dropped (log %s)",
+                  c.log_login);
+    ck_assert_uint_eq(raw_recv(&r, buf, sizeof buf, 0), 0); /* dropped: no answer came */
+    ck_assert_int_eq(status_count(&c, "malformed"), 0);
+    close(r.fd);
 
     /* The operator's tool: an account is made once; shown; re-passworded; deleted. */
     char out[1024];
