@@ -1,4 +1,6 @@
-/* The loginapp's defences against floods and password guessing, kept in bounded memory:
+/* The loginapp's defences against floods and password guessing, kept in bounded memory
+ * (the loginapp keys the back-off by source address and account name, and keeps a bucket of
+ * failed checks per name as a ceiling):
  *
  * - rate limits: a token bucket per key (a source address, an account name): `rate` tokens a
  *   second up to `burst`; each request takes one or is refused;
@@ -22,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MC_LIMIT_KEY_MAX 64u
+#define MC_LIMIT_KEY_MAX 68u /* an IPv4 address and a 64-byte name */
 #define MC_LIMIT_PROBE_MAX 32u
 #define MC_LIMIT_HASH_KEY_BYTES 16u
 

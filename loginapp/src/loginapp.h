@@ -26,6 +26,7 @@
 
 struct event;
 typedef struct login_op login_op;
+typedef struct la_rehash la_rehash;
 
 /* Why a packet on the external socket was dropped unanswered. */
 typedef enum {
@@ -42,7 +43,7 @@ typedef enum {
 
 typedef struct {
     uint64_t datagrams, hellos, logins, repeated, created, takeovers, redirects,
-        send_errors, redis_errors;
+        send_errors, redis_errors, rehashed;
     uint64_t status[MC_LOGIN_STATUS_COUNT]; /* answers by mc_login_status */
     uint64_t dropped[LA_DROP_COUNT];
 } la_stats;
@@ -50,7 +51,7 @@ typedef struct {
 /* Values of the parts, refreshed every tick for the watchers. */
 typedef struct {
     uint64_t replies_kept, limit_addresses, limit_accounts, backoff_accounts;
-    uint64_t pw_queued, pw_done, pw_busy, pw_failed;
+    uint64_t pw_queued, pw_done, pw_busy, pw_failed, pw_source_busy;
     uint64_t redis_commands, redis_errors, redis_reconnects, redis_stalls, redis_waiting;
     bool redis_connected;
 } la_gauges;
@@ -81,9 +82,11 @@ typedef struct loginapp {
     /* the parts */
     mc_limits *addr_limits;    /* buckets per source address */
     mc_limits *addr_refusals;  /* rate-limited answers per source address */
-    mc_limits *account_limits; /* buckets per account name */
-    mc_limits *backoff;        /* failed passwords per account name */
+    mc_limits *account_limits; /* failed checks per account name, from all sources (a ceiling) */
+    mc_limits *backoff;        /* failed checks per (source address, account name) */
     mc_pwhash_pool *pool;
+    char dummy_hash[MC_PWHASH_STR_MAX]; /* what names without an account are checked against */
+    la_rehash *rehashes;       /* stored hashes being upgraded (login_flow.c) */
     la_accounts *accounts;
     la_replies *replies;
     struct event *tick_ev;

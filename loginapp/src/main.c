@@ -70,8 +70,8 @@ static int setup(loginapp *la, char *err, size_t errlen)
     mc_limits_config rc = ac;
     rc.burst = mc_config_get_float(cfg, "addressRefusals");
     mc_limits_config nc = {.kind = MC_LIMITS_BUCKETS, .capacity = keys,
-                           .rate = mc_config_get_float(cfg, "accountRate"),
-                           .burst = mc_config_get_float(cfg, "accountBurst")};
+                           .rate = mc_config_get_float(cfg, "accountFailRate"),
+                           .burst = mc_config_get_float(cfg, "accountFailBurst")};
     mc_limits_config bc = {.kind = MC_LIMITS_BACKOFF, .capacity = keys,
                            .base_us = mc_config_get_uint(cfg, "failedBackoffMs") * MC_US_PER_MS,
                            .max_us = mc_config_get_uint(cfg, "failedBackoffMaxMs") * MC_US_PER_MS};
@@ -86,8 +86,13 @@ static int setup(loginapp *la, char *err, size_t errlen)
     }
     la->pool = mc_pwhash_pool_new(la->base, (unsigned)mc_config_get_uint(cfg, "pwhashThreads"),
                                   mc_config_get_uint(cfg, "pwhashQueue"), cost);
-    if (!la->pool) {
+    if (!la->pool ||
+        mc_pwhash_set_per_source(la->pool, mc_config_get_uint(cfg, "pwhashPerAddress")) != 0) {
         snprintf(err, errlen, "cannot start the password hashing threads");
+        return -1;
+    }
+    if (mc_pwhash_dummy(la->pool, la->dummy_hash) != 0) {
+        snprintf(err, errlen, "cannot make the dummy password hash (out of memory)");
         return -1;
     }
     const char *redis = mc_config_get_string(cfg, "redis");
