@@ -65,7 +65,8 @@ void bot_start(bot *b, uint64_t now_ms)
     if (!b->sh->st->first_login_start_ms)
         b->sh->st->first_login_start_ms = now_ms;
     b->sh->st->started++;
-    b->login = mc_login_start(&cfg, b->name, b->sh->password, 0, now_ms, err, sizeof err);
+    b->login = mc_login_start(&cfg, b->name, b->sh->password, b->sh->login_flags, now_ms, err,
+                              sizeof err);
     if (!b->login) {
         fprintf(stderr, "bots: %s: %s\n", b->name, err);
         fail_login(b, MC_LOGIN_SERVER_ERROR);

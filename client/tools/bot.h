@@ -32,6 +32,7 @@ typedef struct {
     const mc_entity_defs *defs;
     mc_login_config login;      /* loginapp, key, digest (bind_ip set per bot) */
     const char *password;
+    uint8_t login_flags;        /* MC_LOGIN_FLAG_TAKEOVER with --takeover, else 0 */
     float speed, area;          /* m/s; side of the square around the origin they roam */
     uint32_t move_ms, chat_ms;  /* between moves; mean between chats */
     uint32_t idle_ms;           /* a silent baseapp is lost after this long */

@@ -76,6 +76,8 @@ static void usage(FILE *f)
             "  --move-ms MS           between moves (200)\n"
             "  --chat-ms MS           mean time between chats (10000)\n"
             "  --idle-ms MS           a silent baseapp is lost after MS (10000)\n"
+            "  --takeover             ask to take over accounts that are online (the loginapp\n"
+            "                         must run with --onlineLogin=takeover)\n"
             "  --sources N            spread logins over N loopback source addresses\n"
             "                         127.0.1.1... (default 250 for a loginapp on 127.x, as\n"
             "                         each address has its own login bucket; 0: the system's)\n"
@@ -115,7 +117,7 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
         {"sources", required_argument, NULL, 'S'},  {"check-view", no_argument, NULL, 'v'},
         {"settle-ms", required_argument, NULL, 'w'}, {"tick-ms", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
-        {"idle-ms", required_argument, NULL, 'i'},
+        {"idle-ms", required_argument, NULL, 'i'},  {"takeover", no_argument, NULL, 'T'},
         {"loginapp", required_argument, NULL, 'l'}, {"public-key", required_argument, NULL, 'k'},
         {"manager", required_argument, NULL, 'M'},  {"res", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
@@ -138,6 +140,7 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
             r->prefix = optarg;
             break;
         case 'p': r->password_file = optarg; break;
+        case 'T': r->sh.login_flags = MC_LOGIN_FLAG_TAKEOVER; break;
         case 's': if (num("--speed", optarg, 0.01, 10000, &v)) return -1;
                   r->sh.speed = (float)v; break;
         case 'a': if (num("--area", optarg, 1, 1e6, &v)) return -1;

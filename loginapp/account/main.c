@@ -10,6 +10,7 @@
  * Redis unreachable or refusing), 2 bad usage.
  */
 #include "pwhash_pool.h"
+#include "secure/login.h"
 
 #include <hiredis/hiredis.h>
 #include <sodium.h>
@@ -145,6 +146,10 @@ int main(int argc, char **argv)
     size_t nlen = strlen(name);
     if (nlen < 1 || nlen > 64)
         return usage("an account name is 1..64 bytes");
+    /* names reach logs and clients: no control characters in new ones (an old account with
+     * one can still be shown, re-passworded or deleted) */
+    if (create && !mc_login_name_ok(name, nlen))
+        return usage("an account name has no control characters (bytes below 0x20, 0x7f)");
     mc_pwhash_cost cost;
     if (!mc_pwhash_cost_named(cost_name, &cost) || strcmp(cost_name, "moderate") == 0)
         return usage("--pwhashCost is dev or interactive");

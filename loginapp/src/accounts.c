@@ -2,6 +2,7 @@
 #include "accounts.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "secure/login.h"
 
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
@@ -21,7 +22,7 @@ static const char CREATE_SCRIPT[] =
     "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end "
     "redis.call('HSET', KEYS[1], 'pw', ARGV[1], 'type', ARGV[2]) return 1";
 
-typedef enum { CMD_GET, CMD_CREATE, CMD_SET_DBID } cmd_kind;
+typedef enum { CMD_GET, CMD_CREATE, CMD_SET_DBID, CMD_SET_HASH } cmd_kind;
 
 typedef struct cmd {
     struct la_accounts *a;
@@ -232,7 +233,7 @@ bool la_accounts_ready(const la_accounts *a) { return a && a->connected && a->ac
 static bool name_ok(const char *name)
 {
     size_t n = name ? strnlen(name, LA_ACCOUNT_NAME_MAX + 1) : 0;
-    return n >= 1 && n <= LA_ACCOUNT_NAME_MAX;
+    return mc_login_name_ok(name, n); /* 1..64 bytes, no control characters */
 }
 
 static void copy_str(char *out, size_t outlen, const redisReply *r)
@@ -297,6 +298,11 @@ static void on_reply(redisAsyncContext *ac, void *r, void *priv)
     case CMD_SET_DBID:
         if (why && !a->freeing)
             MC_WARNING("accounts: cannot store the database id of an account: %s", why);
+        break;
+    case CMD_SET_HASH:
+        if (why && !a->freeing)
+            MC_WARNING("accounts: cannot store the upgraded password hash of an account: %s",
+                       why);
         break;
     }
     free(c);
@@ -363,6 +369,21 @@ int la_accounts_set_dbid(la_accounts *a, const char *name, uint64_t dbid)
                                   "if redis.call('EXISTS', KEYS[1]) == 1 then "
                                   "redis.call('HSET', KEYS[1], 'dbid', ARGV[1]) end return 0",
                                   name, strlen(name), num));
+}
+
+int la_accounts_set_hash(la_accounts *a, const char *name, const char *old_hash,
+                         const char *new_hash)
+{
+    cmd *c = name_ok(name) && old_hash && new_hash ? new_cmd(a, CMD_SET_HASH, NULL, NULL)
+                                                   : NULL;
+    if (!c)
+        return -1;
+    return sent(a, c,
+                redisAsyncCommand(a->ac, on_reply, c, "EVAL %s 1 mc:a:%b %s %s",
+                                  "if redis.call('HGET', KEYS[1], 'pw') == ARGV[1] then "
+                                  "redis.call('HSET', KEYS[1], 'pw', ARGV[2]) return 1 end "
+                                  "return 0",
+                                  name, strlen(name), old_hash, new_hash));
 }
 
 void la_accounts_get_stats(const la_accounts *a, la_accounts_stats *out) { *out = a->st; }

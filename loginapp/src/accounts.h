@@ -54,6 +54,10 @@ int la_accounts_get(la_accounts *a, const char *name, la_account_fn fn, void *ud
 /* Make the record (pw, type) unless one exists: atomically, in Redis. 0 or -1 as above. */
 int la_accounts_create(la_accounts *a, const char *name, const char *hash, const char *type,
                        la_create_fn fn, void *ud);
+/* Replace the record's password hash by new_hash, only while it is still old_hash (a
+ * password changed meanwhile stays); a failure is logged. 0 or -1. */
+int la_accounts_set_hash(la_accounts *a, const char *name, const char *old_hash,
+                         const char *new_hash);
 /* Store the account entity's database id in its record (when the record exists); a failure
  * is logged. 0 or -1. */
 int la_accounts_set_dbid(la_accounts *a, const char *name, uint64_t dbid);

@@ -1,9 +1,9 @@
 /* The loginapp's external socket: a plain non-blocking UDP socket (login packets are not
  * Mercury) bound on the framework's external address once the framework released its own
  * (mc_server_release_external). HELLO is answered
- * with a CHALLENGE at once, keeping nothing; a LOGIN is opened (cookie, then the sealed
- * credentials) and becomes a login, or is answered from the remembered replies, or dropped
- * and counted. Every other datagram is dropped and counted. */
+ * with a CHALLENGE at once, keeping nothing; a LOGIN is checked (cookie), answered from the
+ * remembered replies, held to its address's bucket, and only then opened (the boxed
+ * credentials: one X25519) and becomes a login, or is answered or dropped and counted. Every other datagram is dropped and counted. */
 #include "loginapp.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -64,6 +64,9 @@ void la_send(loginapp *la, mc_secure_peer to, const uint8_t *data, size_t len)
         la->st.send_errors++;
 }
 
+/* A LOGIN: everything that costs no public-key operation comes first (the cookie, the
+ * remembered answers, the source address's bucket); only then the one X25519 that opens the
+ * credentials and boxes the answer. */
 static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pkt, size_t len)
 {
     if (!la->has_key) {
@@ -71,10 +74,9 @@ static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pk
         return;
     }
     mc_login_request req;
-    int rc = mc_login_server_open(&la->secret, from, now_ms(), la->pk, la->sk, pkt, len, &req);
+    int rc = mc_login_server_check(&la->secret, from, now_ms(), pkt, len, &req);
     switch (rc) {
     case MC_SECURE_OK:
-    case MC_SECURE_AUTH:
         break;
     case MC_SECURE_BAD_COOKIE:
         la->st.dropped[LA_DROP_BAD_COOKIE]++;
@@ -90,27 +92,43 @@ static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pk
     la->st.logins++;
     if (la->freeing || la->shutting_down) {
         la->st.dropped[LA_DROP_SHUTDOWN]++;
-        mc_login_request_clear(&req);
         return;
     }
+    uint64_t now = mc_clock_now_us();
     la_reply_key key = {.ip = from.ip, .port = from.port};
     memcpy(key.nonce, req.client_nonce, sizeof key.nonce);
     uint8_t reply[MC_LOGIN_REPLY_SIZE];
-    switch (la_replies_lookup(la->replies, &key, mc_clock_now_us(), reply)) {
+    switch (la_replies_lookup(la->replies, &key, now, reply)) {
     case LA_REPLY_ANSWERED:
         la->st.repeated++;
         la_send(la, from, reply, sizeof reply);
-        mc_login_request_clear(&req);
         return;
     case LA_REPLY_PENDING:
         la->st.dropped[LA_DROP_PENDING]++;
-        mc_login_request_clear(&req);
         return;
     case LA_REPLY_NONE:
         break;
     }
-    /* MC_SECURE_AUTH: the box does not open, or what is inside is malformed: answered so. */
-    la_login_start(la, from, &req, rc == MC_SECURE_AUTH);
+    /* The source address's bucket, before any public-key work: over it, a few answers
+     * (each costs the X25519 of its box), then silence. */
+    uint32_t ip = from.ip;
+    bool within = mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL);
+    if (!within && !mc_limits_take(la->addr_refusals, &ip, sizeof ip, now, NULL)) {
+        la->st.dropped[LA_DROP_RATE_LIMITED]++;
+        return;
+    }
+    rc = mc_login_server_unbox(la->sk, pkt, len, &req);
+    if (rc == MC_SECURE_MALFORMED) { /* no key can be agreed with the client's: no answer */
+        la->st.dropped[LA_DROP_MALFORMED]++;
+        mc_login_request_clear(&req);
+        return;
+    }
+    if (!within)
+        la_login_refuse(la, from, &req, MC_LOGIN_RATE_LIMITED);
+    else if (rc == MC_SECURE_AUTH) /* the box does not open here, or is malformed inside */
+        la_login_refuse(la, from, &req, MC_LOGIN_MALFORMED);
+    else
+        la_login_start(la, from, &req);
     mc_login_request_clear(&req);
 }
 

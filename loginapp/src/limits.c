@@ -1,8 +1,10 @@
-/* Bounded per-key rate limits and back-off (limits.h): an open-addressing hash table of
+/* Bounded per-key rate limits and back-off (limits.h): an open-addressing hash table
+ * (linear probing, keyed SipHash, at most MC_LIMIT_PROBE_MAX slots from a key's home) of
  * entries in a fixed array, with a doubly linked LRU list through them. */
 #include "limits.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@ typedef struct {
     double tokens;         /* BUCKETS */
     uint64_t stamp_us;     /* BUCKETS: last refill; BACKOFF: when it may try again */
     uint32_t failures;     /* BACKOFF */
+    uint64_t touched;      /* when last used (l->clock): the LRU within a probe window */
 } entry;
 
 #define NIL UINT32_MAX
@@ -27,15 +30,20 @@ struct mc_limits {
     uint32_t head, tail;   /* most and least recently used */
     uint32_t free_head;    /* unused entries, through next */
     uint64_t evicted;
+    uint64_t probes;
+    uint64_t clock;        /* counts uses */
+    uint8_t hash_key[crypto_shorthash_KEYBYTES];
 };
 
-static uint64_t hash(const void *key, size_t len)
+_Static_assert(MC_LIMIT_HASH_KEY_BYTES == crypto_shorthash_KEYBYTES, "SipHash's key");
+
+static uint64_t hash(const mc_limits *l, const void *key, size_t len)
 {
-    const uint8_t *p = key;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
+    uint8_t h[crypto_shorthash_BYTES];
+    crypto_shorthash(h, key, len, l->hash_key);
+    uint64_t v;
+    memcpy(&v, h, sizeof v);
+    return v;
 }
 
 mc_limits *mc_limits_new(const mc_limits_config *cfg)
@@ -47,10 +55,17 @@ mc_limits *mc_limits_new(const mc_limits_config *cfg)
         return NULL;
     if (cfg->kind == MC_LIMITS_BACKOFF && (cfg->base_us == 0 || cfg->max_us < cfg->base_us))
         return NULL;
+    if (sodium_init() < 0)
+        return NULL;
     mc_limits *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->cfg = *cfg;
+    l->cfg.hash_key = NULL;
+    if (cfg->hash_key)
+        memcpy(l->hash_key, cfg->hash_key, sizeof l->hash_key);
+    else
+        randombytes_buf(l->hash_key, sizeof l->hash_key);
     l->nslots = 16;
     while (l->nslots < cfg->capacity * 2)
         l->nslots *= 2;
@@ -80,20 +95,29 @@ void mc_limits_free(mc_limits *l)
 
 size_t mc_limits_count(const mc_limits *l) { return l->count; }
 uint64_t mc_limits_evicted(const mc_limits *l) { return l->evicted; }
+uint64_t mc_limits_probes(const mc_limits *l) { return l->probes; }
 
-/* The slot holding key, or the empty slot where it would go. */
-static size_t find_slot(const mc_limits *l, const void *key, size_t len)
+typedef enum { P_FOUND, P_EMPTY, P_FULL } probe_result;
+
+/* Look for key in the MC_LIMIT_PROBE_MAX slots from its home: P_FOUND (*slot holds it),
+ * P_EMPTY (*slot is the empty slot where it would go) or P_FULL (all taken by others). Every
+ * key sits within those slots of its home, with no empty slot between (linear probing with
+ * backward-shift deletion keeps that). */
+static probe_result probe(mc_limits *l, const void *key, size_t len, size_t *slot)
 {
-    size_t i = (size_t)hash(key, len) & (l->nslots - 1);
-    for (;;) {
+    size_t i = (size_t)hash(l, key, len) & (l->nslots - 1);
+    for (size_t n = 0; n < MC_LIMIT_PROBE_MAX; n++) {
+        l->probes++;
         uint32_t e = l->slots[i];
+        *slot = i;
         if (e == NIL)
-            return i;
+            return P_EMPTY;
         const entry *x = &l->entries[e];
         if (x->len == len && memcmp(x->key, key, len) == 0)
-            return i;
+            return P_FOUND;
         i = (i + 1) & (l->nslots - 1);
     }
+    return P_FULL;
 }
 
 static void lru_unlink(mc_limits *l, uint32_t e)
@@ -136,7 +160,8 @@ static void remove_slot(mc_limits *l, size_t i)
         uint32_t f = l->slots[j];
         if (f == NIL)
             break;
-        size_t home = (size_t)hash(l->entries[f].key, l->entries[f].len) & (l->nslots - 1);
+        l->probes++;
+        size_t home = (size_t)hash(l, l->entries[f].key, l->entries[f].len) & (l->nslots - 1);
         /* move f back to i when its home is not within (i, j] cyclically */
         bool between = i < j ? (home > i && home <= j) : (home > i || home <= j);
         if (!between) {
@@ -147,37 +172,81 @@ static void remove_slot(mc_limits *l, size_t i)
     l->slots[i] = NIL;
 }
 
-/* The entry of key, created when missing (evicting the least recently used when full);
- * made the most recently used. *fresh tells whether it was created. */
+static void touch(mc_limits *l, uint32_t e)
+{
+    l->entries[e].touched = ++l->clock;
+    lru_unlink(l, e);
+    lru_front(l, e);
+}
+
+/* A fresh entry for key in entry e. */
+static entry *fill(mc_limits *l, uint32_t e, const void *key, size_t len)
+{
+    entry *x = &l->entries[e];
+    memset(x, 0, sizeof *x);
+    memcpy(x->key, key, len);
+    x->len = (uint8_t)len;
+    x->used = true;
+    x->touched = ++l->clock;
+    lru_front(l, e);
+    return x;
+}
+
+/* The entry of key, created when missing (evicting the least recently used when full, or
+ * the least recently used of its probe window when that is full); made the most recently
+ * used. *fresh tells whether it was created. */
 static entry *get(mc_limits *l, const void *key, size_t len, bool *fresh)
 {
     if (len > MC_LIMIT_KEY_MAX)
         len = MC_LIMIT_KEY_MAX; /* longer keys share their first bytes' entry */
-    size_t i = find_slot(l, key, len);
-    uint32_t e = l->slots[i];
-    *fresh = e == NIL;
-    if (e == NIL) {
-        if (l->free_head == NIL) {
-            uint32_t victim = l->tail;
-            remove_slot(l, find_slot(l, l->entries[victim].key, l->entries[victim].len));
-            l->evicted++;
-            i = find_slot(l, key, len); /* the table changed */
-        }
-        e = l->free_head;
+    size_t i;
+    probe_result r = probe(l, key, len, &i);
+    *fresh = r != P_FOUND;
+    if (r == P_FOUND) {
+        touch(l, l->slots[i]);
+        return &l->entries[l->slots[i]];
+    }
+    if (r == P_EMPTY && l->free_head == NIL) {
+        uint32_t victim = l->tail;
+        size_t vs;
+        if (probe(l, l->entries[victim].key, l->entries[victim].len, &vs) == P_FOUND)
+            remove_slot(l, vs);
+        l->evicted++;
+        r = probe(l, key, len, &i); /* the table changed */
+    }
+    if (r == P_EMPTY && l->free_head != NIL) {
+        uint32_t e = l->free_head;
         l->free_head = l->entries[e].next;
-        entry *x = &l->entries[e];
-        memset(x, 0, sizeof *x);
-        memcpy(x->key, key, len);
-        x->len = (uint8_t)len;
-        x->used = true;
         l->slots[i] = e;
         l->count++;
-        lru_front(l, e);
-        return x;
+        return fill(l, e, key, len);
     }
+    /* Every slot of the window is taken: the least recently used of them makes room, in
+     * place (the other keys' chains do not change). */
+    size_t home = (size_t)hash(l, key, len) & (l->nslots - 1), best = home;
+    for (size_t n = 0; n < MC_LIMIT_PROBE_MAX; n++) {
+        size_t j = (home + n) & (l->nslots - 1);
+        if (l->entries[l->slots[j]].touched < l->entries[l->slots[best]].touched)
+            best = j;
+    }
+    uint32_t e = l->slots[best];
     lru_unlink(l, e);
-    lru_front(l, e);
-    return &l->entries[e];
+    l->evicted++;
+    return fill(l, e, key, len);
+}
+
+bool mc_limits_ready(mc_limits *l, const void *key, size_t len, uint64_t now_us)
+{
+    if (len > MC_LIMIT_KEY_MAX)
+        len = MC_LIMIT_KEY_MAX;
+    size_t i;
+    if (probe(l, key, len, &i) != P_FOUND)
+        return true; /* a bucket not yet made is full */
+    const entry *x = &l->entries[l->slots[i]];
+    double tokens = x->tokens;
+    if (now_us > x->stamp_us)
+        tokens += (double)(now_us - x->stamp_us) / 1e6 * l->cfg.rate;
+    return tokens >= 1.0;
 }
 
 bool mc_limits_take(mc_limits *l, const void *key, size_t len, uint64_t now_us,
@@ -210,7 +279,8 @@ bool mc_limits_may_try(mc_limits *l, const void *key, size_t len, uint64_t now_u
 {
     if (len > MC_LIMIT_KEY_MAX)
         len = MC_LIMIT_KEY_MAX;
-    uint32_t e = l->slots[find_slot(l, key, len)];
+    size_t i;
+    uint32_t e = probe(l, key, len, &i) == P_FOUND ? l->slots[i] : NIL;
     if (e == NIL || now_us >= l->entries[e].stamp_us) {
         if (retry_us)
             *retry_us = 0;
@@ -239,7 +309,7 @@ void mc_limits_succeeded(mc_limits *l, const void *key, size_t len)
 {
     if (len > MC_LIMIT_KEY_MAX)
         len = MC_LIMIT_KEY_MAX;
-    size_t i = find_slot(l, key, len);
-    if (l->slots[i] != NIL)
+    size_t i;
+    if (probe(l, key, len, &i) == P_FOUND)
         remove_slot(l, i);
 }

@@ -1,5 +1,7 @@
 /* One login, from an opened LOGIN to its LOGIN_REPLY: limits, the auth record in Redis (or
- * a new one with --autoCreateAccounts), the password on the hashing pool, the least-loaded
+ * a new one with --autoCreateAccounts), the password on the hashing pool (a name without an
+ * account is checked against a dummy hash of the same cost and answered like a wrong
+ * password: the client cannot tell them apart, the watchers can), the least-loaded
  * baseapp from the manager, PREPARE_LOGIN to it (and, for a takeover of a base live on
  * another baseapp, to that one), then the answer. Each step is asynchronous; a login holds a
  * reference per step in flight and is freed once answered and its last step returned, so a
@@ -33,7 +35,32 @@ struct login_op {
     char type[LA_ACCOUNT_TYPE_MAX];
     int lookups;        /* auth record reads (a concurrent auto-create reads it again) */
     int prepares;       /* PREPARE_LOGIN sent (a takeover may go to a second baseapp) */
+    char stored[LA_ACCOUNT_HASH_MAX]; /* the record's hash (to upgrade its cost) */
 };
+
+/* A stored hash being upgraded to the current cost after a good login (login_op may be
+ * gone by then); kept on la->rehashes so that none leaks when the pool drops it. */
+struct la_rehash {
+    la_rehash *next, *prev;
+    loginapp *la;
+    char name[MC_LOGIN_NAME_MAX + 1];
+    char old_hash[LA_ACCOUNT_HASH_MAX];
+};
+
+/* The pool's source of a login: its address (never 0). */
+static uint64_t source_of(mc_secure_peer from) { return (uint64_t)from.ip | 1ull << 32; }
+
+/* The back-off key: the source address and the name (one source's failures never make
+ * another source wait). */
+static size_t backoff_key(mc_secure_peer from, const char *name, uint8_t out[MC_LIMIT_KEY_MAX])
+{
+    size_t n = strlen(name);
+    memcpy(out, &from.ip, 4);
+    if (n > MC_LIMIT_KEY_MAX - 4)
+        n = MC_LIMIT_KEY_MAX - 4;
+    memcpy(out + 4, name, n);
+    return 4 + n;
+}
 
 static const mc_message_def prepare_def = {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN",
                                            MC_MSG_VARIABLE, 4, NULL};
@@ -80,15 +107,22 @@ static void log_error(loginapp *la, const char *name, const char *why)
     la->errors_unlogged = 0;
 }
 
-/* Send the reply, remember it for a resent LOGIN, count it. */
+/* Send the reply, remember it for a resent LOGIN, count it. "No such user" is counted as
+ * such (operators see it) but the client is told "bad password": it cannot learn which
+ * names have accounts. */
 static void reply(loginapp *la, mc_secure_peer from, const mc_login_request *req,
                   const la_reply_key *key, const mc_login_result *res)
 {
     la->st.status[res->status]++;
     if (la->freeing)
         return;
+    mc_login_result told = *res;
+    if (told.status == MC_LOGIN_NO_SUCH_USER)
+        told.status = MC_LOGIN_BAD_PASSWORD;
     uint8_t out[MC_LOGIN_REPLY_SIZE];
-    if (mc_login_server_reply(la->sk, req, res, out) != 0)
+    int rc = mc_login_server_reply(req, &told, out);
+    sodium_memzero(&told, sizeof told);
+    if (rc != 0)
         return; /* a client key no box can be made for: nothing to answer */
     la_send(la, from, out, sizeof out);
     la_replies_answered(la->replies, key, mc_clock_now_us(), out);
@@ -211,9 +245,9 @@ static void send_prepare(login_op *op, const char *internal_addr)
     q.account_name = op->req.cred.name;
     q.dbid = op->dbid;
     q.entity_type = op->type;
-    /* the configuration alone decides (never both): the client's takeover flag is not
-     * needed, and under refuse it changes nothing */
-    q.takeover = la->online == LA_ONLINE_TAKEOVER;
+    /* a takeover only when the configuration allows it and the client asked for it */
+    q.takeover = la->online == LA_ONLINE_TAKEOVER &&
+                 (op->req.cred.flags & MC_LOGIN_FLAG_TAKEOVER) != 0;
     size_t n = 0;
     uint8_t *buf = mc_pb_pack(&q, &n);
     if (!buf) {
@@ -300,6 +334,62 @@ static void on_hashed(void *ud, int status, const char *hash, bool match)
     }
 }
 
+static void on_rehashed(void *ud, int status, const char *hash, bool match)
+{
+    (void)match;
+    la_rehash *r = ud;
+    loginapp *la = r->la;
+    if (status == MC_PWHASH_OK && hash && la->accounts &&
+        la_accounts_set_hash(la->accounts, r->name, r->old_hash, hash) == 0)
+        la->st.rehashed++;
+    else
+        MC_WARNING("login of '%s': cannot upgrade its password hash now", r->name);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        la->rehashes = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    sodium_memzero(r, sizeof *r);
+    free(r);
+}
+
+/* A good password whose stored hash was made at another cost: hash it again at the
+ * current one and write it back (only over the same old hash), in the background. */
+static void upgrade_hash(login_op *op)
+{
+    loginapp *la = op->la;
+    if (!op->stored[0] || !mc_pwhash_needs_rehash(la->pool, op->stored))
+        return;
+    la_rehash *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->la = la;
+    snprintf(r->name, sizeof r->name, "%s", op->req.cred.name);
+    snprintf(r->old_hash, sizeof r->old_hash, "%s", op->stored);
+    if (mc_pwhash_hash(la->pool, op->req.cred.password, op->req.cred.password_len, on_rehashed,
+                       r) != MC_PWHASH_OK) {
+        free(r);
+        return; /* the pool is busy: the next login tries again */
+    }
+    r->next = la->rehashes;
+    if (la->rehashes)
+        la->rehashes->prev = r;
+    la->rehashes = r;
+}
+
+/* A failed check (a wrong password, or a name without an account: the same to everyone):
+ * this source backs off on this name, and the name's ceiling of failures loses a token. */
+static void failed_check(login_op *op)
+{
+    loginapp *la = op->la;
+    const char *name = op->req.cred.name;
+    uint8_t bk[MC_LIMIT_KEY_MAX];
+    uint64_t now = mc_clock_now_us();
+    mc_limits_failed(la->backoff, bk, backoff_key(op->from, name, bk), now);
+    mc_limits_take(la->account_limits, name, strlen(name), now, NULL);
+}
+
 static void on_verified(void *ud, int status, const char *hash, bool match)
 {
     (void)hash;
@@ -313,16 +403,36 @@ static void on_verified(void *ud, int status, const char *hash, bool match)
         return;
     }
     if (!match) {
-        mc_limits_failed(la->backoff, name, strlen(name), mc_clock_now_us());
+        failed_check(op);
         answer(op, MC_LOGIN_BAD_PASSWORD, NULL);
         return;
     }
-    mc_limits_succeeded(la->backoff, name, strlen(name));
+    uint8_t bk[MC_LIMIT_KEY_MAX];
+    mc_limits_succeeded(la->backoff, bk, backoff_key(op->from, name, bk));
+    upgrade_hash(op);
     pick_baseapp(op);
+}
+
+/* A name without an account, checked against the dummy hash like a real one. */
+static void on_dummy_checked(void *ud, int status, const char *hash, bool match)
+{
+    (void)hash;
+    (void)match;
+    login_op *op = ud;
+    if (!step_back(op))
+        return;
+    if (status != MC_PWHASH_OK) {
+        answer(op, MC_LOGIN_SERVER_ERROR, "the dummy password hash cannot be checked");
+        return;
+    }
+    failed_check(op);
+    answer(op, MC_LOGIN_NO_SUCH_USER, NULL);
 }
 
 static int pool_status(int rc)
 {
+    if (rc == MC_PWHASH_SOURCE_BUSY)
+        return MC_LOGIN_RATE_LIMITED;
     return rc == MC_PWHASH_BUSY || rc == MC_PWHASH_NO_MEMORY ? MC_LOGIN_OVERLOADED
                                                               : MC_LOGIN_SERVER_ERROR;
 }
@@ -340,24 +450,29 @@ static void on_account(void *ud, int status, const la_account *acc, const char *
         return;
     }
     int rc;
-    if (!acc->found) {
-        if (!la->auto_create || op->lookups > 1) {
-            answer(op, MC_LOGIN_NO_SUCH_USER, NULL);
-            return;
-        }
+    uint64_t src = source_of(op->from);
+    if (!acc->found && la->auto_create && op->lookups <= 1) {
         op->refs++;
-        rc = mc_pwhash_hash(la->pool, c->password, c->password_len, on_hashed, op);
+        rc = mc_pwhash_hash_from(la->pool, src, c->password, c->password_len, on_hashed, op);
+    } else if (!acc->found) {
+        op->refs++;
+        rc = mc_pwhash_verify_from(la->pool, src, la->dummy_hash, c->password, c->password_len,
+                                   on_dummy_checked, op);
     } else {
         op->dbid = acc->dbid;
         op->dbid_stored = acc->dbid != 0;
         if (acc->type[0])
             snprintf(op->type, sizeof op->type, "%s", acc->type);
+        snprintf(op->stored, sizeof op->stored, "%s", acc->hash);
         op->refs++;
-        rc = mc_pwhash_verify(la->pool, acc->hash, c->password, c->password_len, on_verified, op);
+        rc = mc_pwhash_verify_from(la->pool, src, acc->hash, c->password, c->password_len,
+                                   on_verified, op);
     }
     if (rc != MC_PWHASH_OK) {
         op->refs--;
-        answer(op, pool_status(rc), "the password hashing queue is full");
+        answer(op, pool_status(rc), rc == MC_PWHASH_SOURCE_BUSY
+                                        ? "this address has its share of the hashing queue"
+                                        : "the password hashing queue is full");
     }
 }
 
@@ -383,22 +498,24 @@ static void answer_now(loginapp *la, mc_secure_peer from, const mc_login_request
     reply(la, from, req, key, &res);
 }
 
-void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req,
-                    bool malformed)
+void la_login_refuse(loginapp *la, mc_secure_peer from, const mc_login_request *req, int status)
+{
+    mc_login_result res;
+    memset(&res, 0, sizeof res);
+    res.status = status;
+    la->st.status[status]++;
+    uint8_t out[MC_LOGIN_REPLY_SIZE];
+    if (la->freeing || mc_login_server_reply(req, &res, out) != 0)
+        return;
+    la_send(la, from, out, sizeof out);
+}
+
+void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req)
 {
     uint64_t now = mc_clock_now_us();
     la_reply_key key = {.ip = from.ip, .port = from.port};
     memcpy(key.nonce, req->client_nonce, sizeof key.nonce);
-    if (malformed) {
-        answer_now(la, from, req, &key, MC_LOGIN_MALFORMED);
-        return;
-    }
-    uint32_t ip = from.ip;
     const char *name = req->cred.name;
-    if (!mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL)) {
-        answer_now(la, from, req, &key, MC_LOGIN_RATE_LIMITED);
-        return;
-    }
     if (sodium_memcmp(req->cred.digest, la->digest, sizeof la->digest) != 0) {
         answer_now(la, from, req, &key, MC_LOGIN_BAD_DIGEST);
         return;
@@ -407,8 +524,9 @@ void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *r
         answer_now(la, from, req, &key, MC_LOGIN_OVERLOADED);
         return;
     }
-    if (!mc_limits_may_try(la->backoff, name, strlen(name), now, NULL) ||
-        !mc_limits_take(la->account_limits, name, strlen(name), now, NULL)) {
+    uint8_t bk[MC_LIMIT_KEY_MAX];
+    if (!mc_limits_may_try(la->backoff, bk, backoff_key(from, name, bk), now, NULL) ||
+        !mc_limits_ready(la->account_limits, name, strlen(name), now)) {
         answer_now(la, from, req, &key, MC_LOGIN_RATE_LIMITED);
         return;
     }
@@ -448,4 +566,10 @@ void la_logins_free(loginapp *la)
     while (la->ops)
         op_free(la->ops);
     la->in_flight = 0;
+    while (la->rehashes) { /* dropped by the pool when it was freed */
+        la_rehash *r = la->rehashes;
+        la->rehashes = r->next;
+        sodium_memzero(r, sizeof *r);
+        free(r);
+    }
 }

@@ -26,6 +26,7 @@
 
 struct event;
 typedef struct login_op login_op;
+typedef struct la_rehash la_rehash;
 
 /* Why a packet on the external socket was dropped unanswered. */
 typedef enum {
@@ -35,12 +36,14 @@ typedef enum {
     LA_DROP_PENDING,       /* a resent LOGIN whose login is still running */
     LA_DROP_SHUTDOWN,      /* shutting down */
     LA_DROP_NO_KEY,        /* no --loginKey: credentials cannot be opened */
+    LA_DROP_RATE_LIMITED,  /* the source address is over its bucket and its rate-limited
+                              answers (dropped before any public-key work) */
     LA_DROP_COUNT
 } la_drop_reason;
 
 typedef struct {
     uint64_t datagrams, hellos, logins, repeated, created, takeovers, redirects,
-        send_errors, redis_errors;
+        send_errors, redis_errors, rehashed;
     uint64_t status[MC_LOGIN_STATUS_COUNT]; /* answers by mc_login_status */
     uint64_t dropped[LA_DROP_COUNT];
 } la_stats;
@@ -48,7 +51,7 @@ typedef struct {
 /* Values of the parts, refreshed every tick for the watchers. */
 typedef struct {
     uint64_t replies_kept, limit_addresses, limit_accounts, backoff_accounts;
-    uint64_t pw_queued, pw_done, pw_busy, pw_failed;
+    uint64_t pw_queued, pw_done, pw_busy, pw_failed, pw_source_busy;
     uint64_t redis_commands, redis_errors, redis_reconnects, redis_stalls, redis_waiting;
     bool redis_connected;
 } la_gauges;
@@ -78,9 +81,12 @@ typedef struct loginapp {
     uint64_t secret_rotated_ms;
     /* the parts */
     mc_limits *addr_limits;    /* buckets per source address */
-    mc_limits *account_limits; /* buckets per account name */
-    mc_limits *backoff;        /* failed passwords per account name */
+    mc_limits *addr_refusals;  /* rate-limited answers per source address */
+    mc_limits *account_limits; /* failed checks per account name, from all sources (a ceiling) */
+    mc_limits *backoff;        /* failed checks per (source address, account name) */
     mc_pwhash_pool *pool;
+    char dummy_hash[MC_PWHASH_STR_MAX]; /* what names without an account are checked against */
+    la_rehash *rehashes;       /* stored hashes being upgraded (login_flow.c) */
     la_accounts *accounts;
     la_replies *replies;
     struct event *tick_ev;
@@ -109,10 +115,13 @@ void la_external_close(loginapp *la);
 /* Send a datagram to a client (counted on failure). */
 void la_send(loginapp *la, mc_secure_peer to, const uint8_t *data, size_t len);
 
-/* login_flow.c: one login from an opened LOGIN to its answer (malformed: the credentials
- * did not open or were malformed inside; it is answered so). */
-void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req,
-                    bool malformed);
+/* login_flow.c: one login from an opened LOGIN (its address within its bucket) to its
+ * answer. */
+void la_login_start(loginapp *la, mc_secure_peer from, const mc_login_request *req);
+/* Answer a LOGIN at once with status, without remembering the answer (a LOGIN over its
+ * address's bucket, or whose credentials did not open: neither may take the room of real
+ * logins' remembered answers). */
+void la_login_refuse(loginapp *la, mc_secure_peer from, const mc_login_request *req, int status);
 /* Answer every login past its deadline (server error). */
 void la_logins_tick(loginapp *la);
 /* Free every login left (after the server and its callbacks are gone). */

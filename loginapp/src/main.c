@@ -67,24 +67,32 @@ static int setup(loginapp *la, char *err, size_t errlen)
     mc_limits_config ac = {.kind = MC_LIMITS_BUCKETS, .capacity = keys,
                            .rate = mc_config_get_float(cfg, "addressRate"),
                            .burst = mc_config_get_float(cfg, "addressBurst")};
+    mc_limits_config rc = ac;
+    rc.burst = mc_config_get_float(cfg, "addressRefusals");
     mc_limits_config nc = {.kind = MC_LIMITS_BUCKETS, .capacity = keys,
-                           .rate = mc_config_get_float(cfg, "accountRate"),
-                           .burst = mc_config_get_float(cfg, "accountBurst")};
+                           .rate = mc_config_get_float(cfg, "accountFailRate"),
+                           .burst = mc_config_get_float(cfg, "accountFailBurst")};
     mc_limits_config bc = {.kind = MC_LIMITS_BACKOFF, .capacity = keys,
                            .base_us = mc_config_get_uint(cfg, "failedBackoffMs") * MC_US_PER_MS,
                            .max_us = mc_config_get_uint(cfg, "failedBackoffMaxMs") * MC_US_PER_MS};
     la->addr_limits = mc_limits_new(&ac);
+    la->addr_refusals = mc_limits_new(&rc);
     la->account_limits = mc_limits_new(&nc);
     la->backoff = mc_limits_new(&bc);
     la->replies = la_replies_new(REPLIES_KEPT, REPLIES_KEEP_MS);
-    if (!la->addr_limits || !la->account_limits || !la->backoff || !la->replies) {
+    if (!la->addr_limits || !la->addr_refusals || !la->account_limits || !la->backoff || !la->replies) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     la->pool = mc_pwhash_pool_new(la->base, (unsigned)mc_config_get_uint(cfg, "pwhashThreads"),
                                   mc_config_get_uint(cfg, "pwhashQueue"), cost);
-    if (!la->pool) {
+    if (!la->pool ||
+        mc_pwhash_set_per_source(la->pool, mc_config_get_uint(cfg, "pwhashPerAddress")) != 0) {
         snprintf(err, errlen, "cannot start the password hashing threads");
+        return -1;
+    }
+    if (mc_pwhash_dummy(la->pool, la->dummy_hash) != 0) {
+        snprintf(err, errlen, "cannot make the dummy password hash (out of memory)");
         return -1;
     }
     const char *redis = mc_config_get_string(cfg, "redis");
@@ -187,6 +195,7 @@ int main(int argc, char **argv)
     la_logins_free(la);
     la_external_close(la);
     mc_limits_free(la->addr_limits);
+    mc_limits_free(la->addr_refusals);
     mc_limits_free(la->account_limits);
     mc_limits_free(la->backoff);
     la_replies_free(la->replies);

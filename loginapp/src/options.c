@@ -20,15 +20,18 @@ const mc_option la_options[] = {
     {"pwhashThreads", MC_OPT_UINT, "2", "password hashing threads (1..16)"},
     {"pwhashQueue", MC_OPT_UINT, "256",
      "password jobs waiting at most; beyond, a login is answered 'overloaded' (1..100000)"},
+    {"pwhashPerAddress", MC_OPT_UINT, "4",
+     "password jobs of one source address in the queue at most; beyond, its login is "
+     "answered 'rate limited' (1..100000)"},
     {"autoCreateAccounts", MC_OPT_BOOL, "false",
      "development: an unknown account name gets an account (its password hashed) instead "
      "of 'no such user'"},
     {"accountType", MC_OPT_STRING, "Account",
      "the entity type of a new account (from the defs; its base is the player's first proxy)"},
     {"onlineLogin", MC_OPT_STRING, "refuse",
-     "what a login of an account whose base is live does: refuse ('already logged in') or "
-     "takeover (the new client gets the live base when it asks to take over; else 'already "
-     "logged in')"},
+     "what a login of an account whose base is live does: refuse ('already logged in', "
+     "always) or takeover (the new client gets the live base when it sets its takeover flag; "
+     "else 'already logged in')"},
     {"maxLoginsInFlight", MC_OPT_UINT, "1000",
      "logins being processed at most; beyond, 'overloaded' (1..1000000)"},
     {"loginTimeoutMs", MC_OPT_UINT, "8000",
@@ -37,11 +40,19 @@ const mc_option la_options[] = {
     {"addressRate", MC_OPT_FLOAT, "5",
      "logins a second a source address may start (its bucket refills at this rate; > 0)"},
     {"addressBurst", MC_OPT_FLOAT, "20", "logins a source address may start at once (>= 1)"},
-    {"accountRate", MC_OPT_FLOAT, "1", "logins a second per account name (> 0)"},
-    {"accountBurst", MC_OPT_FLOAT, "5", "logins at once per account name (>= 1)"},
+    {"addressRefusals", MC_OPT_FLOAT, "3",
+     "'rate limited' answers an address over its bucket gets at once (refilled at "
+     "--addressRate); beyond, its LOGINs are dropped unanswered before any public-key work "
+     "(>= 1)"},
+    {"accountFailRate", MC_OPT_FLOAT, "0.1",
+     "failed password checks a second per account name from all sources together (its "
+     "bucket refills at this rate; > 0); an empty bucket makes every login of the name "
+     "'rate limited' (only failures take from it)"},
+    {"accountFailBurst", MC_OPT_FLOAT, "30",
+     "failed password checks at once per account name from all sources (>= 1)"},
     {"failedBackoffMs", MC_OPT_UINT, "1000",
-     "after k wrong passwords in a row an account waits this x 2^(k-1) before its next try "
-     "(1..600000)"},
+     "after k failed password checks in a row from one source address on one account name, "
+     "that address waits this x 2^(k-1) before its next try on that name (1..600000)"},
     {"failedBackoffMaxMs", MC_OPT_UINT, "60000",
      "the longest such wait (>= --failedBackoffMs, at most 3600000)"},
     {"limitKeys", MC_OPT_UINT, "100000",
@@ -91,6 +102,7 @@ bool la_check_config(const mc_config *cfg, char *err, size_t errlen)
     }
     if (!range(cfg, "pwhashThreads", 1, 16, err, errlen) ||
         !range(cfg, "pwhashQueue", 1, 100000, err, errlen) ||
+        !range(cfg, "pwhashPerAddress", 1, 100000, err, errlen) ||
         !range(cfg, "maxLoginsInFlight", 1, 1000000, err, errlen) ||
         !range(cfg, "loginTimeoutMs", 1000, 60000, err, errlen) ||
         !range(cfg, "failedBackoffMs", 1, 600000, err, errlen) ||
@@ -98,8 +110,12 @@ bool la_check_config(const mc_config *cfg, char *err, size_t errlen)
                err, errlen) ||
         !range(cfg, "limitKeys", 1, 10000000, err, errlen))
         return false;
-    const char *rates[] = {"addressRate", "accountRate"};
-    const char *bursts[] = {"addressBurst", "accountBurst"};
+    if (!(mc_config_get_float(cfg, "addressRefusals") >= 1)) {
+        snprintf(err, errlen, "--addressRefusals: must be at least 1");
+        return false;
+    }
+    const char *rates[] = {"addressRate", "accountFailRate"};
+    const char *bursts[] = {"addressBurst", "accountFailBurst"};
     for (int i = 0; i < 2; i++) {
         if (!(mc_config_get_float(cfg, rates[i]) > 0)) {
             snprintf(err, errlen, "--%s: must be above 0", rates[i]);

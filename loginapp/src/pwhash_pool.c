@@ -1,5 +1,6 @@
 /* Password hashing on worker threads (pwhash_pool.h). */
 #include "pwhash_pool.h"
+#include "source_counts.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -18,6 +19,7 @@ typedef struct job {
     char stored[MC_PWHASH_STR_MAX];
     mc_pwhash_done_fn fn;
     void *ud;
+    uint64_t source;          /* 0: none */
     /* results */
     int status;
     bool match;
@@ -38,6 +40,8 @@ struct mc_pwhash_pool {
     int efd;
     struct event *ev;
     mc_pwhash_stats st;
+    size_t per_source;          /* 0: unbounded */
+    mc_source_counts *sources;  /* jobs per source (on the loop only) */
 };
 
 bool mc_pwhash_cost_named(const char *name, mc_pwhash_cost *out)
@@ -141,6 +145,8 @@ static void on_done(evutil_socket_t fd, short what, void *arg)
         p->st.queued = p->in_flight;
         pthread_mutex_unlock(&p->mu);
         p->st.done++;
+        if (j->source && p->sources)
+            mc_source_counts_sub(p->sources, j->source);
         if (j->status != MC_PWHASH_OK)
             p->st.failed++;
         j->fn(j->ud, j->status, !j->verify && j->status == MC_PWHASH_OK ? j->hash : NULL,
@@ -210,18 +216,43 @@ void mc_pwhash_pool_free(mc_pwhash_pool *p)
         close(p->efd);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
+    mc_source_counts_free(p->sources);
     free(p->threads);
     free(p);
 }
 
+int mc_pwhash_set_per_source(mc_pwhash_pool *p, size_t per_source)
+{
+    if (!p || per_source < 1 || p->sources)
+        return -1;
+    p->sources = mc_source_counts_new(p->queue_max);
+    if (!p->sources)
+        return -1;
+    p->per_source = per_source;
+    return 0;
+}
+
 static int submit(mc_pwhash_pool *p, job *j)
 {
+    /* the source's share first (the counts live on the loop, like this call) */
+    if (j->source && p->sources &&
+        mc_source_counts_get(p->sources, j->source) >= p->per_source) {
+        p->st.refused_source++;
+        job_free(j);
+        return MC_PWHASH_SOURCE_BUSY;
+    }
     pthread_mutex_lock(&p->mu);
     if (p->in_flight >= p->queue_max) {
         pthread_mutex_unlock(&p->mu);
         p->st.refused_busy++;
         job_free(j);
         return MC_PWHASH_BUSY;
+    }
+    if (j->source && p->sources && mc_source_counts_add(p->sources, j->source) != 0) {
+        pthread_mutex_unlock(&p->mu); /* cannot happen: at most queue_max sources */
+        p->st.refused_source++;
+        job_free(j);
+        return MC_PWHASH_SOURCE_BUSY;
     }
     p->in_flight++;
     p->st.queued = p->in_flight;
@@ -258,28 +289,54 @@ static job *new_job(const char *password, size_t len, mc_pwhash_done_fn fn, void
     return j;
 }
 
-int mc_pwhash_hash(mc_pwhash_pool *p, const char *password, size_t len, mc_pwhash_done_fn fn,
-                   void *ud)
+int mc_pwhash_hash_from(mc_pwhash_pool *p, uint64_t source, const char *password, size_t len,
+                        mc_pwhash_done_fn fn, void *ud)
 {
     int rc = MC_PWHASH_OK;
     job *j = new_job(password, len, fn, ud, &rc);
-    return j ? submit(p, j) : rc;
+    if (!j)
+        return rc;
+    j->source = source;
+    return submit(p, j);
 }
 
-int mc_pwhash_verify(mc_pwhash_pool *p, const char *stored, const char *password, size_t len,
-                     mc_pwhash_done_fn fn, void *ud)
+int mc_pwhash_verify_from(mc_pwhash_pool *p, uint64_t source, const char *stored,
+                          const char *password, size_t len, mc_pwhash_done_fn fn, void *ud)
 {
     int rc = MC_PWHASH_OK;
     job *j = new_job(password, len, fn, ud, &rc);
     if (!j)
         return rc;
     j->verify = true;
+    j->source = source;
     size_t sl = strnlen(stored, MC_PWHASH_STR_MAX);
     if (sl == MC_PWHASH_STR_MAX)
         sl = 0; /* too long to be a libsodium string: verification fails */
     memcpy(j->stored, stored, sl);
     j->stored[sl] = '\0';
     return submit(p, j);
+}
+
+int mc_pwhash_hash(mc_pwhash_pool *p, const char *password, size_t len, mc_pwhash_done_fn fn,
+                   void *ud)
+{
+    return mc_pwhash_hash_from(p, 0, password, len, fn, ud);
+}
+
+int mc_pwhash_verify(mc_pwhash_pool *p, const char *stored, const char *password, size_t len,
+                     mc_pwhash_done_fn fn, void *ud)
+{
+    return mc_pwhash_verify_from(p, 0, stored, password, len, fn, ud);
+}
+
+int mc_pwhash_dummy(const mc_pwhash_pool *p, char out[MC_PWHASH_STR_MAX])
+{
+    uint8_t pw[32];
+    randombytes_buf(pw, sizeof pw);
+    int rc = crypto_pwhash_str_alg(out, (const char *)pw, sizeof pw, p->cost.opslimit,
+                                   p->cost.memlimit, crypto_pwhash_ALG_ARGON2ID13);
+    sodium_memzero(pw, sizeof pw);
+    return rc == 0 ? 0 : -1;
 }
 
 bool mc_pwhash_needs_rehash(const mc_pwhash_pool *p, const char *stored)

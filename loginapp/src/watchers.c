@@ -12,7 +12,7 @@ static const char *const status_paths[MC_LOGIN_STATUS_COUNT] = {
 };
 
 static const char *const drop_paths[LA_DROP_COUNT] = {
-    "malformed", "badCookie", "expired", "pending", "shutdown", "noKey",
+    "malformed", "badCookie", "expired", "pending", "shutdown", "noKey", "rateLimited",
 };
 
 void la_refresh_gauges(loginapp *la)
@@ -29,6 +29,7 @@ void la_refresh_gauges(loginapp *la)
         g->pw_done = ps.done;
         g->pw_busy = ps.refused_busy;
         g->pw_failed = ps.failed;
+        g->pw_source_busy = ps.refused_source;
     }
     if (la->accounts) {
         la_accounts_stats as;
@@ -79,6 +80,8 @@ int la_add_watchers(loginapp *la)
         {"login/pwhash/done", &la->g.pw_done},
         {"login/pwhash/refusedBusy", &la->g.pw_busy},
         {"login/pwhash/failed", &la->g.pw_failed},
+        {"login/pwhash/refusedAddress", &la->g.pw_source_busy},
+        {"login/rehashed", &la->st.rehashed},
         {"login/redis/commands", &la->g.redis_commands},
         {"login/redis/errors", &la->g.redis_errors},
         {"login/redis/reconnects", &la->g.redis_reconnects},

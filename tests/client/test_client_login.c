@@ -62,8 +62,7 @@ static void fake_serve(fake_loginapp *f)
             if (f->logins++ < f->drop_logins)
                 continue;
             mc_login_request req;
-            int rc = mc_login_server_open(&f->secret, p, now_ms(), f->pk, f->sk, buf, (size_t)n,
-                                          &req);
+            int rc = mc_login_server_open(&f->secret, p, now_ms(), f->sk, buf, (size_t)n, &req);
             if (rc != MC_SECURE_OK && rc != MC_SECURE_AUTH)
                 continue;
             mc_login_result res = {.status = MC_LOGIN_MALFORMED};
@@ -80,12 +79,16 @@ static void fake_serve(fake_loginapp *f)
                 memcpy(res.session_key, f->session_key, 32);
             }
             if (f->send_forged_first && !f->forged++) {
+                /* boxed with a key agreed by another key pair: a forgery */
                 uint8_t opk[32], osk[32];
                 mc_login_keypair(opk, osk);
-                mc_login_server_reply(osk, &req, &res, out);
+                mc_login_request forged = req;
+                mc_login_server_unbox(osk, buf, (size_t)n, &forged);
+                mc_login_server_reply(&forged, &res, out);
+                mc_login_request_clear(&forged);
                 sendto(f->fd, out, MC_LOGIN_REPLY_SIZE, 0, (struct sockaddr *)&from, fl);
             }
-            mc_login_server_reply(f->sk, &req, &res, out);
+            mc_login_server_reply(&req, &res, out);
             sendto(f->fd, out, MC_LOGIN_REPLY_SIZE, 0, (struct sockaddr *)&from, fl);
             mc_login_request_clear(&req);
         }

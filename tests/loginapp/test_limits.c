@@ -4,6 +4,7 @@
  * it; the table stays exact under random failures and successes (deletions). */
 #include "check_main.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -146,6 +147,102 @@ START_TEST(the_table_stays_exact_under_deletions)
 }
 END_TEST
 
+/* The hash table's home slot of a key under the loginapp's old, unkeyed hash (FNV-1a, then
+ * h ^ h >> 29): what an attacker could compute to choose names that all collide. */
+static size_t fnv_home(const char *k, size_t nslots)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = k; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return (size_t)((h ^ (h >> 29)) & (nslots - 1));
+}
+
+/* Issue 19, medium 5: 1500 names chosen to share one home slot under an unkeyed hash cost
+ * a few slots each, not a walk along all the others (keyed SipHash: the attacker cannot
+ * know which names collide). */
+START_TEST(chosen_colliding_keys_cost_bounded_work)
+{
+    enum { N = 1500 };
+    mc_limits_config cfg = {.kind = MC_LIMITS_BUCKETS, .capacity = 2048, .rate = 1, .burst = 5};
+    mc_limits *l = mc_limits_new(&cfg);
+    ck_assert_ptr_nonnull(l);
+    static char keys[N][16];
+    int found = 0;
+    for (unsigned i = 0; found < N; i++) {
+        snprintf(keys[found], sizeof keys[found], "n%u", i);
+        if (fnv_home(keys[found], 4096) == 7)
+            found++;
+    }
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < N; i++)
+            ck_assert(mc_limits_take(l, keys[i], strlen(keys[i]), 0, NULL));
+    ck_assert_uint_eq(mc_limits_count(l), N);
+    ck_assert_uint_eq(mc_limits_evicted(l), 0);
+    ck_assert_msg(mc_limits_probes(l) < 4u * 2 * N, "%llu slots examined for %d lookups",
+                  (unsigned long long)mc_limits_probes(l), 2 * N);
+    mc_limits_free(l);
+}
+END_TEST
+
+/* Even keys that do collide (found here with the table's own hash key) never make a lookup
+ * examine more than MC_LIMIT_PROBE_MAX slots: once their window is full, each new key
+ * replaces the least recently used of it, and the most recent keys are all still there. */
+START_TEST(no_lookup_examines_more_than_the_probe_bound)
+{
+    enum { N = 100 };
+    uint8_t hk[MC_LIMIT_HASH_KEY_BYTES];
+    for (size_t i = 0; i < sizeof hk; i++)
+        hk[i] = (uint8_t)(i * 37 + 1);
+    mc_limits_config cfg = {.kind = MC_LIMITS_BACKOFF, .capacity = 64, .base_us = S,
+                            .max_us = 8 * S, .hash_key = hk};
+    mc_limits *l = mc_limits_new(&cfg); /* 64 keys: 128 slots */
+    static char keys[N][16];
+    int found = 0;
+    for (unsigned i = 0; found < N; i++) {
+        uint8_t h[crypto_shorthash_BYTES];
+        snprintf(keys[found], sizeof keys[found], "c%u", i);
+        crypto_shorthash(h, (const uint8_t *)keys[found], strlen(keys[found]), hk);
+        if ((h[0] & 127) == 5)
+            found++;
+    }
+    for (int i = 0; i < N; i++) {
+        uint64_t before = mc_limits_probes(l);
+        mc_limits_failed(l, keys[i], strlen(keys[i]), 0);
+        ck_assert_uint_le(mc_limits_probes(l) - before, MC_LIMIT_PROBE_MAX);
+        before = mc_limits_probes(l);
+        ck_assert(!mc_limits_may_try(l, keys[i], strlen(keys[i]), 0, NULL));
+        ck_assert_uint_le(mc_limits_probes(l) - before, MC_LIMIT_PROBE_MAX);
+    }
+    ck_assert_uint_eq(mc_limits_count(l), MC_LIMIT_PROBE_MAX);
+    ck_assert_uint_eq(mc_limits_evicted(l), N - MC_LIMIT_PROBE_MAX);
+    for (int i = N - (int)MC_LIMIT_PROBE_MAX; i < N; i++)
+        ck_assert(!mc_limits_may_try(l, keys[i], strlen(keys[i]), 0, NULL));
+    ck_assert(mc_limits_may_try(l, keys[0], strlen(keys[0]), 0, NULL)); /* replaced */
+    /* other keys still find room */
+    ck_assert(!mc_limits_may_try(l, keys[N - 1], strlen(keys[N - 1]), 0, NULL));
+    mc_limits_failed(l, "other", 5, 0);
+    ck_assert(!mc_limits_may_try(l, "other", 5, 0, NULL));
+    mc_limits_free(l);
+}
+END_TEST
+
+/* mc_limits_ready looks without taking or remembering. */
+START_TEST(ready_looks_without_taking)
+{
+    mc_limits_config cfg = {.kind = MC_LIMITS_BUCKETS, .capacity = 4, .rate = 1, .burst = 2};
+    mc_limits *l = mc_limits_new(&cfg);
+    ck_assert(mc_limits_ready(l, "a", 1, 0));
+    ck_assert_uint_eq(mc_limits_count(l), 0);
+    ck_assert(mc_limits_take(l, "a", 1, 0, NULL));
+    ck_assert(mc_limits_ready(l, "a", 1, 0));
+    ck_assert(mc_limits_take(l, "a", 1, 0, NULL));
+    ck_assert(!mc_limits_ready(l, "a", 1, 0));
+    ck_assert(!mc_limits_ready(l, "a", 1, S / 2));
+    ck_assert(mc_limits_ready(l, "a", 1, S));
+    mc_limits_free(l);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("limits");
@@ -154,6 +251,9 @@ static Suite *suite(void)
     tcase_add_test(tc, a_flood_of_keys_stays_within_the_capacity);
     tcase_add_test(tc, backoff_doubles_up_to_its_maximum_and_success_clears_it);
     tcase_add_test(tc, the_table_stays_exact_under_deletions);
+    tcase_add_test(tc, chosen_colliding_keys_cost_bounded_work);
+    tcase_add_test(tc, no_lookup_examines_more_than_the_probe_bound);
+    tcase_add_test(tc, ready_looks_without_taking);
     suite_add_tcase(s, tc);
     return s;
 }

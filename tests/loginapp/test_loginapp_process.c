@@ -203,13 +203,17 @@ typedef struct {
     mc_secure_client sc;
 } raw_client;
 
-static void raw_open(raw_client *r)
+/* A client socket on ip (another address of the loopback network: another source). */
+static void raw_open_at(raw_client *r, const char *ip)
 {
     r->fd = socket(AF_INET, SOCK_DGRAM, 0);
     ck_assert_int_ge(r->fd, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    ck_assert_int_eq(inet_pton(AF_INET, ip, &sa.sin_addr), 1);
     ck_assert_int_eq(bind(r->fd, (struct sockaddr *)&sa, sizeof sa), 0);
 }
+
+static void raw_open(raw_client *r) { raw_open_at(r, "127.0.0.1"); }
 
 static void raw_send(raw_client *r, lc *c, const uint8_t *pkt, size_t len)
 {
@@ -243,6 +247,39 @@ static void raw_challenge(raw_client *r, lc *c)
     ck_assert_int_eq(mc_secure_client_receive(&r->sc, buf, n, NULL), MC_SECURE_OK);
 }
 
+/* A LOGIN built by hand (docs/PROTOCOL.md "Logging in"), so that it may carry what the
+ * library refuses to send: a name with control characters. */
+static void raw_login_by_hand(raw_client *r, lc *c, const char *name, const char *pw,
+                              uint8_t out[MC_LOGIN_SIZE])
+{
+    uint8_t plain[400], n[24];
+    size_t k = 0, nl = strlen(name), pl = strlen(pw);
+    plain[k++] = (uint8_t)nl;
+    memcpy(plain + k, name, nl);
+    k += nl;
+    plain[k++] = (uint8_t)(pl >> 8);
+    plain[k++] = (uint8_t)pl;
+    memcpy(plain + k, pw, pl);
+    k += pl;
+    memcpy(plain + k, c->digest, 32);
+    k += 32;
+    plain[k++] = 0;
+    memset(out, 0, MC_LOGIN_SIZE);
+    out[0] = MC_SECURE_LOGIN;
+    out[1] = MC_SECURE_VERSION;
+    memcpy(out + 2, r->sc.nonce, 8);
+    memcpy(out + 10, r->sc.pk, 32);
+    memcpy(out + 50, r->sc.cookie, MC_SECURE_COOKIE_SIZE);
+    out[90] = (uint8_t)((k + 16) >> 8);
+    out[91] = (uint8_t)(k + 16);
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, sizeof n);
+    crypto_generichash_update(&st, (const uint8_t *)"mc-login\0", 9);
+    crypto_generichash_update(&st, out, 92);
+    crypto_generichash_final(&st, n, sizeof n);
+    ck_assert_int_eq(crypto_box_easy(out + 92, plain, k, n, c->pk, r->sc.sk), 0);
+}
+
 static void raw_login_packet(raw_client *r, lc *c, const char *name, const char *pw,
                              uint8_t out[MC_LOGIN_SIZE])
 {
@@ -254,6 +291,36 @@ static void raw_login_packet(raw_client *r, lc *c, const char *name, const char 
     memcpy(cred.digest, c->digest, sizeof cred.digest);
     ck_assert_int_eq(mc_login_client_request(&r->sc, &cred, c->pk, out), MC_SECURE_OK);
 }
+
+/* A whole login of name from source address ip (a raw client there): the answer's status
+ * (made by hand when by_hand). */
+static int login_from(lc *c, const char *ip, const char *name, const char *pw, bool by_hand)
+{
+    raw_client r;
+    raw_open_at(&r, ip);
+    raw_challenge(&r, c);
+    uint8_t pkt[MC_LOGIN_SIZE], buf[2048];
+    if (by_hand)
+        raw_login_by_hand(&r, c, name, pw, pkt);
+    else
+        raw_login_packet(&r, c, name, pw, pkt);
+    raw_send(&r, c, pkt, sizeof pkt);
+    size_t n = raw_recv(&r, buf, sizeof buf, 15000);
+    ck_assert_msg(n == MC_LOGIN_REPLY_SIZE, "no answer to %s's LOGIN from %s", name, ip);
+    mc_login_result lr;
+    ck_assert_int_eq(mc_login_client_reply(&r.sc, c->pk, buf, n, &lr), MC_SECURE_OK);
+    close(r.fd);
+    mc_secure_client_clear(&r.sc);
+    return lr.status;
+}
+
+#define LOGIN_FROM_IS(c, ip, name, pw, want)                                                   \
+    do {                                                                                       \
+        int st_ = login_from((c), (ip), (name), (pw), false);                                  \
+        ck_assert_msg(st_ == (want), "login of %s from %s: %s, wanted %s (log %s)", (name),    \
+                      (ip), mc_login_status_name(st_), mc_login_status_name(want),             \
+                      (c)->log_login);                                                         \
+    } while (0)
 
 /* mc-account (the operator's tool) against the cluster's Redis, the password on its
  * standard input: its exit status, its output in out. */
@@ -308,8 +375,8 @@ static int base_ext_port(lc *c, int i)
 START_TEST(test_autocreate_refuse)
 {
     const char *opts[] = {"--autoCreateAccounts=true", "--onlineLogin=refuse",
-                          "--addressRate=1000", "--addressBurst=1000", "--accountRate=0.2",
-                          "--accountBurst=6", "--failedBackoffMs=3000", NULL};
+                          "--addressRate=1000", "--addressBurst=1000", "--accountFailRate=0.001",
+                          "--accountFailBurst=3", "--failedBackoffMs=3000", NULL};
     lc c;
     lc_start(&c, 1, opts);
     const char *base = c.pc.base_name[0];
@@ -336,10 +403,13 @@ START_TEST(test_autocreate_refuse)
     LOGIN_IS(&c, "alice", "secret-1", MC_LOGIN_FLAG_TAKEOVER, MC_LOGIN_ALREADY_LOGGED_IN);
     ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), 1);
 
-    /* A wrong password, then the account backs off: rate limited at once. */
+    /* A wrong password, then this address backs off on alice: rate limited at once; from
+     * another address alice is not backed off (issue 19, medium 5: one source cannot lock
+     * the others out). */
     LOGIN_IS(&c, "alice", "wrong", 0, MC_LOGIN_BAD_PASSWORD);
     LOGIN_IS(&c, "alice", "secret-1", 0, MC_LOGIN_RATE_LIMITED);
     ck_assert_int_eq(status_count(&c, "badPassword"), 1);
+    LOGIN_FROM_IS(&c, "127.0.0.2", "alice", "secret-1", MC_LOGIN_ALREADY_LOGGED_IN);
 
     /* Another build of the game. */
     uint8_t other[MC_LOGIN_DIGEST_BYTES];
@@ -348,13 +418,27 @@ START_TEST(test_autocreate_refuse)
     ck_assert_int_eq(login_full(&c, "bob", "pw", 0, other, 0, NULL), MC_LOGIN_BAD_DIGEST);
     ck_assert_int_eq(status_count(&c, "badDigest"), 1);
 
-    /* The per-account bucket (6 at once, then 1 every 5 s): bob's logins are all already
-     * logged in after the first, until the bucket is empty. */
+    /* The per-account ceiling counts failed checks only (issue 19, medium 5): bob's good
+     * logins never use it up; three wrong passwords from three addresses do (3 at once,
+     * then one every 1000 s), and then bob is rate limited from everywhere. */
     LOGIN_IS(&c, "bob", "pw", 0, MC_LOGIN_OK);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 8; i++)
         LOGIN_IS(&c, "bob", "pw", 0, MC_LOGIN_ALREADY_LOGGED_IN);
-    LOGIN_IS(&c, "bob", "pw", 0, MC_LOGIN_RATE_LIMITED);
+    LOGIN_FROM_IS(&c, "127.0.0.3", "bob", "bad-1", MC_LOGIN_BAD_PASSWORD);
+    LOGIN_FROM_IS(&c, "127.0.0.4", "bob", "bad-2", MC_LOGIN_BAD_PASSWORD);
+    LOGIN_IS(&c, "bob", "pw", 0, MC_LOGIN_ALREADY_LOGGED_IN);
+    LOGIN_FROM_IS(&c, "127.0.0.5", "bob", "bad-3", MC_LOGIN_BAD_PASSWORD);
+    LOGIN_FROM_IS(&c, "127.0.0.6", "bob", "pw", MC_LOGIN_RATE_LIMITED);
     ck_assert_int_eq(status_count(&c, "rateLimited"), 2);
+
+    /* Issue 19, low (c): a name with a control character is malformed, at login and at
+     * auto-create: no account is made. */
+    long long created = pc_int(&c.pc, "loginapp01", "login/accountsCreated");
+    ck_assert_int_eq(login_from(&c, "127.0.0.1", "evil\nname", "pw", true), MC_LOGIN_MALFORMED);
+    ck_assert_int_eq(login_from(&c, "127.0.0.1", "\x1b[2Jx", "pw", true), MC_LOGIN_MALFORMED);
+    ck_assert_int_eq(login_from(&c, "127.0.0.1", "plain", "pw", true), MC_LOGIN_OK);
+    ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/accountsCreated"), created + 1);
+    ck_assert_int_eq(status_count(&c, "malformed"), 2);
 
     /* Credentials that do not open: malformed. */
     raw_client r1, r2;
@@ -372,7 +456,17 @@ START_TEST(test_autocreate_refuse)
     mc_login_result lr;
     ck_assert_int_eq(mc_login_client_reply(&r1.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
     ck_assert_int_eq(lr.status, MC_LOGIN_MALFORMED);
-    ck_assert_int_eq(status_count(&c, "malformed"), 1);
+    ck_assert_int_eq(status_count(&c, "malformed"), 3);
+    /* Issue 19, medium 5: that answer was not remembered (a box that does not open takes
+     * no room from real logins' answers): the same packet again is opened and answered
+     * again, not repeated from memory. */
+    raw_send(&r1, &c, bad, sizeof bad);
+    n = raw_recv(&r1, buf, sizeof buf, 5000);
+    ck_assert_uint_eq(n, MC_LOGIN_REPLY_SIZE);
+    ck_assert_int_eq(mc_login_client_reply(&r1.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
+    ck_assert_int_eq(lr.status, MC_LOGIN_MALFORMED);
+    ck_assert_int_eq(status_count(&c, "malformed"), 4);
+    ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/repeated"), 0);
 
     /* A good LOGIN: answered; resent from its own address: the same answer again (no second
      * login); replayed from another address: dropped, unanswered. */
@@ -394,6 +488,38 @@ START_TEST(test_autocreate_refuse)
     raw_send(&r2, &c, pkt, sizeof pkt);
     ck_assert_uint_eq(raw_recv(&r2, buf, sizeof buf, 1500), 0);
     ck_assert_int_eq(pc_int(&c.pc, "loginapp01", "login/dropped/badCookie"), 1);
+    ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), issued);
+
+    /* Issue 19, critical 1 (a): carol's credential bytes (90..511) spliced into another
+     * client's own LOGIN (its own cookie, nonce and key, from its own address): malformed,
+     * not carol's session. */
+    raw_challenge(&r2, &c);
+    uint8_t splice[MC_LOGIN_SIZE];
+    raw_login_packet(&r2, &c, "mallory", "x", splice);
+    memcpy(splice + 90, pkt + 90, MC_LOGIN_SIZE - 90);
+    raw_send(&r2, &c, splice, sizeof splice);
+    n = raw_recv(&r2, buf, sizeof buf, 10000);
+    ck_assert_uint_eq(n, MC_LOGIN_REPLY_SIZE);
+    ck_assert_int_eq(mc_login_client_reply(&r2.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
+    ck_assert_msg(lr.status == MC_LOGIN_MALFORMED, "spliced LOGIN: %s",
+                  mc_login_status_name(lr.status));
+    /* (b): carol's whole LOGIN replayed under a fresh cookie got by a HELLO with carol's
+     * nonce and key: malformed too (the answer is boxed to carol's key: read with it). */
+    mc_secure_client as_carol = r1.sc;
+    as_carol.state = MC_SECURE_CLIENT_HELLO;
+    uint8_t hello[MC_SECURE_HELLO_SIZE], replay[MC_LOGIN_SIZE];
+    ck_assert_uint_eq(mc_secure_client_packet(&as_carol, hello), sizeof hello);
+    raw_send(&r2, &c, hello, sizeof hello);
+    ck_assert_uint_eq(raw_recv(&r2, buf, sizeof buf, 5000), MC_SECURE_CHALLENGE_SIZE);
+    memcpy(replay, pkt, sizeof replay);
+    memcpy(replay + 50, buf + 9, MC_SECURE_COOKIE_SIZE);
+    raw_send(&r2, &c, replay, sizeof replay);
+    n = raw_recv(&r2, buf, sizeof buf, 10000);
+    ck_assert_uint_eq(n, MC_LOGIN_REPLY_SIZE);
+    ck_assert_int_eq(mc_login_client_reply(&r1.sc, c.pk, buf, n, &lr), MC_SECURE_OK);
+    ck_assert_msg(lr.status == MC_LOGIN_MALFORMED, "replayed LOGIN: %s",
+                  mc_login_status_name(lr.status));
+    ck_assert_int_eq(status_count(&c, "malformed"), 6);
     ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), issued);
 
     /* A LOGIN sent after its cookie expired (10 s): dropped (as expired, or as not ours when
@@ -434,18 +560,23 @@ START_TEST(test_autocreate_refuse)
 END_TEST
 
 /* No auto-create, takeover configured, two baseapps, one login in flight at most: no such
- * user, ok for an operator-made account, takeover of the live base whether or not the client
- * set its takeover flag (the new session is always on the baseapp holding the base),
- * overloaded, timed out, and no baseapp once the baseapps are gone. */
+ * user (told "bad password", after a hash of the same cost), ok for an operator-made
+ * account, already logged in without the takeover flag, takeover of the live base with it
+ * (the new session is always on the baseapp holding the base), overloaded, timed out, and no
+ * baseapp once the baseapps are gone. */
 START_TEST(test_takeover_and_limits)
 {
     const char *opts[] = {"--onlineLogin=takeover", "--maxLoginsInFlight=1",
-                          "--addressRate=1000", "--addressBurst=1000", "--accountRate=1000",
-                          "--accountBurst=1000", NULL};
+                          "--addressRate=1000", "--addressBurst=1000", NULL};
     lc c;
     lc_start(&c, 2, opts);
-    LOGIN_IS(&c, "nobody", "pw", 0, MC_LOGIN_NO_SUCH_USER);
+    /* Issue 19, medium 5: a name without an account is told what a wrong password is told
+     * (the operators' counter keeps the difference), after one hash like a real check. */
+    LOGIN_IS(&c, "nobody", "pw", 0, MC_LOGIN_BAD_PASSWORD);
     ck_assert_int_eq(status_count(&c, "noSuchUser"), 1);
+    ck_assert_int_eq(status_count(&c, "badPassword"), 0);
+    ck_assert_msg(pc_wait_int(&c.pc, "loginapp01", "login/pwhash/done", 1, WAIT_MS),
+                  "no hash was run for a name without an account");
 
     make_account(&c, "hank", "hunter2");
     mc_login_result res;
@@ -454,6 +585,9 @@ START_TEST(test_takeover_and_limits)
     ck_assert_int_gt(dbid, 0);
     int holder = res.baseapp_port == base_ext_port(&c, 0) ? 0 : 1;
     ck_assert_int_eq(res.baseapp_port, base_ext_port(&c, holder));
+    /* Issue 19, low (a): takeover is configured, but the client did not ask. */
+    LOGIN_IS(&c, "hank", "hunter2", 0, MC_LOGIN_ALREADY_LOGGED_IN);
+    ck_assert_int_eq(status_count(&c, "alreadyLoggedIn"), 1);
 
     /* Takeovers: wherever the manager's pick lands, the session comes from the holder (the
      * other baseapp answers "live elsewhere" and the loginapp asks the holder). */
@@ -524,19 +658,54 @@ START_TEST(test_takeover_and_limits)
 END_TEST
 
 /* The per-address bucket: 3 logins at once from 127.0.0.1, then rate limited (answered
- * before anything else is looked at: here there is no baseapp at all). */
+ * before anything else is looked at: here there is no baseapp at all), once
+ * (--addressRefusals=1); after that the address's LOGINs are dropped unanswered before any
+ * public-key work, even one whose box would not open (issue 19, medium 5). */
 START_TEST(test_address_limit)
 {
-    const char *opts[] = {"--addressRate=0.01", "--addressBurst=3", NULL};
+    const char *opts[] = {"--addressRate=0.01", "--addressBurst=3", "--addressRefusals=1",
+                          "--pwhashCost=interactive", NULL};
     lc c;
     lc_start(&c, 0, opts);
-    make_account(&c, "ivy", "pw");
+    make_account(&c, "ivy", "pw"); /* at the dev cost (mc-account --pwhashCost=dev) */
+    char out[1024];
+    ck_assert_int_eq(rh_cli(c.redis, out, sizeof out, "HGET", "mc:a:ivy", "pw", NULL), 0);
+    ck_assert_msg(!strstr(out, "m=65536,"), "%s", out);
     for (int i = 0; i < 3; i++)
         LOGIN_IS(&c, "ivy", "pw", 0, MC_LOGIN_NO_BASEAPP);
+    /* Issue 19, low (b): the good password's hash was upgraded to the loginapp's cost
+     * (interactive: 64 MiB) in the background, and still logs in. */
+    bool upgraded = false;
+    for (int waited = 0; !upgraded && waited < WAIT_MS; waited += 100) {
+        upgraded = rh_cli(c.redis, out, sizeof out, "HGET", "mc:a:ivy", "pw", NULL) == 0 &&
+                   strstr(out, "$argon2id$v=19$m=65536,") != NULL;
+        if (!upgraded)
+            h_sleep_ms(100);
+    }
+    ck_assert_msg(upgraded, "ivy's hash was not upgraded: %s (log %s)", out, c.log_login);
+    ck_assert_int_ge(pc_int(&c.pc, "loginapp01", "login/rehashed"), 1);
     LOGIN_IS(&c, "ivy", "pw", 0, MC_LOGIN_RATE_LIMITED);
+    raw_client r;
+    raw_open(&r);
+    raw_challenge(&r, &c);
+    uint8_t pkt[MC_LOGIN_SIZE], buf[2048];
+    raw_login_packet(&r, &c, "ivy", "pw", pkt);
+    pkt[120] ^= 1; /* a box that does not open */
+    raw_send(&r, &c, pkt, sizeof pkt);
+    ck_assert_msg(pc_wait_int(&c.pc, "loginapp01", "login/dropped/rateLimited", 1, WAIT_MS),
+                  "a LOGIN over the address's bucket and refusals was not dropped (log %s)",
+                  c.log_login);
+    ck_assert_uint_eq(raw_recv(&r, buf, sizeof buf, 0), 0); /* dropped: no answer came */
+    ck_assert_int_eq(status_count(&c, "malformed"), 0);
+    close(r.fd);
 
-    /* The operator's tool: an account is made once; shown; re-passworded; deleted. */
-    char out[1024];
+    /* The operator's tool: an account is made once; shown; re-passworded; deleted; never
+     * with a control character in its name (issue 19, low (c)). */
+    ck_assert_int_eq(account_tool(&c, "create", "\"$(printf 'bad\\001name')\"", "pw", out,
+                                  sizeof out), 2);
+    ck_assert_msg(strstr(out, "control characters"), "%s", out);
+    ck_assert_int_eq(account_tool(&c, "create", "\"$(printf 'tab\\tname')\"", "pw", out,
+                                  sizeof out), 2);
     ck_assert_int_eq(account_tool(&c, "create", "ivy", "again", out, sizeof out), 1);
     ck_assert_msg(strstr(out, "exists already"), "%s", out);
     ck_assert_int_eq(account_tool(&c, "show", "ivy", NULL, out, sizeof out), 0);
@@ -617,8 +786,7 @@ static mc_client *play(const mc_entity_defs *defs, const mc_login_result *r, pla
 START_TEST(test_login_and_play)
 {
     const char *opts[] = {"--autoCreateAccounts=true", "--onlineLogin=takeover",
-                          "--addressRate=1000", "--addressBurst=1000", "--accountRate=1000",
-                          "--accountBurst=1000", NULL};
+                          "--addressRate=1000", "--addressBurst=1000", NULL};
     lc c;
     lc_start(&c, 1, opts);
     char err[256];
@@ -639,7 +807,8 @@ START_TEST(test_login_and_play)
 
     /* Online: a takeover login gets the same entity on a new channel; the first client is
      * told it was taken over. */
-    ck_assert_int_eq(login_full(&c, "zoe", "pw-zoe", 0, NULL, 0, &r2), MC_LOGIN_OK);
+    ck_assert_int_eq(login_full(&c, "zoe", "pw-zoe", MC_LOGIN_FLAG_TAKEOVER, NULL, 0, &r2),
+                     MC_LOGIN_OK);
     mc_client *c2 = play(defs, &r2, &s2);
     PUMP_UNTIL(c1, c2, s2.players > 0 && s1.end_how);
     ck_assert_int_eq(s2.players, 1);

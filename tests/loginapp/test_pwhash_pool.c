@@ -149,6 +149,52 @@ START_TEST(the_queue_is_bounded_and_free_calls_nobody)
 }
 END_TEST
 
+/* Issue 19, medium 5: one source (a client's address) holds at most its share of the
+ * queue; other sources still get in; a delivered job gives its place back. The dummy hash
+ * is made at the pool's cost and verifies nothing the attacker sends. */
+START_TEST(one_source_holds_at_most_its_share)
+{
+    struct event_base *base = event_base_new();
+    mc_pwhash_cost cost;
+    ck_assert(mc_pwhash_cost_named("dev", &cost));
+    mc_pwhash_pool *p = mc_pwhash_pool_new(base, 1, 16, cost);
+    ck_assert_int_eq(mc_pwhash_set_per_source(p, 0), -1);
+    ck_assert_int_eq(mc_pwhash_set_per_source(p, 2), 0);
+    char dummy[MC_PWHASH_STR_MAX];
+    ck_assert_int_eq(mc_pwhash_dummy(p, dummy), 0);
+    ck_assert(!mc_pwhash_needs_rehash(p, dummy));
+    result r[6];
+    memset(r, 0, sizeof r);
+    int all = 0;
+    for (int i = 0; i < 6; i++) {
+        r[i].counter = &all;
+        r[i].base = base;
+        r[i].want = 4;
+    }
+    ck_assert_int_eq(mc_pwhash_verify_from(p, 7, dummy, "pw", 2, done, &r[0]), MC_PWHASH_OK);
+    ck_assert_int_eq(mc_pwhash_hash_from(p, 7, "pw", 2, done, &r[1]), MC_PWHASH_OK);
+    ck_assert_int_eq(mc_pwhash_verify_from(p, 7, dummy, "pw", 2, done, &r[5]),
+                     MC_PWHASH_SOURCE_BUSY);
+    ck_assert_int_eq(mc_pwhash_verify_from(p, 8, dummy, "pw", 2, done, &r[2]), MC_PWHASH_OK);
+    ck_assert_int_eq(mc_pwhash_hash(p, "pw", 2, done, &r[3]), MC_PWHASH_OK); /* no source */
+    mc_pwhash_stats st;
+    mc_pwhash_get_stats(p, &st);
+    ck_assert_uint_eq(st.refused_source, 1);
+    ck_assert_uint_eq(st.queued, 4);
+    run(base, &r[0], 4);
+    ck_assert_int_eq(all, 4);
+    ck_assert_int_eq(r[5].calls, 0);
+    ck_assert(!r[0].match && !r[2].match); /* the dummy hash matches nothing */
+    /* delivered: the source's places are back */
+    r[5].want = 5;
+    ck_assert_int_eq(mc_pwhash_verify_from(p, 7, dummy, "pw", 2, done, &r[5]), MC_PWHASH_OK);
+    run(base, &r[5], 5);
+    ck_assert_int_eq(r[5].calls, 1);
+    mc_pwhash_pool_free(p);
+    event_base_free(base);
+}
+END_TEST
+
 /* Many jobs on several threads all finish, each once. */
 START_TEST(many_jobs_on_several_threads)
 {
@@ -189,6 +235,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hash_then_verify_on_the_loop_thread);
     tcase_add_test(tc, the_queue_is_bounded_and_free_calls_nobody);
     tcase_add_test(tc, many_jobs_on_several_threads);
+    tcase_add_test(tc, one_source_holds_at_most_its_share);
     suite_add_tcase(s, tc);
     return s;
 }

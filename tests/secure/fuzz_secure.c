@@ -1,6 +1,6 @@
 /* libFuzzer: every parser of external-socket packets on arbitrary bytes: the server's HELLO
  * and CONNECT, the client's handshake answers (in each state), DATA opening, the LOGIN (also
- * one with a good cookie whose sealed credentials are the fuzzer's bytes) and the
+ * one with a good cookie whose boxed credentials are the fuzzer's bytes) and the
  * LOGIN_REPLY. Nothing may crash, read out of bounds or accept without the keys. */
 #include <stdint.h>
 #include <string.h>
@@ -53,15 +53,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         have_keys = 1;
     if (have_keys) {
         mc_login_request req;
-        if (mc_login_server_open(&secret, from, 5, lpk, lsk, data, size, &req) == MC_SECURE_OK)
+        if (mc_login_server_check(&secret, from, 5, data, size, &req) == MC_SECURE_OK ||
+            mc_login_server_open(&secret, from, 5, lsk, data, size, &req) == MC_SECURE_OK)
             __builtin_trap(); /* needs a cookie by this secret */
         mc_login_request_clear(&req);
-        /* A LOGIN with a good cookie whose sealed credentials are these bytes: the
-         * loginapp's decoding of what is inside the box (bytes 90-91 the sealed length, the
-         * box from 92: docs/PROTOCOL.md "Logging in"). */
+        /* A LOGIN with a good cookie whose boxed credentials are these bytes: the
+         * loginapp's decoding of what is inside the box (bytes 90-91 the box length, the
+         * box from 92 under the nonce BLAKE2b-192("mc-login\0" || bytes 0..91), from the
+         * client's ephemeral key to the loginapp's: docs/PROTOCOL.md "Logging in"). */
         mc_secure_client fc;
         uint8_t hello[MC_SECURE_HELLO_SIZE], pkt[MC_LOGIN_SIZE];
-        if (size + crypto_box_SEALBYTES <= MC_LOGIN_SIZE - 92 &&
+        if (size + crypto_box_MACBYTES <= MC_LOGIN_SIZE - 92 &&
             mc_secure_client_init(&fc, 0, key) == 0) {
             mc_login_credentials cred;
             memset(&cred, 0, sizeof cred);
@@ -70,17 +72,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 mc_secure_server_hello(&secret, from, 5, hello, sizeof hello, chal) == MC_SECURE_OK &&
                 mc_secure_client_receive(&fc, chal, sizeof chal, NULL) == MC_SECURE_OK &&
                 mc_login_client_request(&fc, &cred, lpk, pkt) == MC_SECURE_OK) {
-                size_t sealed = size + crypto_box_SEALBYTES;
+                size_t boxed = size + crypto_box_MACBYTES;
                 memset(pkt + 90, 0, MC_LOGIN_SIZE - 90);
-                pkt[90] = (uint8_t)(sealed >> 8);
-                pkt[91] = (uint8_t)sealed;
-                crypto_box_seal(pkt + 92, data, size, lpk);
-                rc = mc_login_server_open(&secret, from, 5, lpk, lsk, pkt, sizeof pkt, &req);
-                if (rc != MC_SECURE_OK && rc != MC_SECURE_AUTH)
+                pkt[90] = (uint8_t)(boxed >> 8);
+                pkt[91] = (uint8_t)boxed;
+                uint8_t n[crypto_box_NONCEBYTES];
+                crypto_generichash_state st;
+                crypto_generichash_init(&st, NULL, 0, sizeof n);
+                crypto_generichash_update(&st, (const uint8_t *)"mc-login\0", 9);
+                crypto_generichash_update(&st, pkt, 92);
+                crypto_generichash_final(&st, n, sizeof n);
+                if (crypto_box_easy(pkt + 92, data, size, n, lpk, fc.sk) != 0)
+                    __builtin_trap(); /* a good key pair always boxes */
+                rc = mc_login_server_open(&secret, from, 5, lsk, pkt, sizeof pkt, &req);
+                if (rc != MC_SECURE_OK && rc != MC_SECURE_AUTH && rc != MC_SECURE_MALFORMED)
                     __builtin_trap(); /* the cookie is good: the box decides */
-                size_t n = strnlen(req.cred.name, sizeof req.cred.name);
+                if (rc == MC_SECURE_MALFORMED && size + crypto_box_MACBYTES >= 53 &&
+                    size <= 356)
+                    __builtin_trap(); /* a box length in range is never dropped */
+                size_t n2 = strnlen(req.cred.name, sizeof req.cred.name);
                 if (rc == MC_SECURE_OK &&
-                    (n < 1 || n > MC_LOGIN_NAME_MAX || req.cred.password_len > MC_LOGIN_PASSWORD_MAX ||
+                    (!mc_login_name_ok(req.cred.name, n2) ||
+                     req.cred.password_len > MC_LOGIN_PASSWORD_MAX ||
                      (req.cred.flags & ~MC_LOGIN_FLAG_TAKEOVER)))
                     __builtin_trap(); /* accepted credentials the protocol forbids */
                 mc_login_request_clear(&req);

@@ -4,8 +4,13 @@
  * address and can be replayed only from that address and only while the cookie lives.
  *
  *   LOGIN (512 bytes, padded) client -> loginapp: the HELLO fields, the cookie, and the
- *     credentials sealed to the loginapp's public key (crypto_box_seal): account name,
- *     password, the digest of the client's defs, flags.
+ *     credentials boxed (crypto_box_easy) from the client's ephemeral key (the one in the
+ *     packet) to the loginapp's public key, under a box nonce derived from the packet's own
+ *     header (type, version, client nonce, client key, session id, cookie, box length):
+ *     account name, password, the digest of the client's defs, flags. The box opens only
+ *     inside the very packet it was made for: copied into another LOGIN (another key,
+ *     nonce or cookie, so another address or a later time) it does not open, so a
+ *     captured LOGIN gives nothing to whoever captured it.
  *   LOGIN_REPLY (96 bytes) loginapp -> client: a status and, on success, the baseapp's
  *     external address and the session (id and one-time key), boxed from the loginapp's
  *     key pair to the client's ephemeral key: only that client can read it, and only the
@@ -36,9 +41,9 @@ enum {
 #define MC_LOGIN_SECRET_KEY_BYTES 32u
 
 /* Flags of a LOGIN. */
-#define MC_LOGIN_FLAG_TAKEOVER 0x01u /* the client would take over a live session: only
-                                        informational, the loginapp's --onlineLogin alone
-                                        decides (takeover or refuse, never both) */
+#define MC_LOGIN_FLAG_TAKEOVER 0x01u /* the client asks to take over a live session: a
+                                        takeover happens only when the loginapp's
+                                        --onlineLogin=takeover allows it and this is set */
 
 /* What a client is told (the status byte of LOGIN_REPLY). */
 typedef enum {
@@ -58,6 +63,10 @@ typedef enum {
 
 const char *mc_login_status_name(int status);
 
+/* Whether name (len bytes) may name an account: 1..MC_LOGIN_NAME_MAX bytes, none of them
+ * a control character (below 0x20, or 0x7f) or NUL: names reach logs and Redis keys. */
+bool mc_login_name_ok(const char *name, size_t len);
+
 /* The loginapp's long-term key pair (deploy/cluster makes one per cluster; clients are
  * given the public key). */
 int mc_login_keypair(uint8_t pk[MC_LOGIN_PUBLIC_KEY_BYTES], uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES]);
@@ -74,8 +83,9 @@ typedef struct {
 
 /* The LOGIN for a client attempt that got its CHALLENGE (c->state is
  * MC_SECURE_CLIENT_CONNECT, created with session id 0): MC_LOGIN_SIZE bytes into out.
- * MC_SECURE_OK, or MC_SECURE_MALFORMED (name empty or too long, password too long, wrong
- * state). */
+ * The credentials are boxed from c's ephemeral secret key to loginapp_pk.
+ * MC_SECURE_OK, or MC_SECURE_MALFORMED (a name mc_login_name_ok refuses, password too long,
+ * unknown flags, wrong state). */
 int mc_login_client_request(const mc_secure_client *c, const mc_login_credentials *cred,
                             const uint8_t loginapp_pk[MC_LOGIN_PUBLIC_KEY_BYTES],
                             uint8_t out[MC_LOGIN_SIZE]);
@@ -97,28 +107,41 @@ int mc_login_client_reply(const mc_secure_client *c,
 
 /* ---- loginapp ----------------------------------------------------------------------- */
 
-/* An opened LOGIN: who asked (for the reply) and what. */
+/* An opened LOGIN: who asked (for the reply), the key the reply is boxed with, and what. */
 typedef struct {
     uint8_t client_nonce[8];
     uint8_t client_pk[32];
+    uint8_t box_key[32];   /* crypto_box_beforenm(client_pk, the loginapp's secret key) */
+    bool has_box_key;      /* box_key is set: a reply can be made */
     mc_login_credentials cred;
 } mc_login_request;
 
-/* A LOGIN from `from`: checks the cookie like mc_secure_server_connect (drop on
- * MC_SECURE_MALFORMED / BAD_COOKIE / EXPIRED), then opens the sealed credentials with the
- * loginapp's key pair. MC_SECURE_OK with the request; MC_SECURE_AUTH when the box does not
- * open or its contents are malformed (the address is proven: answer MC_LOGIN_MALFORMED).
- * The caller wipes out->cred when done (mc_login_request_clear). */
+/* Step 1, no public-key operation: a LOGIN from `from` of the right size, type, version,
+ * session field, box length and padding, whose cookie this server made for that source,
+ * nonce and key and is fresh. MC_SECURE_OK with out's client nonce and key set; otherwise
+ * drop: MC_SECURE_MALFORMED / BAD_COOKIE / EXPIRED. */
+int mc_login_server_check(const mc_secure_secret *s, mc_secure_peer from, uint64_t now_ms,
+                          const uint8_t *pkt, size_t len, mc_login_request *out);
+
+/* Step 2, exactly one X25519 (crypto_box_beforenm): open the credentials of a LOGIN that
+ * passed step 1 into out. MC_SECURE_OK with the credentials; MC_SECURE_AUTH when the box
+ * does not open in this packet (another packet's box, changed, or boxed to another key)
+ * or its contents are malformed: out->has_box_key is set, answer MC_LOGIN_MALFORMED;
+ * MC_SECURE_MALFORMED when no key can be agreed with the client's key (drop). */
+int mc_login_server_unbox(const uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES], const uint8_t *pkt,
+                          size_t len, mc_login_request *out);
+
+/* Both steps. */
 int mc_login_server_open(const mc_secure_secret *s, mc_secure_peer from, uint64_t now_ms,
-                         const uint8_t pk[MC_LOGIN_PUBLIC_KEY_BYTES],
                          const uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES], const uint8_t *pkt,
                          size_t len, mc_login_request *out);
+/* Wipe a request (its credentials and box key). */
 void mc_login_request_clear(mc_login_request *r);
 
-/* The LOGIN_REPLY to a request (result->status and, when MC_LOGIN_OK, the rest):
- * MC_LOGIN_REPLY_SIZE bytes into out. 0, or -1 (a client key no box can be made for). */
-int mc_login_server_reply(const uint8_t sk[MC_LOGIN_SECRET_KEY_BYTES],
-                          const mc_login_request *req, const mc_login_result *result,
+/* The LOGIN_REPLY to a request (result->status and, when MC_LOGIN_OK, the rest), boxed with
+ * req->box_key (no public-key operation): MC_LOGIN_REPLY_SIZE bytes into out. 0, or -1
+ * (the request has no box key). */
+int mc_login_server_reply(const mc_login_request *req, const mc_login_result *result,
                           uint8_t out[MC_LOGIN_REPLY_SIZE]);
 
 #endif
