@@ -21,8 +21,15 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     /* Three decimals are all the precision a load has (and watchers read nicer). */
     s->load_value = floor(mc_load_sample(&s->load) * 1000.0 + 0.5) / 1000.0;
     mc_server_reg_tick(s, now);
-    if (s->lease)
+    if (s->lease) {
+        bool valid = mc_lease_valid(s->lease, now);
+        if (s->lease_logged_valid && !valid && s->reg != REG_NONE)
+            MC_WARNING("out of touch with the manager at %s for half its dead-after time "
+                       "(%llu ms): holding entity messages and writes until it answers",
+                       s->manager_addr, (unsigned long long)(s->dead_after_ms / 2));
+        s->lease_logged_valid = valid;
         mc_lease_tick(s->lease, now);
+    }
 }
 
 /* Graceful shutdown: deregister, wait for the reply (bounded), flush channels (bounded),

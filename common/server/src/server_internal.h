@@ -111,6 +111,7 @@ struct mc_server {
     /* The manager lease (lease.c; NULL for the manager): renewed by answered heartbeats and
      * registrations; entity messages wait in it while it has run out. */
     mc_lease *lease;
+    bool lease_logged_valid;     /* for the one warning when it runs out (server.c) */
     size_t (*writes_held_fn)(void *ctx); /* the role's writes held by the lease (gauge) */
     void *writes_held_ctx;
     void *lease_watch_refs;      /* the lease/ counters' watcher contexts (lease_watchers.c) */
