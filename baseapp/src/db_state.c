@@ -72,6 +72,10 @@ static bool check_addr(const char *opt, const char *text, char *err, size_t errl
 }
 
 /* Fill the store's config from the options; false with a reason on a bad value. */
+/* The store's write gate: the manager lease (server/lease.h). */
+static bool lease_open(void *ctx) { return mc_server_lease_valid(ctx); }
+static size_t writes_held(void *ctx) { return mc_persist_gated(ctx); }
+
 static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *pc,
                          char *seeds_buf, size_t seeds_len, bool *enabled, char *err,
                          size_t errlen)
@@ -312,6 +316,10 @@ int base_db_init(mc_engine *e, char *err, size_t errlen)
             snprintf(err, errlen, "persistence (%s): %s", db->where, why);
             return -1;
         }
+        /* Out of touch with the manager (the lease ran out) nothing is written: a process the
+         * manager may have declared dead must not act as the owner of its check-outs. */
+        mc_persist_set_write_gate(db->store, lease_open, s);
+        mc_server_lease_writes_source(s, writes_held, db->store);
         MC_INFO("persistence: entities in Redis at %s", db->where);
     } else {
         MC_INFO("persistence: off (no --redis or --redisCluster): the persistence functions "
@@ -355,6 +363,7 @@ void base_db_free(mc_engine *e)
          * store to send anything more to). */
         mc_persist_store *store = db->store;
         db->store = NULL;
+        mc_server_lease_writes_source(mc_engine_server(e), NULL, NULL);
         mc_persist_store_free(store);
     }
     db_lives_free(db);

@@ -23,6 +23,9 @@ static const mc_option manager_options[] = {
     {"stateFile", MC_OPT_STRING, "",
      "file keeping the entity id reservation across restarts (created if missing; without "
      "it ids start at 1 again after a restart)"},
+    {"faultKnobs", MC_OPT_BOOL, "false",
+     "publish the test fault knobs (faults/ignoreHeartbeatsFrom): for tests and rehearsals "
+     "only, never in production"},
 };
 
 /* deadAfterMs and heartbeatMs must leave room for at least two heartbeats per dead-after
@@ -290,17 +293,35 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
         broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
 }
 
-static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data, size_t len)
+/* A heartbeat sent as a request is answered: alive or not (the process's lease). */
+static void answer_heartbeat(mc_manager *m, mc_server_request *request, bool alive)
+{
+    if (!request)
+        return;
+    Mc__Control__HeartbeatReply r = MC__CONTROL__HEARTBEAT_REPLY__INIT;
+    r.alive = alive;
+    r.manager_instance = m->instance;
+    mc_server_reply(m->server, request, &r);
+}
+
+static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data, size_t len,
+                             mc_server_request *request)
 {
     Mc__Control__Heartbeat *hb = mc__control__heartbeat__unpack(NULL, len, data);
     if (!hb) {
         mc_manager_unusable(m, "malformed heartbeat", src);
         return;
     }
-    m->heartbeats++;
     mc_reg_entry *e = mc_registry_find_id(m->registry, hb->id);
+    if (m->ignore_heartbeats_from[0] && e && strcmp(e->name, m->ignore_heartbeats_from) == 0) {
+        m->ignored_heartbeats++; /* the fault knob: as if it never arrived */
+        mc_pb_free(hb);
+        return;
+    }
+    m->heartbeats++;
     bool ok = e && strcmp(e->internal_addr, src) == 0 &&
               mc_registry_heartbeat(m->registry, hb->id, hb->load, mc_clock_now_us());
+    answer_heartbeat(m, request, ok);
     if (ok) {
         mc_pb_free(hb);
         return;
@@ -370,7 +391,7 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
         handle_register(m, src, data, len, request);
         return;
     case MC_CTL_HEARTBEAT:
-        handle_heartbeat(m, src, data, len);
+        handle_heartbeat(m, src, data, len, request);
         return;
     case MC_CTL_DEREGISTER:
         handle_deregister(m, src, data, len, request);

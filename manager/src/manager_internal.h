@@ -30,6 +30,10 @@ struct mc_manager {
     uint64_t id_refusals;
     mc_globals *globals; /* globally registered bases (manager_globals.c) */
     uint64_t global_lookups;
+    /* Test fault knob (--faultKnobs): heartbeats from the process of this name are ignored,
+     * neither answered nor counted as signs of life (a partition between it and us). */
+    char ignore_heartbeats_from[64];
+    uint64_t ignored_heartbeats;
 };
 
 /* manager.c: count (and, rate-limited, log) a control message the manager cannot use. */

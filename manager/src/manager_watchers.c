@@ -82,6 +82,25 @@ static void get_dead_after(void *ctx, mc_watch_value *out)
     out->as.u = ((mc_manager *)ctx)->dead_after_ms;
 }
 
+static void get_ignore_hb(void *ctx, mc_watch_value *out)
+{
+    out->as.s = strdup(((mc_manager *)ctx)->ignore_heartbeats_from);
+}
+static bool set_ignore_hb(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    mc_manager *m = ctx;
+    const char *name = v->as.s ? v->as.s : "";
+    if (strlen(name) >= sizeof m->ignore_heartbeats_from) {
+        snprintf(why, whylen, "a process name is shorter than %zu bytes",
+                 sizeof m->ignore_heartbeats_from);
+        return false;
+    }
+    snprintf(m->ignore_heartbeats_from, sizeof m->ignore_heartbeats_from, "%s", name);
+    MC_WARNING("fault knob: heartbeats from %s are %s", *name ? name : "every process",
+               *name ? "ignored" : "taken again");
+    return true;
+}
+
 void mc_manager_publish(mc_manager *m)
 {
     mc_watchers *w = mc_server_watchers(m->server);
@@ -107,4 +126,10 @@ void mc_manager_publish(mc_manager *m)
                  set_dead_after, m);
     mc_watch_add_uint(w, "registry/heartbeatMs", &m->heartbeat_ms, MC_WATCH_READ_ONLY);
     mc_watch_add_directory(w, "processes");
+    if (mc_config_get_bool(mc_server_config(m->server), "faultKnobs")) {
+        mc_watch_add(w, "faults/ignoreHeartbeatsFrom", MC_WATCH_STRING, MC_WATCH_READ_WRITE,
+                     get_ignore_hb, set_ignore_hb, m);
+        mc_watch_add_uint(w, "faults/ignoredHeartbeats", &m->ignored_heartbeats,
+                          MC_WATCH_READ_ONLY);
+    }
 }

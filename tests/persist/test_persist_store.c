@@ -363,6 +363,65 @@ START_TEST(token_fencing)
 }
 END_TEST
 
+/* The write gate (the baseapp's manager lease): closed, a write is not sent, and what is
+ * queued behind it waits too; opened, it lands. */
+static bool gate_flag;
+static bool gate_open(void *ctx)
+{
+    (void)ctx;
+    return gate_flag;
+}
+
+START_TEST(write_gate_holds_changes)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *a = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    mc_persist_store *b = pt_store(f.base, &f.redis, f.defs, "baseapp02");
+    gate_flag = true;
+    mc_persist_set_write_gate(a, gate_open, NULL);
+    char tok[40];
+    uint64_t id = create_thing(&f, a, "gated", tok);
+    ck_assert_uint_eq(mc_persist_gated(a), 0);
+    gate_flag = false; /* out of touch with the manager */
+    pt_entity pe;
+    pt_entity_init(&pe, f.thing);
+    pt_set_str(&pe, "name", "gated");
+    pe.e.dbid = id;
+    pt_set_int(&pe, "i32", 5);
+    pt_res w = {0}, l = {0}, r = {0};
+    mc_persist_write(a, &pe.e, tok, pt_cb, &w);
+    mc_persist_load(a, f.thing, id, pt_cb, &l); /* behind the write: waits with it */
+    ck_assert_uint_eq(mc_persist_gated(a), 1);
+    /* Another store reads the entity: unchanged, while the gated write waits. */
+    mc_persist_load(b, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_run(f.base, 300);
+    ck_assert(!w.done);
+    ck_assert(!l.done);
+    ck_assert_uint_eq(mc_persist_gated(a), 1);
+    pt_res_clear(&r);
+    mc_persist_load(b, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.values[mc_defs_property_by_name(f.thing, "i32")->index].as.i, 0);
+    pt_res_clear(&r);
+    /* Back in touch: the write lands, then the load behind it sees it. */
+    gate_flag = true;
+    ck_assert(pt_wait_res(f.base, &w));
+    ck_assert_int_eq(w.st, MC_PERSIST_OK);
+    ck_assert(pt_wait_res(f.base, &l));
+    ck_assert_int_eq(l.values[mc_defs_property_by_name(f.thing, "i32")->index].as.i, 5);
+    ck_assert_uint_eq(mc_persist_gated(a), 0);
+    pt_res_clear(&w);
+    pt_res_clear(&l);
+    pt_entity_free(&pe);
+    mc_persist_store_free(a);
+    mc_persist_store_free(b);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(dead_owner_release_from_two_survivors)
 {
     fixture f;
@@ -1327,6 +1386,7 @@ static Suite *suite(void)
     tcase_add_test(tc, identifier_index);
     tcase_add_test(tc, checkout_race_one_winner);
     tcase_add_test(tc, token_fencing);
+    tcase_add_test(tc, write_gate_holds_changes);
     tcase_add_test(tc, dead_owner_release_from_two_survivors);
     tcase_add_test(tc, release_checkout_by_key);
     tcase_add_test(tc, write_serials_keep_order);

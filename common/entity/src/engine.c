@@ -44,6 +44,18 @@ static void on_entity_message(void *ctx, const mc_message_info *info, mc_istream
     const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
     if (!e || !bytes)
         return;
+    /* A process the manager declared dead acts as live no more: whatever it still sends is
+     * dropped unread (a request goes unanswered: its sender is fenced, or times out). */
+    if (engine_peer_dead(e, info->source)) {
+        if (engine_log_allowed(++e->st.dropped_from_dead)) {
+            char a[MC_ADDRESS_STRLEN];
+            MC_WARNING("%s from %s dropped: the manager declared that process dead (%llu "
+                       "dropped so far)",
+                       info->def->name, mc_address_format(info->source, a, sizeof a),
+                       (unsigned long long)e->st.dropped_from_dead);
+        }
+        return;
+    }
     mc_origin o = {.local = false, .addr = *info->source, .is_request = info->is_request,
                    .reply_id = info->reply_id};
     engine_handle_message(e, info->def->id, &o, bytes, len);

@@ -41,6 +41,9 @@ typedef struct {
     uint64_t sent, received, relayed, refused_total, two_way_sent, replies_received;
     uint64_t refused[MC_REFUSE_COUNT];
     uint64_t created, destroyed, hook_failures, timers_fired;
+    /* The manager lease (lease_hold.c) and peers declared dead (engine.c). */
+    uint64_t lease_held, lease_full, lease_dropped, lease_release_failed;
+    uint64_t dropped_from_dead;
 } engine_stats;
 
 
@@ -93,6 +96,27 @@ void engine_fail_pending_to(mc_engine *e, const char *addr);
 /* Remember that the process at addr died (dead) or that one was born there (!dead). */
 void engine_mark_peer(mc_engine *e, const char *addr, bool dead);
 void engine_on_local_event(evutil_socket_t fd, short what, void *ctx);
+/* The manager declared the process at addr dead (and none was born there since). */
+bool engine_peer_dead(const mc_engine *e, const mc_address *addr);
+/* Waiters on requests (a request's record in the pending list). */
+mc_pending *engine_pending_new(mc_engine *e, const mc_address *dest, bool local,
+                               mc_engine_done_fn fn, void *ctx);
+void engine_pending_finish(mc_pending *p, int status, mc_istream *payload);
+void engine_pending_unlink(mc_pending *p);
+/* Send to a peer now, past the lease (a live peer's channel): a one-way message, or the
+ * request p waits on (p->dest). A status; for a request a failure leaves p to the caller. */
+int engine_send_now(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
+                    size_t len);
+int engine_request_now(mc_engine *e, mc_pending *p, uint8_t msg_id, const uint8_t *data,
+                       size_t len);
+
+/* lease_hold.c: out of touch with the manager, messages to peers wait in the lease. */
+bool engine_must_hold(mc_engine *e);
+/* Hold a copy (MC_CALL_OK), or MC_CALL_ERR_BUSY at the lease's bound. */
+int engine_hold_message(mc_engine *e, const mc_address *addr, uint8_t id, const uint8_t *data,
+                        size_t len);
+int engine_hold_request(mc_engine *e, const mc_address *addr, uint8_t id, const uint8_t *data,
+                        size_t len, mc_engine_done_fn done, void *ctx);
 void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
 /* Handle an entity message from a peer or from ourselves. */
 void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,

@@ -13,7 +13,7 @@ void engine_transport_init(mc_engine *e)
     e->pending.next = e->pending.prev = &e->pending;
 }
 
-static void pending_unlink(mc_pending *p)
+void engine_pending_unlink(mc_pending *p)
 {
     if (p->next) {
         p->prev->next = p->next;
@@ -22,7 +22,7 @@ static void pending_unlink(mc_pending *p)
     p->next = p->prev = NULL;
 }
 
-static mc_pending *pending_new(mc_engine *e, const mc_address *dest, bool local,
+mc_pending *engine_pending_new(mc_engine *e, const mc_address *dest, bool local,
                                mc_engine_done_fn fn, void *ctx)
 {
     mc_pending *p = calloc(1, sizeof *p);
@@ -42,7 +42,7 @@ static mc_pending *pending_new(mc_engine *e, const mc_address *dest, bool local,
 }
 
 /* Deliver the outcome once. */
-static void pending_finish(mc_pending *p, int status, mc_istream *payload)
+void engine_pending_finish(mc_pending *p, int status, mc_istream *payload)
 {
     if (p->done || !p->e)
         return;
@@ -73,7 +73,7 @@ void engine_transport_free(mc_engine *e)
         again = false;
         for (mc_pending *p = e->pending.next; p != &e->pending; p = p->next)
             if (!p->done) {
-                pending_finish(p, MC_CALL_ERR_UNAVAILABLE, NULL);
+                engine_pending_finish(p, MC_CALL_ERR_UNAVAILABLE, NULL);
                 again = true;
                 break;
             }
@@ -81,7 +81,7 @@ void engine_transport_free(mc_engine *e)
     free_local_queue(e);
     for (mc_pending *p = e->pending.next; p != &e->pending;) {
         mc_pending *next = p->next;
-        pending_unlink(p);
+        engine_pending_unlink(p);
         if (p->local)
             free(p);
         else
@@ -103,7 +103,7 @@ void engine_fail_pending_to(mc_engine *e, const char *addr)
             if (p->done || p->local || !mc_address_equal(&p->dest, &a))
                 continue;
             failed++;
-            pending_finish(p, MC_CALL_ERR_PROCESS_DEAD, NULL);
+            engine_pending_finish(p, MC_CALL_ERR_PROCESS_DEAD, NULL);
             again = true;
             break;
         }
@@ -154,8 +154,8 @@ void engine_on_local_event(evutil_socket_t fd, short what, void *ctx)
             mc_pending *p = m->pending;
             mc_istream is;
             mc_istream_init(&is, m->data, m->len);
-            pending_unlink(p);
-            pending_finish(p, MC_CALL_OK, &is);
+            engine_pending_unlink(p);
+            engine_pending_finish(p, MC_CALL_OK, &is);
             free(p);
         } else {
             mc_origin o = {.local = true, .addr = e->self_addr, .is_request = m->is_request,
@@ -213,11 +213,18 @@ static const mc_message_def *def_of(uint8_t id)
 }
 
 /* Per call: no text formatting, no scan of the peer table (the dead addresses are few). */
-static int check_peer(mc_engine *e, const mc_address *addr, mc_channel **out)
+bool engine_peer_dead(const mc_engine *e, const mc_address *addr)
 {
     for (size_t i = 0; i < e->ndead; i++)
         if (mc_address_equal(&e->dead[i], addr))
-            return MC_CALL_ERR_PROCESS_DEAD;
+            return true;
+    return false;
+}
+
+static int check_peer(mc_engine *e, const mc_address *addr, mc_channel **out)
+{
+    if (engine_peer_dead(e, addr))
+        return MC_CALL_ERR_PROCESS_DEAD;
     *out = mc_nub_find_channel(e->nub, addr);
     if (!*out)
         *out = mc_server_channel(e->server, addr);
@@ -248,13 +255,9 @@ void engine_mark_peer(mc_engine *e, const char *addr, bool dead)
     e->dead[e->ndead++] = a;
 }
 
-int mc_engine_send(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
-                   size_t len)
+int engine_send_now(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
+                    size_t len)
 {
-    if (e->freeing)
-        return MC_CALL_ERR_UNAVAILABLE;
-    if (mc_engine_is_self(e, addr))
-        return local_push(e, msg_id, false, NULL, data, len);
     mc_channel *ch = NULL;
     int rc = check_peer(e, addr, &ch);
     if (rc != MC_CALL_OK)
@@ -265,22 +268,62 @@ int mc_engine_send(mc_engine *e, const mc_address *addr, uint8_t msg_id, const u
     return MC_CALL_OK;
 }
 
+int mc_engine_send(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
+                   size_t len)
+{
+    if (e->freeing)
+        return MC_CALL_ERR_UNAVAILABLE;
+    if (mc_engine_is_self(e, addr))
+        return local_push(e, msg_id, false, NULL, data, len);
+    if (engine_peer_dead(e, addr))
+        return MC_CALL_ERR_PROCESS_DEAD;
+    if (engine_must_hold(e))
+        return engine_hold_message(e, addr, msg_id, data, len);
+    return engine_send_now(e, addr, msg_id, data, len);
+}
+
 static void on_mercury_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
                              mc_istream *data)
 {
     (void)info;
     mc_pending *p = ctx;
     if (p->e) {
-        pending_unlink(p);
+        engine_pending_unlink(p);
         int st = status == MC_REPLY_OK        ? MC_CALL_OK
                  : status == MC_REPLY_TIMEOUT ? MC_CALL_ERR_TIMEOUT
                                               : MC_CALL_ERR_PROCESS_DEAD;
         if (status != MC_REPLY_CANCELLED)
-            pending_finish(p, st, status == MC_REPLY_OK ? data : NULL);
+            engine_pending_finish(p, st, status == MC_REPLY_OK ? data : NULL);
         else if (!p->done && p->e->npending)
             p->e->npending--;
     }
     free(p);
+}
+
+int engine_request_now(mc_engine *e, mc_pending *p, uint8_t msg_id, const uint8_t *data,
+                       size_t len)
+{
+    mc_channel *ch = NULL;
+    int rc = check_peer(e, &p->dest, &ch);
+    if (rc != MC_CALL_OK)
+        return rc;
+    /* Into the channel's bundle like a one-way message (mc_channel_request would send the
+     * bundle at once): everything a handler sends on a channel goes out together when it
+     * returns, so two calls made in one handler arrive in one bundle. */
+    mc_bundle *b = mc_channel_bundle(ch);
+    if (mc_bundle_start_request(b, def_of(msg_id), on_mercury_reply, p, e->call_timeout_us) !=
+        MC_OK)
+        return MC_CALL_ERR_SEND; /* mercury did not take it: nothing will call back */
+    /* Once started, mercury owns the request: a failure from here is answered through
+     * on_mercury_reply (timeout, or the channel's death). */
+    int wr = mc_bundle_write(b, data, len);
+    if (mc_bundle_end_message(b) != MC_OK || wr != MC_OK) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_WARNING("a request of %zu bytes to %s could not be written whole", len,
+                   mc_address_format(&p->dest, a, sizeof a));
+    }
+    mark_dirty(e, &p->dest);
+    return MC_CALL_OK;
 }
 
 int mc_engine_request(mc_engine *e, const mc_address *addr, uint8_t msg_id,
@@ -289,46 +332,21 @@ int mc_engine_request(mc_engine *e, const mc_address *addr, uint8_t msg_id,
     if (e->freeing)
         return MC_CALL_ERR_UNAVAILABLE;
     bool local = mc_engine_is_self(e, addr);
-    mc_channel *ch = NULL;
-    if (!local) {
-        int rc = check_peer(e, addr, &ch);
-        if (rc != MC_CALL_OK)
-            return rc;
-    }
-    mc_pending *p = pending_new(e, addr, local, done, ctx);
+    if (!local && engine_peer_dead(e, addr))
+        return MC_CALL_ERR_PROCESS_DEAD;
+    if (!local && engine_must_hold(e))
+        return engine_hold_request(e, addr, msg_id, data, len, done, ctx);
+    mc_pending *p = engine_pending_new(e, addr, local, done, ctx);
     if (!p)
         return MC_CALL_ERR_BUSY;
-    if (local) {
-        int rc = local_push(e, msg_id, true, p, data, len);
-        if (rc != MC_CALL_OK) {
-            pending_unlink(p);
-            e->npending--;
-            free(p);
-        }
-        return rc;
-    }
-    /* Into the channel's bundle like a one-way message (mc_channel_request would send the
-     * bundle at once): everything a handler sends on a channel goes out together when it
-     * returns, so two calls made in one handler arrive in one bundle. */
-    mc_bundle *b = mc_channel_bundle(ch);
-    if (mc_bundle_start_request(b, def_of(msg_id), on_mercury_reply, p, e->call_timeout_us) !=
-        MC_OK) {
-        /* mercury did not take it: nothing will call back. */
-        pending_unlink(p);
+    int rc = local ? local_push(e, msg_id, true, p, data, len)
+                   : engine_request_now(e, p, msg_id, data, len);
+    if (rc != MC_CALL_OK) {
+        engine_pending_unlink(p);
         e->npending--;
         free(p);
-        return MC_CALL_ERR_SEND;
     }
-    /* Once started, mercury owns the request: a failure from here is answered through
-     * on_mercury_reply (timeout, or the channel's death). */
-    int wr = mc_bundle_write(b, data, len);
-    if (mc_bundle_end_message(b) != MC_OK || wr != MC_OK) {
-        char a[MC_ADDRESS_STRLEN];
-        MC_WARNING("a request of %zu bytes to %s could not be written whole", len,
-                   mc_address_format(addr, a, sizeof a));
-    }
-    mark_dirty(e, addr);
-    return MC_CALL_OK;
+    return rc;
 }
 
 /* Arguments up to this size are copied next to the call header and written at once. */
@@ -342,6 +360,18 @@ static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t 
     int rc = check_peer(e, addr, &ch);
     if (rc != MC_CALL_OK)
         return rc;
+    if (engine_must_hold(e)) {
+        /* out of touch with the manager: the call waits in the lease, whole */
+        uint8_t *buf = malloc(MC_CALL_HEADER_SIZE + len);
+        if (!buf)
+            return MC_CALL_ERR_BUSY;
+        memcpy(buf, hdr, MC_CALL_HEADER_SIZE);
+        if (len)
+            memcpy(buf + MC_CALL_HEADER_SIZE, args, len);
+        rc = engine_hold_message(e, addr, MC_MSG_ENTITY_CALL, buf, MC_CALL_HEADER_SIZE + len);
+        free(buf);
+        return rc;
+    }
     mc_bundle *b = mc_channel_bundle(ch);
     if (mc_bundle_start_message(b, def_of(MC_MSG_ENTITY_CALL), MC_RELIABLE_DRIVER) != MC_OK)
         return MC_CALL_ERR_SEND;

@@ -48,6 +48,15 @@ int engine_add_watchers(mc_engine *e)
         snprintf(path, sizeof path, "calls/refused/%s", mc_refuse_reason_name((mc_refuse_reason)r));
         bad |= mc_watch_add_uint(w, path, &e->st.refused[r], MC_WATCH_READ_ONLY);
     }
+    bad |= mc_watch_add_uint(w, "calls/droppedFromDead", &e->st.dropped_from_dead,
+                             MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "calls/lease/held", &e->st.lease_held, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "calls/lease/refusedFull", &e->st.lease_full,
+                             MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "calls/lease/dropped", &e->st.lease_dropped,
+                             MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "calls/lease/releaseFailed", &e->st.lease_release_failed,
+                             MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "timers/fired", &e->st.timers_fired, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add(w, "timers/pending", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_timers,
                         NULL, e) != MC_WATCH_OK;

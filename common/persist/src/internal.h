@@ -128,6 +128,8 @@ struct mc_persist_store {
     int depth;                  /* inside a callback from the loop (see mc_store_enter) */
     bool free_pending;          /* mc_persist_store_free was called at depth > 0 */
     uint64_t next_seq;       /* schema and slot requests (not counted in the queue) */
+    bool (*gate)(void *ctx); /* mc_persist_set_write_gate: NULL = always open */
+    void *gate_ctx;
 };
 
 /* store.c */
@@ -168,6 +170,8 @@ bool mc_req_oom(const mc_persist_req *r);
 
 /* request.c: whether an operation counts as a write; the deferred-callback event. */
 bool mc_op_is_write(mc_op op);
+/* Whether an operation changes Redis (held by a closed write gate). */
+bool mc_op_changes(mc_op op);
 void mc_store_done_cb(int fd, short what, void *arg);
 
 /* list helpers */

@@ -213,6 +213,18 @@ bool mc_op_is_write(mc_op op)
     return op == OP_WRITE || op == OP_CREATE || op == OP_DELETE || op == OP_IMPORT;
 }
 
+bool mc_op_changes(mc_op op)
+{
+    switch (op) {
+    case OP_CREATE: case OP_WRITE: case OP_DELETE: case OP_IMPORT: case OP_CHECKOUT:
+    case OP_MARK_LIVE: case OP_RELEASE: case OP_RELEASE_OWNER: case OP_AUTOLOAD:
+    case OP_DROP_IDENT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 void mc_req_finish(mc_persist_req *r, mc_persist_result *res)
 {
     mc_persist_store *s = r->s;

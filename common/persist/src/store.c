@@ -88,6 +88,9 @@ void mc_store_pump(mc_persist_store *s)
         /* The schema is checked before anything else is sent. */
         if (!s->schema_done && r->op != OP_SCHEMA && r->op != OP_SLOTS)
             return;
+        /* A closed write gate holds a change, and (order) everything behind it. */
+        if (s->gate && mc_op_changes(r->op) && !s->gate(s->gate_ctx))
+            return;
         mc_persist_conn *c = mc_cluster_route(s, r);
         if (!c || c->state != CONN_READY) {
             /* With one Redis nothing else can go. With a cluster, requests for the other
@@ -495,6 +498,23 @@ bool mc_persist_ready(const mc_persist_store *s)
         if (s->conns[i]->state == CONN_READY)
             return true;
     return false;
+}
+
+void mc_persist_set_write_gate(mc_persist_store *s, bool (*open)(void *ctx), void *ctx)
+{
+    s->gate = open;
+    s->gate_ctx = ctx;
+    mc_store_pump(s);
+}
+
+size_t mc_persist_gated(const mc_persist_store *s)
+{
+    if (!s->gate || s->gate(s->gate_ctx))
+        return 0;
+    size_t n = 0;
+    for (const mc_persist_req *r = s->pending.head; r; r = r->next)
+        n += mc_op_changes(r->op);
+    return n;
 }
 
 size_t mc_persist_queue_depth(const mc_persist_store *s)

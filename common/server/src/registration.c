@@ -86,7 +86,26 @@ static void fenced_exit(mc_server *s, const char *why)
              why && *why ? why : "replaced", MC_SERVER_EXIT_FENCED);
     s->reg = REG_NONE;
     s->exit_code = MC_SERVER_EXIT_FENCED;
+    /* What it held while out of touch is never sent: it was replaced. */
+    if (s->lease) {
+        size_t n = mc_lease_drop_all(s->lease);
+        if (n)
+            MC_ERROR("%zu entity messages held while out of touch with the manager dropped", n);
+    }
     event_base_loopexit(s->base, NULL);
+}
+
+/* The manager answered a request sent at sent_at: we are alive there. */
+static void lease_renew(mc_server *s, mc_time_us sent_at)
+{
+    if (!s->lease)
+        return;
+    mc_time_us now = mc_clock_now_us();
+    bool was_valid = mc_lease_valid(s->lease, now);
+    size_t n = mc_lease_renew(s->lease, sent_at, now);
+    if (!was_valid && mc_lease_valid(s->lease, now) && mc_lease_stats_of(s->lease)->renewals > 1)
+        MC_INFO("back in touch with the manager: lease renewed, %zu held entity messages sent",
+                n);
 }
 
 static void on_register_reply(mc_server *s, int status, const uint8_t *data, size_t len,
@@ -96,6 +115,7 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         (uint64_t)(uintptr_t)arg != s->reg_attempt)
         return; /* the answer to an attempt we gave up on */
     mc_time_us now = mc_clock_now_us();
+    mc_time_us sent_at = s->reg_sent_at;
     if (status != MC_REPLY_OK) {
         MC_WARNING("no answer from the manager at %s (%s); retrying", s->manager_addr,
                    mc_reply_status_name((mc_reply_status)status));
@@ -147,6 +167,9 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
     mc_pb_free(r);
     s->ids.retry_at = 0;
     mc_server_ids_tick(s, now);
+    if (s->lease)
+        mc_lease_set_dead_after(s->lease, s->dead_after_ms);
+    lease_renew(s, sent_at);
     bool first = !s->ever_registered;
     s->ever_registered = true;
     if (first && s->desc.on_ready)
@@ -173,6 +196,7 @@ static void send_register(mc_server *s, mc_time_us now)
     /* Registration goes off-channel: whatever state a channel to the manager is in (a
      * manager that restarted and does not know it yet), the request gets through. */
     s->reg_attempt++;
+    s->reg_sent_at = now;
     int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply,
                                     (void *)(uintptr_t)s->reg_attempt,
                                     REGISTER_REPLY_TIMEOUT_US, true);
@@ -185,13 +209,33 @@ static void send_register(mc_server *s, mc_time_us now)
     s->reg = REG_WAITING;
 }
 
+/* The manager's answer to a heartbeat: alive there renews the lease from the time the
+ * heartbeat was sent (a heartbeat it does not take is also told by UNKNOWN_PROCESS). */
+static void on_heartbeat_reply(mc_server *s, int status, const uint8_t *data, size_t len,
+                               void *arg)
+{
+    if (status != MC_REPLY_OK || s->reg != REG_REGISTERED || s->exit_code)
+        return;
+    Mc__Control__HeartbeatReply *r = mc__control__heartbeat_reply__unpack(NULL, len, data);
+    if (!r) {
+        MC_WARNING("malformed heartbeat reply from the manager at %s; ignored", s->manager_addr);
+        return;
+    }
+    if (r->alive && r->manager_instance == s->manager_instance)
+        lease_renew(s, (mc_time_us)(uintptr_t)arg);
+    mc_pb_free(r);
+}
+
 static void send_heartbeat(mc_server *s, mc_time_us now)
 {
     Mc__Control__Heartbeat hb = MC__CONTROL__HEARTBEAT__INIT;
     hb.id = s->id;
     hb.load = s->load_value;
     hb.manager_instance = s->manager_instance;
-    int rc = mc_server_send(s, s->manager_addr, MC_CTL_HEARTBEAT, &hb);
+    /* A request on the channel: its answer renews the lease (sent at `now`). */
+    uint64_t timeout_ms = s->dead_after_ms > 1000 ? s->dead_after_ms : 1000;
+    int rc = mc_server_send_request(s, &s->manager, MC_CTL_HEARTBEAT, &hb, on_heartbeat_reply,
+                                    (void *)(uintptr_t)now, timeout_ms * MC_US_PER_MS, false);
     if (rc != MC_OK)
         MC_WARNING("cannot send a heartbeat to %s: %s", s->manager_addr, mc_status_name(rc));
     else
@@ -226,11 +270,17 @@ void mc_server_reg_tick(mc_server *s, mc_time_us now)
         return;
     case REG_WAITING:
         return;
-    case REG_REGISTERED:
-        if (now - s->last_heartbeat_sent >= s->heartbeat_ms * MC_US_PER_MS)
+    case REG_REGISTERED: {
+        /* At least four heartbeats per dead-after time, so that the lease (half of it) is
+         * renewed before it runs out even when the manager asks for fewer. */
+        uint64_t every_ms = s->heartbeat_ms;
+        if (s->dead_after_ms >= 4 && s->dead_after_ms / 4 < every_ms)
+            every_ms = s->dead_after_ms / 4;
+        if (now - s->last_heartbeat_sent >= every_ms * MC_US_PER_MS)
             send_heartbeat(s, now);
         mc_server_ids_tick(s, now);
         return;
+    }
     }
 }
 

@@ -21,6 +21,15 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     /* Three decimals are all the precision a load has (and watchers read nicer). */
     s->load_value = floor(mc_load_sample(&s->load) * 1000.0 + 0.5) / 1000.0;
     mc_server_reg_tick(s, now);
+    if (s->lease) {
+        bool valid = mc_lease_valid(s->lease, now);
+        if (s->lease_logged_valid && !valid && s->reg != REG_NONE)
+            MC_WARNING("out of touch with the manager at %s for half its dead-after time "
+                       "(%llu ms): holding entity messages and writes until it answers",
+                       s->manager_addr, (unsigned long long)(s->dead_after_ms / 2));
+        s->lease_logged_valid = valid;
+        mc_lease_tick(s->lease, now);
+    }
 }
 
 /* Graceful shutdown: deregister, wait for the reply (bounded), flush channels (bounded),
@@ -181,6 +190,14 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         fail(exit_code, program, err);
         goto bad;
     }
+    if (s->desc.role != MC_ROLE_MANAGER) {
+        s->lease = mc_lease_new((size_t)mc_config_get_uint(s->cfg, "leaseHeldMax"),
+                                (size_t)mc_config_get_uint(s->cfg, "leaseHeldBytes"));
+        if (!s->lease) {
+            fail(exit_code, program, "out of memory");
+            goto bad;
+        }
+    }
     if (mc_server_add_std_watchers(s) != 0) {
         fail(exit_code, program, "cannot publish the standard watchers");
         goto bad;
@@ -227,6 +244,9 @@ void mc_server_free(mc_server *s)
     if (!s)
         return;
     s->freeing = true; /* watcher calls completed from here on are not answered */
+    /* Held entity messages are never sent now: their owners hear so while they exist. */
+    if (s->lease)
+        mc_lease_drop_all(s->lease);
     if (s->desc.on_free && s->base)
         s->desc.on_free(s, s->desc.ctx);
     if (s->sigterm_ev)
@@ -251,6 +271,8 @@ void mc_server_free(mc_server *s)
     mc_config_free(s->cfg);
     free(s->cfg_watches);
     free(s->options);
+    mc_lease_free(s->lease);
+    free(s->lease_watch_refs);
     free(s);
 }
 
@@ -276,6 +298,16 @@ const struct mc_entity_defs *mc_server_defs(const mc_server *s) { return s->defs
 const char *mc_server_internal_addr(const mc_server *s) { return s->internal_addr; }
 const char *mc_server_external_addr(const mc_server *s) { return s->external_addr; }
 double mc_server_load(const mc_server *s) { return s->load_value; }
+mc_lease *mc_server_lease(mc_server *s) { return s->lease; }
+void mc_server_lease_writes_source(mc_server *s, size_t (*fn)(void *ctx), void *ctx)
+{
+    s->writes_held_fn = fn;
+    s->writes_held_ctx = ctx;
+}
+bool mc_server_lease_valid(mc_server *s)
+{
+    return !s->lease || mc_lease_valid(s->lease, mc_clock_now_us());
+}
 
 void mc_server_set_name(mc_server *s, const char *name)
 {

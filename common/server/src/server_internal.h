@@ -7,6 +7,7 @@
 #include "common/watcher.h"
 #include "common/defs.h"
 #include "mercury/mercury.h"
+#include "server/lease.h"
 #include "server/load.h"
 #include "server/server.h"
 
@@ -106,6 +107,14 @@ struct mc_server {
     bool ever_registered;
     char refusal[256];
     uint64_t manager_instance;   /* the manager instance that gave id (fencing) */
+    mc_time_us reg_sent_at;      /* when the outstanding registration request was sent */
+    /* The manager lease (lease.c; NULL for the manager): renewed by answered heartbeats and
+     * registrations; entity messages wait in it while it has run out. */
+    mc_lease *lease;
+    bool lease_logged_valid;     /* for the one warning when it runs out (server.c) */
+    size_t (*writes_held_fn)(void *ctx); /* the role's writes held by the lease (gauge) */
+    void *writes_held_ctx;
+    void *lease_watch_refs;      /* the lease/ counters' watcher contexts (lease_watchers.c) */
 
     /* Peers (births and deaths). */
     server_peer **peers;         /* stable pointers: watchers point at them */
@@ -162,6 +171,9 @@ bool mc_server_channels_idle(mc_server *s);
 void mc_server_watcher_request(mc_server *s, const mc_message_info *info, const uint8_t *data,
                                size_t len);
 void mc_server_watch_calls_free(mc_server *s);
+
+/* The lease/ watchers (lease_watchers.c; nothing on the manager). */
+int mc_server_lease_publish(mc_server *s);
 
 /* Entity id ranges (entity_ids.c): ask when registered and running low; the watchers. */
 void mc_server_ids_tick(mc_server *s, mc_time_us now);

@@ -33,6 +33,11 @@ static const mc_option client_options[] = {
     {"manager", MC_OPT_STRING, "127.0.0.1:21000", "IP:PORT of the manager's internal interface"},
     {"registerTimeoutMs", MC_OPT_UINT, "10000",
      "give up (exit 1) if the first registration with the manager takes longer"},
+    {"leaseHeldMax", MC_OPT_UINT, "10000",
+     "entity messages held at most while out of touch with the manager (the lease ran out); "
+     "beyond, a call fails at once (1..10000000)"},
+    {"leaseHeldBytes", MC_OPT_UINT, "16777216",
+     "bytes of entity messages held at most while the lease has run out (1024..4294967296)"},
 };
 
 int mc_server_build_options(mc_server *s)
@@ -65,6 +70,8 @@ bool mc_server_check_options(const mc_config *cfg, char *err, size_t errlen)
         {"channelTimeoutMs", 100, 3600000},
         {"shutdownTimeoutMs", 100, 600000},
         {"registerTimeoutMs", 100, 3600000},
+        {"leaseHeldMax", 1, 10000000},
+        {"leaseHeldBytes", 1024, 4294967296ull},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         if (!mc_config_has(cfg, ranges[i].name))

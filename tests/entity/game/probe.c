@@ -225,12 +225,34 @@ int Probe_base_startTimer(const mc_call_ctx *call, Probe_base *self, float initi
     return rc == MC_CALL_OK ? 0 : -1;
 }
 
+/* streamPeer's timer: one ping to peer per fire. */
+#define STREAM_ARG 8
+static void stream_one(const mc_call_ctx *call, Probe_base *self)
+{
+    int rc = blast(call, self->peer, 1, self->streamSent + self->streamRefused + 1);
+    if (rc == MC_CALL_OK) {
+        self->streamSent++;
+    } else {
+        self->streamRefused++;
+        self->streamLastRc = rc;
+    }
+}
+
+int Probe_base_streamPeer(const mc_call_ctx *call, Probe_base *self, float period)
+{
+    (void)self;
+    uint32_t id;
+    return mc_addTimer(call, period, period, STREAM_ARG, &id) == MC_CALL_OK ? 0 : -1;
+}
+
 int Probe_base_onTimer(const mc_call_ctx *call, Probe_base *self, uint32_t timerId,
                        int64_t userArg)
 {
     (void)call;
     if (userArg == 7 && (int32_t)timerId == self->defc_timer1)
         self->timerFires++;
+    else if (userArg == STREAM_ARG)
+        stream_one(call, self);
     else if (userArg >= BURN_ARG && userArg <= BURN_ARG + 1000)
         spin(userArg);
     return 0;

@@ -202,6 +202,17 @@ bool mc_persist_ready(const mc_persist_store *s);
 /* Requests queued or in flight. */
 size_t mc_persist_queue_depth(const mc_persist_store *s);
 
+/* A gate on the requests that change Redis (create, write, delete, import, the check-outs,
+ * mark_live, the releases, set_autoload, drop_stale_ident): while open(ctx) is false none of
+ * them is sent, nor sent again after a lost connection; each waits in the queue at its place,
+ * with everything queued behind it, until the gate opens (looked at whenever the store would
+ * send, and on its 100 ms tick), failing as usual at its timeout (UNAVAILABLE) or at the
+ * queue's bound (QUEUE_FULL). The baseapp gates on its manager lease (server/lease.h): a
+ * process out of touch with the manager writes nothing. NULL: no gate (the default). */
+void mc_persist_set_write_gate(mc_persist_store *s, bool (*open)(void *ctx), void *ctx);
+/* Requests that change Redis waiting in the queue while the gate is closed (0 when open). */
+size_t mc_persist_gated(const mc_persist_store *s);
+
 /* Watchers under dir: connected, address, queueDepth, queueMax, inFlight, writesOk,
  * writesFailed, writesRetried, loadsOk, loadsFailed, checkoutsWon, checkoutsOwned,
  * fenced, reconnects, redirects, lastError, schema/<Type> ("ok", "added: a, b",

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 struct event_base;
+struct mc_lease;
 typedef struct mc_server mc_server;
 
 /* A control message the framework does not handle itself (the manager's register,
@@ -159,6 +160,21 @@ bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role 
  * the dead-after time the manager last gave, at least 5 s. A live
  * process registers again with a restarted manager within about this plus a retry (1 s). */
 uint64_t mc_server_manager_silent_ms(const mc_server *s);
+
+/* --- the manager lease (server/lease.h) ---------------------------------------------
+ * A process acts as the live owner of anything only while in touch with the manager: every
+ * heartbeat is a request the manager answers; the lease lasts half the dead-after time from
+ * the send time of the last one answered "alive" (or of the registration). While it has run
+ * out, entity messages to other processes wait in it (bounded: leaseHeldMax, leaseHeldBytes)
+ * and persistence writes wait in the store; renewed, they go in order; fenced, they never
+ * go. Watchers lease/ (state, callsHeld, writesHeld, heldBytes, released, heldDropped,
+ * heldRefused, renewals, expiries). */
+/* The lease (NULL for the manager, which has none). */
+struct mc_lease *mc_server_lease(mc_server *s);
+/* True when the process may act now: the lease is valid (always on the manager). */
+bool mc_server_lease_valid(mc_server *s);
+/* The role's count of writes it holds while the lease has run out (lease/writesHeld). */
+void mc_server_lease_writes_source(mc_server *s, size_t (*fn)(void *ctx), void *ctx);
 
 /* --- entity ids (desc.entity_ids) ---------------------------------------------------
  * Entity ids are 1 .. 2^31-1, unique in the cluster. The framework asks the manager for a
