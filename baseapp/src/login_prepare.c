@@ -271,7 +271,8 @@ void login_on_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
         mc_pb_free(q);
         return; /* nobody to answer */
     }
-    if (!q || nlen < 1 || nlen > MC_LOGIN_NAME_MAX || !q->entity_type) {
+    if (!q || nlen < 1 || nlen > MC_LOGIN_NAME_MAX ||
+        !mc_login_name_ok(q->account_name, nlen) || !q->entity_type) {
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
         reply_status(e, o, MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST,
                      "malformed PREPARE_LOGIN", NULL);

@@ -1073,6 +1073,8 @@ START_TEST(test_prepare_login_from_a_stranger)
                      MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
     ck_assert_int_eq(prepare_msg(eb, nub, addr, "", "Account", NULL),
                      MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
+    ck_assert_int_eq(prepare_msg(eb, nub, addr, "evil\nname", "Account", NULL),
+                     MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
     ck_assert_int_eq(prepare_msg(eb, nub, addr, "kim", "NoSuchType", NULL),
                      MC__LOGIN__PREPARE_STATUS__PREPARE_BAD_REQUEST);
     /* One-way: nobody to answer; refused and counted. */
@@ -1085,7 +1087,7 @@ START_TEST(test_prepare_login_from_a_stranger)
     for (int i = 0; i < 200 && pc_int(&c.pc, base, "calls/refused/malformed") <= refused; i++)
         event_base_loop(eb, EVLOOP_NONBLOCK), h_sleep_ms(20);
     ck_assert_int_gt(pc_int(&c.pc, base, "calls/refused/malformed"), refused);
-    ck_assert_int_eq(pc_int(&c.pc, base, "login/prepare/malformed"), 5);
+    ck_assert_int_eq(pc_int(&c.pc, base, "login/prepare/malformed"), 6);
     ck_assert_int_eq(pc_int(&c.pc, base, "entities/count"), 0);
     ck_assert_int_eq(pc_int(&c.pc, base, "sessions/issued"), 0);
 
