@@ -301,6 +301,7 @@ static void answer_heartbeat(mc_manager *m, mc_server_request *request, bool ali
     Mc__Control__HeartbeatReply r = MC__CONTROL__HEARTBEAT_REPLY__INIT;
     r.alive = alive;
     r.manager_instance = m->instance;
+    r.dead_after_ms = (uint32_t)m->dead_after_ms;
     mc_server_reply(m->server, request, &r);
 }
 

@@ -221,8 +221,14 @@ static void on_heartbeat_reply(mc_server *s, int status, const uint8_t *data, si
         MC_WARNING("malformed heartbeat reply from the manager at %s; ignored", s->manager_addr);
         return;
     }
-    if (r->alive && r->manager_instance == s->manager_instance)
+    if (r->alive && r->manager_instance == s->manager_instance) {
+        if (r->dead_after_ms && r->dead_after_ms != s->dead_after_ms) {
+            /* the manager's patience changed at run time: so does the lease */
+            s->dead_after_ms = r->dead_after_ms;
+            mc_lease_set_dead_after(s->lease, s->dead_after_ms);
+        }
         lease_renew(s, (mc_time_us)(uintptr_t)arg);
+    }
     mc_pb_free(r);
 }
 
