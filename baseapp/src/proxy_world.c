@@ -63,6 +63,8 @@ void mc_cw_on_move(void *ctx, const mc_message_info *info, mc_istream *data)
             proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_PLAYER, "a move without a player");
         return;
     }
+    if (!proxy_limit_move(bc, pc))
+        return; /* over --clientMovesPerS: the next one supersedes it anyway */
     mc_entity *ent = mc_engine_find(bc->e, pc->entity_id);
     if (!ent || ent->part != MC_PART_BASE || ent->in_reap || ent->cell_state != MC_CELL_LIVE) {
         proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_CELL, "a move while it has no cell");

@@ -42,6 +42,12 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
     {"maxClientSpeed", MC_OPT_FLOAT, "20",
      "fastest a client may move its own entity, metres a second (moves beyond it are refused "
      "and the client corrected; 0.1..100000)"},
+    {"clientMoveSlack", MC_OPT_FLOAT, "0.5",
+     "metres of rounding a client's moves may add beyond the speed limit, in total: part of "
+     "the one-second distance bucket every accepted move draws from (0..100)"},
+    {"clientCorrectionMs", MC_OPT_UINT, "250",
+     "a player's client is sent at most one CORRECTION per this many milliseconds; other "
+     "refused moves are only counted (clientMoves/correctionsSkipped; 0..60000, 0: every one)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }

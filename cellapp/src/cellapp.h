@@ -39,11 +39,15 @@ typedef struct {
 typedef struct {
     mc_time_us at;        /* when the allowance was last brought up to date (0: never) */
     double allowance;     /* metres the entity may still go (a bucket: speed x time) */
+    mc_time_us corrected_at; /* when its client was last sent a CORRECTION (0: never) */
 } client_move_state;
 
 typedef struct {
     double max_speed;     /* --maxClientSpeed, metres a second */
-    uint64_t accepted, refused_speed, refused_malformed, refused_not_cell, corrections;
+    double slack;         /* --clientMoveSlack, metres: part of the bucket's depth */
+    mc_time_us correction_gap_us; /* --clientCorrectionMs: one CORRECTION per entity per gap */
+    uint64_t accepted, refused_speed, refused_malformed, refused_not_cell, corrections,
+        corrections_skipped;
 } client_moves;
 struct cell_moves;
 
@@ -73,7 +77,7 @@ int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 6
+#define CELL_AOI_OPTION_COUNT 8
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
