@@ -24,6 +24,7 @@ typedef struct proxy_client {
     bool need_player;          /* BASE_PLAYER (and onEntitiesEnabled) still to send */
     bool closing;              /* told to go: dropped at close_at */
     client_limit_state lim;    /* its MOVE and call rates (client_limits.h) */
+    uint32_t vol_stamp;        /* the last WORLD_VOLATILE's stamp (they go 1, 2, 3...) */
     mc_time_us close_at;
     /* BASE_AND_CLIENT values as the client last heard them (type property index order) */
     size_t nsnap;
