@@ -7,7 +7,8 @@
  * its player's exposed base methods and its cell's exposed cell methods, nothing else
  * (client_parse.h). A second connection for the same entity takes over (the first client is
  * told why and dropped); giveClientTo moves a client to another base here. Limits (clients,
- * idle timeout, packets and bytes a second) are options; everything is counted under
+ * idle timeout, packets and bytes a second, MOVEs and calls a second, queued packets a
+ * client) are options; everything is counted under
  * clients/ and the client nub's counters under externalNub/. docs/CLIENT.md,
  * docs/PROTOCOL.md "Client messages".
  */
@@ -16,7 +17,7 @@
 
 #include "baseapp.h"
 
-#define PROXY_OPTION_COUNT 4
+#define PROXY_OPTION_COUNT 9
 extern const mc_option proxy_options[PROXY_OPTION_COUNT];
 
 /* Open the external interface (after base_db_init: sessions live there). 0 or -1 with why. */

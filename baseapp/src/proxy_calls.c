@@ -26,8 +26,8 @@ static void run_call(base_clients *bc, const mc_message_info *info, mc_istream *
                      mc_part part)
 {
     proxy_client *pc = sender(bc, info);
-    if (!pc)
-        return;
+    if (!pc || !proxy_limit_call(bc, pc))
+        return; /* over --clientCallsPerS: dropped before it is even parsed */
     mc_engine *e = bc->e;
     mc_entity *ent = mc_engine_find(e, pc->entity_id);
     if (!ent || ent->part != MC_PART_BASE || ent->in_reap) {

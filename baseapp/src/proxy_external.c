@@ -22,6 +22,21 @@ const mc_option proxy_options[PROXY_OPTION_COUNT] = {
      "packets a second one client may send; more are dropped unread (10..1000000)"},
     {"clientBytesPerS", MC_OPT_UINT, "262144",
      "bytes a second one client may send; more are dropped unread (2048..100000000)"},
+    {"clientMovesPerS", MC_OPT_UINT, "30",
+     "MOVEs a second one client may send (a second's worth at once); more are dropped and "
+     "counted in clients/movesDropped (1..10000)"},
+    {"clientCallsPerS", MC_OPT_UINT, "50",
+     "exposed calls a second one client may make (BASE_CALL and CELL_CALL); more are dropped "
+     "and counted in clients/callsDropped (1..100000)"},
+    {"clientCallBurst", MC_OPT_UINT, "100",
+     "exposed calls one client may make at once before --clientCallsPerS applies (1..100000)"},
+    {"clientCallDropsToKick", MC_OPT_UINT, "500",
+     "a client with more calls than this dropped within one second is disconnected "
+     "(clients/kickedForCalls; 1..10000000)"},
+    {"clientMaxOverflowPackets", MC_OPT_UINT, "512",
+     "reliable packets waiting for one client beyond its window of 256 unacknowledged ones; "
+     "a client that lets more pile up (it stops acknowledging) is disconnected "
+     "(clients/cutOffQueueFull; 16..262144)"},
 };
 
 base_clients *proxy_state(mc_engine *e)
@@ -93,6 +108,14 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death why)
         return;
     pc->ch = NULL;
     char a[MC_ADDRESS_STRLEN];
+    if (why == MC_CHANNEL_DEATH_OVERFLOW) {
+        /* it stopped acknowledging while its packets kept coming: never let it grow */
+        bc->st.cut_off_queue++;
+        MC_WARNING("client %s of entity %d cut off: more than %u packets waiting for it "
+                   "(--clientMaxOverflowPackets; %llu clients so far)",
+                   mc_address_format(&pc->peer, a, sizeof a), (int)pc->entity_id,
+                   bc->max_overflow, (unsigned long long)bc->st.cut_off_queue);
+    }
     MC_INFO("client %s of entity %d: its channel died (%s)",
             mc_address_format(&pc->peer, a, sizeof a), (int)pc->entity_id,
             mc_channel_death_name(why));
@@ -119,7 +142,8 @@ enum {
     W_CONNECTED, W_CONNECTS, W_SESSION_REFUSED, W_TAKEN_OVER, W_DEATHS, W_GIVEN, W_CALLS_IN,
     W_CALLS_OUT, W_PROPS, W_KICKED, W_REFUSED_TOTAL, W_HELLOS, W_HANDSHAKES, W_REJECTED,
     W_REPEATED, W_AUTH_FAILURES, W_RATE_LIMITED, W_NO_ENDPOINT, W_DROPPED, W_DATA_IN,
-    W_DATA_OUT, W_SEND_ERRORS, W_UNKNOWN_SESSION, W_MOVES, W_REFUSED /* + reason */
+    W_DATA_OUT, W_SEND_ERRORS, W_UNKNOWN_SESSION, W_MOVES, W_MOVES_DROPPED, W_CALLS_DROPPED,
+    W_KICKED_CALLS, W_CUT_OFF_QUEUE, W_REFUSED /* + reason */
 };
 
 static const struct {
@@ -137,6 +161,10 @@ static const struct {
     {"clients/propertyChanges", W_PROPS},
     {"clients/kicked", W_KICKED},
     {"clients/moves", W_MOVES},
+    {"clients/movesDropped", W_MOVES_DROPPED},
+    {"clients/callsDropped", W_CALLS_DROPPED},
+    {"clients/kickedForCalls", W_KICKED_CALLS},
+    {"clients/cutOffQueueFull", W_CUT_OFF_QUEUE},
     {"clients/refused/total", W_REFUSED_TOTAL},
     {"clients/hellos", W_HELLOS},
     {"clients/handshakes", W_HANDSHAKES},
@@ -173,6 +201,10 @@ static void get_counter(void *ctx, mc_watch_value *out)
     case W_PROPS: v = bc->st.property_changes; break;
     case W_KICKED: v = bc->st.kicked; break;
     case W_MOVES: v = bc->st.moves; break;
+    case W_MOVES_DROPPED: v = bc->st.moves_dropped; break;
+    case W_CALLS_DROPPED: v = bc->st.calls_dropped; break;
+    case W_KICKED_CALLS: v = bc->st.kicked_calls; break;
+    case W_CUT_OFF_QUEUE: v = bc->st.cut_off_queue; break;
     case W_REFUSED_TOTAL: v = bc->st.refused_total; break;
     case W_HELLOS: v = ts.hellos; break;
     case W_HANDSHAKES: v = ts.accepted; break;
@@ -198,7 +230,7 @@ static int add_watchers(base_clients *bc)
     mc_watchers *w = mc_server_watchers(mc_engine_server(bc->e));
     int bad = 0;
     size_t n = sizeof watch_defs / sizeof watch_defs[0];
-    for (size_t i = 0; i < n + CLIENT_REFUSE_COUNT && bc->nwatch < 40; i++) {
+    for (size_t i = 0; i < n + CLIENT_REFUSE_COUNT && bc->nwatch < sizeof bc->watch / sizeof bc->watch[0]; i++) {
         struct proxy_watch *pw = &bc->watch[bc->nwatch++];
         pw->bc = bc;
         char path[MC_WATCH_MAX_PATH];
@@ -243,6 +275,27 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "--clientBytesPerS must be 2048..100000000");
         return -1;
     }
+    uint64_t moves = mc_config_get_uint(cfg, "clientMovesPerS");
+    uint64_t calls = mc_config_get_uint(cfg, "clientCallsPerS");
+    uint64_t burst = mc_config_get_uint(cfg, "clientCallBurst");
+    uint64_t kick = mc_config_get_uint(cfg, "clientCallDropsToKick");
+    uint64_t overflow = mc_config_get_uint(cfg, "clientMaxOverflowPackets");
+    if (moves < 1 || moves > 10000) {
+        snprintf(err, errlen, "--clientMovesPerS must be 1..10000");
+        return -1;
+    }
+    if (calls < 1 || calls > 100000 || burst < 1 || burst > 100000) {
+        snprintf(err, errlen, "--clientCallsPerS and --clientCallBurst must be 1..100000");
+        return -1;
+    }
+    if (kick < 1 || kick > 10000000) {
+        snprintf(err, errlen, "--clientCallDropsToKick must be 1..10000000");
+        return -1;
+    }
+    if (overflow < 16 || overflow > 262144) {
+        snprintf(err, errlen, "--clientMaxOverflowPackets must be 16..262144");
+        return -1;
+    }
     if (!db || !db->sessions) {
         snprintf(err, errlen, "the external interface needs the login sessions");
         return -1;
@@ -259,6 +312,9 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
     }
     bc->e = e;
     db->clients = bc;
+    bc->limits = (client_limits){.moves_per_s = (double)moves, .calls_per_s = (double)calls,
+                                 .call_burst = (double)burst, .call_drops_to_kick = kick};
+    bc->max_overflow = (uint32_t)overflow;
 
     mc_nub_config nc;
     mc_nub_config_init(&nc);
@@ -271,6 +327,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
     nc.max_reassembly_bytes = 64u * 1024u * 1024u;
     nc.inactivity_timeout_us = idle_ms * MC_US_PER_MS;
     nc.socket_buffer_bytes = 256u * 1024u;
+    nc.max_overflow_packets = (uint32_t)overflow; /* past it the channel dies: cut off */
     int rc = mc_nub_new(mc_server_event_base(s), &nc, &bc->nub);
     if (rc != MC_OK) {
         snprintf(err, errlen, "cannot open the client nub: %s", mc_status_name(rc));
@@ -312,9 +369,13 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     }
     MC_INFO("external interface (encrypted client channels) on %s: at most %llu clients, "
-            "dropped after %llu ms of silence, %llu packets and %llu bytes a second each",
+            "dropped after %llu ms of silence, %llu packets and %llu bytes a second each, "
+            "%llu moves and %llu calls a second (burst %llu, disconnected past %llu dropped "
+            "in a second), cut off past %llu waiting packets",
             ext, (unsigned long long)max_clients, (unsigned long long)idle_ms,
-            (unsigned long long)pps, (unsigned long long)bps);
+            (unsigned long long)pps, (unsigned long long)bps, (unsigned long long)moves,
+            (unsigned long long)calls, (unsigned long long)burst, (unsigned long long)kick,
+            (unsigned long long)overflow);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #ifndef MC_BASEAPP_PROXY_INTERNAL_H
 #define MC_BASEAPP_PROXY_INTERNAL_H
 
+#include "client_limits.h"
 #include "client_parse.h"
 #include "mercury/mercury.h"
 #include "proxy.h"
@@ -22,6 +23,8 @@ typedef struct proxy_client {
     uint16_t type;
     bool need_player;          /* BASE_PLAYER (and onEntitiesEnabled) still to send */
     bool closing;              /* told to go: dropped at close_at */
+    client_limit_state lim;    /* its MOVE and call rates (client_limits.h) */
+    uint32_t vol_stamp;        /* the last WORLD_VOLATILE's stamp (they go 1, 2, 3...) */
     mc_time_us close_at;
     /* BASE_AND_CLIENT values as the client last heard them (type property index order) */
     size_t nsnap;
@@ -33,6 +36,10 @@ typedef struct proxy_client {
 typedef struct {
     uint64_t connects, session_refused, taken_over, deaths, given, calls_in, calls_out,
         property_changes, kicked, refused_total, moves;
+    /* limits (client_limits.h, --clientMaxOverflowPackets): MOVEs and calls over the rate,
+     * dropped; clients disconnected for calling past the hard limit; clients cut off
+     * because their channel's queue of unacknowledged packets overflowed */
+    uint64_t moves_dropped, calls_dropped, kicked_calls, cut_off_queue;
     uint64_t refused[CLIENT_REFUSE_COUNT];
 } proxy_stats;
 
@@ -45,12 +52,14 @@ typedef struct base_clients {
     struct event *tick_ev;     /* property sweep, closing clients */
     struct event *ready_ev;    /* deferred BASE_PLAYER after the ACCEPT went out */
     bool freeing;
+    client_limits limits;
+    uint32_t max_overflow;     /* --clientMaxOverflowPackets */
     proxy_stats st;
     uint64_t log_count;        /* rate-limited refusal lines */
     struct proxy_watch {
         struct base_clients *bc;
         int what;
-    } watch[40];
+    } watch[48];
     size_t nwatch;
 } base_clients;
 
@@ -77,6 +86,10 @@ void proxy_tick(base_clients *bc);
 void proxy_free_record(proxy_client *pc);
 /* Count and log (rate-limited) a refused client message. */
 void proxy_refuse(base_clients *bc, const mc_address *peer, client_refuse r, const char *why);
+/* A MOVE or a call from pc within its rates? false: dropped (counted, logged rate-limited;
+ * a client past the hard call limit is told and disconnected). */
+bool proxy_limit_move(base_clients *bc, proxy_client *pc);
+bool proxy_limit_call(base_clients *bc, proxy_client *pc);
 
 /* proxy_calls.c: the client nub's interface (client -> baseapp messages). */
 extern const mc_interface proxy_client_iface;

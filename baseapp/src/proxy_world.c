@@ -20,13 +20,29 @@ int base_world_to_client(mc_engine *e, mc_entity *ent, bool is_volatile, const u
     /* a client still waiting for its player is introduced afresh once it has it */
     if (!pc || !pc->ch || pc->closing || pc->need_player)
         return -1;
-    const mc_message_def *def =
-        mc_cw_def(&mc_cw_client_send_iface, is_volatile ? MC_CW_WORLD_VOLATILE : MC_CW_WORLD);
-    if (is_volatile && len > 0xFFFF)
-        return -1; /* never: a volatile run is 29 bytes an entity within the budget */
-    int rc = mc_bundle_add_message(mc_channel_bundle(pc->ch), def,
-                                   is_volatile ? MC_RELIABLE_NO : MC_RELIABLE_DRIVER, bytes,
-                                   len);
+    mc_bundle *b = mc_channel_bundle(pc->ch);
+    int rc;
+    if (is_volatile) {
+        /* u32 stamp, then the run: the client keeps, per entity, the newest stamp it applied
+         * and ignores an older VOLATILE that the network delivered late */
+        if (len > 0xFFFFu - 4u)
+            return -1; /* never: a volatile run is 29 bytes an entity within the budget */
+        mc_ostream os;
+        mc_ostream_init(&os);
+        if (!++pc->vol_stamp)
+            pc->vol_stamp = 1; /* 0 is never a stamp */
+        mc_write_u32(&os, pc->vol_stamp);
+        mc_write_bytes(&os, bytes, len);
+        rc = mc_ostream_ok(&os)
+                 ? mc_bundle_add_message(b, mc_cw_def(&mc_cw_client_send_iface,
+                                                      MC_CW_WORLD_VOLATILE),
+                                         MC_RELIABLE_NO, os.data, os.size)
+                 : MC_ERR_NO_MEMORY;
+        mc_ostream_free(&os);
+    } else {
+        rc = mc_bundle_add_message(b, mc_cw_def(&mc_cw_client_send_iface, MC_CW_WORLD),
+                                   MC_RELIABLE_DRIVER, bytes, len);
+    }
     if (rc == MC_OK)
         rc = mc_channel_send(pc->ch);
     return rc == MC_OK ? 0 : -1;
@@ -63,6 +79,8 @@ void mc_cw_on_move(void *ctx, const mc_message_info *info, mc_istream *data)
             proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_PLAYER, "a move without a player");
         return;
     }
+    if (!proxy_limit_move(bc, pc))
+        return; /* over --clientMovesPerS: the next one supersedes it anyway */
     mc_entity *ent = mc_engine_find(bc->e, pc->entity_id);
     if (!ent || ent->part != MC_PART_BASE || ent->in_reap || ent->cell_state != MC_CELL_LIVE) {
         proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_CELL, "a move while it has no cell");

@@ -42,6 +42,16 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
     {"maxClientSpeed", MC_OPT_FLOAT, "20",
      "fastest a client may move its own entity, metres a second (moves beyond it are refused "
      "and the client corrected; 0.1..100000)"},
+    {"clientMoveSlack", MC_OPT_FLOAT, "0.5",
+     "metres of rounding a client's moves may add beyond the speed limit, in total: part of "
+     "the one-second distance bucket every accepted move draws from (0..100)"},
+    {"clientCorrectionMs", MC_OPT_UINT, "250",
+     "a player's client is sent at most one CORRECTION per this many milliseconds; other "
+     "refused moves are only counted (clientMoves/correctionsSkipped; 0..60000, 0: every one)"},
+    {"volatileRefreshTicks", MC_OPT_UINT, "10",
+     "an entity that stopped moving has its position sent to the clients that see it again "
+     "after this many view updates (then after twice as many each time, up to 16 times as "
+     "many), so a lost last VOLATILE is corrected (0..100000, 0: never)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -631,6 +641,13 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     }
     s->client_budget = budget;
+    uint64_t refresh = mc_config_get_uint(cfg, "volatileRefreshTicks");
+    if (refresh > 100000) {
+        snprintf(err, errlen, "--volatileRefreshTicks %llu: must be within 0..100000",
+                 (unsigned long long)refresh);
+        return -1;
+    }
+    s->refresh_ticks = (uint32_t)refresh;
     if (!(r > 0) || !isfinite(r) || r > 1e6) {
         snprintf(err, errlen, "--aoiRadius %g: must be above 0 and at most 1000000", r);
         return -1;
@@ -670,6 +687,7 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
                  {"world/leaves", &s->world_leaves},
                  {"world/propUpdates", &s->world_props},
                  {"world/volatileUpdates", &s->world_volatiles},
+                 {"world/volatileRefreshes", &s->world_refreshes},
                  {"world/changes", &s->world_changes},
                  {"world/deferred", &s->world_deferred},
                  {"world/calls", &s->world_calls},

@@ -28,22 +28,28 @@ typedef struct {
     uint64_t in_view;                     /* entities in every witness's view, summed, at the
                                            * last update */
     uint64_t client_budget;               /* --clientBudgetBytes (watcher world/budgetBytes) */
+    uint32_t refresh_ticks;               /* --volatileRefreshTicks */
     /* world updates to clients (witness.c): bytes, records, property changes found,
      * entities left for a later tick by the budget, failures */
     uint64_t world_bytes_reliable, world_bytes_volatile, world_enters, world_leaves,
         world_props, world_volatiles, world_changes, world_deferred, world_send_failures,
-        world_shadow_failures, world_calls, world_calls_dropped, world_resets;
+        world_shadow_failures, world_calls, world_calls_dropped, world_resets,
+        world_refreshes;
 } cell_aoi_state;
 
 /* Movement from a player's client (client_move.c): the last accepted move, and counters. */
 typedef struct {
     mc_time_us at;        /* when the allowance was last brought up to date (0: never) */
     double allowance;     /* metres the entity may still go (a bucket: speed x time) */
+    mc_time_us corrected_at; /* when its client was last sent a CORRECTION (0: never) */
 } client_move_state;
 
 typedef struct {
     double max_speed;     /* --maxClientSpeed, metres a second */
-    uint64_t accepted, refused_speed, refused_malformed, refused_not_cell, corrections;
+    double slack;         /* --clientMoveSlack, metres: part of the bucket's depth */
+    mc_time_us correction_gap_us; /* --clientCorrectionMs: one CORRECTION per entity per gap */
+    uint64_t accepted, refused_speed, refused_malformed, refused_not_cell, corrections,
+        corrections_skipped;
 } client_moves;
 struct cell_moves;
 
@@ -73,7 +79,7 @@ int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 6
+#define CELL_AOI_OPTION_COUNT 9
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);

@@ -16,6 +16,9 @@ typedef struct {
     uint32_t seq_sent;     /* the shadow's change number as last sent */
     mc_vector3 pos_sent, dir_sent;
     double priority;       /* lower goes first */
+    uint32_t idle;         /* ticks since its last VOLATILE (counted while refresh_gap) */
+    uint32_t refresh_gap;  /* re-send its position after this many idle ticks (0: no need:
+                              nothing volatile was sent since its reliable ENTER) */
 } witness_entry;
 
 struct witness {
@@ -241,8 +244,20 @@ typedef struct {
     double priority;
     float dist;
     size_t bytes;
-    bool enter, props, vol;
+    bool enter, props, vol, moved;
 } candidate;
+
+/* A stationary entity's last VOLATILE may have been lost (they are never resent): its
+ * position goes again after env->refresh_ticks idle ticks, then after twice as many each
+ * time, at most WITNESS_REFRESH_MAX_FACTOR times as many, for as long as it stands still. */
+static bool refresh_due(const witness_env *env, witness_entry *we)
+{
+    if (!env->refresh_ticks || !we->refresh_gap)
+        return false;
+    if (we->idle < UINT32_MAX)
+        we->idle++;
+    return we->idle >= we->refresh_gap;
+}
 
 static int by_priority(const void *a, const void *b)
 {
@@ -289,7 +304,8 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
         } else {
             size_t pb = changed_size(sh, we->seq_sent);
             k.props = pb > 0;
-            k.vol = volatile_due(x, we);
+            k.moved = volatile_due(x, we);
+            k.vol = refresh_due(env, we) || k.moved;
             k.bytes = pb + (k.vol ? MC_WORLD_VOLATILE_SIZE : 0);
             if (!k.props && !k.vol)
                 continue;
@@ -315,6 +331,8 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
             we->entered = true;
             we->pos_sent = x->position;
             we->dir_sent = x->direction;
+            we->refresh_gap = 0; /* an ENTER is reliable */
+            we->idle = 0;
             (*env->enters)++;
         } else {
             if (c[i].props && write_changed(&w->rel, x->id, sh, we->seq_sent, true))
@@ -324,6 +342,14 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
                 we->pos_sent = x->position;
                 we->dir_sent = x->direction;
                 (*env->volatiles)++;
+                uint32_t most = env->refresh_ticks * WITNESS_REFRESH_MAX_FACTOR;
+                if (c[i].moved || !we->refresh_gap)
+                    we->refresh_gap = env->refresh_ticks;
+                else
+                    we->refresh_gap = we->refresh_gap > most / 2 ? most : we->refresh_gap * 2;
+                we->idle = 0;
+                if (!c[i].moved && env->refreshes)
+                    (*env->refreshes)++;
             }
         }
         we->seq_sent = sh->seq;

@@ -40,8 +40,13 @@ typedef struct {
     /* its client-visible properties as diffed this tick, or NULL (nothing is sent of it) */
     client_shadow *(*shadow)(void *ctx, mc_entity *ent);
     uint64_t budget; /* bytes a tick for the entities in view (beyond the first) */
+    uint32_t refresh_ticks; /* a still entity's position re-sent after this many (0: never) */
     uint64_t *enters, *leaves, *props, *volatiles, *deferred; /* counted here */
+    uint64_t *refreshes; /* VOLATILEs of still entities (among *volatiles); may be NULL */
 } witness_env;
+
+/* The longest gap between two refreshes of a still entity, in refresh_ticks. */
+#define WITNESS_REFRESH_MAX_FACTOR 16u
 
 witness *witness_new(void);
 /* Free it (its entries are forgotten: the caller lowers the viewer counts). */

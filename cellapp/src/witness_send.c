@@ -19,9 +19,10 @@ static witness_env env_of(mc_engine *e)
 {
     cell_aoi_state *s = aoi_state(e);
     return (witness_env){.ctx = e, .find = find, .shadow = shadow, .budget = s->client_budget,
+                         .refresh_ticks = s->refresh_ticks,
                          .enters = &s->world_enters, .leaves = &s->world_leaves,
                          .props = &s->world_props, .volatiles = &s->world_volatiles,
-                         .deferred = &s->world_deferred};
+                         .deferred = &s->world_deferred, .refreshes = &s->world_refreshes};
 }
 
 static void send_run(mc_engine *e, mc_entity *ent, const mc_ostream *run, uint8_t flags)

@@ -235,14 +235,15 @@ static void world_record(void *ctx, const mc_world_record *r)
         c->cfg.cb.on_world(c->cfg.ud, c, r);
 }
 
-static void on_world(mc_client *c, mc_istream *data)
+/* A run of world records; stamp: WORLD_VOLATILE's (0 for WORLD). */
+static void on_world(mc_client *c, uint32_t stamp, mc_istream *data)
 {
     size_t len = mc_istream_remaining(data);
     const uint8_t *bytes = len ? mc_read_bytes(data, len) : NULL;
     char why[256];
     if (!bytes || c->player_id <= 0 ||
-        world_view_apply(&c->view, c->cfg.defs, c->player_id, c->player_type, bytes, len,
-                         world_record, c, why, sizeof why) != 0) {
+        world_view_apply(&c->view, c->cfg.defs, c->player_id, c->player_type, stamp, bytes,
+                         len, world_record, c, why, sizeof why) != 0) {
         c->st.ignored++;
         return;
     }
@@ -253,14 +254,21 @@ static void mc_cw_on_world(void *ctx, const mc_message_info *info, mc_istream *d
 {
     mc_client *c = from(ctx, info);
     if (c)
-        on_world(c, data);
+        on_world(c, 0, data);
 }
 
+/* WORLD_VOLATILE: u32 stamp (1, 2, 3... per client channel), then the records. */
 static void mc_cw_on_world_volatile(void *ctx, const mc_message_info *info, mc_istream *data)
 {
     mc_client *c = from(ctx, info);
-    if (c)
-        on_world(c, data);
+    if (!c)
+        return;
+    uint32_t stamp = mc_read_u32(data);
+    if (!mc_istream_ok(data) || !stamp) {
+        c->st.ignored++;
+        return;
+    }
+    on_world(c, stamp, data);
 }
 
 static const mc_message_def client_defs[] = {MC_CW_TO_CLIENT(MC_DEF_WITH_HANDLER)};
@@ -396,6 +404,7 @@ uint16_t mc_client_player_type(const mc_client *c) { return c->player_type; }
 void mc_client_get_stats(const mc_client *c, mc_client_stats *out)
 {
     *out = c->st;
+    out->world_stale = c->view.stale;
     if (c->nub) {
         mc_nub_stats ns;
         mc_nub_get_stats(c->nub, &ns);

@@ -9,12 +9,14 @@ void world_view_clear(world_view *v)
 {
     v->n = 0;
     v->has_player_cell = false;
+    v->newest = 0;
     memset(&v->player, 0, sizeof v->player);
 }
 
 void world_view_free(world_view *v)
 {
     free(v->e);
+    free(v->stamp);
     memset(v, 0, sizeof *v);
 }
 
@@ -41,6 +43,7 @@ typedef struct {
     world_view *v;
     int32_t player_id;
     uint16_t player_type;
+    uint32_t stamp;
     void (*fn)(void *ctx, const mc_world_record *r);
     void *ctx;
     bool oom;
@@ -73,19 +76,31 @@ static int on_record(void *ctx, const mc_world_record *r)
             if (v->n == v->cap) {
                 size_t cap = v->cap ? v->cap * 2 : 32;
                 mc_client_entity *p = realloc(v->e, cap * sizeof *p);
-                if (!p) {
+                if (p)
+                    v->e = p;
+                uint32_t *st = p ? realloc(v->stamp, cap * sizeof *st) : NULL;
+                if (!st) {
                     a->oom = true;
                     return -1;
                 }
-                v->e = p;
+                v->stamp = st;
                 v->cap = cap;
             }
             memmove(&v->e[at + 1], &v->e[at], (v->n - at) * sizeof *v->e);
+            memmove(&v->stamp[at + 1], &v->stamp[at], (v->n - at) * sizeof *v->stamp);
             v->n++;
         }
         v->e[at] = (mc_client_entity){r->id, r->type, r->position, r->direction};
+        v->stamp[at] = v->newest; /* a VOLATILE sent before it entered is older */
         break;
     case MC_WORLD_VOLATILE:
+        if (known && a->stamp) {
+            if (v->stamp[at] && (int32_t)(a->stamp - v->stamp[at]) <= 0) {
+                v->stale++; /* reordered: a newer position is already applied */
+                return 0;
+            }
+            v->stamp[at] = a->stamp;
+        }
         if (known) {
             v->e[at].position = r->position;
             v->e[at].direction = r->direction;
@@ -104,6 +119,7 @@ static int on_record(void *ctx, const mc_world_record *r)
         at = slot(v, r->id); /* the callback cannot change the view, but be exact */
         if (at < v->n && v->e[at].id == r->id) {
             memmove(&v->e[at], &v->e[at + 1], (v->n - at - 1) * sizeof *v->e);
+            memmove(&v->stamp[at], &v->stamp[at + 1], (v->n - at - 1) * sizeof *v->stamp);
             v->n--;
         }
     }
@@ -111,11 +127,13 @@ static int on_record(void *ctx, const mc_world_record *r)
 }
 
 int world_view_apply(world_view *v, const mc_entity_defs *defs, int32_t player_id,
-                     uint16_t player_type, const uint8_t *data, size_t len,
+                     uint16_t player_type, uint32_t stamp, const uint8_t *data, size_t len,
                      void (*fn)(void *ctx, const mc_world_record *r), void *ctx, char *why,
                      size_t whylen)
 {
-    apply_ctx a = {v, player_id, player_type, fn, ctx, false};
+    if (stamp && (!v->newest || (int32_t)(stamp - v->newest) > 0))
+        v->newest = stamp;
+    apply_ctx a = {v, player_id, player_type, stamp, fn, ctx, false};
     int rc = mc_world_parse(defs, player_id, data, len, type_of, on_record, &a, why, whylen);
     if (a.oom)
         snprintf(why, whylen, "out of memory");

@@ -143,6 +143,8 @@ void *mc_client_props(const mc_client *c);
 typedef struct {
     uint64_t players, calls, properties, sent, ignored; /* ignored: malformed from the server */
     uint64_t world_records, world_bytes;                /* world updates applied */
+    uint64_t world_stale; /* VOLATILE records ignored: older than a position already applied
+                             (reordered by the network) */
     /* Mercury datagrams and their bytes each way on the channel (resends and acks
      * included; before encryption, which adds its header and tag to each) */
     uint64_t packets_sent, bytes_sent, packets_received, bytes_received;

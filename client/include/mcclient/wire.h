@@ -6,7 +6,8 @@
  * baseapp -> client: the player's base entity (type, id, its BASE_AND_CLIENT values), a
  * client method call, a property change, "you were disconnected, why", and world updates
  * (the records of entity/world_wire.h its cell's witness wrote: WORLD reliably,
- * WORLD_VOLATILE unreliably).
+ * WORLD_VOLATILE unreliably, after a u32 stamp that orders them: an older one never
+ * overwrites a newer position at the client).
  * client -> baseapp: a call of an exposed base method of its own proxy, or of an exposed
  * cell method of its own entity (by exposed index: the client cannot name anything else),
  * and MOVE: its own entity's position and direction (6 x f32, unreliable).
