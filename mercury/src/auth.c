@@ -11,25 +11,41 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(crypto_generichash_state) <= sizeof(((mc_auth *)0)->state),
-               "mc_auth must hold a BLAKE2b state");
+_Static_assert(sizeof(crypto_aead_aes256gcm_state) <= sizeof(((mc_auth *)0)->aes),
+               "mc_auth must hold an AES-GCM state");
+_Static_assert(crypto_aead_aes256gcm_NPUBBYTES == MC_AUTH_NONCE_BYTES &&
+                   crypto_aead_chacha20poly1305_IETF_NPUBBYTES == MC_AUTH_NONCE_BYTES,
+               "12-byte nonces");
+_Static_assert(crypto_aead_aes256gcm_ABYTES == MC_AUTH_TAG_BYTES &&
+                   crypto_aead_chacha20poly1305_IETF_ABYTES == MC_AUTH_TAG_BYTES,
+               "16-byte tags");
 
-/* What the packet key is derived with: the secret may one day key other things too. */
-static const char kdf_context[] = "mercury internal packet auth v1";
+#define AES_BIT 0x80u /* in nonce byte 0 */
 
-int mc_auth_init(mc_auth *a, const uint8_t secret[MC_AUTH_SECRET_BYTES])
+/* What each key is derived with: the secret may one day key other things too. */
+static void derive(uint8_t out[32], const char *context, const uint8_t secret[MC_AUTH_SECRET_BYTES])
+{
+    crypto_generichash(out, 32, (const unsigned char *)context, strlen(context), secret,
+                       MC_AUTH_SECRET_BYTES);
+}
+
+int mc_auth_init(mc_auth *a, const uint8_t secret[MC_AUTH_SECRET_BYTES], bool portable)
 {
     memset(a, 0, sizeof *a);
     if (sodium_init() < 0)
         return -1;
-    uint8_t key[crypto_generichash_KEYBYTES];
-    crypto_generichash(key, sizeof key, (const unsigned char *)kdf_context,
-                       sizeof kdf_context - 1, secret, MC_AUTH_SECRET_BYTES);
-    crypto_generichash_state *st = (crypto_generichash_state *)(void *)a->state;
-    int rc = crypto_generichash_init(st, key, sizeof key, MC_AUTH_TAG_BYTES);
-    sodium_memzero(key, sizeof key);
-    if (rc != 0)
-        return -1;
+    uint8_t key[32];
+    derive(a->chacha, "mercury internal packet auth v1 chacha20poly1305", secret);
+    a->aes_available = crypto_aead_aes256gcm_is_available() != 0;
+    if (a->aes_available) {
+        derive(key, "mercury internal packet auth v1 aes256gcm", secret);
+        crypto_aead_aes256gcm_beforenm((crypto_aead_aes256gcm_state *)(void *)a->aes, key);
+        sodium_memzero(key, sizeof key);
+    }
+    a->send_aes = a->aes_available && !portable;
+    randombytes_buf(a->salt, sizeof a->salt);
+    a->salt[0] = (uint8_t)(a->send_aes ? a->salt[0] | AES_BIT : a->salt[0] & ~AES_BIT);
+    randombytes_buf(&a->counter, sizeof a->counter);
     a->ready = true;
     return 0;
 }
@@ -39,23 +55,44 @@ void mc_auth_clear(mc_auth *a)
     sodium_memzero(a, sizeof *a);
 }
 
-void mc_auth_tag(const mc_auth *a, const uint8_t *data, size_t len,
-                 uint8_t tag[MC_AUTH_TAG_BYTES])
+void mc_auth_seal(mc_auth *a, const uint8_t *data, size_t len,
+                  uint8_t trailer[MC_AUTH_OVERHEAD])
 {
-    crypto_generichash_state st;
-    memcpy(&st, a->state, sizeof st);
-    crypto_generichash_update(&st, data, len);
-    crypto_generichash_final(&st, tag, MC_AUTH_TAG_BYTES);
+    uint8_t *nonce = trailer, *tag = trailer + MC_AUTH_NONCE_BYTES;
+    memcpy(nonce, a->salt, 4);
+    uint64_t c = a->counter++;
+    for (int i = 0; i < 8; i++)
+        nonce[4 + i] = (uint8_t)(c >> (56 - 8 * i));
+    unsigned long long taglen = 0;
+    unsigned char none[1] = {0}; /* the empty message (and ciphertext): the packet is the AD */
+    if (a->send_aes)
+        crypto_aead_aes256gcm_encrypt_detached_afternm(
+            none, tag, &taglen, none, 0, data, len, NULL, nonce,
+            (const crypto_aead_aes256gcm_state *)(const void *)a->aes);
+    else
+        crypto_aead_chacha20poly1305_ietf_encrypt_detached(none, tag, &taglen, none, 0, data,
+                                                           len, NULL, nonce, a->chacha);
 }
 
 bool mc_auth_check(const mc_auth *a, const uint8_t *datagram, size_t len, size_t *packet_len)
 {
-    if (len < MC_AUTH_TAG_BYTES)
+    if (len < MC_AUTH_OVERHEAD)
         return false;
-    size_t n = len - MC_AUTH_TAG_BYTES;
-    uint8_t tag[MC_AUTH_TAG_BYTES];
-    mc_auth_tag(a, datagram, n, tag);
-    if (crypto_verify_16(tag, datagram + n) != 0)
+    size_t n = len - MC_AUTH_OVERHEAD;
+    const uint8_t *nonce = datagram + n, *tag = nonce + MC_AUTH_NONCE_BYTES;
+    int rc;
+    unsigned char none[1] = {0};
+    if (nonce[0] & AES_BIT) {
+        if (!a->aes_available)
+            return false; /* this CPU cannot verify it: the sender should be portable */
+        rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
+            none, NULL, none, 0, tag, datagram, n, nonce,
+            (const crypto_aead_aes256gcm_state *)(const void *)a->aes);
+    } else {
+        rc = crypto_aead_chacha20poly1305_ietf_decrypt_detached(none, NULL, none, 0, tag,
+                                                                datagram, n, nonce, a->chacha);
+    }
+    if (rc != 0)
         return false;
     *packet_len = n;
     return true;

@@ -370,12 +370,12 @@ int mc_nub_new(struct event_base *base, const mc_nub_config *cfg, mc_nub **out)
     nub->max_packet = MC_PACKET_MAX_SIZE;
     sodium_memzero(nub->cfg.auth_secret, sizeof nub->cfg.auth_secret);
     if (cfg->authenticate) {
-        if (mc_auth_init(&nub->auth, cfg->auth_secret) != 0) {
+        if (mc_auth_init(&nub->auth, cfg->auth_secret, cfg->auth_portable) != 0) {
             MC_ERROR("nub: cannot derive the packet key (libsodium did not start)");
             free(nub);
             return MC_ERR_NO_MEMORY;
         }
-        nub->max_packet = MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES;
+        nub->max_packet = MC_PACKET_MAX_SIZE - MC_AUTH_OVERHEAD;
     }
     nub->cfg.bind = nub->bind_text;
     snprintf(nub->bind_text, sizeof nub->bind_text, "%s", bind_text);
@@ -532,8 +532,8 @@ int mc_nub_set_max_packet(mc_nub *nub, size_t bytes)
 {
     if (!nub || bytes < MC_PACKET_MIN_LIMIT || bytes > MC_PACKET_MAX_SIZE)
         return MC_ERR_INVALID;
-    if (nub->cfg.authenticate && bytes > MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES)
-        bytes = MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES;
+    if (nub->cfg.authenticate && bytes > MC_PACKET_MAX_SIZE - MC_AUTH_OVERHEAD)
+        bytes = MC_PACKET_MAX_SIZE - MC_AUTH_OVERHEAD;
     nub->max_packet = (uint16_t)bytes;
     return MC_OK;
 }

@@ -154,15 +154,15 @@ void mc_nub_queue_datagram(mc_nub *nub, const mc_address *dest, const uint8_t *d
 {
     uint8_t tagged[MC_PACKET_MAX_SIZE];
     if (nub->cfg.authenticate) {
-        /* the nub keeps its packets MC_AUTH_TAG_BYTES short of the limit: room for the tag */
-        if (len > MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES) {
+        /* the nub keeps its packets MC_AUTH_OVERHEAD short of the limit: room for the nonce and tag */
+        if (len > MC_PACKET_MAX_SIZE - MC_AUTH_OVERHEAD) {
             nub->stats.send_errors++;
             return;
         }
         memcpy(tagged, data, len);
-        mc_auth_tag(&nub->auth, tagged, len, tagged + len);
+        mc_auth_seal(&nub->auth, tagged, len, tagged + len);
         data = tagged;
-        len += MC_AUTH_TAG_BYTES;
+        len += MC_AUTH_OVERHEAD;
     }
     const mc_rehearsal *r = &nub->reh;
     if (nub->drop_next) {

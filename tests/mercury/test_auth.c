@@ -59,7 +59,7 @@ START_TEST(shared_secret_delivers_everything)
 {
     pair p;
     pair_open(&p, both_secret_one);
-    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES);
+    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE - MC_AUTH_OVERHEAD);
     /* small messages that fill packets, then messages of 1 to 40 packets each */
     send_stream(p.ab, 0, 2000, 32);
     ck_assert(wait_received(&p, &p.rb, 2000, 30));
@@ -131,7 +131,7 @@ START_TEST(forged_and_tampered_datagrams_are_dropped_before_parsing)
     struct sockaddr_in to;
     mc_address_to_sockaddr(mc_nub_address(p.b), &to);
     mc_auth auth;
-    ck_assert_int_eq(mc_auth_init(&auth, secret_one), 0);
+    ck_assert_int_eq(mc_auth_init(&auth, secret_one, false), 0);
     /* a well-formed off-channel packet: flags 0, message T_NOTE (id 6, 2-byte length 3) */
     uint8_t pkt[64] = {0x00, 0x00, T_NOTE, 0x00, 0x03, 'h', 'e', 'y'};
     size_t plen = 8;
@@ -142,21 +142,21 @@ START_TEST(forged_and_tampered_datagrams_are_dropped_before_parsing)
     sendto(fd, pkt, 3, 0, (struct sockaddr *)&to, sizeof to);
     /* 3: a valid tag, then one byte of the packet flipped */
     memcpy(dg, pkt, plen);
-    mc_auth_tag(&auth, dg, plen, dg + plen);
+    mc_auth_seal(&auth, dg, plen, dg + plen);
     dg[6] ^= 0x20;
-    sendto(fd, dg, plen + MC_AUTH_TAG_BYTES, 0, (struct sockaddr *)&to, sizeof to);
+    sendto(fd, dg, plen + MC_AUTH_OVERHEAD, 0, (struct sockaddr *)&to, sizeof to);
     /* 4: a valid tag with its last byte flipped */
     memcpy(dg, pkt, plen);
-    mc_auth_tag(&auth, dg, plen, dg + plen);
-    dg[plen + MC_AUTH_TAG_BYTES - 1] ^= 1;
-    sendto(fd, dg, plen + MC_AUTH_TAG_BYTES, 0, (struct sockaddr *)&to, sizeof to);
+    mc_auth_seal(&auth, dg, plen, dg + plen);
+    dg[plen + MC_AUTH_OVERHEAD - 1] ^= 1;
+    sendto(fd, dg, plen + MC_AUTH_OVERHEAD, 0, (struct sockaddr *)&to, sizeof to);
     drop_wait w = {p.b, 4};
     ck_assert(pump_until(p.base, bad_auth_reached, &w, 10));
     ck_assert_uint_eq(p.rb.notes, 0);
     /* 5: the same packet correctly tagged is taken: the test can fail */
     memcpy(dg, pkt, plen);
-    mc_auth_tag(&auth, dg, plen, dg + plen);
-    sendto(fd, dg, plen + MC_AUTH_TAG_BYTES, 0, (struct sockaddr *)&to, sizeof to);
+    mc_auth_seal(&auth, dg, plen, dg + plen);
+    sendto(fd, dg, plen + MC_AUTH_OVERHEAD, 0, (struct sockaddr *)&to, sizeof to);
     for (int i = 0; i < 200 && p.rb.notes == 0; i++)
         pump_for(p.base, 0.05);
     ck_assert_uint_eq(p.rb.notes, 1);
@@ -167,12 +167,60 @@ START_TEST(forged_and_tampered_datagrams_are_dropped_before_parsing)
 }
 END_TEST
 
+/* A nub that tags with ChaCha20-Poly1305 (portable) and one that tags with AES-GCM (where
+ * the CPU has it) understand each other both ways. */
+static void a_portable(mc_nub_config *cfg, int which)
+{
+    both_secret_one(cfg, which);
+    cfg->auth_portable = which == 0;
+}
+
+START_TEST(portable_and_aes_tags_are_both_verified)
+{
+    pair p;
+    pair_open(&p, a_portable);
+    send_stream(p.ab, 0, 500, 32);
+    ck_assert(wait_received(&p, &p.rb, 500, 30));
+    reply_rec rr = {0};
+    uint8_t req[4] = {1, 'a', 'b', 'c'};
+    ck_assert_int_eq(mc_channel_request(p.ab, tdef(T_REQ), req, sizeof req, on_reply, &rr,
+                                        5 * MC_US_PER_S),
+                     MC_OK);
+    ck_assert(pump_until(p.base, reply_done, &rr, 10));
+    ck_assert_int_eq(rr.status, MC_REPLY_OK);
+    ck_assert_uint_eq(drops(p.a, MC_DROP_BAD_AUTH) + drops(p.b, MC_DROP_BAD_AUTH), 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* Every datagram gets its own nonce: the same packet sealed twice has two trailers. */
+START_TEST(nonces_never_repeat)
+{
+    mc_auth a;
+    ck_assert_int_eq(mc_auth_init(&a, secret_one, false), 0);
+    uint8_t pkt[8] = {0}, t1[MC_AUTH_OVERHEAD], t2[MC_AUTH_OVERHEAD];
+    mc_auth_seal(&a, pkt, sizeof pkt, t1);
+    mc_auth_seal(&a, pkt, sizeof pkt, t2);
+    ck_assert(memcmp(t1, t2, MC_AUTH_NONCE_BYTES) != 0);
+    ck_assert(memcmp(t1 + MC_AUTH_NONCE_BYTES, t2 + MC_AUTH_NONCE_BYTES, MC_AUTH_TAG_BYTES) != 0);
+    uint8_t dg[8 + MC_AUTH_OVERHEAD];
+    size_t n = 0;
+    memcpy(dg, pkt, 8);
+    memcpy(dg + 8, t2, MC_AUTH_OVERHEAD);
+    ck_assert(mc_auth_check(&a, dg, sizeof dg, &n));
+    ck_assert_uint_eq(n, 8);
+    dg[8] ^= 0x01; /* another nonce, the same tag: refused */
+    ck_assert(!mc_auth_check(&a, dg, sizeof dg, &n));
+    mc_auth_clear(&a);
+}
+END_TEST
+
 START_TEST(max_packet_stays_below_the_tag)
 {
     pair p;
     pair_open(&p, both_secret_one);
     ck_assert_int_eq(mc_nub_set_max_packet(p.a, MC_PACKET_MAX_SIZE), MC_OK);
-    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE - MC_AUTH_TAG_BYTES);
+    ck_assert_uint_eq(mc_nub_max_packet(p.a), MC_PACKET_MAX_SIZE - MC_AUTH_OVERHEAD);
     ck_assert_int_eq(mc_nub_set_max_packet(p.a, 1300), MC_OK);
     ck_assert_uint_eq(mc_nub_max_packet(p.a), 1300);
     pair_close(&p);
@@ -227,6 +275,8 @@ static Suite *suite(void)
     tcase_add_test(tc, another_clusters_secret_gets_nothing);
     tcase_add_test(tc, forged_and_tampered_datagrams_are_dropped_before_parsing);
     tcase_add_test(tc, max_packet_stays_below_the_tag);
+    tcase_add_test(tc, portable_and_aes_tags_are_both_verified);
+    tcase_add_test(tc, nonces_never_repeat);
     tcase_add_test(tc, secret_file_checks);
     suite_add_tcase(s, tc);
     return s;

@@ -256,7 +256,7 @@ START_TEST(indexed_channel_moves_only_with_an_authenticated_new_version)
     ck_assert_ptr_nonnull(peer);
     mc_address member = {0x7F000002u, 40112};
     mc_auth auth;
-    ck_assert_int_eq(mc_auth_init(&auth, move_secret), 0);
+    ck_assert_int_eq(mc_auth_init(&auth, move_secret, false), 0);
     uint8_t pk[64];
     /* untagged: dropped before parsing */
     size_t n = indexed_datagram_no_ack(pk, 42, 3);
@@ -265,14 +265,14 @@ START_TEST(indexed_channel_moves_only_with_an_authenticated_new_version)
     ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
     /* tagged, the current version from elsewhere: not its peer */
     n = indexed_datagram_no_ack(pk, 42, 0);
-    mc_auth_tag(&auth, pk, n, pk + n);
-    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n + MC_AUTH_TAG_BYTES),
+    mc_auth_seal(&auth, pk, n, pk + n);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n + MC_AUTH_OVERHEAD),
                      MC_ERR_DROPPED);
     ck_assert(mc_address_equal(mc_channel_address(peer), mc_nub_address(p.a)));
     /* tagged, a new version: the channel follows the member */
     n = indexed_datagram_no_ack(pk, 42, 3);
-    mc_auth_tag(&auth, pk, n, pk + n);
-    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n + MC_AUTH_TAG_BYTES), MC_OK);
+    mc_auth_seal(&auth, pk, n, pk + n);
+    ck_assert_int_eq(mc_nub_process_datagram(p.b, &member, pk, n + MC_AUTH_OVERHEAD), MC_OK);
     ck_assert_uint_eq(mc_channel_version(peer), 3);
     ck_assert(mc_address_equal(mc_channel_address(peer), &member));
     mc_auth_clear(&auth);
@@ -774,10 +774,10 @@ START_TEST(new_version_of_an_accepted_channel_starts_unproven)
     uint8_t pk[64];
     size_t n = indexed_datagram_no_ack(pk, 42, 5);
     mc_auth auth;
-    ck_assert_int_eq(mc_auth_init(&auth, move_secret), 0);
-    mc_auth_tag(&auth, pk, n, pk + n);
+    ck_assert_int_eq(mc_auth_init(&auth, move_secret, false), 0);
+    mc_auth_seal(&auth, pk, n, pk + n);
     mc_auth_clear(&auth);
-    n += MC_AUTH_TAG_BYTES;
+    n += MC_AUTH_OVERHEAD;
     ck_assert_int_eq(mc_nub_process_datagram(p.b, &victim, pk, n), MC_OK);
     ck_assert_uint_eq(mc_channel_version(peer), 5);
     ck_assert(mc_address_equal(mc_channel_address(peer), &victim));

@@ -358,6 +358,7 @@ int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen)
     if (mc_auth_load_secret(secret_file, cfg.auth_secret, err, errlen) != 0)
         return -1;
     cfg.authenticate = true;
+    cfg.auth_portable = mc_config_get_bool(s->cfg, "portableAuth");
     uint64_t timeout_ms = mc_config_get_uint(s->cfg, "channelTimeoutMs");
     cfg.inactivity_timeout_us = timeout_ms * MC_US_PER_MS;
     int rc = mc_nub_new(s->base, &cfg, &s->internal);

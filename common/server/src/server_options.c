@@ -23,6 +23,9 @@ static const mc_option common_options[] = {
     {"secretFile", MC_OPT_STRING, "",
      "the cluster secret (64 hex characters, mode 0600) that authenticates every internal "
      "packet; required (default: $MC_SECRET_FILE; deploy/cluster makes one per cluster)"},
+    {"portableAuth", MC_OPT_BOOL, "false",
+     "tag internal packets with ChaCha20-Poly1305 instead of AES-GCM (every host verifies "
+     "both; set it on every process of a cluster with hosts whose CPU lacks AES-NI)"},
 };
 
 static const mc_option external_option = {

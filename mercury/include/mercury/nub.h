@@ -87,9 +87,11 @@ typedef struct {
     bool authenticate;                 /* tag every datagram sent with auth_secret and drop
                                           every datagram received without a valid tag
                                           (mercury/auth.h): internal nubs of a cluster.
-                                          Packets are then limited to 1472 - 16 bytes. The
-                                          nub keeps only a derived key, never the secret. */
+                                          Packets are then limited to 1472 - 28 bytes. The
+                                          nub keeps only derived keys, never the secret. */
     uint8_t auth_secret[MC_AUTH_SECRET_BYTES];
+    bool auth_portable;                /* tag with ChaCha20-Poly1305 even where AES-GCM is
+                                          available (every host can verify it) */
 } mc_nub_config;
 
 /* Counters of a nub (all monotonic except where noted). */
@@ -208,7 +210,7 @@ void mc_nub_set_output(mc_nub *nub, mc_nub_output_fn fn, void *ctx);
  * the wrapped datagram still fits a 1500-byte MTU without IP fragments: common/secure's
  * DATA packet adds MC_SECURE_DATA_OVERHEAD (25) bytes, so an external nub carried by
  * mc_secure_transport sets 1472 - 25 = 1447 (its DATA packets are then at most 1472).
- * An authenticating nub (cfg.authenticate) never goes above 1472 - MC_AUTH_TAG_BYTES: a
+ * An authenticating nub (cfg.authenticate) never goes above 1472 - MC_AUTH_OVERHEAD: a
  * larger value is lowered to that. */
 int mc_nub_set_max_packet(mc_nub *nub, size_t bytes);
 size_t mc_nub_max_packet(const mc_nub *nub);
