@@ -175,8 +175,12 @@ static bool watch_get(const char *mgr, const char *target, const char *path, cha
     if (h_watcher(out, sizeof out, mgr, "get", target, path, NULL) != 0)
         return false;
     out[strcspn(out, "\n")] = '\0';
-    const char *sp = strrchr(out, ' ');
-    snprintf(v, vlen, "%s", sp ? sp + 1 : out);
+    const char *sp = strrchr(out, ' '), *src = sp ? sp + 1 : out;
+    size_t k = strlen(src);
+    if (k >= vlen)
+        k = vlen - 1;
+    memcpy(v, src, k);
+    v[k] = '\0';
     return true;
 }
 
