@@ -1002,6 +1002,66 @@ START_TEST(down_stops_the_reviver_first)
 }
 END_TEST
 
+/* The reviver on its own: --help, one-line errors, and a slot that dies at once each time:
+ * restarted after a growing back-off, at most --maxPerMinute times, then it waits. */
+START_TEST(reviver_backs_off_and_bounds_its_restarts)
+{
+    char script[700], run[700], path[800], out[8192];
+    snprintf(script, sizeof script, "%s/deploy/reviver", h_source_dir());
+    snprintf(run, sizeof run, "%s/run-crashloop", h_tmpdir());
+    char *help[] = {"/bin/bash", script, "--help", NULL};
+    ck_assert_int_eq(h_run(help, out, sizeof out, 10000), 0);
+    ck_assert_msg(strstr(out, "--maxPerMinute") && strstr(out, "--backoffMaxS"), "%s", out);
+    char *bad[] = {"/bin/bash", script, "--pollMs", "5", run, "127.0.0.1", "loginapp-1", NULL};
+    ck_assert_int_eq(h_run(bad, out, sizeof out, 10000), 1);
+    ck_assert_msg(strstr(out, "reviver: --pollMs needs a number") &&
+                      strchr(out, '\n') == out + strlen(out) - 1,
+                  "%s", out);
+    char *nodir[] = {"/bin/bash", script, run, "127.0.0.1", "loginapp-1", NULL};
+    ck_assert_int_eq(h_run(nodir, out, sizeof out, 10000), 1);
+    ck_assert_msg(strstr(out, "reviver: no run dir"), "%s", out);
+    /* A loginapp slot whose process writes its pidfile and exits after a moment. */
+    ck_assert_int_eq(mkdir(run, 0700), 0);
+    snprintf(path, sizeof path, "%s/launch", run);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/pids", run);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/logs", run);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/launch/loginapp-1.sh", run);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "read -r st </proc/self/stat && st=${st##*) } && set -- $st && "
+               "echo \"$$ ${20}\" >'%s/pids/loginapp-1.pid' && exec bash -c 'sleep 0.3; true' "
+               "loginapp\n",
+            run);
+    fclose(f);
+    char rlog[800];
+    snprintf(rlog, sizeof rlog, "%s/logs/reviver-127.0.0.1.log", run);
+    char *reviver[] = {"/bin/bash", script, "--pollMs", "100", "--maxPerMinute", "3",
+                       "--backoffMaxS", "2", run, "127.0.0.1", "loginapp-1", NULL};
+    pid_t p = h_spawn(reviver, rlog);
+    ck_assert_int_gt(p, 0);
+    bool waiting = false;
+    for (int k = 0; k < 300 && !waiting; k++) { /* 1 + 2 + 2 s of back-off at least */
+        waiting = h_file_contains(rlog, "restarted 3 times in the last minute");
+        if (!waiting)
+            h_sleep_ms(100);
+    }
+    /* Stopped (SIGTERM) whatever the outcome; it says so and exits 0. */
+    h_kill(p, SIGTERM);
+    ck_assert_int_eq(h_wait_exit(p, 10000), 0);
+    ck_assert_msg(waiting, "no bound on the restarts (see %s)", rlog);
+    ck_assert(h_file_contains(rlog, "loginapp-1 restarted: pid"));
+    ck_assert(h_file_contains(rlog, "restarting it in 1 s"));
+    ck_assert(h_file_contains(rlog, "restarting it in 2 s"));
+    ck_assert(!h_file_contains(rlog, "restarting it in 4 s")); /* --backoffMaxS */
+    ck_assert(!h_file_contains(rlog, "restart 4 in the last minute"));
+    ck_assert(h_file_contains(rlog, "stopping"));
+    /* (the last restarted process exits by itself within 0.3 s) */
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("deploy_cluster");
@@ -1015,6 +1075,7 @@ static Suite *suite(void)
     tcase_add_test(tc, external_redis_is_named_not_started);
     tcase_add_test(tc, reviver_restarts_the_manager_and_a_loginapp);
     tcase_add_test(tc, down_stops_the_reviver_first);
+    tcase_add_test(tc, reviver_backs_off_and_bounds_its_restarts);
     suite_add_tcase(s, tc);
     return s;
 }
