@@ -2,7 +2,9 @@
  * may be left running. Uses a layout with random free ports and a private run dir. Also:
  * the cluster's Redis (password in a 0600 file, never on a command line, append-only file),
  * the cluster file the watcher finds the cluster through, and a `down` that cannot check a
- * host (it must not say "down"). */
+ * host (it must not say "down"). And the reviver: a manager and a loginapp killed with
+ * SIGKILL are started again, every process registers again, a global name comes back and a
+ * login works; `down` with the reviver itself killed leaves nothing. */
 #include "harness.h"
 
 #include <check.h>
@@ -732,6 +734,338 @@ START_TEST(external_redis_is_named_not_started)
 }
 END_TEST
 
+/* --- the reviver ------------------------------------------------------------------------ */
+
+/* The pid a slot's pidfile names (0 when there is none). */
+static pid_t pidfile_pid(deploy *d, const char *slot)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/pids/%s.pid", d->run, slot);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    return pid > 0 ? pid : 0;
+}
+
+/* Track every pid the run dir's pidfiles name (a revived process is in no pid list). */
+static void track_pidfiles(deploy *d)
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/pids", d->run);
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    while (dp && (de = readdir(dp)) != NULL) {
+        char *dot = strstr(de->d_name, ".pid");
+        if (!dot || dot[4] != '\0')
+            continue;
+        char slot[256];
+        snprintf(slot, sizeof slot, "%.*s", (int)(dot - de->d_name), de->d_name);
+        pid_t p = pidfile_pid(d, slot);
+        if (p > 0)
+            h_track(p);
+    }
+    if (dp)
+        closedir(dp);
+}
+
+/* A failing test still brings its cluster down (gracefully, through the script: the
+ * reviver first), before the harness kills what it tracked. */
+static deploy *reviver_cluster;
+static void down_at_exit(void)
+{
+    if (!reviver_cluster)
+        return;
+    char out[8192];
+    track_pidfiles(reviver_cluster);
+    cluster_cmd(reviver_cluster, "down", NULL, out, sizeof out);
+    reviver_cluster = NULL;
+}
+
+/* Wait (bounded) until the slot's pidfile names a live process other than `old`. */
+static pid_t wait_revived(deploy *d, const char *slot, pid_t old, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 100) {
+        pid_t p = pidfile_pid(d, slot);
+        if (p > 0 && p != old && kill(p, 0) == 0) {
+            h_track(p);
+            return p;
+        }
+        h_sleep_ms(100);
+    }
+    return 0;
+}
+
+/* Wait (bounded) until the manager counts `want` live processes. */
+static bool wait_alive_count(const char *mgr, int want, int timeout_ms)
+{
+    char v[64], want_s[16];
+    snprintf(want_s, sizeof want_s, "%d", want);
+    for (int waited = 0; waited < timeout_ms; waited += 300) {
+        if (watch_get(mgr, "manager", "counts/alive", v, sizeof v) && strcmp(v, want_s) == 0)
+            return true;
+        h_sleep_ms(300);
+    }
+    return false;
+}
+
+/* Wait (bounded) until `watcher call manager globals/lookup NAME` finds it; its answer in
+ * out. */
+static bool wait_global(const char *mgr, const char *name, char *out, size_t outlen,
+                        int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 300) {
+        if (h_watcher(out, outlen, mgr, "call", "manager", "globals/lookup", name, NULL) == 0)
+            return true;
+        h_sleep_ms(300);
+    }
+    return false;
+}
+
+/* One login through the cluster's loginapp with mc-client (found through the cluster file),
+ * retried (bounded) while it fails; the last output in out. */
+static bool login_works(deploy *d, const char *user, const char *pwfile, const char *script,
+                        char *out, size_t outlen, int timeout_ms)
+{
+    char cbin[512];
+    h_bin("mc-client", cbin, sizeof cbin);
+    char *cmd[] = {cbin, "--user", (char *)user, "--password-file", (char *)pwfile, "--script",
+                   (char *)script, "--no-moves", "--timeout", "10", NULL};
+    for (int waited = 0; waited < timeout_ms; waited += 1000) {
+        if (run_in_env(d, cmd, out, outlen) == 0 && strstr(out, "logged in"))
+            return true;
+        h_sleep_ms(1000);
+    }
+    return false;
+}
+
+START_TEST(reviver_restarts_the_manager_and_a_loginapp)
+{
+    static deploy d;
+    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d.run, sizeof d.run, "%s/run-revive", h_tmpdir());
+    snprintf(d.layout, sizeof d.layout, "%s/revive.layout", h_tmpdir());
+    const char *bin = getenv("MC_BIN_DIR");
+    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    int redis_port = h_free_port(true), manager_port = h_free_port(false);
+    FILE *f = fopen(d.layout, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "set res %s/defs\nredis 127.0.0.1 %d\nmanager 127.0.0.1 %d\n", h_source_dir(),
+            redis_port, manager_port);
+    fprintf(f, "loginapp 127.0.0.1 %d %d\n", h_free_port(false), h_free_port(false));
+    fprintf(f, "baseapp 127.0.0.1 %d %d\ncellapp 127.0.0.1 %d\n", h_free_port(false),
+            h_free_port(false), h_free_port(false));
+    fclose(f);
+
+    char out[32768];
+    int rc = cluster_cmd(&d, "up", d.layout, out, sizeof out);
+    pid_t pids[8];
+    int n = track_state(&d, pids, 8);
+    track_pidfiles(&d);
+    reviver_cluster = &d;
+    atexit(down_at_exit); /* after the harness's: runs before it */
+    ck_assert_msg(rc == 0 && n == 5, "up (%d, %d processes):\n%s", rc, n, out);
+    ck_assert_msg(strstr(out, "started a reviver on 127.0.0.1 for manager-1 loginapp-1"), "%s",
+                  out);
+    use_cluster_secret(&d);
+    char mgr[64], rlog[700];
+    snprintf(mgr, sizeof mgr, "127.0.0.1:%d", manager_port);
+    snprintf(rlog, sizeof rlog, "%s/logs/reviver-127.0.0.1.log", d.run);
+    pid_t reviver = pidfile_pid(&d, "reviver-127.0.0.1");
+    ck_assert_msg(reviver > 0 && kill(reviver, 0) == 0, "no reviver running");
+    rc = cluster_cmd(&d, "status", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "reviver on 127.0.0.1: running"), "status: %s", out);
+
+    /* A global name (a Space registers its name) and an account to log in with. */
+    rc = h_watcher(out, sizeof out, mgr, "call", "baseapp01", "command/createBase", "Space",
+                   "{\"spaceName\":\"lobby\"}", NULL);
+    ck_assert_msg(rc == 0, "createBase (%d): %s", rc, out);
+    ck_assert_msg(wait_global(mgr, "lobby", out, sizeof out, 15000), "lobby not registered");
+    ck_assert_msg(strstr(out, "owner=baseapp01"), "%s", out);
+    char abin[512], acmd[2400], pwfile[700], script[700];
+    snprintf(pwfile, sizeof pwfile, "%s/dana.password", h_tmpdir());
+    f = fopen(pwfile, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("dana-secret\n", f);
+    fclose(f);
+    snprintf(acmd, sizeof acmd,
+             "'%s' --redis=127.0.0.1:%d --redisPasswordFile='%s/redis.password' "
+             "--pwhashCost=dev create dana <'%s'",
+             h_bin("mc-account", abin, sizeof abin), redis_port, d.run, pwfile);
+    char *account[] = {"/bin/sh", "-c", acmd, NULL};
+    rc = h_run(account, out, sizeof out, 30000);
+    ck_assert_msg(rc == 0, "mc-account (%d): %s", rc, out);
+    snprintf(script, sizeof script, "%s/dana.script", h_tmpdir());
+    f = fopen(script, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("expect onAvatarList\nquit\n", f);
+    fclose(f);
+    ck_assert_msg(login_works(&d, "dana", pwfile, script, out, sizeof out, 30000),
+                  "no login before the kills: %s", out);
+
+    /* kill -9 the manager: the reviver starts it again (same options, the state file), every
+     * process registers with it, and the Space registers its name again. */
+    pid_t old_mgr = pidfile_pid(&d, "manager-1");
+    ck_assert_int_gt(old_mgr, 0);
+    ck_assert_int_eq(kill(old_mgr, SIGKILL), 0);
+    pid_t new_mgr = wait_revived(&d, "manager-1", old_mgr, 30000);
+    ck_assert_msg(new_mgr > 0, "the manager was not restarted (see %s)", rlog);
+    ck_assert_msg(wait_alive_count(mgr, 3, 60000), "not every process registered again");
+    ck_assert_msg(h_file_contains(rlog, "manager-1 restarted"), "no restart in %s", rlog);
+    char mlog[700];
+    snprintf(mlog, sizeof mlog, "%s/logs/manager-1.log", d.run);
+    ck_assert_msg(h_file_contains(mlog, "continuing from id"), "restarted without its state file");
+    ck_assert_msg(wait_global(mgr, "lobby", out, sizeof out, 30000),
+                  "the global name did not come back after the manager's restart");
+    ck_assert_msg(strstr(out, "owner=baseapp"), "%s", out);
+
+    /* kill -9 the loginapp: restarted, registered (a new name), and a login works. */
+    pid_t old_login = pidfile_pid(&d, "loginapp-1");
+    ck_assert_int_gt(old_login, 0);
+    ck_assert_int_eq(kill(old_login, SIGKILL), 0);
+    pid_t new_login = wait_revived(&d, "loginapp-1", old_login, 30000);
+    ck_assert_msg(new_login > 0, "the loginapp was not restarted (see %s)", rlog);
+    char lpid[32];
+    snprintf(lpid, sizeof lpid, "%d", (int)new_login);
+    ck_assert_msg(h_wait_watch(mgr, "loginapps", "pid", lpid, 30000),
+                  "the restarted loginapp did not register");
+    ck_assert_msg(login_works(&d, "dana", pwfile, script, out, sizeof out, 30000),
+                  "no login after the loginapp's restart: %s", out);
+    ck_assert_msg(h_file_contains(rlog, "loginapp-1 restarted"), "no restart in %s", rlog);
+    rc = cluster_cmd(&d, "status", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "loginapp02") && strstr(out, "alive"), "%s", out);
+
+    /* The reviver killed too, then the loginapp: nothing restarts it, status says so, and
+     * down still stops everything. */
+    ck_assert_int_eq(kill(reviver, SIGKILL), 0);
+    for (int k = 0; k < 50 && kill(reviver, 0) == 0; k++)
+        h_sleep_ms(100);
+    rc = cluster_cmd(&d, "status", NULL, out, sizeof out);
+    ck_assert_msg(strstr(out, "reviver on 127.0.0.1: not running"), "status: %s", out);
+    track_pidfiles(&d);
+    rc = cluster_cmd(&d, "down", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: down"), "down (%d): %s", rc, out);
+    reviver_cluster = NULL;
+    pid_t all[] = {pids[0], pids[1], pids[2], pids[3], pids[4], new_mgr, new_login, reviver};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        bool gone = false;
+        for (int k = 0; k < 50 && !gone; k++) {
+            gone = kill(all[i], 0) != 0;
+            if (!gone)
+                h_sleep_ms(100);
+        }
+        ck_assert_msg(gone, "pid %d still running after down", all[i]);
+    }
+    char mport[32];
+    snprintf(mport, sizeof mport, "127.0.0.1:%d", manager_port);
+    ck_assert_msg(port_user_gone(manager_port), "something still runs with %s", mport);
+}
+END_TEST
+
+/* With the reviver running, down stops it first: a loginapp it stops is not restarted. */
+START_TEST(down_stops_the_reviver_first)
+{
+    static deploy d;
+    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d.run, sizeof d.run, "%s/run-revive-down", h_tmpdir());
+    snprintf(d.layout, sizeof d.layout, "%s/revive-down.layout", h_tmpdir());
+    const char *bin = getenv("MC_BIN_DIR");
+    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    int manager_port = h_free_port(false), login_port = h_free_port(false);
+    FILE *f = fopen(d.layout, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "set res %s/defs\nmanager 127.0.0.1 %d\nloginapp 127.0.0.1 %d %d\n",
+            h_source_dir(), manager_port, login_port, h_free_port(false));
+    fclose(f);
+    char out[16384];
+    int rc = cluster_cmd(&d, "up", d.layout, out, sizeof out);
+    pid_t pids[4];
+    int n = track_state(&d, pids, 4);
+    track_pidfiles(&d);
+    reviver_cluster = &d;
+    atexit(down_at_exit);
+    ck_assert_msg(rc == 0 && n == 2, "up (%d, %d): %s", rc, n, out);
+    pid_t reviver = pidfile_pid(&d, "reviver-127.0.0.1");
+    ck_assert_int_gt(reviver, 0);
+    rc = cluster_cmd(&d, "down", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: down"), "down (%d): %s", rc, out);
+    reviver_cluster = NULL;
+    ck_assert_msg(port_user_gone(login_port), "a loginapp still runs after down");
+    ck_assert_msg(port_user_gone(manager_port), "a manager still runs after down");
+    /* (not our child: reaped by whoever adopted it, soon) */
+    for (int k = 0; k < 50 && kill(reviver, 0) == 0; k++)
+        h_sleep_ms(100);
+    ck_assert_msg(kill(reviver, 0) != 0, "the reviver still runs after down");
+    char rlog[700];
+    snprintf(rlog, sizeof rlog, "%s/logs/reviver-127.0.0.1.log", d.run);
+    ck_assert_msg(h_file_contains(rlog, "stopping"), "the reviver did not stop by itself");
+    ck_assert_msg(!h_file_contains(rlog, "restarted"), "the reviver restarted what down stopped");
+}
+END_TEST
+
+/* The reviver on its own: --help, one-line errors, and a slot that dies at once each time:
+ * restarted after a growing back-off, at most --maxPerMinute times, then it waits. */
+START_TEST(reviver_backs_off_and_bounds_its_restarts)
+{
+    char script[700], run[700], path[800], out[8192];
+    snprintf(script, sizeof script, "%s/deploy/reviver", h_source_dir());
+    snprintf(run, sizeof run, "%s/run-crashloop", h_tmpdir());
+    char *help[] = {"/bin/bash", script, "--help", NULL};
+    ck_assert_int_eq(h_run(help, out, sizeof out, 10000), 0);
+    ck_assert_msg(strstr(out, "--maxPerMinute") && strstr(out, "--backoffMaxS"), "%s", out);
+    char *bad[] = {"/bin/bash", script, "--pollMs", "5", run, "127.0.0.1", "loginapp-1", NULL};
+    ck_assert_int_eq(h_run(bad, out, sizeof out, 10000), 1);
+    ck_assert_msg(strstr(out, "reviver: --pollMs needs a number") &&
+                      strchr(out, '\n') == out + strlen(out) - 1,
+                  "%s", out);
+    char *nodir[] = {"/bin/bash", script, run, "127.0.0.1", "loginapp-1", NULL};
+    ck_assert_int_eq(h_run(nodir, out, sizeof out, 10000), 1);
+    ck_assert_msg(strstr(out, "reviver: no run dir"), "%s", out);
+    /* A loginapp slot whose process writes its pidfile and exits after a moment. */
+    ck_assert_int_eq(mkdir(run, 0700), 0);
+    snprintf(path, sizeof path, "%s/launch", run);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/pids", run);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/logs", run);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/launch/loginapp-1.sh", run);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "read -r st </proc/self/stat && st=${st##*) } && set -- $st && "
+               "echo \"$$ ${20}\" >'%s/pids/loginapp-1.pid' && exec bash -c 'sleep 0.3; true' "
+               "loginapp\n",
+            run);
+    fclose(f);
+    char rlog[800];
+    snprintf(rlog, sizeof rlog, "%s/logs/reviver-127.0.0.1.log", run);
+    char *reviver[] = {"/bin/bash", script, "--pollMs", "100", "--maxPerMinute", "3",
+                       "--backoffMaxS", "2", run, "127.0.0.1", "loginapp-1", NULL};
+    pid_t p = h_spawn(reviver, rlog);
+    ck_assert_int_gt(p, 0);
+    bool waiting = false;
+    for (int k = 0; k < 300 && !waiting; k++) { /* 1 + 2 + 2 s of back-off at least */
+        waiting = h_file_contains(rlog, "restarted 3 times in the last minute");
+        if (!waiting)
+            h_sleep_ms(100);
+    }
+    /* Stopped (SIGTERM) whatever the outcome; it says so and exits 0. */
+    h_kill(p, SIGTERM);
+    ck_assert_int_eq(h_wait_exit(p, 10000), 0);
+    ck_assert_msg(waiting, "no bound on the restarts (see %s)", rlog);
+    ck_assert(h_file_contains(rlog, "loginapp-1 restarted: pid"));
+    ck_assert(h_file_contains(rlog, "restarting it in 1 s"));
+    ck_assert(h_file_contains(rlog, "restarting it in 2 s"));
+    ck_assert(!h_file_contains(rlog, "restarting it in 4 s")); /* --backoffMaxS */
+    ck_assert(!h_file_contains(rlog, "restart 4 in the last minute"));
+    ck_assert(h_file_contains(rlog, "stopping"));
+    /* (the last restarted process exits by itself within 0.3 s) */
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("deploy_cluster");
@@ -743,6 +1077,9 @@ static Suite *suite(void)
     tcase_add_test(tc, down_stops_what_a_killed_up_started);
     tcase_add_test(tc, local_redis_cluster_survives_down_and_up);
     tcase_add_test(tc, external_redis_is_named_not_started);
+    tcase_add_test(tc, reviver_restarts_the_manager_and_a_loginapp);
+    tcase_add_test(tc, down_stops_the_reviver_first);
+    tcase_add_test(tc, reviver_backs_off_and_bounds_its_restarts);
     suite_add_tcase(s, tc);
     return s;
 }

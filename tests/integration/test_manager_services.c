@@ -4,7 +4,9 @@
  *     the same state file (SIGKILL, start again: every new id is above every old one);
  *     a corrupt state file stops the manager with one line and exit 1;
  *   - globally named bases: register, taken, lookup, deregister, refused for a sender that
- *     is not registered, dropped when the registering process dies;
+ *     is not registered, dropped when the registering process dies; registered again by
+ *     their owners with a restarted manager (a deregistered one not; a name another
+ *     process took meanwhile is a clash, counted and left to that process);
  *   - an asynchronous watcher callable answered after a delay through the watcher tool,
  *     a refusal, and a server freed while a call waits. */
 #include "test_secret.h"
@@ -510,6 +512,118 @@ START_TEST(global_names_register_lookup_and_drop_with_their_process)
 }
 END_TEST
 
+/* Both servers registered (again) with a manager instance other than `before`. */
+typedef struct {
+    mc_server **ss;
+    int n;
+    uint64_t want_registrations;
+} again_wait;
+
+static bool all_registered_again(void *ctx)
+{
+    again_wait *w = ctx;
+    for (int k = 0; k < w->n; k++)
+        if (watch_u(w->ss[k], "manager/registrations") < w->want_registrations ||
+            !watch_u(w->ss[k], "manager/registered"))
+            return false;
+    return true;
+}
+
+typedef struct {
+    mc_server *s;
+    const char *path;
+    uint64_t want;
+} counter_wait;
+
+static bool counter_reached(void *ctx)
+{
+    counter_wait *c = ctx;
+    return watch_u(c->s, c->path) >= c->want;
+}
+
+START_TEST(global_names_are_registered_again_with_a_restarted_manager)
+{
+    char manager[32] = "", log[600];
+    snprintf(log, sizeof log, "%s/manager-globals-again.log", h_tmpdir());
+    pid_t mgr = h_start_manager(manager, sizeof manager, log, NULL);
+    ck_assert_msg(mgr > 0, "no manager (%s)", log);
+    server_args args[2];
+    mc_server *ss[2];
+    ss[0] = new_server(&args[0], manager, MC_ROLE_BASEAPP, false, NULL, NULL);
+    ss[1] = new_server(&args[1], manager, MC_ROLE_BASEAPP, false, NULL, NULL);
+    start(ss[0]);
+    start(ss[1]);
+    ck_assert(pump(ss, 2, both_registered, ss, 20000));
+    mc_mailbox_ref a, b, c;
+    ck_assert_int_eq(mc_mailbox_ref_init(&a, 101, 0x7F000001u, 4000, MC_COMPONENT_BASE, 2), 0);
+    ck_assert_int_eq(mc_mailbox_ref_init(&b, 202, 0x7F000001u, 4001, MC_COMPONENT_BASE, 2), 0);
+    ck_assert_int_eq(mc_mailbox_ref_init(&c, 303, 0x7F000001u, 4002, MC_COMPONENT_BASE, 2), 0);
+    /* The first process: Lobby and Garden, and Arena that it deregisters again; the second:
+     * Market. */
+    ck_assert_int_eq(ask(ss, 0, 0, "Lobby", &a).st, MC_GLOBAL_OK);
+    ck_assert_int_eq(ask(ss, 0, 0, "Garden", &c).st, MC_GLOBAL_OK);
+    ck_assert_int_eq(ask(ss, 0, 0, "Arena", &a).st, MC_GLOBAL_OK);
+    ck_assert_int_eq(ask(ss, 0, 1, "Arena", &a).st, MC_GLOBAL_OK);
+    ck_assert_int_eq(ask(ss, 1, 0, "Market", &b).st, MC_GLOBAL_OK);
+    /* A refused register is not kept. */
+    ck_assert_int_eq(ask(ss, 1, 0, "Lobby", &b).st, MC_GLOBAL_TAKEN);
+    ck_assert_uint_eq(watch_u(ss[0], "globals/kept"), 2);
+    ck_assert_uint_eq(watch_u(ss[1], "globals/kept"), 1);
+    ck_assert_int_eq(watch_number(manager, "manager", "globals/count"), 3);
+
+    /* The manager dies hard and starts again at the same address, with no names. */
+    h_kill(mgr, SIGKILL);
+    ck_assert_int_eq(h_wait_exit(mgr, 5000), 128 + SIGKILL);
+    snprintf(log, sizeof log, "%s/manager-globals-again2.log", h_tmpdir());
+    mgr = h_start_manager(manager, sizeof manager, log, NULL);
+    ck_assert_msg(mgr > 0, "the manager did not start again (%s)", log);
+    /* Only the second process runs at first: it registers again (and Market with it), then
+     * takes Lobby, which the first one held before. */
+    again_wait w1 = {&ss[1], 1, 2};
+    ck_assert_msg(pump(&ss[1], 1, all_registered_again, &w1, 30000),
+                  "the second process did not register with the new manager");
+    counter_wait market = {ss[1], "globals/registeredAgain", 1};
+    ck_assert_msg(pump(&ss[1], 1, counter_reached, &market, 15000), "Market not sent again");
+    ck_assert_int_eq(ask(ss, 1, 0, "Lobby", &b).st, MC_GLOBAL_OK);
+    /* Now the first: it registers again, Garden comes back, Lobby clashes. */
+    again_wait w2 = {ss, 2, 2};
+    ck_assert_msg(pump(ss, 2, all_registered_again, &w2, 30000),
+                  "the first process did not register with the new manager");
+    counter_wait clash = {ss[0], "globals/clashes", 1};
+    ck_assert_msg(pump(ss, 2, counter_reached, &clash, 15000), "no clash counted for Lobby");
+    counter_wait garden = {ss[0], "globals/registeredAgain", 1};
+    ck_assert_msg(pump(ss, 2, counter_reached, &garden, 15000), "Garden not sent again");
+    gresult r = ask(ss, 1, 2, "Garden", NULL);
+    ck_assert_int_eq(r.st, MC_GLOBAL_OK);
+    ck_assert(memcmp(&r.mb, &c, sizeof c) == 0);
+    r = ask(ss, 0, 2, "Market", NULL);
+    ck_assert_int_eq(r.st, MC_GLOBAL_OK);
+    ck_assert(memcmp(&r.mb, &b, sizeof b) == 0);
+    r = ask(ss, 0, 2, "Lobby", NULL); /* the second process's, which took it meanwhile */
+    ck_assert_int_eq(r.st, MC_GLOBAL_OK);
+    ck_assert(memcmp(&r.mb, &b, sizeof b) == 0);
+    r = ask(ss, 0, 2, "Arena", NULL); /* deregistered before: not back */
+    ck_assert_int_eq(r.st, MC_GLOBAL_NOT_FOUND);
+    ck_assert_int_eq(watch_number(manager, "manager", "globals/count"), 3);
+    ck_assert_uint_eq(watch_u(ss[0], "globals/kept"), 1);
+    ck_assert_uint_eq(watch_u(ss[0], "globals/registeredAgain"), 1);
+    ck_assert_uint_eq(watch_u(ss[0], "globals/clashes"), 1);
+    ck_assert_uint_eq(watch_u(ss[1], "globals/kept"), 2);
+    ck_assert_uint_eq(watch_u(ss[1], "globals/clashes"), 0);
+    char out[4096];
+    ck_assert_int_eq(h_watcher(out, sizeof out, manager, "call", "manager", "globals/lookup",
+                               "Garden", NULL),
+                     0);
+    ck_assert_msg(strstr(out, "id=303") && strstr(out, "owner=baseapp"), "%s", out);
+    /* Deregistered now, it is gone for good: a third manager would not get it either. */
+    ck_assert_int_eq(ask(ss, 0, 1, "Garden", &c).st, MC_GLOBAL_OK);
+    ck_assert_uint_eq(watch_u(ss[0], "globals/kept"), 0);
+    for (int k = 0; k < 2; k++)
+        mc_server_free(ss[k]);
+    h_kill_all();
+}
+END_TEST
+
 /* --- asynchronous watcher calls -------------------------------------------------------- */
 
 typedef struct {
@@ -707,6 +821,7 @@ static Suite *suite(void)
     tcase_add_test(tc, entity_id_ranges_are_disjoint_and_survive_a_manager_restart);
     tcase_add_test(tc, a_corrupt_state_file_stops_the_manager);
     tcase_add_test(tc, global_names_register_lookup_and_drop_with_their_process);
+    tcase_add_test(tc, global_names_are_registered_again_with_a_restarted_manager);
     tcase_add_test(tc, async_watcher_calls_are_answered_when_they_complete);
     tcase_add_test(tc, a_server_refuses_asynchronous_calls_beyond_256_waiting);
     suite_add_tcase(s, tc);

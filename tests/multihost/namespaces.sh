@@ -14,7 +14,8 @@
 # (when they take the persistence options); `watcher` without flags (the cluster file);
 # kill -9 of a remote baseapp noticed and reported; a partition (host 2's link down until
 # the manager declares its processes dead, then up): they come back, are told they were
-# replaced, exit with status 4 and `status` shows them fenced; `down` leaves nothing
+# replaced, exit with status 4 and `status` shows them fenced, and the reviver on host 2
+# starts a new loginapp there; `down` leaves nothing
 # running on any host; a second `up` and `down` work.
 #
 # Every process it starts runs in one of its namespaces; on exit (also on failure) it kills
@@ -274,9 +275,20 @@ for k in 0 1 2; do
   grep -q "exit code 4" "$TMP/hosts-run/logs/$slot.log" || fail "$n did not exit with its own status"
 done
 status_says cellapp02 alive || fail "cellapp02 (host 3) should still be alive"
-for n in cellapp03 loginapp03 baseapp03; do
+for n in cellapp03 baseapp03; do
   status_says "$n" alive && fail "$n: a fenced process registered again under a new name"
 done
+# The loginapp is a singleton: the reviver on host 2 starts a new one (a new process, with a
+# new pid and name), through ssh like everything else there.
+revived_login() {
+  local p
+  p=$(awk '{print $1}' "$TMP/hosts-run/pids/loginapp-1.pid" 2>/dev/null)
+  [ -n "$p" ] && [ "$p" != "${pids2[0]}" ] && status_says loginapp03 alive
+}
+wait_for 30 revived_login || fail "the reviver on host 2 did not start a new loginapp"
+grep -q "loginapp-1 restarted" "$TMP/hosts-run/logs/reviver-${ADDR[1]}.log" ||
+  fail "the reviver on host 2 did not log the restart"
+log "the reviver on host 2 started a new loginapp (loginapp03)"
 watcher status 2>&1 | sed 's/^/    /'
 
 log "down"

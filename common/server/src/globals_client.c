@@ -1,10 +1,13 @@
 /* Globally named bases, the process side: GLOBAL_REGISTER, GLOBAL_DEREGISTER and
- * GLOBAL_LOOKUP requests to the manager, each answered through its callback exactly once. */
+ * GLOBAL_LOOKUP requests to the manager, each answered through its callback exactly once.
+ * A name registered is kept (globals_kept.c) until it is deregistered, so that it can be
+ * registered again with a restarted manager. */
 #include "server_internal.h"
 #include "common/log.h"
 #include "server/control.h"
 #include "server/pb.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +60,9 @@ typedef struct {
     mc_server_global_fn fn;
     void *ctx;
     bool lookup;
+    bool keep; /* a register: kept once the manager says OK */
+    char name[MC_GLOBAL_NAME_MAX + 1];
+    mc_mailbox_ref mb;
 } global_wait;
 
 static mc_global_status from_wire(Mc__Control__GlobalStatus st)
@@ -97,6 +103,8 @@ static void on_global_reply(mc_server *s, int status, const uint8_t *data, size_
             }
         }
     }
+    if (w->keep && st == MC_GLOBAL_OK)
+        mc_server_globals_keep(s, w->name, &w->mb); /* before fn, which may deregister it */
     if (w->fn)
         w->fn(s, w->ctx, st, found, st == MC_GLOBAL_OK ? "" : reason);
     mc_pb_free(r);
@@ -104,14 +112,19 @@ static void on_global_reply(mc_server *s, int status, const uint8_t *data, size_
 }
 
 static int send_global(mc_server *s, uint8_t msg_id, const void *msg, mc_server_global_fn fn,
-                       void *ctx)
+                       void *ctx, bool keep, const char *name, const mc_mailbox_ref *mb)
 {
-    global_wait *w = malloc(sizeof *w);
+    global_wait *w = calloc(1, sizeof *w);
     if (!w)
         return MC_ERR_NO_MEMORY;
     w->fn = fn;
     w->ctx = ctx;
     w->lookup = msg_id == MC_CTL_GLOBAL_LOOKUP;
+    w->keep = keep;
+    if (keep) {
+        snprintf(w->name, sizeof w->name, "%s", name);
+        w->mb = *mb;
+    }
     int rc = mc_server_send_request(s, &s->manager, msg_id, msg, on_global_reply, w,
                                     GLOBAL_REPLY_TIMEOUT_US, false);
     if (rc != MC_OK)
@@ -120,7 +133,7 @@ static int send_global(mc_server *s, uint8_t msg_id, const void *msg, mc_server_
 }
 
 static int send_entry(mc_server *s, uint8_t msg_id, const char *name, const mc_mailbox_ref *mb,
-                      mc_server_global_fn fn, void *ctx)
+                      mc_server_global_fn fn, void *ctx, bool keep)
 {
     if (s->desc.role == MC_ROLE_MANAGER || !name_ok(name) || !mb || mc_mailbox_ref_is_none(mb))
         return MC_ERR_INVALID;
@@ -130,7 +143,7 @@ static int send_entry(mc_server *s, uint8_t msg_id, const char *name, const mc_m
     e.name = (char *)name;
     e.mailbox.data = wire;
     e.mailbox.len = sizeof wire;
-    return send_global(s, msg_id, &e, fn, ctx);
+    return send_global(s, msg_id, &e, fn, ctx, keep, name, mb);
 }
 
 int mc_server_global_register(mc_server *s, const char *name, const mc_mailbox_ref *mb,
@@ -138,13 +151,22 @@ int mc_server_global_register(mc_server *s, const char *name, const mc_mailbox_r
 {
     if (!fn)
         return MC_ERR_INVALID;
-    return send_entry(s, MC_CTL_GLOBAL_REGISTER, name, mb, fn, ctx);
+    return send_entry(s, MC_CTL_GLOBAL_REGISTER, name, mb, fn, ctx, true);
+}
+
+int mc_server_global_register_again(mc_server *s, const char *name, const mc_mailbox_ref *mb,
+                                    mc_server_global_fn fn, void *ctx)
+{
+    return send_entry(s, MC_CTL_GLOBAL_REGISTER, name, mb, fn, ctx, false);
 }
 
 int mc_server_global_deregister(mc_server *s, const char *name, const mc_mailbox_ref *mb,
                                 mc_server_global_fn fn, void *ctx)
 {
-    return send_entry(s, MC_CTL_GLOBAL_DEREGISTER, name, mb, fn, ctx);
+    /* The owner wants it gone, whatever the manager answers: never registered again. */
+    if (s->desc.role != MC_ROLE_MANAGER && name && mb)
+        mc_server_globals_forget(s, name, mb);
+    return send_entry(s, MC_CTL_GLOBAL_DEREGISTER, name, mb, fn, ctx, false);
 }
 
 int mc_server_global_lookup(mc_server *s, const char *name, mc_server_global_fn fn, void *ctx)
@@ -153,5 +175,5 @@ int mc_server_global_lookup(mc_server *s, const char *name, mc_server_global_fn 
         return MC_ERR_INVALID;
     Mc__Control__GlobalLookup q = MC__CONTROL__GLOBAL_LOOKUP__INIT;
     q.name = (char *)name;
-    return send_global(s, MC_CTL_GLOBAL_LOOKUP, &q, fn, ctx);
+    return send_global(s, MC_CTL_GLOBAL_LOOKUP, &q, fn, ctx, false, NULL, NULL);
 }

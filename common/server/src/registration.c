@@ -146,6 +146,7 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         return;
     }
     s->id = r->self ? r->self->id : 0;
+    uint64_t old_instance = s->manager_instance;
     s->manager_instance = r->manager_instance;
     if (r->self && r->self->name)
         mc_server_set_name(s, r->self->name);
@@ -172,6 +173,9 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
     lease_renew(s, sent_at);
     bool first = !s->ever_registered;
     s->ever_registered = true;
+    /* A new manager instance (restarted) starts with no global names: ours go again. */
+    if (!first && old_instance != s->manager_instance)
+        mc_server_globals_register_again(s);
     if (first && s->desc.on_ready)
         s->desc.on_ready(s, s->desc.ctx);
 }

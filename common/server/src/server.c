@@ -273,6 +273,7 @@ void mc_server_free(mc_server *s)
     free(s->options);
     mc_lease_free(s->lease);
     free(s->lease_watch_refs);
+    mc_server_globals_free(s);
     free(s);
 }
 

@@ -7,6 +7,7 @@
 #include "common/watcher.h"
 #include "common/defs.h"
 #include "mercury/mercury.h"
+#include "server/control.h"
 #include "server/lease.h"
 #include "server/load.h"
 #include "server/server.h"
@@ -45,6 +46,12 @@ typedef struct {
     uint64_t received;    /* ranges received */
     uint64_t used;        /* ids handed out */
 } server_entity_ids;
+
+/* A global name this process registered (globals_kept.c). */
+typedef struct {
+    char name[MC_GLOBAL_NAME_MAX + 1];
+    mc_mailbox_ref mb;
+} server_kept_name;
 
 /* A peer the manager told us about. */
 typedef struct {
@@ -132,6 +139,14 @@ struct mc_server {
     bool freeing; /* mc_server_free has begun: nothing is sent any more */
     /* Entity ids (entity_ids.c). */
     server_entity_ids ids;
+    /* The global names this process registered (globals_kept.c): registered again with a
+     * restarted manager, which starts with none. */
+    server_kept_name *kept;
+    size_t nkept;
+    size_t kept_cap;
+    uint64_t globals_again;     /* registered again with a new manager instance */
+    uint64_t globals_clashes;   /* taken by another process meanwhile: dropped */
+    uint64_t globals_again_failed; /* not registered again (no answer, refused) */
 
     /* Shutdown. */
     bool shutting_down;
@@ -178,6 +193,17 @@ int mc_server_lease_publish(mc_server *s);
 /* Entity id ranges (entity_ids.c): ask when registered and running low; the watchers. */
 void mc_server_ids_tick(mc_server *s, mc_time_us now);
 int mc_server_ids_publish(mc_server *s);
+
+/* Global names (globals_client.c, globals_kept.c): a register that is not kept again (the
+ * re-registration itself); keep a name the manager took, forget one deregistered; register
+ * every kept name again (with a new manager instance); the watchers globals/...; free. */
+int mc_server_global_register_again(mc_server *s, const char *name, const mc_mailbox_ref *mb,
+                                    mc_server_global_fn fn, void *ctx);
+void mc_server_globals_keep(mc_server *s, const char *name, const mc_mailbox_ref *mb);
+void mc_server_globals_forget(mc_server *s, const char *name, const mc_mailbox_ref *mb);
+void mc_server_globals_register_again(mc_server *s);
+int mc_server_globals_publish(mc_server *s);
+void mc_server_globals_free(mc_server *s);
 
 /* Registration and heartbeats (registration.c). */
 void mc_server_reg_tick(mc_server *s, mc_time_us now);

@@ -131,6 +131,7 @@ int mc_server_add_std_watchers(mc_server *s)
         bad |= mc_watch_add_uint(w, "peers/births", &s->births_seen, MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "peers/deaths", &s->deaths_seen, MC_WATCH_READ_ONLY);
         bad |= mc_server_lease_publish(s) != 0;
+        bad |= mc_server_globals_publish(s) != 0;
     }
     return bad ? -1 : 0;
 }

@@ -189,7 +189,12 @@ uint64_t mc_server_entity_ids_left(const mc_server *s);
 
 /* --- globally named bases (BigWorld's registerGlobally / lookUpBaseByName) -------------
  * The manager keeps name -> mailbox for the whole cluster and drops a process's names
- * when it dies or stops. Names are 1..64 bytes of printable ASCII without spaces. */
+ * when it dies or stops. Names are 1..64 bytes of printable ASCII without spaces. The
+ * process keeps the names it registered (until it deregisters them) and registers them
+ * again, by itself, when it registers with a new manager instance (a restarted manager
+ * starts with none); a name another process took meanwhile is logged, counted
+ * (globals/clashes) and no longer this process's. Watchers globals/kept, registeredAgain,
+ * clashes, againFailed. */
 typedef enum {
     MC_GLOBAL_OK = 0,
     MC_GLOBAL_TAKEN,          /* register: the name is taken */
