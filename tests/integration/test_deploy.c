@@ -739,7 +739,7 @@ END_TEST
 /* The pid a slot's pidfile names (0 when there is none). */
 static pid_t pidfile_pid(deploy *d, const char *slot)
 {
-    char path[700];
+    char path[1024];
     snprintf(path, sizeof path, "%s/pids/%s.pid", d->run, slot);
     FILE *f = fopen(path, "r");
     int pid = 0;
