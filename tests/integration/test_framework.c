@@ -172,6 +172,31 @@ static long long watch_number(const char *manager, const char *target, const cha
     return v ? atoll(v + 1) : -1;
 }
 
+/* A manager and one baseapp (the repository's defs), both registered: their addresses and
+ * the baseapp's log and pid. `tag` names the logs. */
+typedef struct {
+    char manager[32], baddr[32], blog[600];
+    pid_t base;
+} small_cluster;
+
+static void small_cluster_start(small_cluster *c, const char *tag)
+{
+    char ropt[600], log[600], mopt[64], bint[64], b2[512];
+    c->manager[0] = '\0';
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    snprintf(log, sizeof log, "%s/manager-%s.log", h_tmpdir(), tag);
+    ck_assert_msg(h_start_manager(c->manager, sizeof c->manager, log, NULL) > 0,
+                  "no manager (%s)", log);
+    snprintf(c->baddr, sizeof c->baddr, "127.0.0.1:%d", h_free_port(false));
+    snprintf(bint, sizeof bint, "--internal=%s", c->baddr);
+    snprintf(mopt, sizeof mopt, "--manager=%s", c->manager);
+    snprintf(c->blog, sizeof c->blog, "%s/baseapp-%s.log", h_tmpdir(), tag);
+    char *bargv[] = {(char *)h_bin("baseapp", b2, sizeof b2), bint, mopt, ropt, NULL};
+    c->base = h_spawn(bargv, c->blog);
+    ck_assert_int_gt(c->base, 0);
+    ck_assert(h_wait_watch(c->manager, "manager", "counts/alive", "counts/alive  1", 15000));
+}
+
 /* A datagram from a forged source address (a raw socket writes the IP header itself), as an
  * attacker on the network sends it: the issue-19 review made a process exit with one
  * UNKNOWN_PROCESS{fenced} "from" the manager's address, and stopped a healthy process with
@@ -220,19 +245,10 @@ static size_t control_packet(uint8_t *out, uint8_t id, const uint8_t *pb, size_t
 
 START_TEST(spoofed_control_packets_change_nothing)
 {
-    char manager[32] = "", ropt[600], log[600], mopt[64];
-    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
-    snprintf(log, sizeof log, "%s/manager-spoof.log", h_tmpdir());
-    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
-    char baddr[32], bint[64], b2[512], blog[600];
-    snprintf(baddr, sizeof baddr, "127.0.0.1:%d", h_free_port(false));
-    snprintf(bint, sizeof bint, "--internal=%s", baddr);
-    snprintf(mopt, sizeof mopt, "--manager=%s", manager);
-    snprintf(blog, sizeof blog, "%s/baseapp-spoof.log", h_tmpdir());
-    char *bargv[] = {(char *)h_bin("baseapp", b2, sizeof b2), bint, mopt, ropt, NULL};
-    pid_t base = h_spawn(bargv, blog);
-    ck_assert_int_gt(base, 0);
-    ck_assert(h_wait_watch(manager, "manager", "counts/alive", "counts/alive  1", 15000));
+    small_cluster c;
+    small_cluster_start(&c, "spoof");
+    const char *manager = c.manager, *baddr = c.baddr, *blog = c.blog;
+    pid_t base = c.base;
     uint8_t pb[256], pkt[300];
     /* "you were replaced", from the manager's address, to the baseapp (id 1) */
     Mc__Control__UnknownProcess u = MC__CONTROL__UNKNOWN_PROCESS__INIT;
@@ -268,18 +284,9 @@ END_TEST
 
 START_TEST(hostile_control_messages_are_refused_and_counted)
 {
-    char manager[32] = "", ropt[600], log[600], mopt[64];
-    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
-    snprintf(log, sizeof log, "%s/manager-hostile.log", h_tmpdir());
-    ck_assert_msg(h_start_manager(manager, sizeof manager, log, NULL) > 0, "no manager (%s)", log);
-    char baddr[32], bint[64], b2[512], blog[600];
-    snprintf(baddr, sizeof baddr, "127.0.0.1:%d", h_free_port(false));
-    snprintf(bint, sizeof bint, "--internal=%s", baddr);
-    snprintf(mopt, sizeof mopt, "--manager=%s", manager);
-    snprintf(blog, sizeof blog, "%s/baseapp-hostile.log", h_tmpdir());
-    char *bargv[] = {(char *)h_bin("baseapp", b2, sizeof b2), bint, mopt, ropt, NULL};
-    ck_assert_int_gt(h_spawn(bargv, blog), 0);
-    ck_assert(h_wait_watch(manager, "manager", "counts/alive", "counts/alive  1", 15000));
+    small_cluster c0;
+    small_cluster_start(&c0, "hostile");
+    const char *manager = c0.manager, *baddr = c0.baddr, *blog = c0.blog;
 
     char err[200];
     wt_client *c = wt_client_new(3000, NULL, err, sizeof err);
@@ -297,7 +304,7 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
     rq.role = MC_ROLE_BASEAPP;
     rq.pid = 1;
     rq.host = "spoof";
-    rq.internal_addr = baddr;
+    rq.internal_addr = c0.baddr;
     rq.def_digest = digest;
     rq.build_version = "0";
     wt_request req;
