@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <math.h>
 #include <sodium.h>
@@ -57,6 +58,9 @@ static void default_res(char *out, size_t outlen)
     }
     exe[n] = '\0';
     snprintf(out, outlen, "%s/../../defs", dirname(exe));
+    struct stat sb;
+    if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        snprintf(out, outlen, "%s/defs", MC_SOURCE_ROOT); /* built outside the checkout */
 }
 
 int tool_cluster_find(tool_cluster *c, const char *loginapp, const char *public_key_hex,

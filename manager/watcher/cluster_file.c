@@ -29,6 +29,10 @@ bool wt_cluster_file_find(char *path, size_t pathlen)
     /* <repo>/<build>/bin/<tool>: two levels up from the binary's folder. */
     char *dir = dirname(exe);
     int k = snprintf(path, pathlen, "%s/../../run/%s", dir, WT_CLUSTER_FILE_NAME);
+    if (k > 0 && (size_t)k < pathlen && readable(path))
+        return true;
+    /* a build directory outside the checkout: the checkout it was built from */
+    k = snprintf(path, pathlen, "%s/run/%s", MC_SOURCE_ROOT, WT_CLUSTER_FILE_NAME);
     return k > 0 && (size_t)k < pathlen && readable(path);
 }
 

@@ -2,6 +2,7 @@
  * (docs/tools/mc-db.md). */
 #include <getopt.h>
 #include <libgen.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,9 @@ static const char *default_res(char *buf, size_t len)
         return "defs";
     exe[n] = '\0';
     snprintf(buf, len, "%s/../../defs", dirname(exe));
+    struct stat sb;
+    if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        snprintf(buf, len, "%s/defs", MC_SOURCE_ROOT); /* built outside the checkout */
     return buf;
 }
 

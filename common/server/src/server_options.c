@@ -96,6 +96,15 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A folder of entity defs (its entities.xml), not just any folder named defs (a build
+ * directory has one of its own). */
+static bool is_defs(const char *path)
+{
+    char f[PATH_MAX + 64];
+    snprintf(f, sizeof f, "%s/entities.xml", path);
+    return is_dir(path) && access(f, R_OK) == 0;
+}
+
 bool mc_server_resolve_res(const char *given, char *out, size_t outlen, char *err,
                            size_t errlen)
 {
@@ -121,10 +130,17 @@ bool mc_server_resolve_res(const char *given, char *out, size_t outlen, char *er
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", dir, candidates[i]);
         char real[PATH_MAX];
-        if (is_dir(path) && realpath(path, real)) {
+        if (is_defs(path) && realpath(path, real)) {
             snprintf(out, outlen, "%s", real);
             return true;
         }
+    }
+    /* a build directory outside the checkout: the checkout it was built from */
+    char path[PATH_MAX + 32], real[PATH_MAX];
+    snprintf(path, sizeof path, "%s/defs", MC_SOURCE_ROOT);
+    if (is_defs(path) && realpath(path, real)) {
+        snprintf(out, outlen, "%s", real);
+        return true;
     }
     snprintf(err, errlen, "no defs folder found near %s: pass --res DIR", dir);
     return false;
