@@ -1,5 +1,5 @@
 /* Bulk work in bounded slices on the event loop, so that no loop turn runs longer than a
- * bound however much there is to do (docs/ARCHITECTURE.md "Liveness").
+ * bound however much there is to do (docs/ARCHITECTURE.md, "Busy is not dead").
  *
  * A job is a sequence of steps: step() does one small unit of work and says whether more
  * is left. mc_sliced_start runs the first slice at once; a slice runs steps until the job is
