@@ -1,5 +1,5 @@
-/* How late the event loop runs a due timer (the loop/ watchers, docs/ARCHITECTURE.md
- * "Busy is not dead"): a probe timer armed every LAG_PROBE_MS; when it fires, how long after it was
+/* How late the event loop runs a due timer (the loop/ watchers, docs/ARCHITECTURE.md "Busy
+ * is not dead"): a probe timer armed every LAG_PROBE_MS; when it fires, how long after it was
  * due is the time the loop spent on other work in one go (a long turn), within the probe's
  * period. The heartbeat timer waits exactly as long, so this is what a busy process's
  * heartbeats are delayed by. */
