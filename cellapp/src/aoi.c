@@ -1,6 +1,7 @@
 /* The cellapp's area of interest: every cell entity is in its space's grid (aoi_grid.h);
  * witnesses keep a view (aoi_view.h) updated --aoiHz times a second, and their game code
  * hears onEnteredAoI / onLeftAoI. entitiesInRange asks the grid directly. docs/WORLD.md. */
+#include "aoi_tick.h"
 #include "aoi_view.h"
 #include "cellapp.h"
 #include "client_shadow.h"
@@ -52,6 +53,10 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "an entity that stopped moving has its position sent to the clients that see it again "
      "after this many view updates (then after twice as many each time, up to 16 times as "
      "many), so a lost last VOLATILE is corrected (0..100000, 0: never)"},
+    {"aoiSliceMs", MC_OPT_UINT, "20",
+     "a view update runs in slices of at most about this many milliseconds, the event loop "
+     "(heartbeats, the network) running between them, so that a busy cellapp is never taken "
+     "for a dead one (1..1000; also settable: aoi/sliceMs)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -220,7 +225,7 @@ static int32_t *copy_ids(const int32_t *ids, size_t n)
     return c;
 }
 
-static void update_one(mc_engine *e, int32_t id)
+void cell_aoi_update_view(mc_engine *e, int32_t id)
 {
     mc_entity *ent;
     if (!still_watching(e, id, &ent))
@@ -264,82 +269,77 @@ static void update_one(mc_engine *e, int32_t id)
     free(outs);
 }
 
-static void diff_shadows(mc_engine *e)
+size_t cell_aoi_witness_ids(mc_engine *e, int32_t *out, size_t max)
 {
     cell_state *cs = state(e);
-    mc_ostream scratch;
-    mc_ostream_init(&scratch);
-    const mc_entity_defs *defs = mc_engine_defs(e);
-    for (size_t s = 0; s < cs->n; s++) {
-        mc_space *sp = cs->spaces[s];
-        for (size_t i = 0; i < sp->n; i++) {
-            mc_entity *ent = sp->entities[i];
-            cell_aoi *a = aoi_of(ent);
-            if (!a || ent->in_reap || a->shadow_failed || (!a->viewers && !a->stream))
-                continue;
-            char why[256];
-            int rc = 0;
-            if (!a->shadow)
-                rc = (a->shadow = client_shadow_new(defs, ent, &scratch, why, sizeof why)) ? 0 : -1;
-            else
-                rc = client_shadow_diff(a->shadow, defs, ent, &scratch, why, sizeof why);
-            if (rc < 0) {
-                /* its clients are sent nothing more of it (an encoder refusing the game's own
-                 * value is a game bug: logged once per entity) */
-                a->shadow_failed = true;
-                cs->aoi.world_shadow_failures++;
-                MC_ERROR("%s %d: its properties cannot be sent to clients: %s", ent->td->name,
-                         (int)ent->id, why);
-            } else {
-                cs->aoi.world_changes += (uint64_t)rc;
-            }
-        }
-    }
-    mc_ostream_free(&scratch);
-}
-
-static void on_tick(evutil_socket_t fd, short what, void *ctx)
-{
-    (void)fd;
-    (void)what;
-    mc_engine *e = ctx;
-    cell_state *cs = state(e);
-    uint64_t t0 = mc_clock_now_us();
-    /* The witnesses first (callbacks may create, move and destroy entities): by id. */
     size_t n = 0;
-    int32_t *ids = malloc((cs->aoi.witnesses ? cs->aoi.witnesses : 1) * sizeof *ids);
-    if (!ids) {
-        MC_ERROR("out of memory updating views");
-        return;
-    }
     for (size_t s = 0; s < cs->n; s++) {
         mc_space *sp = cs->spaces[s];
-        for (size_t i = 0; i < sp->n && n < cs->aoi.witnesses; i++) {
+        for (size_t i = 0; i < sp->n && n < max; i++) {
             cell_aoi *a = aoi_of(sp->entities[i]);
             if (a && a->witness)
-                ids[n++] = sp->entities[i]->id;
+                out[n++] = sp->entities[i]->id;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        update_one(e, ids[i]);
-    /* then what changed (of the entities some witness tracks, and of the witnesses: their
-     * own clients' properties), then each witness's updates */
-    diff_shadows(e);
-    uint64_t in_view = 0;
-    for (size_t i = 0; i < n; i++) {
-        mc_entity *ent;
-        if (!still_watching(e, ids[i], &ent))
-            continue;
-        in_view += aoi_of(ent)->view.n;
-        if (aoi_of(ent)->stream && ent->base.id)
-            witness_send(e, ent, aoi_of(ent)->stream);
+    return n;
+}
+
+size_t cell_aoi_entity_count(mc_engine *e)
+{
+    cell_state *cs = state(e);
+    size_t n = 0;
+    for (size_t s = 0; s < cs->n; s++)
+        n += cs->spaces[s]->n;
+    return n;
+}
+
+size_t cell_aoi_entity_ids(mc_engine *e, int32_t *out, size_t max)
+{
+    cell_state *cs = state(e);
+    size_t n = 0;
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        for (size_t i = 0; i < sp->n && n < max; i++)
+            out[n++] = sp->entities[i]->id;
     }
-    free(ids);
-    cs->aoi.updates++;
-    cs->aoi.in_view = in_view;
-    cs->aoi.last_update_us = mc_clock_now_us() - t0;
-    if (cs->aoi.last_update_us > cs->aoi.max_update_us)
-        cs->aoi.max_update_us = cs->aoi.last_update_us;
+    return n;
+}
+
+void cell_aoi_diff_one(mc_engine *e, int32_t id, mc_ostream *scratch)
+{
+    cell_state *cs = state(e);
+    mc_entity *ent = mc_engine_find(e, id);
+    cell_aoi *a = ent ? aoi_of(ent) : NULL;
+    if (!a || !ent->space || ent->in_reap || a->shadow_failed || (!a->viewers && !a->stream))
+        return;
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    char why[256];
+    int rc = 0;
+    if (!a->shadow)
+        rc = (a->shadow = client_shadow_new(defs, ent, scratch, why, sizeof why)) ? 0 : -1;
+    else
+        rc = client_shadow_diff(a->shadow, defs, ent, scratch, why, sizeof why);
+    if (rc < 0) {
+        /* its clients are sent nothing more of it (an encoder refusing the game's own
+         * value is a game bug: logged once per entity) */
+        a->shadow_failed = true;
+        cs->aoi.world_shadow_failures++;
+        MC_ERROR("%s %d: its properties cannot be sent to clients: %s", ent->td->name,
+                 (int)ent->id, why);
+    } else {
+        cs->aoi.world_changes += (uint64_t)rc;
+    }
+}
+
+size_t cell_aoi_send_one(mc_engine *e, int32_t id)
+{
+    mc_entity *ent;
+    if (!still_watching(e, id, &ent))
+        return 0;
+    size_t in_view = aoi_of(ent)->view.n;
+    if (aoi_of(ent)->stream && ent->base.id)
+        witness_send(e, ent, aoi_of(ent)->stream);
+    return in_view;
 }
 
 /* ---- the engine API ------------------------------------------------------------------ */
@@ -703,23 +703,7 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the aoi watchers");
         return -1;
     }
-    s->tick_ev = event_new(mc_server_event_base(srv), -1, EV_PERSIST, on_tick, e);
-    if (!s->tick_ev) {
-        snprintf(err, errlen, "cannot create the AoI update event");
-        return -1;
-    }
-    struct timeval tv = {0, (suseconds_t)(1000000u / s->hz)};
-    if (s->hz == 1)
-        tv = (struct timeval){1, 0};
-    event_add(s->tick_ev, &tv);
-    return 0;
+    return cell_aoi_tick_init(e, err, errlen);
 }
 
-void cell_aoi_free(mc_engine *e)
-{
-    cell_state *cs = state(e);
-    if (cs && cs->aoi.tick_ev) {
-        event_free(cs->aoi.tick_ev);
-        cs->aoi.tick_ev = NULL;
-    }
-}
+void cell_aoi_free(mc_engine *e) { cell_aoi_tick_free(e); }

@@ -21,9 +21,11 @@ typedef struct mc_space {
 typedef struct {
     float radius, hysteresis, max_radius; /* --aoiRadius, --aoiHysteresis, --aoiMaxRadius */
     uint32_t hz;                          /* --aoiHz: view updates per second */
-    struct event *tick_ev;
+    struct cell_aoi_tick *tick;          /* the view update (aoi_tick.c) */
     uint64_t witnesses, entered, left, hook_failures, updates;
-    uint64_t last_update_us;              /* how long the last update of every view took */
+    uint64_t last_update_us;              /* how long the last update of every view took
+                                           * (start to end, its slices and the turns
+                                           * between them) */
     uint64_t max_update_us;               /* the longest since started (or reset to 0) */
     uint64_t in_view;                     /* entities in every witness's view, summed, at the
                                            * last update */
@@ -79,7 +81,7 @@ int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 9
+#define CELL_AOI_OPTION_COUNT 10
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);

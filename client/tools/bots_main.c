@@ -35,7 +35,9 @@ static void on_stop_signal(int sig)
 }
 
 typedef struct {
-    uint32_t count, sources, tick_ms, settle_ms;
+    uint32_t count, sources, tick_ms, settle_ms, slice_ms;
+    uint32_t sweep_at;  /* the next bot of a sweep under way */
+    bool sweeping;      /* a sweep is under way (in slices of slice_ms) */
     double rate, duration;
     bool json, check_view, quiet;
     const char *prefix, *password_file, *manager;
@@ -85,6 +87,8 @@ static void usage(FILE *f)
             "                         with its avatar's aoi/inView in the cellapps\n"
             "  --settle-ms MS         standing still before the check (3000)\n"
             "  --tick-ms MS           every channel is ticked at least this often (10)\n"
+            "  --slice-ms MS          a sweep over every bot runs in slices of about MS, the\n"
+            "                         readable sockets served between them (20)\n"
             "  --json                 the summary as one JSON object\n"
             "  --quiet                no progress\n"
             "  --loginapp IP:PORT, --public-key HEX, --manager IP:PORT, --res DIR\n"
@@ -116,6 +120,7 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
         {"move-ms", required_argument, NULL, 'm'},  {"chat-ms", required_argument, NULL, 'C'},
         {"sources", required_argument, NULL, 'S'},  {"check-view", no_argument, NULL, 'v'},
         {"settle-ms", required_argument, NULL, 'w'}, {"tick-ms", required_argument, NULL, 't'},
+        {"slice-ms", required_argument, NULL, 'L'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
         {"idle-ms", required_argument, NULL, 'i'},  {"takeover", no_argument, NULL, 'T'},
         {"loginapp", required_argument, NULL, 'l'}, {"public-key", required_argument, NULL, 'k'},
@@ -156,6 +161,8 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
                   r->settle_ms = (uint32_t)v; break;
         case 't': if (num("--tick-ms", optarg, 1, 1000, &v)) return -1;
                   r->tick_ms = (uint32_t)v; break;
+        case 'L': if (num("--slice-ms", optarg, 1, 1000, &v)) return -1;
+                  r->slice_ms = (uint32_t)v; break;
         case 'i': if (num("--idle-ms", optarg, 1000, 600000, &v)) return -1;
                   r->sh.idle_ms = (uint32_t)v; break;
         case 'j': r->json = true; break;
@@ -208,7 +215,9 @@ static void progress(bots_run *r, uint64_t now, const char *phase, bool force)
 }
 
 /* One round: poll every bot's descriptor (and extra, a view check's pipe) at most wait_ms,
- * tick the bots whose descriptor is readable, and all of them when a tick is due. */
+ * tick the bots whose descriptor is readable, and, when a tick is due, all of them: a sweep,
+ * run in slices of about --slice-ms (a round that has a sweep under way does not wait), so
+ * that however many bots there are, readable sockets are served every slice. */
 static void round_once(bots_run *r, int extra_fd, int wait_ms, uint64_t *next_sweep)
 {
     nfds_t n = 0;
@@ -222,20 +231,30 @@ static void round_once(bots_run *r, int extra_fd, int wait_ms, uint64_t *next_sw
     if (extra_fd >= 0)
         r->pfd[n++] = (struct pollfd){.fd = extra_fd, .events = POLLIN};
     uint64_t now = tool_now_ms();
-    int w = *next_sweep > now ? (int)(*next_sweep - now) : 0;
+    int w = r->sweeping ? 0 : *next_sweep > now ? (int)(*next_sweep - now) : 0;
     poll(r->pfd, n, w < wait_ms ? w : wait_ms);
     now = tool_now_ms();
-    bool sweep = now >= *next_sweep;
+    if (!r->sweeping && now >= *next_sweep) {
+        r->sweeping = true;
+        r->sweep_at = 0;
+    }
+    /* readable ones now (also those a sweep under way will tick again: they wait no slice) */
     nfds_t nb = extra_fd >= 0 ? n - 1 : n;
-    for (nfds_t k = 0; k < nb && !sweep; k++)
+    for (nfds_t k = 0; k < nb; k++)
         if (r->pfd[k].revents)
             bot_tick(&r->bots[r->pidx[k]], now);
-    if (sweep) {
-        for (uint32_t i = 0; i < r->count; i++) {
-            bot *b = &r->bots[i];
-            if (b->state != BOT_IDLE && b->state != BOT_DONE)
-                bot_tick(b, now);
-        }
+    if (!r->sweeping)
+        return;
+    uint64_t start = tool_now_ms();
+    while (r->sweep_at < r->count) {
+        bot *b = &r->bots[r->sweep_at++];
+        if (b->state != BOT_IDLE && b->state != BOT_DONE)
+            bot_tick(b, now);
+        if (tool_now_ms() - start >= r->slice_ms)
+            break;
+    }
+    if (r->sweep_at >= r->count) {
+        r->sweeping = false;
         *next_sweep = now + r->tick_ms;
     }
 }
@@ -386,6 +405,7 @@ int main(int argc, char **argv)
     static bots_run r;
     r.prefix = "bot";
     r.tick_ms = 10;
+    r.slice_ms = 20;
     r.settle_ms = 3000;
     r.sources = UINT32_MAX;
     r.sh = (bot_shared){.speed = 5, .area = 200, .move_ms = 200, .chat_ms = 10000,

@@ -19,6 +19,15 @@
 static const mc_option manager_options[] = {
     {"deadAfterMs", MC_OPT_UINT, "3000",
      "a process silent for this long is marked dead (also settable: registry/deadAfterMs)"},
+    {"deadAfterMsLoginapp", MC_OPT_UINT, "0",
+     "a loginapp silent for this long is marked dead (0: deadAfterMs; also settable: "
+     "registry/deadAfterMsLoginapp)"},
+    {"deadAfterMsBaseapp", MC_OPT_UINT, "0",
+     "a baseapp silent for this long is marked dead (0: deadAfterMs; also settable: "
+     "registry/deadAfterMsBaseapp)"},
+    {"deadAfterMsCellapp", MC_OPT_UINT, "0",
+     "a cellapp silent for this long is marked dead (0: deadAfterMs; also settable: "
+     "registry/deadAfterMsCellapp)"},
     {"heartbeatMs", MC_OPT_UINT, "500", "how often processes are asked to send a heartbeat"},
     {"stateFile", MC_OPT_STRING, "",
      "file keeping the entity id reservation across restarts (created if missing; without "
@@ -27,6 +36,30 @@ static const mc_option manager_options[] = {
      "publish the test fault knobs (faults/ignoreHeartbeatsFrom): for tests and rehearsals "
      "only, never in production"},
 };
+
+const struct mc_manager_role_timeout mc_manager_role_timeouts[MC_MANAGER_ROLE_TIMEOUTS] = {
+    {MC_ROLE_LOGINAPP, "deadAfterMsLoginapp"},
+    {MC_ROLE_BASEAPP, "deadAfterMsBaseapp"},
+    {MC_ROLE_CELLAPP, "deadAfterMsCellapp"},
+};
+
+uint64_t mc_manager_dead_after_ms(const mc_manager *m, mc_role role)
+{
+    if ((unsigned)role < MC_REG_ROLE_SLOTS && m->role_dead_after_ms[role])
+        return m->role_dead_after_ms[role];
+    return m->dead_after_ms;
+}
+
+/* The registry follows the manager's settings (they may change at run time). */
+static void sync_dead_after(mc_manager *m)
+{
+    mc_registry_set_dead_after(m->registry, m->dead_after_ms * MC_US_PER_MS);
+    for (size_t i = 0; i < MC_MANAGER_ROLE_TIMEOUTS; i++) {
+        mc_role role = mc_manager_role_timeouts[i].role;
+        mc_registry_set_role_dead_after(m->registry, role,
+                                        m->role_dead_after_ms[role] * MC_US_PER_MS);
+    }
+}
 
 /* deadAfterMs and heartbeatMs must leave room for at least two heartbeats per dead-after
  * time (one lost heartbeat is not a death). */
@@ -54,6 +87,15 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
                                  mc_config_get_uint(cfg, "heartbeatMs"), why, sizeof why)) {
         snprintf(err, errlen, "--%s", why);
         return false;
+    }
+    for (size_t i = 0; i < MC_MANAGER_ROLE_TIMEOUTS; i++) {
+        const char *opt = mc_manager_role_timeouts[i].option;
+        uint64_t v = mc_config_get_uint(cfg, opt);
+        if (v && !mc_manager_check_timing(v, mc_config_get_uint(cfg, "heartbeatMs"), why,
+                                          sizeof why)) {
+            snprintf(err, errlen, "--%s (%s)", opt, why);
+            return false;
+        }
     }
     /* A corrupt state file stops the manager before anything else happens. */
     return mc_id_ranges_check(mc_config_get_string(cfg, "stateFile"), err, errlen);
@@ -132,7 +174,7 @@ static void on_forget(void *ctx, mc_reg_entry *e)
 static void on_expire_tick(evutil_socket_t fd, short what, void *ctx)
 {
     mc_manager *m = ctx;
-    mc_registry_set_dead_after(m->registry, m->dead_after_ms * MC_US_PER_MS);
+    sync_dead_after(m);
     mc_registry_expire(m->registry, mc_clock_now_us(), on_death, m);
     mc_registry_prune(m->registry, MC_REG_MAX_GONE, on_forget, m);
 }
@@ -265,7 +307,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     reply.status = MC__CONTROL__REGISTER_STATUS__REGISTER_OK;
     reply.manager_instance = m->instance;
     reply.heartbeat_interval_ms = (uint32_t)m->heartbeat_ms;
-    reply.dead_after_ms = (uint32_t)m->dead_after_ms;
+    reply.dead_after_ms = (uint32_t)mc_manager_dead_after_ms(m, e->role);
     reply.self = mc_manager_info(e, now);
     size_t n = mc_registry_count(m->registry) + 1;
     reply.peers = calloc(n, sizeof *reply.peers);
@@ -294,14 +336,15 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
 }
 
 /* A heartbeat sent as a request is answered: alive or not (the process's lease). */
-static void answer_heartbeat(mc_manager *m, mc_server_request *request, bool alive)
+static void answer_heartbeat(mc_manager *m, mc_server_request *request, bool alive,
+                             mc_role role)
 {
     if (!request)
         return;
     Mc__Control__HeartbeatReply r = MC__CONTROL__HEARTBEAT_REPLY__INIT;
     r.alive = alive;
     r.manager_instance = m->instance;
-    r.dead_after_ms = (uint32_t)m->dead_after_ms;
+    r.dead_after_ms = (uint32_t)mc_manager_dead_after_ms(m, role);
     mc_server_reply(m->server, request, &r);
 }
 
@@ -322,7 +365,7 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
     m->heartbeats++;
     bool ok = e && strcmp(e->internal_addr, src) == 0 &&
               mc_registry_heartbeat(m->registry, hb->id, hb->load, mc_clock_now_us());
-    answer_heartbeat(m, request, ok);
+    answer_heartbeat(m, request, ok, e ? e->role : MC_ROLE_UNKNOWN);
     if (ok) {
         mc_pb_free(hb);
         return;
@@ -428,6 +471,9 @@ static void on_ready(mc_server *s, void *ctx)
     m->server = s;
     const mc_config *cfg = mc_server_config(s);
     m->dead_after_ms = mc_config_get_uint(cfg, "deadAfterMs");
+    for (size_t i = 0; i < MC_MANAGER_ROLE_TIMEOUTS; i++)
+        m->role_dead_after_ms[mc_manager_role_timeouts[i].role] =
+            mc_config_get_uint(cfg, mc_manager_role_timeouts[i].option);
     m->heartbeat_ms = mc_config_get_uint(cfg, "heartbeatMs");
     m->registry = mc_registry_new(mc_server_digest(s), m->dead_after_ms * MC_US_PER_MS);
     m->expire_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_expire_tick, m);
@@ -436,6 +482,7 @@ static void on_ready(mc_server *s, void *ctx)
         mc_server_shutdown(s, "out of memory");
         return;
     }
+    sync_dead_after(m);
     struct timeval tv = {0, EXPIRE_CHECK_MS * 1000};
     event_add(m->expire_ev, &tv);
     mc_manager_publish(m);
@@ -447,8 +494,12 @@ static void on_ready(mc_server *s, void *ctx)
     else
         MC_WARNING("no --stateFile: entity ids restart at 1 after a manager restart (ids may "
                    "repeat in a cluster that outlives this manager)");
-    MC_INFO("manager ready at %s: dead after %llu ms of silence, heartbeats every %llu ms",
+    MC_INFO("manager ready at %s: dead after %llu ms of silence (loginapps %llu, baseapps "
+            "%llu, cellapps %llu), heartbeats every %llu ms",
             mc_server_internal_addr(s), (unsigned long long)m->dead_after_ms,
+            (unsigned long long)mc_manager_dead_after_ms(m, MC_ROLE_LOGINAPP),
+            (unsigned long long)mc_manager_dead_after_ms(m, MC_ROLE_BASEAPP),
+            (unsigned long long)mc_manager_dead_after_ms(m, MC_ROLE_CELLAPP),
             (unsigned long long)m->heartbeat_ms);
 }
 

@@ -9,11 +9,23 @@
 
 #include <event2/event.h>
 
+/* The roles with a dead-after time of their own (mc_manager_role_timeouts). */
+#define MC_MANAGER_ROLE_TIMEOUTS 3
+
+/* What a registry/deadAfterMs<Role> watcher points at. */
+typedef struct {
+    struct mc_manager *m;
+    mc_role role;
+    const char *option;
+} mc_manager_role_ref;
+
 struct mc_manager {
     mc_server *server;
     mc_registry *registry;
     struct event *expire_ev;
-    uint64_t dead_after_ms;
+    uint64_t dead_after_ms;       /* --deadAfterMs: every role's unless it has its own */
+    uint64_t role_dead_after_ms[MC_REG_ROLE_SLOTS]; /* --deadAfterMs<Role> by role; 0: none */
+    mc_manager_role_ref role_refs[MC_MANAGER_ROLE_TIMEOUTS]; /* the registry/deadAfterMs<Role> watchers' */
     uint64_t heartbeat_ms;
     uint64_t registrations;
     uint64_t refusals;
@@ -53,6 +65,13 @@ void mc_manager_publish_globals(mc_manager *m);
 
 /* manager.c: do these settings leave room for two heartbeats per dead-after time? false
  * with a one-line reason ("deadAfterMs: ..." or "heartbeatMs: ..."). */
+/* The dead-after time of a process of that role: its own, or deadAfterMs. */
+uint64_t mc_manager_dead_after_ms(const mc_manager *m, mc_role role);
+/* The roles with a dead-after option of their own, and the option's name. */
+extern const struct mc_manager_role_timeout {
+    mc_role role;
+    const char *option; /* "deadAfterMsCellapp"... (also the watcher registry/<option>) */
+} mc_manager_role_timeouts[MC_MANAGER_ROLE_TIMEOUTS];
 bool mc_manager_check_timing(uint64_t dead_after_ms, uint64_t heartbeat_ms, char *why,
                              size_t whylen);
 

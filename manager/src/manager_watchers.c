@@ -82,6 +82,23 @@ static void get_dead_after(void *ctx, mc_watch_value *out)
     out->as.u = ((mc_manager *)ctx)->dead_after_ms;
 }
 
+/* registry/deadAfterMs<Role>: ctx is the manager's role_timeout_ref for the role. */
+static bool set_role_dead_after(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    mc_manager_role_ref *r = ctx;
+    if (v->as.u && !mc_manager_check_timing(v->as.u, r->m->heartbeat_ms, why, whylen))
+        return false;
+    r->m->role_dead_after_ms[r->role] = v->as.u;
+    MC_INFO("%s set to %llu (%s)", r->option, (unsigned long long)v->as.u,
+            v->as.u ? "its own" : "deadAfterMs");
+    return true;
+}
+static void get_role_dead_after(void *ctx, mc_watch_value *out)
+{
+    mc_manager_role_ref *r = ctx;
+    out->as.u = r->m->role_dead_after_ms[r->role];
+}
+
 static void get_ignore_hb(void *ctx, mc_watch_value *out)
 {
     out->as.s = strdup(((mc_manager *)ctx)->ignore_heartbeats_from);
@@ -124,6 +141,14 @@ void mc_manager_publish(mc_manager *m)
     mc_watch_add(w, "registry/digest", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_digest, NULL, m);
     mc_watch_add(w, "registry/deadAfterMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_dead_after,
                  set_dead_after, m);
+    for (size_t i = 0; i < MC_MANAGER_ROLE_TIMEOUTS; i++) {
+        m->role_refs[i] = (mc_manager_role_ref){m, mc_manager_role_timeouts[i].role,
+                                          mc_manager_role_timeouts[i].option};
+        char path[MC_WATCH_MAX_PATH];
+        snprintf(path, sizeof path, "registry/%s", m->role_refs[i].option);
+        mc_watch_add(w, path, MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_role_dead_after,
+                     set_role_dead_after, &m->role_refs[i]);
+    }
     mc_watch_add_uint(w, "registry/heartbeatMs", &m->heartbeat_ms, MC_WATCH_READ_ONLY);
     mc_watch_add_directory(w, "processes");
     if (mc_config_get_bool(mc_server_config(m->server), "faultKnobs")) {

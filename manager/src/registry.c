@@ -17,6 +17,7 @@ struct mc_registry {
     unsigned per_role[8];
     char digest[MC_REG_DIGEST_LEN + 1];
     mc_time_us dead_after;
+    mc_time_us role_dead_after[MC_REG_ROLE_SLOTS]; /* by role; 0: dead_after */
 };
 
 static bool valid_digest(const char *d)
@@ -54,6 +55,17 @@ void mc_registry_free(mc_registry *r)
 const char *mc_registry_digest(const mc_registry *r) { return r->digest; }
 mc_time_us mc_registry_dead_after(const mc_registry *r) { return r->dead_after; }
 void mc_registry_set_dead_after(mc_registry *r, mc_time_us d) { r->dead_after = d; }
+void mc_registry_set_role_dead_after(mc_registry *r, mc_role role, mc_time_us d)
+{
+    if ((unsigned)role < MC_REG_ROLE_SLOTS)
+        r->role_dead_after[role] = d;
+}
+mc_time_us mc_registry_dead_after_of(const mc_registry *r, mc_role role)
+{
+    if ((unsigned)role < MC_REG_ROLE_SLOTS && r->role_dead_after[role])
+        return r->role_dead_after[role];
+    return r->dead_after;
+}
 
 static bool fits(const char *s, size_t max) { return s && strlen(s) < max; }
 
@@ -175,7 +187,8 @@ size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_dea
         mc_reg_entry *e = r->entries[i];
         if (e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
             continue;
-        if (now > e->last_heartbeat && now - e->last_heartbeat > r->dead_after) {
+        if (now > e->last_heartbeat &&
+            now - e->last_heartbeat > mc_registry_dead_after_of(r, e->role)) {
             char reason[96];
             snprintf(reason, sizeof reason, "no heartbeat for %llu ms",
                      (unsigned long long)((now - e->last_heartbeat) / MC_US_PER_MS));

@@ -21,6 +21,8 @@
 #define MC_REG_NAME_MAX 32
 #define MC_REG_ADDR_MAX 64
 #define MC_REG_DIGEST_LEN 64
+/* Roles with a dead-after time of their own: the role values below this. */
+#define MC_REG_ROLE_SLOTS 8
 /* Bounds, so no sender can grow the registry without limit: at most this many processes
  * alive at once (more registrations are refused), and at most this many dead or stopped
  * ones remembered (mc_registry_prune forgets the oldest beyond it; names stay unused). */
@@ -65,6 +67,11 @@ void mc_registry_free(mc_registry *r);
 const char *mc_registry_digest(const mc_registry *r); /* "" until known */
 mc_time_us mc_registry_dead_after(const mc_registry *r);
 void mc_registry_set_dead_after(mc_registry *r, mc_time_us dead_after_us);
+/* A role's own dead-after time (0: the registry's, above); a role beyond the known ones is
+ * ignored. */
+void mc_registry_set_role_dead_after(mc_registry *r, mc_role role, mc_time_us dead_after_us);
+/* How long a process of that role may be silent before it is dead. */
+mc_time_us mc_registry_dead_after_of(const mc_registry *r, mc_role role);
 
 /* Called for each entry that becomes dead (or stopped) as a side effect. */
 typedef void (*mc_reg_death_fn)(void *ctx, mc_reg_entry *e);
@@ -87,7 +94,8 @@ mc_reg_entry *mc_registry_mark(mc_registry *r, uint32_t id, Mc__Control__Process
  * it fenced (its reason says why it was declared dead). Returns the entry, or NULL if it
  * was neither dead nor stopped (already fenced, alive, or unknown). */
 mc_reg_entry *mc_registry_fence(mc_registry *r, uint32_t id);
-/* Mark dead every alive process silent for longer than dead_after; returns how many. */
+/* Mark dead every alive process silent for longer than its role's dead-after time; returns
+ * how many. */
 size_t mc_registry_expire(mc_registry *r, mc_time_us now, mc_reg_death_fn on_death, void *ctx);
 
 /* Forget the dead and stopped processes that died longest ago while more than keep_gone

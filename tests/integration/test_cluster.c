@@ -410,6 +410,62 @@ START_TEST(a_silent_channel_is_a_death)
 }
 END_TEST
 
+/* The dead-after time is per role: a cellapp given 20 s outlives a stopped baseapp's 3 s; each
+ * process is told its own role's time when it registers, and again in heartbeat replies when
+ * it changes at run time; set back to deadAfterMs (0), the stopped cellapp dies too. */
+START_TEST(each_role_has_its_own_dead_after_time)
+{
+    cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.res, sizeof c.res, "%s/defs", h_source_dir());
+    snprintf(c.logdir, sizeof c.logdir, "%s", h_tmpdir());
+    snprintf(c.log_mgr, sizeof c.log_mgr, "%s/manager-roles.log", c.logdir);
+    snprintf(c.log_base[0], sizeof c.log_base[0], "%s/baseapp-roles.log", c.logdir);
+    snprintf(c.log_cell[0], sizeof c.log_cell[0], "%s/cellapp-roles.log", c.logdir);
+    c.mgr = h_start_manager(c.manager, sizeof c.manager, c.log_mgr, "--deadAfterMs=3000",
+                            "--heartbeatMs=500", "--deadAfterMsCellapp=20000", NULL);
+    ck_assert_msg(c.mgr > 0, "the manager did not answer (log %s)", c.log_mgr);
+    c.base[0] = start_and_wait(&c, "baseapp", c.log_base[0], true, 1);
+    c.cell[0] = start_and_wait(&c, "cellapp", c.log_cell[0], false, 2);
+    char out[4096];
+    ck_assert(h_wait_watch(c.manager, "baseapp01", "manager/deadAfterMs", "  3000\n", 5000));
+    ck_assert(h_wait_watch(c.manager, "cellapp01", "manager/deadAfterMs", "  20000\n", 5000));
+    ck_assert(h_wait_watch(c.manager, "manager", "registry/deadAfterMsCellapp", "  20000\n", 5000));
+    ck_assert(h_wait_watch(c.manager, "manager", "registry/deadAfterMsBaseapp", "  0\n", 5000));
+    /* changed at run time: the cellapp hears it in a heartbeat reply, the baseapp keeps its */
+    int rc = h_watcher(out, sizeof out, c.manager, "set", "manager",
+                       "registry/deadAfterMsCellapp", "8000", NULL);
+    ck_assert_msg(rc == 0, "%d %s", rc, out);
+    ck_assert(h_wait_watch(c.manager, "cellapp01", "manager/deadAfterMs", "  8000\n", 10000));
+    ck_assert(h_wait_watch(c.manager, "baseapp01", "manager/deadAfterMs", "  3000\n", 5000));
+    /* checked like deadAfterMs: room for two heartbeats */
+    ck_assert_int_ne(h_watcher(out, sizeof out, c.manager, "set", "manager",
+                               "registry/deadAfterMsCellapp", "600", NULL),
+                     0);
+    rc = h_watcher(out, sizeof out, c.manager, "set", "manager", "registry/deadAfterMsCellapp",
+                   "20000", NULL);
+    ck_assert_msg(rc == 0, "%d %s", rc, out);
+    ck_assert(h_wait_watch(c.manager, "cellapp01", "manager/deadAfterMs", "  20000\n", 10000));
+
+    /* both stop answering: the baseapp is dead after 3 s, the cellapp is not */
+    h_kill(c.base[0], SIGSTOP);
+    h_kill(c.cell[0], SIGSTOP);
+    ck_assert(h_wait_watch(c.manager, "manager", "processes/baseapp01/state", "dead", 15000));
+    char v[64];
+    ck_assert(get_value(&c, "manager", "processes/cellapp01/state", v, sizeof v));
+    ck_assert_str_eq(v, "alive");
+    /* back to deadAfterMs: the silent cellapp goes too */
+    rc = h_watcher(out, sizeof out, c.manager, "set", "manager", "registry/deadAfterMsCellapp",
+                   "0", NULL);
+    ck_assert_msg(rc == 0, "%d %s", rc, out);
+    ck_assert(h_wait_watch(c.manager, "manager", "processes/cellapp01/state", "dead", 10000));
+    ck_assert(h_file_contains(c.log_mgr, "cellapp01"));
+    h_kill(c.base[0], SIGCONT);
+    h_kill(c.cell[0], SIGCONT);
+    cluster_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cluster");
@@ -424,6 +480,7 @@ static Suite *suite(void)
     tcase_add_test(tc, restart_on_the_same_address);
     tcase_add_test(tc, processes_register_again_with_a_restarted_manager);
     tcase_add_test(tc, a_silent_channel_is_a_death);
+    tcase_add_test(tc, each_role_has_its_own_dead_after_time);
     suite_add_tcase(s, tc);
     return s;
 }

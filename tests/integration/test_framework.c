@@ -3,6 +3,7 @@
  * name, everything), receives the death notification of a baseapp killed with SIGKILL
  * through on_peer_event, and shuts down gracefully with exit code 0. */
 #include "client.h"
+#include "common/clock.h"
 #include "harness.h"
 #include "server/control.h"
 #include "server/pb.h"
@@ -403,6 +404,83 @@ START_TEST(hostile_control_messages_are_refused_and_counted)
 }
 END_TEST
 
+/* loop/ watchers: a turn that spins the loop shows as a lag at least as long, less the
+ * probe's 20 ms period (the probe was due during the spin and ran only after it). */
+typedef struct {
+    mc_server *s;
+    struct event *spin_ev;
+    int spins;
+    uint64_t lag_after[2], stalls_after[2];
+} lag_probe;
+
+static uint64_t watch_uint(mc_server *s, const char *path)
+{
+    mc_watch_value v;
+    memset(&v, 0, sizeof v);
+    char err[128];
+    ck_assert_int_eq(mc_watch_get(mc_server_watchers(s), path, &v, err, sizeof err), MC_WATCH_OK);
+    return v.as.u;
+}
+
+static void on_spin(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    lag_probe *p = ctx;
+    if (p->spins > 0) { /* what the previous spin left, now that the probe ran */
+        p->lag_after[p->spins - 1] = watch_uint(p->s, "loop/maxLagMs");
+        p->stalls_after[p->spins - 1] = watch_uint(p->s, "loop/stalls");
+    }
+    if (p->spins == 2) {
+        mc_server_shutdown(p->s, "test done");
+        return;
+    }
+    /* 400 ms, then 1100 ms (a stall), of the one clock */
+    mc_time_us until = mc_clock_now_us() + (p->spins == 0 ? 400 : 1100) * MC_US_PER_MS;
+    while (mc_clock_now_us() < until)
+        ;
+    p->spins++;
+    struct timeval tv = {0, 300000}; /* the probe (20 ms) runs meanwhile */
+    event_add(p->spin_ev, &tv);
+}
+
+START_TEST(a_long_loop_turn_shows_in_the_loop_watchers)
+{
+    mc_server_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.role = MC_ROLE_MANAGER; /* no registration needed */
+    desc.summary = "in-process server for the loop lag test";
+    char ropt[600], iopt[64];
+    snprintf(ropt, sizeof ropt, "--res=%s/defs", h_source_dir());
+    snprintf(iopt, sizeof iopt, "--internal=127.0.0.1:%d", h_free_port(false));
+    char *argv[] = {"manager", ropt, iopt, "--logLevel=error", NULL};
+    int code = -1;
+    mc_server *s = mc_server_new(&desc, 4, argv, &code);
+    ck_assert_ptr_nonnull(s);
+    lag_probe p = {.s = s};
+    p.spin_ev = event_new(mc_server_event_base(s), -1, 0, on_spin, &p);
+    struct timeval tv = {0, 300000};
+    event_add(p.spin_ev, &tv);
+    ck_assert_uint_eq(watch_uint(s, "loop/maxLagMs"), 0);
+    code = mc_server_run(s);
+    event_free(p.spin_ev);
+    ck_assert_int_eq(code, 0);
+    ck_assert_int_eq(p.spins, 2);
+    ck_assert_msg(p.lag_after[0] >= 380, "lag after a 400 ms turn: %llu ms",
+                  (unsigned long long)p.lag_after[0]);
+    ck_assert_msg(p.lag_after[1] >= 1080, "lag after a 1100 ms turn: %llu ms",
+                  (unsigned long long)p.lag_after[1]);
+    ck_assert_uint_ge(p.stalls_after[1], 1);
+    ck_assert_uint_ge(watch_uint(s, "loop/recentMaxLagMs"), 1080);
+    /* read-write: set to 0 to measure afresh */
+    char err[128];
+    ck_assert_int_eq(mc_watch_set(mc_server_watchers(s), "loop/maxLagMs", "0", err, sizeof err),
+                     MC_WATCH_OK);
+    ck_assert_uint_eq(watch_uint(s, "loop/maxLagMs"), 0);
+    mc_server_free(s);
+}
+END_TEST
+
 /* Run a binary with one or two arguments; returns its exit status, output in out. */
 static int run_bin(const char *name, const char *a1, const char *a2, char *out, size_t n)
 {
@@ -436,6 +514,11 @@ START_TEST(every_binary_has_help_and_refuses_bad_configuration_in_one_line)
     ck_assert_msg(strstr(out, "deadAfterMs"), "%s", out);
     ck_assert_int_eq(run_bin("manager", "--heartbeatMs=2000", NULL, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "heartbeatMs"), "%s", out);
+    /* a role's own dead-after time leaves room for two heartbeats too */
+    ck_assert_int_eq(run_bin("manager", "--deadAfterMsCellapp=600", NULL, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "deadAfterMsCellapp"), "%s", out);
+    ck_assert_int_eq(run_bin("cellapp", "--aoiSliceMs=0", NULL, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "aoiSliceMs"), "%s", out);
     ck_assert_int_eq(run_bin("baseapp", "--manager=here", NULL, out, sizeof out), 1);
     ck_assert_int_eq(run_bin("cellapp", "--registerTimeoutMs=1", NULL, out, sizeof out), 1);
     ck_assert_int_eq(run_bin("watcher", "--help", NULL, out, sizeof out), 0);
@@ -454,6 +537,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hostile_control_messages_are_refused_and_counted);
     tcase_add_test(tc, spoofed_control_packets_change_nothing);
     tcase_add_test(tc, every_binary_has_help_and_refuses_bad_configuration_in_one_line);
+    tcase_add_test(tc, a_long_loop_turn_shows_in_the_loop_watchers);
     suite_add_tcase(s, tc);
     return s;
 }

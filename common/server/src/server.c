@@ -210,6 +210,10 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         fail(exit_code, program, "cannot create events");
         goto bad;
     }
+    if (mc_server_lag_init(s) != 0) {
+        fail(exit_code, program, "cannot start the loop lag probe");
+        goto bad;
+    }
     *exit_code = 0;
     return s;
 bad:
@@ -225,6 +229,7 @@ int mc_server_run(mc_server *s)
     event_add(s->sigint_ev, NULL);
     struct timeval tv = {0, TICK_MS * 1000};
     event_add(s->tick_ev, &tv);
+    mc_server_lag_start(s);
     MC_INFO("%s %s pid %d: internal %s%s%s, defs %s (digest %.12s...)",
             mc_role_name(s->desc.role), MC_VERSION, (int)s->pid, s->internal_addr,
             s->desc.has_external ? ", external " : "", s->desc.has_external ? s->external_addr : "",
@@ -255,6 +260,7 @@ void mc_server_free(mc_server *s)
         event_free(s->sigint_ev);
     if (s->tick_ev)
         event_free(s->tick_ev);
+    mc_server_lag_free(s);
     if (s->shutdown_ev)
         event_free(s->shutdown_ev);
     mc_server_close_interfaces(s);

@@ -148,6 +148,16 @@ struct mc_server {
     uint64_t globals_clashes;   /* taken by another process meanwhile: dropped */
     uint64_t globals_again_failed; /* not registered again (no answer, refused) */
 
+    /* How late the loop runs a due timer (loop_lag.c; watchers loop/). */
+    struct {
+        struct event *ev;
+        mc_time_us due;          /* when the probe is due */
+        mc_time_us window_start; /* of the current 10 s window */
+        uint64_t window_max, prev_window_max; /* the longest lag in it, in the one before */
+        uint64_t max_ms;         /* the longest since started (settable: reset) */
+        uint64_t stalls;         /* lags of a second or more */
+    } lag;
+
     /* Shutdown. */
     bool shutting_down;
     bool deregistered;
@@ -204,6 +214,12 @@ void mc_server_globals_forget(mc_server *s, const char *name, const mc_mailbox_r
 void mc_server_globals_register_again(mc_server *s);
 int mc_server_globals_publish(mc_server *s);
 void mc_server_globals_free(mc_server *s);
+
+/* The loop lag probe (loop_lag.c): its event and watchers (0 or -1); armed when the loop
+ * starts running; freed. */
+int mc_server_lag_init(mc_server *s);
+void mc_server_lag_start(mc_server *s);
+void mc_server_lag_free(mc_server *s);
 
 /* Registration and heartbeats (registration.c). */
 void mc_server_reg_tick(mc_server *s, mc_time_us now);

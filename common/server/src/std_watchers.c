@@ -126,6 +126,8 @@ int mc_server_add_std_watchers(mc_server *s)
         bad |= mc_watch_add_uint(w, "manager/heartbeatsSent", &s->heartbeats_sent,
                                  MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "manager/heartbeatMs", &s->heartbeat_ms, MC_WATCH_READ_ONLY);
+        bad |= mc_watch_add_uint(w, "manager/deadAfterMs", &s->dead_after_ms,
+                                 MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "manager/registrations", &s->registrations,
                                  MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "peers/births", &s->births_seen, MC_WATCH_READ_ONLY);
