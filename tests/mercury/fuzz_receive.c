@@ -3,7 +3,8 @@
  * peer it has a channel with, some from a stranger.
  *
  * Input layout: byte 0 = options (bit 0 checksums, bit 1 external channel, bit 2 indexed
- * channel, bit 3 structured mode), then repeated [u16 length][datagram bytes].
+ * channel, bit 3 structured mode, bit 4 authenticated nubs: the cluster secret's tag on
+ * every datagram, checked before parsing), then repeated [u16 length][datagram bytes].
  *
  * Structured mode: a second nub writes real traffic chosen by the input (messages of every
  * length style, requests, oversize and multi-packet messages) on a channel to the fuzzed
@@ -118,6 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.checksums = opts & 1;
     cfg.rehearsal_seed = 1;
     cfg.max_overflow_packets = 64;
+    static const uint8_t secret[MC_AUTH_SECRET_BYTES] = {7, 7, 7};
+    cfg.authenticate = opts & 16;
+    memcpy(cfg.auth_secret, secret, sizeof secret);
     mc_nub *nub = NULL;
     if (mc_nub_new(base, &cfg, &nub) != MC_OK) {
         event_base_free(base);
@@ -142,6 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mc_nub_config_init(&gcfg);
         gcfg.checksums = cfg.checksums;
         gcfg.rehearsal_seed = 2;
+        gcfg.authenticate = cfg.authenticate;
+        memcpy(gcfg.auth_secret, secret, sizeof secret);
         mc_nub *gen = NULL;
         if (mc_nub_new(base, &gcfg, &gen) == MC_OK) {
             structured(nub, gen, data + 1, size - 1);
