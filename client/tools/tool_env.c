@@ -2,7 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tool_env.h"
 
-#include "cluster_file.h"
+#include "common/cluster_file.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -68,13 +68,13 @@ int tool_cluster_find(tool_cluster *c, const char *loginapp, const char *public_
 {
     memset(c, 0, sizeof *c);
     char path[PATH_MAX] = "", key[200] = "";
-    bool have_file = wt_cluster_file_find(path, sizeof path);
+    bool have_file = mc_cluster_file_find(path, sizeof path);
     if (loginapp) {
         if (copy(c->loginapp, sizeof c->loginapp, loginapp, "--loginapp", err, errlen) != 0)
             return -1;
         snprintf(c->source, sizeof c->source, "--loginapp");
     } else if (have_file) {
-        int r = wt_cluster_file_get(path, "loginapp", c->loginapp, sizeof c->loginapp, err,
+        int r = mc_cluster_file_get(path, "loginapp", c->loginapp, sizeof c->loginapp, err,
                                     errlen);
         if (r < 0)
             return -1;
@@ -93,7 +93,7 @@ int tool_cluster_find(tool_cluster *c, const char *loginapp, const char *public_
         if (copy(key, sizeof key, public_key_hex, "--public-key", err, errlen) != 0)
             return -1;
     } else if (have_file) {
-        int r = wt_cluster_file_get(path, "loginPublicKey", key, sizeof key, err, errlen);
+        int r = mc_cluster_file_get(path, "loginPublicKey", key, sizeof key, err, errlen);
         if (r < 0)
             return -1;
         if (r == 0) {
@@ -123,7 +123,7 @@ int tool_cluster_find(tool_cluster *c, const char *loginapp, const char *public_
                  errlen) != 0)
             return -1;
     } else if (have_file &&
-               wt_cluster_file_get(path, "manager", c->manager, sizeof c->manager, err, errlen) <
+               mc_cluster_file_get(path, "manager", c->manager, sizeof c->manager, err, errlen) <
                    0) {
         return -1;
     }

@@ -1,6 +1,6 @@
 /* Parsing the watcher tool's command line. */
 #include "args.h"
-#include "cluster_file.h"
+#include "common/cluster_file.h"
 
 #include "common/config.h"
 #include "common/error.h"
@@ -126,11 +126,11 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
         snprintf(a->manager_source, sizeof a->manager_source, "$MC_MANAGER");
     }
     char path[400];
-    bool have_file = wt_cluster_file_find(path, sizeof path);
+    bool have_file = mc_cluster_file_find(path, sizeof path);
     if (!a->secret_file)
         a->secret_file = mc_auth_secret_file(NULL);
     if (!a->secret_file && have_file) {
-        int rc = wt_cluster_file_get(path, "secretFile", a->secret_buf, sizeof a->secret_buf,
+        int rc = mc_cluster_file_get(path, "secretFile", a->secret_buf, sizeof a->secret_buf,
                                      err, errlen);
         if (rc < 0)
             return -1;
@@ -138,7 +138,7 @@ int wt_args_parse(wt_args *a, int argc, char **argv, char *err, size_t errlen)
             a->secret_file = a->secret_buf;
     }
     if (!a->manager && have_file) {
-        int rc = wt_cluster_file_get(path, "manager", a->manager_buf, sizeof a->manager_buf, err,
+        int rc = mc_cluster_file_get(path, "manager", a->manager_buf, sizeof a->manager_buf, err,
                                      errlen);
         if (rc < 0)
             return -1;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster_file.h"
+#include "common/cluster_file.h"
 #include "common/log.h"
 #include "mcdb.h"
 
@@ -77,18 +77,18 @@ static int from_cluster_file(db_opts *o)
     if (o->redis || o->cluster)
         return 0;
     char path[PATH_MAX], err[256];
-    if (!wt_cluster_file_find(path, sizeof path))
+    if (!mc_cluster_file_find(path, sizeof path))
         return 0;
-    if (wt_cluster_file_get(path, "redis", o->redis_buf, sizeof o->redis_buf, err,
+    if (mc_cluster_file_get(path, "redis", o->redis_buf, sizeof o->redis_buf, err,
                             sizeof err) == 1)
         o->redis = o->redis_buf;
-    if (wt_cluster_file_get(path, "redisCluster", o->cluster_buf, sizeof o->cluster_buf, err,
+    if (mc_cluster_file_get(path, "redisCluster", o->cluster_buf, sizeof o->cluster_buf, err,
                             sizeof err) == 1)
         o->cluster = o->cluster_buf;
-    if (!o->user && wt_cluster_file_get(path, "redisUser", o->user_buf, sizeof o->user_buf, err,
+    if (!o->user && mc_cluster_file_get(path, "redisUser", o->user_buf, sizeof o->user_buf, err,
                                         sizeof err) == 1)
         o->user = o->user_buf;
-    if (!o->password_file && wt_cluster_file_get(path, "redisPasswordFile", o->pw_buf,
+    if (!o->password_file && mc_cluster_file_get(path, "redisPasswordFile", o->pw_buf,
                                                  sizeof o->pw_buf, err, sizeof err) == 1)
         o->password_file = o->pw_buf;
     return 0;

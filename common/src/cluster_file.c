@@ -1,5 +1,5 @@
 /* Reading the cluster file deploy/cluster writes (cluster_file.h). */
-#include "cluster_file.h"
+#include "common/cluster_file.h"
 
 #include "common/error.h"
 
@@ -13,11 +13,11 @@
 
 static bool readable(const char *path) { return access(path, R_OK) == 0; }
 
-bool wt_cluster_file_find(char *path, size_t pathlen)
+bool mc_cluster_file_find(char *path, size_t pathlen)
 {
     const char *run = getenv("MC_RUN_DIR");
     if (run && *run) {
-        int n = snprintf(path, pathlen, "%s/%s", run, WT_CLUSTER_FILE_NAME);
+        int n = snprintf(path, pathlen, "%s/%s", run, MC_CLUSTER_FILE_NAME);
         if (n > 0 && (size_t)n < pathlen && readable(path))
             return true;
     }
@@ -28,15 +28,15 @@ bool wt_cluster_file_find(char *path, size_t pathlen)
     exe[n] = '\0';
     /* <repo>/<build>/bin/<tool>: two levels up from the binary's folder. */
     char *dir = dirname(exe);
-    int k = snprintf(path, pathlen, "%s/../../run/%s", dir, WT_CLUSTER_FILE_NAME);
+    int k = snprintf(path, pathlen, "%s/../../run/%s", dir, MC_CLUSTER_FILE_NAME);
     if (k > 0 && (size_t)k < pathlen && readable(path))
         return true;
     /* a build directory outside the checkout: the checkout it was built from */
-    k = snprintf(path, pathlen, "%s/run/%s", MC_SOURCE_ROOT, WT_CLUSTER_FILE_NAME);
+    k = snprintf(path, pathlen, "%s/run/%s", MC_SOURCE_ROOT, MC_CLUSTER_FILE_NAME);
     return k > 0 && (size_t)k < pathlen && readable(path);
 }
 
-int wt_cluster_file_get(const char *path, const char *key, char *out, size_t outlen, char *err,
+int mc_cluster_file_get(const char *path, const char *key, char *out, size_t outlen, char *err,
                         size_t errlen)
 {
     FILE *f = fopen(path, "r");
