@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "entity/world_wire.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 
 #include <string.h>
 

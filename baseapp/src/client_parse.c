@@ -1,6 +1,6 @@
 /* Checking what a client sends (client_parse.h). */
 #include "client_parse.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

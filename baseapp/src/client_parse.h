@@ -1,4 +1,4 @@
-/* Checking what a client sends to its baseapp (mcclient/wire.h, docs/PROTOCOL.md "Client
+/* Checking what a client sends to its baseapp (entity/client_wire.h, docs/PROTOCOL.md "Client
  * messages") before anything runs: the message's entity must be the client's own player,
  * the index an exposed method of the right part of its type (one-way), and the arguments
  * must decode against the def with every byte consumed. Pure: no engine, no sockets (the

@@ -2,7 +2,7 @@
  * the client going (onClientDeath), BASE_PLAYER and property changes, giveClientTo. */
 #include "base_db.h"
 #include "common/log.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "proxy_internal.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * what the game sends to a client (CLIENT, CLIENT_VIA_BASE; CLIENT_VIA_CELL arrives from the
  * cell as CLIENT_VIA_BASE). */
 #include "common/log.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "proxy_internal.h"
 
 #include <stdio.h>

@@ -5,7 +5,7 @@
  *                             (16 and 64 hex digits, the external address to connect to)
  *   command/kickClient ID     tell base ID's client it is kicked and drop it */
 #include "base_db.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "proxy_internal.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * callbacks (a client connected / went), the tick, watchers clients/... */
 #include "base_db.h"
 #include "common/log.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "proxy_internal.h"
 
 #include <stddef.h>

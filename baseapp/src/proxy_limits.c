@@ -4,7 +4,7 @@
  * kicked and disconnected (clients/kickedForCalls). docs/CLIENT.md "Limits". */
 #include "common/clock.h"
 #include "common/log.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "proxy_internal.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include "common/log.h"
 #include "entity/wire.h"
 #include "entity/world_wire.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "proxy_internal.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* libFuzzer target: what a client sends to a baseapp (client_parse.h), and what a client
- * library decodes from one (mcclient/wire.h), on the example game's defs. Byte 0 picks the
+ * library decodes from one (entity/client_wire.h), on the example game's defs. Byte 0 picks the
  * decoder (low 2 bits: 0 a call checked by the baseapp, 1 BASE_PLAYER, 2 PROPERTY,
  * 3 DISCONNECT), bit 2 the part (base or cell), bit 3 the player's type (Account or
  * Avatar); the rest is the message. The player is entity 7. Whatever is accepted must hold
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "client_parse.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 
 #ifndef MC_EXAMPLE_RES
 #define MC_EXAMPLE_RES "defs"

@@ -1,5 +1,5 @@
 /* What a client may send its baseapp (client_parse.h) and the client <-> baseapp messages
- * (mcclient/wire.h), on the example game's defs: exposed calls of its own player pass with
+ * (entity/client_wire.h), on the example game's defs: exposed calls of its own player pass with
  * their arguments; another entity, an unexposed or two-way method, a cell index on the base,
  * bad or extra argument bytes and truncated headers are refused with their reason; the
  * player, property and disconnect messages round-trip and refuse what the own client may
@@ -10,7 +10,7 @@
 
 #include "client_parse.h"
 #include "common/game_module.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 
 static mc_entity_defs *defs;
 

@@ -7,7 +7,7 @@
  * mc_client_fd() for reading and calls mc_client_tick() when it is readable, and at least
  * every MC_CLIENT_TICK_MS (resends, acknowledgements and keepalives are due on time).
  * Underneath: the handshake and encrypted packets of secure/transport.h with a Mercury
- * channel inside, the messages of mcclient/wire.h (docs/PROTOCOL.md "Client messages").
+ * channel inside, the messages of entity/client_wire.h (docs/PROTOCOL.md "Client messages").
  * Values come decoded against the client's own defs (the loginapp checked the digest).
  */
 #ifndef MC_CLIENT_CLIENT_H
@@ -20,7 +20,7 @@
 #include "common/game_module.h"
 #include "common/value.h"
 #include "entity/world_wire.h"
-#include "mcclient/wire.h"
+#include "entity/client_wire.h"
 #include "secure/handshake.h"
 
 #define MC_CLIENT_TICK_MS 10
@@ -106,7 +106,7 @@ int mc_client_call(mc_client *c, mc_part part, const char *method, const mc_valu
  * entity id, exposed index, encoded arguments. 0 or MC_CALL_ERR_STATE. */
 int mc_client_call_raw(mc_client *c, mc_part part, int32_t entity_id, uint16_t exposed_index,
                        const uint8_t *args, size_t len);
-/* Send any client message (mcclient/wire.h MC_CW_TO_BASEAPP id) with these bytes, unchecked,
+/* Send any client message (entity/client_wire.h MC_CW_TO_BASEAPP id) with these bytes, unchecked,
  * reliably (tests and tools probing the server's checks). 0 or MC_CALL_ERR_STATE /
  * MC_CALL_ERR_SEND (no such message, or a fixed-size one of another size). */
 int mc_client_send_raw(mc_client *c, uint8_t msg_id, const uint8_t *data, size_t len);

@@ -1,5 +1,5 @@
-/* The client <-> baseapp messages (mcclient/wire.h). */
-#include "mcclient/wire.h"
+/* The client <-> baseapp messages (entity/client_wire.h). */
+#include "entity/client_wire.h"
 #include "common/game_module.h"
 
 #include <stdio.h>

@@ -13,8 +13,8 @@
  * and MOVE: its own entity's position and direction (6 x f32, unreliable).
  * Every value is encoded as its def type (docs/DEFS.md, "Values on the wire").
  */
-#ifndef MC_CLIENT_WIRE_H
-#define MC_CLIENT_WIRE_H
+#ifndef MC_ENTITY_CLIENT_WIRE_H
+#define MC_ENTITY_CLIENT_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
