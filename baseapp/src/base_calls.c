@@ -74,7 +74,7 @@ void base_fail_cell_queue(mc_engine *e, mc_entity *ent, int status, const char *
 void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                   const uint8_t *args, size_t len)
 {
-    mc_component c = (mc_component)(h->salt >> 13);
+    mc_component c = mc_salt_component(h->salt);
     mc_entity *ent;
     switch (c) {
     case MC_COMPONENT_BASE:

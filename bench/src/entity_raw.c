@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "common/mailbox_ref.h"
 #include "mercury/mercury.h"
 
 #define RAW_MSG_ID 32
@@ -31,7 +32,7 @@
 #define RAW_SYNC 2
 #define RAW_RTT 3
 #define RAW_ENTITY 1
-#define RAW_SALT ((1u << 13) | 1u) /* CELL component, type 1: what the entity call carries */
+#define RAW_SALT mc_salt_pack(MC_COMPONENT_CELL, 1) /* what the entity call carries */
 
 typedef struct {
     int32_t ok;

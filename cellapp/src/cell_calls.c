@@ -24,7 +24,7 @@ static void relay_to_base(mc_engine *e, const mc_origin *o, mc_entity *ent,
 void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                   const uint8_t *args, size_t len)
 {
-    mc_component c = (mc_component)(h->salt >> 13);
+    mc_component c = mc_salt_component(h->salt);
     mc_entity *ent;
     if (cell_move_wants(e, h->entity_id)) {
         /* a moving cell's calls wait, or follow it (cell_move.c): as they came */

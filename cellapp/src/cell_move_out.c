@@ -50,7 +50,7 @@ void mv_forward_one(mc_engine *e, move_rec *r, uint8_t msg_id, const mc_origin *
             return;
         mc_mailbox_ref to;
         if (mc_mailbox_ref_init(&to, h.entity_id, r->peer.ip, r->peer.port,
-                                (mc_component)(h.salt >> 13), h.salt & 0x1fff) != 0) {
+                                mc_salt_component(h.salt), mc_salt_type(h.salt)) != 0) {
             mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_MAILBOX,
                              "cannot forward a call to moved entity %d", (int)r->id);
             return;

@@ -264,7 +264,7 @@ static int gen_check_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, ui
     };
     _Static_assert(MC_COMPONENT_COUNT == 8, "a component is 3 bits");
     if (to->id == 0 || (to->salt & MC_ENTITY_TYPE_MAX) != type_id ||
-        reaches[(to->salt >> 13) & 7u] != (int8_t)part)
+        reaches[mc_salt_component(to->salt)] != (int8_t)part)
         return MC_CALL_ERR_MAILBOX;
     return MC_CALL_OK;
 }

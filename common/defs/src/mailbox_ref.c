@@ -31,28 +31,28 @@ int mc_mailbox_ref_init(mc_mailbox_ref *ref, int32_t id, uint32_t ip, uint16_t p
     ref->id = id;
     ref->ip = ip;
     ref->port = port;
-    ref->salt = (uint16_t)(((unsigned)c << 13) | entity_type);
+    ref->salt = mc_salt_pack(c, entity_type);
     return 0;
 }
 
 mc_component mc_mailbox_ref_component(const mc_mailbox_ref *ref)
 {
-    return (mc_component)(ref->salt >> 13);
+    return mc_salt_component(ref->salt);
 }
 
 uint16_t mc_mailbox_ref_type(const mc_mailbox_ref *ref)
 {
-    return (uint16_t)(ref->salt & MC_ENTITY_TYPE_MAX);
+    return mc_salt_type(ref->salt);
 }
 
 void mc_mailbox_ref_set_component(mc_mailbox_ref *ref, mc_component c)
 {
-    ref->salt = (uint16_t)((ref->salt & MC_ENTITY_TYPE_MAX) | (((unsigned)c & 7u) << 13));
+    ref->salt = mc_salt_pack(c, mc_salt_type(ref->salt));
 }
 
 void mc_mailbox_ref_set_type(mc_mailbox_ref *ref, uint16_t entity_type)
 {
-    ref->salt = (uint16_t)((ref->salt & 0xE000u) | (entity_type & MC_ENTITY_TYPE_MAX));
+    ref->salt = mc_salt_pack(mc_salt_component(ref->salt), entity_type);
 }
 
 bool mc_mailbox_ref_is_none(const mc_mailbox_ref *ref)

@@ -126,7 +126,7 @@ void mc_engine_frame(mc_engine *e, mc_call_frame *f, mc_entity *ent)
         f->ctx.self.id = ent->id;
         f->ctx.self.ip = e->self_addr.ip;
         f->ctx.self.port = e->self_addr.port;
-        f->ctx.self.salt = (uint16_t)(((unsigned)c << 13) | (ent->type & MC_ENTITY_TYPE_MAX));
+        f->ctx.self.salt = mc_salt_pack(c, ent->type);
     }
 }
 
