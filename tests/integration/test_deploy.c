@@ -26,6 +26,17 @@ typedef struct {
     char build[600];
 } deploy;
 
+/* The deploy script, a private run dir and layout path under the test's tmpdir, and the
+ * build the binaries come from. */
+static void deploy_init(deploy *d, const char *run, const char *layout)
+{
+    snprintf(d->script, sizeof d->script, "%s/deploy/cluster", h_source_dir());
+    snprintf(d->run, sizeof d->run, "%s/%s", h_tmpdir(), run);
+    snprintf(d->layout, sizeof d->layout, "%s/%s", h_tmpdir(), layout);
+    const char *bin = getenv("MC_BIN_DIR");
+    snprintf(d->build, sizeof d->build, "%s/..", bin ? bin : "build/bin");
+}
+
 /* deploy/cluster VERB [ARG] with the test's run and build dirs and, if not NULL, one more
  * environment setting (NAME=VALUE). */
 static int cluster_cmd_env(deploy *d, const char *extra, const char *verb, const char *arg,
@@ -241,11 +252,7 @@ END_TEST
 START_TEST(up_status_down_leaves_nothing)
 {
     deploy d;
-    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
-    snprintf(d.run, sizeof d.run, "%s/run", h_tmpdir());
-    snprintf(d.layout, sizeof d.layout, "%s/test.layout", h_tmpdir());
-    const char *bin = getenv("MC_BIN_DIR");
-    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    deploy_init(&d, "run", "test.layout");
     FILE *f = fopen(d.layout, "w");
     ck_assert_ptr_nonnull(f);
     int redis_port = h_free_port(true), manager_port = h_free_port(false);
@@ -531,11 +538,7 @@ static bool port_user_gone(int port)
 START_TEST(down_stops_what_a_killed_up_started)
 {
     deploy d;
-    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
-    snprintf(d.run, sizeof d.run, "%s/run-killed", h_tmpdir());
-    snprintf(d.layout, sizeof d.layout, "%s/killed.layout", h_tmpdir());
-    const char *bin = getenv("MC_BIN_DIR");
-    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    deploy_init(&d, "run-killed", "killed.layout");
     int manager_port = h_free_port(false), base_port = h_free_port(false);
     FILE *f = fopen(d.layout, "w");
     ck_assert_ptr_nonnull(f);
@@ -621,11 +624,7 @@ static int node_port(void)
 START_TEST(local_redis_cluster_survives_down_and_up)
 {
     deploy d;
-    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
-    snprintf(d.run, sizeof d.run, "%s/run-rc", h_tmpdir());
-    snprintf(d.layout, sizeof d.layout, "%s/rc.layout", h_tmpdir());
-    const char *bin = getenv("MC_BIN_DIR");
-    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    deploy_init(&d, "run-rc", "rc.layout");
     int ports[3];
     FILE *f = fopen(d.layout, "w");
     ck_assert_ptr_nonnull(f);
@@ -695,11 +694,7 @@ END_TEST
 START_TEST(external_redis_is_named_not_started)
 {
     deploy d;
-    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
-    snprintf(d.run, sizeof d.run, "%s/run-ext", h_tmpdir());
-    snprintf(d.layout, sizeof d.layout, "%s/ext.layout", h_tmpdir());
-    const char *bin = getenv("MC_BIN_DIR");
-    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    deploy_init(&d, "run-ext", "ext.layout");
     char secret[700];
     snprintf(secret, sizeof secret, "%s/external.secret", h_tmpdir());
     FILE *f = fopen(secret, "w");
@@ -845,11 +840,7 @@ static bool login_works(deploy *d, const char *user, const char *pwfile, const c
 START_TEST(reviver_restarts_the_manager_and_a_loginapp)
 {
     static deploy d;
-    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
-    snprintf(d.run, sizeof d.run, "%s/run-revive", h_tmpdir());
-    snprintf(d.layout, sizeof d.layout, "%s/revive.layout", h_tmpdir());
-    const char *bin = getenv("MC_BIN_DIR");
-    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    deploy_init(&d, "run-revive", "revive.layout");
     int redis_port = h_free_port(true), manager_port = h_free_port(false);
     FILE *f = fopen(d.layout, "w");
     ck_assert_ptr_nonnull(f);
@@ -969,11 +960,7 @@ END_TEST
 START_TEST(down_stops_the_reviver_first)
 {
     static deploy d;
-    snprintf(d.script, sizeof d.script, "%s/deploy/cluster", h_source_dir());
-    snprintf(d.run, sizeof d.run, "%s/run-revive-down", h_tmpdir());
-    snprintf(d.layout, sizeof d.layout, "%s/revive-down.layout", h_tmpdir());
-    const char *bin = getenv("MC_BIN_DIR");
-    snprintf(d.build, sizeof d.build, "%s/..", bin ? bin : "build/bin");
+    deploy_init(&d, "run-revive-down", "revive-down.layout");
     int manager_port = h_free_port(false), login_port = h_free_port(false);
     FILE *f = fopen(d.layout, "w");
     ck_assert_ptr_nonnull(f);

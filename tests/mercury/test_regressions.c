@@ -160,16 +160,14 @@ static size_t indexed_datagram_no_ack(uint8_t *pk, uint32_t id, uint32_t version
     return 10;
 }
 
+static void authenticated(mc_nub_config *cfg, int which);
+static mc_channel *indexed_pair_open(pair *p, void (*cfg_tweak)(mc_nub_config *, int),
+                                     mc_channel **ic);
+
 START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
 {
     pair p;
-    pair_open(&p, NULL);
-    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
-    ck_assert_ptr_nonnull(ic);
-    send_stream(ic, 0, 20, 40);
-    ck_assert(wait_received(&p, &p.rb, 20, 10));
-    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
-    ck_assert_ptr_nonnull(peer);
+    mc_channel *ic, *peer = indexed_pair_open(&p, NULL, &ic);
     /* b replies so its side has something unacknowledged and a sequence to protect */
     uint8_t note[1] = {1};
     mc_channel_send_message(peer, tdef(T_NOTE), note, 1);
@@ -232,6 +230,21 @@ START_TEST(invalid_packets_neither_reset_nor_move_an_indexed_channel)
 }
 END_TEST
 
+/* A pair whose a opened indexed channel 42 to b (*ic) and sent it 20 messages: b's side of
+ * the channel, returned once they arrived. */
+static mc_channel *indexed_pair_open(pair *p, void (*cfg_tweak)(mc_nub_config *, int),
+                                     mc_channel **ic)
+{
+    pair_open(p, cfg_tweak);
+    *ic = mc_nub_indexed_channel(p->a, mc_nub_address(p->b), 42, MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(*ic);
+    send_stream(*ic, 0, 20, 40);
+    ck_assert(wait_received(p, &p->rb, 20, 10));
+    mc_channel *peer = mc_nub_find_indexed_channel(p->b, 42);
+    ck_assert_ptr_nonnull(peer);
+    return peer;
+}
+
 /* Where every packet is authenticated (a cluster's internal nubs), a new version from another
  * address is a member of the cluster taking the channel over (an entity that moved): it is
  * reset and follows its new peer; a packet without the secret changes nothing. */
@@ -247,13 +260,7 @@ static void authenticated(mc_nub_config *cfg, int which)
 START_TEST(indexed_channel_moves_only_with_an_authenticated_new_version)
 {
     pair p;
-    pair_open(&p, authenticated);
-    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
-    ck_assert_ptr_nonnull(ic);
-    send_stream(ic, 0, 20, 40);
-    ck_assert(wait_received(&p, &p.rb, 20, 10));
-    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
-    ck_assert_ptr_nonnull(peer);
+    mc_channel *ic, *peer = indexed_pair_open(&p, authenticated, &ic);
     mc_address member = {0x7F000002u, 40112};
     mc_auth auth;
     ck_assert_int_eq(mc_auth_init(&auth, move_secret, false), 0);
@@ -758,12 +765,8 @@ static bool peer_idle(void *ctx) { return mc_channel_unacked(ctx) == 0; }
 START_TEST(new_version_of_an_accepted_channel_starts_unproven)
 {
     pair p;
-    pair_open(&p, authenticated); /* only there may a new version move a channel */
-    mc_channel *ic = mc_nub_indexed_channel(p.a, mc_nub_address(p.b), 42, MC_CHANNEL_INTERNAL);
-    send_stream(ic, 0, 20, 40);
-    ck_assert(wait_received(&p, &p.rb, 20, 10));
-    mc_channel *peer = mc_nub_find_indexed_channel(p.b, 42);
-    ck_assert_ptr_nonnull(peer);
+    /* only where packets are authenticated may a new version move a channel */
+    mc_channel *ic, *peer = indexed_pair_open(&p, authenticated, &ic);
     uint8_t note[1] = {1};
     mc_channel_send_message(peer, tdef(T_NOTE), note, 1);
     mc_channel_send(peer);
