@@ -44,6 +44,8 @@
 
 struct event_base;
 struct mc_lease;
+struct mc_http;
+struct mc_histogram;
 typedef struct mc_server mc_server;
 
 /* A control message the framework does not handle itself (the manager's register,
@@ -124,6 +126,16 @@ const char *mc_server_internal_addr(const mc_server *s);
 const char *mc_server_external_addr(const mc_server *s);
 /* The most recent load measurement (CPU time / wall time over the last interval). */
 double mc_server_load(const mc_server *s);
+
+/* --- operators' HTTP port (--metrics IP:PORT; off by default) -------------------------
+ * /metrics serves the watchers as Prometheus text (server/metrics.h); the manager adds its
+ * web console to the same server. NULL when --metrics is not given. */
+struct mc_http *mc_server_http(mc_server *s);
+/* A latency histogram (server/histogram.h) named name (the metric after "mc_", ending in
+ * _seconds), served on /metrics and published under histograms/<name>/; the same one when
+ * asked twice. NULL when out of memory or MC_SERVER_MAX_HISTOGRAMS (8) exist. The role
+ * records with mc_histogram_observe_us. */
+struct mc_histogram *mc_server_histogram(mc_server *s, const char *name, const char *help);
 
 /* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
  * to that address (one-way). Returns 0 or a negative mercury status. */
