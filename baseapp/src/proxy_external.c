@@ -143,7 +143,7 @@ enum {
     W_CALLS_OUT, W_PROPS, W_KICKED, W_REFUSED_TOTAL, W_HELLOS, W_HANDSHAKES, W_REJECTED,
     W_REPEATED, W_AUTH_FAILURES, W_RATE_LIMITED, W_NO_ENDPOINT, W_DROPPED, W_DATA_IN,
     W_DATA_OUT, W_SEND_ERRORS, W_UNKNOWN_SESSION, W_MOVES, W_MOVES_DROPPED, W_CALLS_DROPPED,
-    W_KICKED_CALLS, W_CUT_OFF_QUEUE, W_REFUSED /* + reason */
+    W_KICKED_CALLS, W_CUT_OFF_QUEUE, W_BYTES_OUT, W_REFUSED /* + reason */
 };
 
 static const struct {
@@ -176,6 +176,7 @@ static const struct {
     {"clients/dropped", W_DROPPED},
     {"clients/packetsIn", W_DATA_IN},
     {"clients/packetsOut", W_DATA_OUT},
+    {"clients/bytesOut", W_BYTES_OUT},
     {"clients/sendErrors", W_SEND_ERRORS},
     {"clients/unknownSession", W_UNKNOWN_SESSION},
 };
@@ -216,6 +217,7 @@ static void get_counter(void *ctx, mc_watch_value *out)
     case W_DROPPED: v = ts.dropped; break;
     case W_DATA_IN: v = ts.data_in; break;
     case W_DATA_OUT: v = ts.data_out; break;
+    case W_BYTES_OUT: v = ts.bytes_out; break;
     case W_SEND_ERRORS: v = ts.send_errors; break;
     case W_UNKNOWN_SESSION: v = ts.unknown_session; break;
     default:

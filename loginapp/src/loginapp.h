@@ -56,6 +56,10 @@ typedef struct {
     bool redis_connected;
 } la_gauges;
 
+/* The login time histogram (served on /metrics): from the LOGIN opened to the reply. */
+#define LA_LOGIN_HISTOGRAM "login_duration_seconds"
+#define LA_LOGIN_HISTOGRAM_HELP "Time from a LOGIN opened to its reply (any status)."
+
 typedef enum { LA_ONLINE_REFUSE, LA_ONLINE_TAKEOVER } la_online_policy;
 
 typedef struct loginapp {

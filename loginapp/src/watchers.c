@@ -47,7 +47,7 @@ int la_add_watchers(loginapp *la)
 {
     mc_watchers *w = mc_server_watchers(la->server);
     char path[MC_WATCH_MAX_PATH];
-    int bad = 0;
+    int bad = mc_server_histogram(la->server, LA_LOGIN_HISTOGRAM, LA_LOGIN_HISTOGRAM_HELP) ? 0 : -1;
     for (int i = 0; i < MC_LOGIN_STATUS_COUNT; i++) {
         if (i == MC_LOGIN_TIMED_OUT)
             continue; /* the client's own verdict: never answered */
