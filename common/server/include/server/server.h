@@ -137,6 +137,17 @@ struct mc_http *mc_server_http(mc_server *s);
  * records with mc_histogram_observe_us. */
 struct mc_histogram *mc_server_histogram(mc_server *s, const char *name, const char *help);
 
+/* Ask the process whose internal address is addr ("IP:PORT", not this process's) for one
+ * watcher operation (a WATCHER request, as the watcher tool sends) on the channel to it. fn
+ * is called exactly once: with the reply, or with NULL when no answer came within
+ * timeout_ms (or the server is being freed); the reply is valid during the call only.
+ * Returns 0 or a negative mercury status (then fn is not called). */
+typedef void (*mc_server_watcher_fn)(mc_server *s, void *ctx,
+                                     const Mc__Control__WatcherReply *reply);
+int mc_server_ask_watcher(mc_server *s, const char *addr,
+                              const Mc__Control__WatcherRequest *req, uint64_t timeout_ms,
+                              mc_server_watcher_fn fn, void *ctx);
+
 /* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
  * to that address (one-way). Returns 0 or a negative mercury status. */
 int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg);
