@@ -1,7 +1,10 @@
 // The console in a real browser: headless Chromium driven through the DevTools protocol
 // (Node's WebSocket, no packages). Run by tests/console/test_console_browser.c:
 //   node --experimental-websocket browser.mjs --url URL --password-file FILE --out DIR
-//        --processes a,b,c --set-process NAME --set-path PATH --set-value V [--timeout-s 120]
+//        --processes a,b,c --set-process NAME --set-path PATH --set-value V
+//        [--entity-id N] [--pid-file FILE] [--timeout-s 120]
+// (--pid-file: where Chromium's pid goes, so that the caller can stop it even if this
+// script is killed.)
 // It logs in, checks that every process is listed alive, waits for the plots to have points
 // (load, players), sets a watcher through the page, looks an entity up, checks that a
 // request without the session or without the CSRF token is refused, and saves screenshots
@@ -47,6 +50,7 @@ async function startChromium() {
     '--disable-extensions', '--disable-background-networking', '--remote-debugging-port=0',
     '--user-data-dir=' + profile, '--window-size=1400,1000', 'about:blank'],
     { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (args['pid-file']) writeFileSync(args['pid-file'], String(chrome.pid) + '\n');
   let stderr = '';
   chrome.stderr.on('data', d => { stderr = (stderr + d).slice(-4000); });
   chrome.on('error', e => fail('cannot start ' + chromiumBin + ': ' + e.message, 77));
