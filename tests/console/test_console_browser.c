@@ -144,12 +144,18 @@ static bool browser_can_run(char *why, size_t whylen)
                  chromium_bin);
         return false;
     }
-    char out[4096];
+    static char out[1 << 16];
     char *argv[] = {chromium_bin, "--headless=new", "--no-sandbox", "--disable-gpu",
                     "--dump-dom", "about:blank", NULL};
     int rc = h_run(argv, out, sizeof out, 60000);
     if (rc != 0 || !strstr(out, "<html")) {
-        snprintf(why, whylen, "headless Chromium cannot run here (exit %d): %.300s", rc, out);
+        /* the last line says most (Chromium logs a lot before it gives up) */
+        size_t n = strlen(out);
+        while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+            out[--n] = '\0';
+        const char *last = strrchr(out, '\n');
+        snprintf(why, whylen, "headless Chromium cannot run here (exit %d): %.300s", rc,
+                 last ? last + 1 : out);
         return false;
     }
     return true;
