@@ -73,10 +73,8 @@ static void new_token(char out[CON_TOKEN_HEX + 1])
     sodium_bin2hex(out, CON_TOKEN_HEX + 1, b, sizeof b);
 }
 
-/* The cookie's token (64 hex characters) or false. */
-static bool cookie_token(struct evhttp_request *req, char out[CON_TOKEN_HEX + 1])
+bool con_cookie_parse(const char *h, char out[CON_TOKEN_HEX + 1])
 {
-    const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Cookie");
     if (!h)
         return false;
     const char *p = h;
@@ -96,6 +94,13 @@ static bool cookie_token(struct evhttp_request *req, char out[CON_TOKEN_HEX + 1]
         p += strcspn(p, ";");
     }
     return false;
+}
+
+/* The cookie's token (64 hex characters) or false. */
+static bool cookie_token(struct evhttp_request *req, char out[CON_TOKEN_HEX + 1])
+{
+    return con_cookie_parse(
+        evhttp_find_header(evhttp_request_get_input_headers(req), "Cookie"), out);
 }
 
 con_session *con_session_of(mc_console *c, struct evhttp_request *req)

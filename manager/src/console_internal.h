@@ -91,6 +91,8 @@ struct mc_console {
 
 /* console_auth.c */
 int con_auth_init(mc_console *c, const char *password_file, char *err, size_t errlen);
+/* The session token in a Cookie header's value (mc_console=, 64 characters), or false. */
+bool con_cookie_parse(const char *header, char out[CON_TOKEN_HEX + 1]);
 /* The session of the request's cookie, or NULL (touches it). */
 con_session *con_session_of(mc_console *c, struct evhttp_request *req);
 /* POST with the session's CSRF token in X-CSRF-Token? (counts a refusal) */
@@ -113,6 +115,8 @@ void con_json_num(struct evbuffer *out, double v); /* null for NaN/Inf/negative 
 /* The body of a POST as a form (application/x-www-form-urlencoded): the value of key, heap,
  * or NULL. */
 char *con_form_value(struct evhttp_request *req, const char *key);
+/* The value of key in a form or query string (percent-decoded), heap, or NULL. */
+char *con_query_lookup(const char *query, const char *key);
 /* The query parameter key, heap, or NULL. */
 char *con_query_value(struct evhttp_request *req, const char *key);
 /* A JSON reply (200) from out (drained). */

@@ -40,7 +40,7 @@ void con_json_num(struct evbuffer *out, double v)
         evbuffer_add_printf(out, "%.6g", v);
 }
 
-static char *value_from(const char *query, const char *key)
+char *con_query_lookup(const char *query, const char *key)
 {
     struct evkeyvalq q;
     if (evhttp_parse_query_str(query, &q) != 0) {
@@ -66,7 +66,7 @@ char *con_form_value(struct evhttp_request *req, const char *key)
         free(body);
         return NULL;
     }
-    char *v = value_from(body, key);
+    char *v = con_query_lookup(body, key);
     free(body);
     return v;
 }
@@ -75,7 +75,7 @@ char *con_query_value(struct evhttp_request *req, const char *key)
 {
     const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
     const char *q = u ? evhttp_uri_get_query(u) : NULL;
-    return q ? value_from(q, key) : NULL;
+    return q ? con_query_lookup(q, key) : NULL;
 }
 
 void con_reply_json(struct evhttp_request *req, struct evbuffer *out)

@@ -23,6 +23,7 @@
 #include "check_main.h"
 
 static char answer[1 << 20];
+static char all_metrics[4 << 20]; /* every role's, for the dashboard's names */
 
 /* promtool check metrics on the /metrics of addr; the text stays in answer. */
 static void check_promtool(const char *addr, const char *role)
@@ -46,6 +47,7 @@ static void check_promtool(const char *addr, const char *role)
     snprintf(label, sizeof label, "role=\"%s\"", role);
     /* refetch: the body of `answer` is what the asserts below look at */
     cc_get(addr, "/metrics", NULL, answer, sizeof answer);
+    strncat(all_metrics, cc_body(answer), sizeof all_metrics - strlen(all_metrics) - 1);
     ck_assert_msg(strstr(answer, label), "%s: no %s label", role, label);
     ck_assert_msg(strstr(answer, "# TYPE mc_process_uptime_seconds gauge"), "%s", role);
     ck_assert_msg(strstr(answer, "# TYPE mc_internal_sent_bytes_total counter"), "%s", role);
@@ -107,6 +109,39 @@ START_TEST(every_role_serves_clean_metrics_and_the_console_is_guarded)
     check_promtool(c.cellapp, "cellapp");
     ck_assert(strstr(answer, "mc_cellapp_tick_seconds_bucket{"));
     ck_assert(strstr(answer, "le=\"+Inf\""));
+
+    /* Prometheus takes the targets file (promtool check config reads file_sd files) */
+    char cfg[700], cmd[2048], out0[8192];
+    snprintf(cfg, sizeof cfg, "%s/prometheus.yml", h_tmpdir());
+    f = fopen(cfg, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "scrape_configs:\n  - job_name: mercury-cluster\n    file_sd_configs:\n"
+               "      - files: ['%s']\n",
+            cc_run_file(&c, "prometheus-targets.json", buf, sizeof buf));
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "promtool check config '%s'", cfg);
+    char *pargv[] = {"/bin/sh", "-c", cmd, NULL};
+    int prc = h_run(pargv, out0, sizeof out0, 60000);
+    ck_assert_msg(prc == 0 && strstr(out0, "SUCCESS"), "promtool check config (%d):\n%s", prc,
+                  out0);
+    /* the Grafana dashboard's queries parse, and use only metrics the processes serve */
+    char rules[700];
+    snprintf(rules, sizeof rules, "%s/dashboard-rules.yml", h_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "python3 '%s/tests/console/dashboard_rules.py' '%s/deploy/grafana/mercury-cluster.json'"
+             " '%s' && promtool check rules '%s' >/dev/null",
+             h_source_dir(), h_source_dir(), rules, rules);
+    prc = h_run(pargv, out0, sizeof out0, 60000);
+    ck_assert_msg(prc == 0, "the dashboard's queries (%d):\n%s", prc, out0);
+    int names = 0;
+    for (char *line = strtok(out0, "\n"); line; line = strtok(NULL, "\n")) {
+        char want_name[160];
+        snprintf(want_name, sizeof want_name, "\n%s{", line);
+        ck_assert_msg(strstr(all_metrics, want_name), "the dashboard uses %s, which no process serves",
+                      line);
+        names++;
+    }
+    ck_assert_int_ge(names, 8);
 
     /* bad requests get a 4xx; the process serves on */
     const char garbage[] = "HELLO THERE\r\n\r\n";
