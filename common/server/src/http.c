@@ -159,6 +159,12 @@ static void dispatch(struct evhttp_request *req, void *arg)
 {
     mc_http *h = arg;
     h->requests++;
+    enum evhttp_cmd_type m = evhttp_request_get_command(req);
+    if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD && m != EVHTTP_REQ_POST) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD, POST");
+        mc_http_error(h, req, 405, "method not allowed");
+        return;
+    }
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     if (!path || !*path) {
@@ -261,7 +267,12 @@ mc_http *mc_http_new(struct event_base *base, const char *addr, const mc_http_li
     evhttp_set_max_headers_size(h->http, (ev_ssize_t)limits->max_request_bytes);
     evhttp_set_max_body_size(h->http, (ev_ssize_t)limits->max_request_bytes);
     evhttp_set_timeout(h->http, (int)limits->timeout_s);
-    evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
+    /* every method reaches dispatch, which answers 405 for what no page takes (evhttp's own
+     * refusal would be a 501) */
+    evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+                                            EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+                                            EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+                                            EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
     evhttp_set_default_content_type(h->http, "text/plain; charset=utf-8");
     evhttp_set_bevcb(h->http, new_conn_bev, h);
     evhttp_set_gencb(h->http, dispatch, h);
