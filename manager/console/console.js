@@ -74,14 +74,16 @@ function drawPlot(id, t, series, unit) {
   const span = Math.max(60, t.length ? -t[0] : 60);
   for (const v of Object.values(series)) for (const x of v) if (x !== null) { max = Math.max(max, x); points++; }
   if (max <= 0) max = 1;
-  const nice = Math.pow(10, Math.floor(Math.log10(max)));
-  max = Math.ceil(max / nice) * nice;
+  // four gridlines at a round step: 1, 2, 2.5 or 5 times a power of ten
+  const raw = max / 4, pow = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 2.5, 5, 10].map(m => m * pow).find(s => s >= raw);
+  max = step * 4;
   g.strokeStyle = '#e4e8ee'; g.fillStyle = '#4a5566'; g.font = '11px system-ui, sans-serif';
   for (let i = 0; i <= 4; i++) {
     const y = T + (H - T - B) * i / 4;
     g.beginPath(); g.moveTo(L, y); g.lineTo(W - R, y); g.stroke();
     const v = max * (1 - i / 4);
-    g.fillText(v >= 1000 ? (v / 1000).toFixed(1) + 'k' : (+v.toFixed(2)).toString(), 4, y + 4);
+    g.fillText(v >= 1000 ? +(v / 1000).toFixed(2) + 'k' : (+v.toFixed(4)).toString(), 4, y + 4);
   }
   g.fillText('-' + Math.round(span) + 's', L, H - 4);
   g.fillText('now', W - R - 24, H - 4);

@@ -5,7 +5,8 @@
 #include <string.h>
 
 const double mc_histogram_bounds[MC_HISTOGRAM_BUCKETS] = {
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+    0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
 
 void mc_histogram_init(mc_histogram *h, const char *name, const char *help)
 {

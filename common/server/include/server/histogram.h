@@ -1,7 +1,7 @@
 /* Latency histograms a process keeps (tick time, login time, update latency) and serves
  * as Prometheus histograms on its metrics endpoint (server/metrics.h).
  *
- * Fixed buckets from 0.5 ms to 10 s (MC_HISTOGRAM_BOUNDS, seconds). Besides the totals since
+ * Fixed buckets from 0.1 ms to 30 s (mc_histogram_bounds, seconds). Besides the totals since
  * start, a histogram keeps the last two 10-second windows so that a recent quantile (what
  * the console plots as "p99") reflects the last 10 to 20 s. Observing is O(buckets) and
  * never allocates. Time comes from the caller (mc_clock_now_us).
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MC_HISTOGRAM_BUCKETS 15
+#define MC_HISTOGRAM_BUCKETS 17
 extern const double mc_histogram_bounds[MC_HISTOGRAM_BUCKETS]; /* seconds, ascending */
 #define MC_HISTOGRAM_WINDOW_US (10u * 1000000u)
 
