@@ -242,6 +242,32 @@ START_TEST(every_role_serves_clean_metrics_and_the_console_is_guarded)
             h_sleep_ms(200);
     }
     ck_assert_msg(sampled, "no sample in 20 s: %s", cc_body(answer));
+    /* a callable called through the console: a space named "world" (it registers that global
+     * name), then the entity page finds it by name, with its base and its cell */
+    ck_assert_int_eq(cc_post(c.manager, "/api/call", cookie, NULL,
+                             "process=baseapp01&path=command%2FcreateBaseAnywhere&args=Space",
+                             answer, sizeof answer),
+                     403);
+    ck_assert_int_eq(cc_post(c.manager, "/api/call", cookie, csrf,
+                             "process=baseapp01&path=command%2FcreateBaseAnywhere&args=Space+"
+                             "%7B%22spaceName%22%3A%22world%22%7D",
+                             answer, sizeof answer),
+                     200);
+    ck_assert_msg(strstr(answer, "\"result\":"), "%s", cc_body(answer));
+    bool found = false;
+    for (int i = 0; i < 100 && !found; i++) {
+        int ec = cc_get(c.manager, "/api/entity?name=world", cookie, answer, sizeof answer);
+        found = ec == 200 && strstr(answer, "\"role\":\"cellapp\"");
+        if (!found)
+            h_sleep_ms(200);
+    }
+    ck_assert_msg(found, "the space by its global name: %s", answer);
+    ck_assert_msg(strstr(answer, "\"globalName\":\"world\",\"type\":\"Space\"") &&
+                      strstr(answer, "\"role\":\"baseapp\"") && strstr(answer, "\"methods\":["),
+                  "%s", cc_body(answer));
+    ck_assert_int_eq(cc_get(c.manager, "/api/entity?name=nowhere", cookie, answer, sizeof answer),
+                     404);
+
     /* the console's refusals are counted */
     ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "get", "manager", "console", NULL), 0);
     ck_assert_msg(strstr(out, "console/csrfRefused") && strstr(out, "console/loginFailures"), "%s",
