@@ -1,6 +1,7 @@
 // The console in a real browser: headless Chromium driven through the DevTools protocol
-// (Node's WebSocket, no packages). Run by tests/console/test_console_browser.c:
-//   node --experimental-websocket browser.mjs --url URL --password-file FILE --out DIR
+// over a pipe (Node's standard library only, no packages; Node 18 or later). Run by
+// tests/console/test_console_browser.c:
+//   node browser.mjs --url URL --password-file FILE --out DIR
 //        --processes a,b,c --set-process NAME --set-path PATH --set-value V
 //        [--entity-id N] [--pid-file FILE] [--timeout-s 120]
 // (--pid-file: where Chromium's pid goes, so that the caller can stop it even if this
@@ -12,7 +13,7 @@
 // passed, 1 on a failure (with the reason on stderr), 77 when Chromium cannot run here.
 // Chromium is always stopped: on success, failure, timeout and SIGTERM/SIGINT.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -24,10 +25,11 @@ const chromiumBin = process.env.MC_CHROMIUM || 'chromium';
 let chrome = null;
 let profile = null;
 function cleanup() {
-  if (chrome && chrome.exitCode === null) {
-    try { process.kill(-chrome.pid, 'SIGKILL'); } catch { try { chrome.kill('SIGKILL'); } catch {} }
+  const c = chrome;
+  chrome = null; /* its exit is expected from here on */
+  if (c && c.exitCode === null) {
+    try { process.kill(-c.pid, 'SIGKILL'); } catch { try { c.kill('SIGKILL'); } catch {} }
   }
-  chrome = null;
   if (profile) { try { rmSync(profile, { recursive: true, force: true }); } catch {} profile = null; }
 }
 function fail(why, code = 1) {
@@ -43,54 +45,51 @@ setTimeout(() => fail('gave up after ' + timeoutS + ' s'), timeoutS * 1000).unre
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
-async function startChromium() {
+// Chromium speaks the DevTools protocol over a pipe (--remote-debugging-pipe): JSON messages
+// ended by a NUL byte, written to its fd 3 and read from its fd 4. No WebSocket, no port.
+let nextId = 1, sessionId = null, toChrome = null, answered = false;
+const waiting = new Map();
+
+function startChromium() {
   profile = mkdtempSync(join(tmpdir(), 'mc-console-chromium-'));
   chrome = spawn(chromiumBin, ['--headless=new', '--no-sandbox', '--disable-gpu',
     '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check',
-    '--disable-extensions', '--disable-background-networking', '--remote-debugging-port=0',
+    '--disable-extensions', '--disable-background-networking', '--remote-debugging-pipe',
     '--user-data-dir=' + profile, '--window-size=1400,1000', 'about:blank'],
-    { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
   if (args['pid-file']) writeFileSync(args['pid-file'], String(chrome.pid) + '\n');
   let stderr = '';
   chrome.stderr.on('data', d => { stderr = (stderr + d).slice(-4000); });
   chrome.on('error', e => fail('cannot start ' + chromiumBin + ': ' + e.message, 77));
-  const portFile = join(profile, 'DevToolsActivePort');
-  for (let i = 0; i < 300; i++) {
-    if (chrome === null || chrome.exitCode !== null) fail('Chromium exited at start: ' + stderr.trim().split('\n').pop(), 77);
-    if (existsSync(portFile)) {
-      const [port, path] = readFileSync(portFile, 'utf8').split('\n');
-      if (port && path) return 'ws://127.0.0.1:' + port.trim() + path.trim();
-    }
-    await sleep(100);
-  }
-  fail('Chromium did not open its DevTools port in 30 s: ' + stderr.trim().split('\n').pop(), 77);
-}
-
-// --- a minimal DevTools protocol client ---------------------------------------------------
-let ws, nextId = 1, sessionId = null;
-const waiting = new Map();
-function connect(url) {
-  return new Promise((resolve, reject) => {
-    ws = new WebSocket(url);
-    ws.onopen = () => resolve();
-    ws.onerror = e => reject(new Error('DevTools connection failed: ' + (e.message || e.type)));
-    ws.onmessage = ev => {
-      const m = JSON.parse(ev.data);
+  chrome.on('exit', code => {
+    /* before it answered: it cannot run here (skip); after: a failure */
+    if (chrome !== null) fail('Chromium exited (' + code + '): ' + stderr.trim().split('\n').pop(), answered ? 1 : 77);
+  });
+  toChrome = chrome.stdio[3];
+  let pending = Buffer.alloc(0);
+  chrome.stdio[4].on('data', d => {
+    pending = Buffer.concat([pending, d]);
+    let nul;
+    while ((nul = pending.indexOf(0)) >= 0) {
+      const m = JSON.parse(pending.subarray(0, nul).toString('utf8'));
+      pending = pending.subarray(nul + 1);
       if (m.id && waiting.has(m.id)) {
         const { resolve, reject } = waiting.get(m.id);
         waiting.delete(m.id);
         if (m.error) reject(new Error(m.error.message)); else resolve(m.result);
       }
-    };
+    }
   });
 }
+
 function send(method, params = {}, browserLevel = false) {
   const id = nextId++;
   const msg = { id, method, params };
   if (!browserLevel && sessionId) msg.sessionId = sessionId;
-  ws.send(JSON.stringify(msg));
+  toChrome.write(JSON.stringify(msg) + '\0');
   return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
 }
+
 async function evaluate(expr) {
   const r = await send('Runtime.evaluate', { expression: expr, awaitPromise: true, returnByValue: true });
   if (r.exceptionDetails) throw new Error('in page: ' + (r.exceptionDetails.exception?.description || r.exceptionDetails.text));
@@ -115,8 +114,11 @@ async function screenshot(name) {
 }
 
 // --- the checks ----------------------------------------------------------------------------
-const browserUrl = await startChromium();
-await connect(browserUrl);
+startChromium();
+const version = await Promise.race([send('Browser.getVersion', {}, true),
+  sleep(30000).then(() => fail('Chromium did not answer on its DevTools pipe in 30 s', 77))]);
+answered = true;
+console.log('browser: ' + version.product);
 const { targetId } = await send('Target.createTarget', { url: 'about:blank' }, true);
 ({ sessionId } = await send('Target.attachToTarget', { targetId, flatten: true }, true));
 await send('Page.enable');

@@ -91,8 +91,7 @@ START_TEST(console_in_a_browser)
     ck_assert_int_eq(mkdir(shots, 0755), 0);
     char chromium_env[300];
     snprintf(chromium_env, sizeof chromium_env, "MC_CHROMIUM=%s", chromium_bin);
-    char *argv[] = {"/usr/bin/env", chromium_env, node_bin, "--experimental-websocket",
-                    "--no-warnings", driver, "--url", url, "--password-file",
+    char *argv[] = {"/usr/bin/env", chromium_env, node_bin, driver, "--url", url, "--password-file",
                     (char *)cc_run_file(&c, "console.password", buf, sizeof buf), "--out", shots,
                     "--processes", procs, "--set-process", "cellapp01", "--set-path",
                     "aoi/sliceMs", "--set-value", "37", "--entity-id", ent, "--pid-file",
@@ -134,6 +133,9 @@ static bool browser_can_run(char *why, size_t whylen)
     const char *env = getenv("MC_CHROMIUM");
     if (env && *env)
         snprintf(chromium_bin, sizeof chromium_bin, "%s", env);
+    const char *node = getenv("MC_NODE");
+    if (node && *node)
+        snprintf(node_bin, sizeof node_bin, "%s", node);
     if (access(node_bin, X_OK) != 0) {
         snprintf(why, whylen, "no Node.js at %s (deploy/install-deps --tests installs nodejs)",
                  node_bin);
