@@ -118,7 +118,7 @@ bool mc_console_check(const mc_config *cfg, char *err, size_t errlen)
         uint64_t min, max;
     } ranges[] = {
         {"consoleSessions", 1, 1024},
-        {"consoleSessionIdleS", 60, 604800},
+        {"consoleSessionIdleS", 1, 604800},
         {"consoleLoginFailures", 1, 10000},
         {"consoleSampleMs", 500, 60000},
     };

@@ -39,7 +39,7 @@ static const mc_option manager_options[] = {
     {"consoleSessions", MC_OPT_UINT, "16",
      "console sessions at once; a login beyond ends the least recently used (1..1024)"},
     {"consoleSessionIdleS", MC_OPT_UINT, "3600",
-     "a console session unused this long ends (60..604800)"},
+     "a console session unused this long ends (1..604800)"},
     {"consoleLoginFailures", MC_OPT_UINT, "10",
      "failed console logins checked per minute; beyond, logins are refused (429) until the "
      "minute is over (1..10000)"},

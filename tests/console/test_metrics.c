@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,106 @@ START_TEST(connections_and_request_size_are_bounded)
 }
 END_TEST
 
+/* A password file (mode given) in the test's dir. */
+static const char *password_file(const char *name, const char *pw, mode_t mode, char *buf,
+                                 size_t buflen)
+{
+    snprintf(buf, buflen, "%s/%s", h_tmpdir(), name);
+    FILE *f = fopen(buf, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%s\n", pw);
+    fclose(f);
+    ck_assert_int_eq(chmod(buf, mode), 0);
+    return buf;
+}
+
+/* The manager binary with these options must refuse to start (exit 1) saying why. */
+static void refuses(const char *why, ...)
+{
+    char bin[512], internal[64], res[600];
+    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(true));
+    snprintf(res, sizeof res, "--res=%s/defs", h_source_dir());
+    char *argv[16] = {(char *)h_bin("manager", bin, sizeof bin), internal, res};
+    int n = 3;
+    va_list ap;
+    va_start(ap, why);
+    for (const char *a; n < 15 && (a = va_arg(ap, const char *));)
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    char out[4096];
+    int rc = h_run(argv, out, sizeof out, 30000);
+    ck_assert_msg(rc == 1 && strstr(out, why), "expected exit 1 with '%s', got %d: %s", why, rc,
+                  out);
+}
+
+START_TEST(console_limits_and_idle_connections)
+{
+    char pw[700], loose[700];
+    password_file("console.password", "operator-password-1", 0600, pw, sizeof pw);
+    password_file("loose.password", "operator-password-1", 0644, loose, sizeof loose);
+    char http[64], mgr[64] = "", log[700];
+    snprintf(http, sizeof http, "127.0.0.1:%d", h_free_port(true));
+    /* a password others may read, a console without an HTTP port, a limit out of range */
+    refuses("mode 0600", "--metrics", http, "--consolePasswordFile", loose, NULL);
+    refuses("needs --metrics", "--consolePasswordFile", pw, NULL);
+    refuses("--consoleSessions: 0 is outside", "--metrics", http, "--consolePasswordFile", pw,
+            "--consoleSessions", "0", NULL);
+    refuses("--httpMaxConnections: 0 is outside", "--metrics", http, "--httpMaxConnections", "0",
+            NULL);
+
+    snprintf(log, sizeof log, "%s/console-manager.log", h_tmpdir());
+    pid_t pid = h_start_manager(mgr, sizeof mgr, log, "--metrics", http, "--consolePasswordFile",
+                                pw, "--consoleLoginFailures", "2", "--consoleSessions", "1",
+                                "--consoleSessionIdleS", "2", "--httpTimeoutS", "2", NULL);
+    ck_assert_int_gt(pid, 0);
+
+    /* an idle connection is closed after --httpTimeoutS */
+    int idle = open_conn(http, NULL);
+    ck_assert_msg(readable_within(idle, 15000), "an idle connection was never closed");
+    char got[16];
+    ck_assert_int_eq(recv(idle, got, sizeof got, 0), 0);
+    close(idle);
+
+    /* --consoleSessions 1: a second login ends the first session */
+    const char *good = "password=operator-password-1";
+    char c1[128], c2[128];
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, good, answer, sizeof answer), 303);
+    ck_assert(session_cookie(answer, c1, sizeof c1));
+    ck_assert_int_eq(cc_get(http, "/api/session", c1, answer, sizeof answer), 200);
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, good, answer, sizeof answer), 303);
+    ck_assert(session_cookie(answer, c2, sizeof c2));
+    ck_assert_int_eq(cc_get(http, "/api/session", c1, answer, sizeof answer), 401);
+    ck_assert_int_eq(cc_get(http, "/api/session", c2, answer, sizeof answer), 200);
+    /* --consoleSessionIdleS 2: unused for longer, the session ends */
+    /* (a look refreshes a live session, so each look comes more than 2 s after the last) */
+    bool ended = false;
+    for (int i = 0; i < 5 && !ended; i++) {
+        h_sleep_ms(2600);
+        ended = cc_get(http, "/api/session", c2, answer, sizeof answer) == 401;
+    }
+    ck_assert_msg(ended, "an idle session did not end");
+
+    /* a login form without the field, a GET of /login: 400, 405 (neither is a failure) */
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, "user=x", answer, sizeof answer), 400);
+    ck_assert_int_eq(cc_get(http, "/login", NULL, answer, sizeof answer), 405);
+    /* --consoleLoginFailures 2: the third login in the minute is refused, even a good one */
+    const char *bad = "password=operator-password-2";
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, bad, answer, sizeof answer), 403);
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, bad, answer, sizeof answer), 403);
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, bad, answer, sizeof answer), 429);
+    ck_assert_int_eq(cc_post(http, "/login", NULL, NULL, good, answer, sizeof answer), 429);
+    char out[4096];
+    ck_assert_int_eq(h_watcher(out, sizeof out, mgr, "get", "manager", "console/loginsThrottled",
+                               NULL),
+                     0);
+    const char *sp = strrchr(out, ' ');
+    ck_assert_msg(sp && atoi(sp + 1) == 2, "%s", out);
+    h_kill(pid, SIGTERM);
+    ck_assert_int_eq(h_wait_exit(pid, 15000), 0);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
     Suite *s = suite_create("metrics");
@@ -344,6 +445,7 @@ static Suite *metrics_suite(void)
     tcase_set_timeout(tc, 280);
     tcase_add_test(tc, every_role_serves_clean_metrics_and_the_console_is_guarded);
     tcase_add_test(tc, connections_and_request_size_are_bounded);
+    tcase_add_test(tc, console_limits_and_idle_connections);
     suite_add_tcase(s, tc);
     return s;
 }
