@@ -1,6 +1,8 @@
 /* The web console's internals shared by its modules (not a public API): sessions
- * (console_auth.c), pages and the JSON API (console.c, console_api.c), the sampler behind
- * the plots (console_series.c), JSON output helpers (console_json.c). */
+ * (console_auth.c), pages (console.c), the JSON API (console_api.c; requests waiting for
+ * other processes in console_pending.c; watchers in console_watchers.c; entities in
+ * console_entity.c), the sampler behind the plots (console_series.c), JSON output and form
+ * input helpers (console_json.c). */
 #ifndef MC_MANAGER_CONSOLE_INTERNAL_H
 #define MC_MANAGER_CONSOLE_INTERNAL_H
 
@@ -57,6 +59,13 @@ typedef struct {
 
 typedef struct con_pending con_pending;
 
+/* What a console request waiting for processes is (console_pending.c). */
+enum { CON_OP_LS, CON_OP_GET, CON_OP_SET, CON_OP_CALL, CON_OP_ENTITY };
+#define CON_MAX_CALL_ARGS 16
+#define CON_MAX_PATH_TEXT 256
+#define CON_MAX_VALUE_TEXT 4096
+#define CON_MAX_LISTED 128
+
 struct mc_console {
     struct mc_manager *m;
     mc_server *s;
@@ -88,6 +97,55 @@ struct mc_console {
     mc_time_us prev_at;
     uint64_t samples, sample_requests_failed;
 };
+
+/* One entry of a listing (CON_OP_LS) with its value once read. */
+typedef struct {
+    char name[MC_WATCH_MAX_NAME + 1];
+    bool dir;
+    Mc__Control__WatcherType type;
+    Mc__Control__WatcherMode mode;
+    char *value; /* heap; NULL: none (directory, callable, no answer) */
+} con_listed;
+
+struct con_pending {
+    con_pending *prev, *next;
+    mc_console *c;                /* NULL once the console is gone */
+    struct evhttp_request *req;   /* NULL once the client is gone */
+    int op;
+    int waiting;                  /* replies outstanding */
+    char process[MC_REG_NAME_MAX];
+    /* CON_OP_LS: the listing, whose leaves' values are asked for one by one */
+    char dir[CON_MAX_PATH_TEXT + 1];
+    con_listed *listed;
+    size_t nlisted;
+    /* CON_OP_ENTITY */
+    int32_t id;
+    char global[80];
+    struct evbuffer *parts;
+    int nparts;
+    char type[64];
+};
+
+/* console_pending.c: a request waiting for processes (503 when CON_PENDING_MAX wait; the
+ * client's connection closing forgets its request); the request to answer now (NULL when
+ * the client or the console is gone); free it. */
+con_pending *con_pending_new(mc_console *c, struct evhttp_request *req, int op);
+struct evhttp_request *con_pending_take(con_pending *p);
+void con_pending_free(con_pending *p);
+/* Text of printable characters, shorter than max? */
+bool con_text_ok(const char *s, size_t max);
+/* The session, or a 401 sent (and NULL); POSTs also need the CSRF token (else 403), GETs
+ * and POSTs only (else 405). Counts the API call. */
+con_session *con_authorised(mc_console *c, struct evhttp_request *req, bool post);
+
+/* console_watchers.c: /api/ls, /api/get (op), /api/set, /api/call; entries as JSON. */
+void con_api_ls_get(mc_console *c, struct evhttp_request *req, int op);
+void con_api_set(mc_console *c, struct evhttp_request *req);
+void con_api_call(mc_console *c, struct evhttp_request *req);
+void con_entries_json(struct evbuffer *out, const Mc__Control__WatcherReply *r);
+
+/* console_entity.c: /api/entity. */
+void con_api_entity(mc_console *c, struct evhttp_request *req);
 
 /* console_auth.c */
 int con_auth_init(mc_console *c, const char *password_file, char *err, size_t errlen);
