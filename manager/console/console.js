@@ -103,7 +103,8 @@ function drawPlot(id, t, series, unit) {
     g.stroke();
     const item = el('span'); const sw = el('i'); sw.style.background = color;
     const last = v.filter(x => x !== null).pop();
-    item.append(sw, document.createTextNode(name + (last !== undefined ? ' ' + (+last.toFixed(2)) + (unit || '') : '')));
+    const shown = last === undefined ? '' : ' ' + (last >= 100 ? Math.round(last) : +last.toPrecision(3)) + (unit || '');
+    item.append(sw, document.createTextNode(name + shown));
     legend.append(item);
   }
   c.dataset.points = String(points);

@@ -76,13 +76,19 @@ static void api_processes(mc_console *c, struct evhttp_request *req)
     if (mc_watch_get(mc_server_watchers(c->s), "uptime", &up, err, sizeof err) == MC_WATCH_OK)
         uptime = up.as.f;
     mc_watch_value_clear(&up);
+    mc_watch_value host = {0};
+    bool have_host =
+        mc_watch_get(mc_server_watchers(c->s), "host", &host, err, sizeof err) == MC_WATCH_OK;
     evbuffer_add_printf(out, "{\"processes\":[{\"name\":\"manager\",\"role\":\"manager\","
                              "\"state\":\"alive\",\"pid\":%d,\"load\":",
                         (int)getpid());
     con_json_num(out, mc_server_load(c->s));
     evbuffer_add_printf(out, ",\"uptimeS\":");
     con_json_num(out, uptime);
-    evbuffer_add_printf(out, ",\"host\":\"\",\"internal\":");
+    evbuffer_add_printf(out, ",\"host\":");
+    con_json_str(out, have_host && host.as.s ? host.as.s : "");
+    mc_watch_value_clear(&host);
+    evbuffer_add_printf(out, ",\"internal\":");
     con_json_str(out, mc_server_internal_addr(c->s));
     evbuffer_add_printf(out, ",\"external\":\"\",\"reason\":\"\"}");
     size_t n = c->m->registry ? mc_registry_count(c->m->registry) : 0;
