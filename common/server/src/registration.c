@@ -147,6 +147,12 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
     }
     s->id = r->self ? r->self->id : 0;
     uint64_t old_instance = s->manager_instance;
+    if (s->ever_registered && old_instance != r->manager_instance) {
+        /* A new manager instance knows nothing of our channel to its address (it drops its
+         * packets): start a new one, as to any restarted peer. */
+        if (mc_nub_close_channel(s->internal, &s->manager) == MC_OK)
+            MC_INFO("the manager at %s restarted: a new channel to it", s->manager_addr);
+    }
     s->manager_instance = r->manager_instance;
     if (r->self && r->self->name)
         mc_server_set_name(s, r->self->name);
@@ -281,6 +287,16 @@ void mc_server_reg_tick(mc_server *s, mc_time_us now)
     case REG_WAITING:
         return;
     case REG_REGISTERED: {
+        /* Out of touch for half the dead-after time (the lease ran out): the manager may
+         * have restarted, and a new instance drops our channel's packets unanswered. A
+         * registration goes off-channel: the same manager answers it as a repeated one
+         * (the lease is renewed), a new instance registers us anew at once, instead of after
+         * the channel's silence timeout. Once a second at most (RETRY_US). */
+        if (s->lease && !mc_lease_valid(s->lease, now) && now - s->reg_sent_at >= RETRY_US) {
+            s->reg_probes++;
+            send_register(s, now);
+            return;
+        }
         /* At least four heartbeats per dead-after time, so that the lease (half of it) is
          * renewed before it runs out even when the manager asks for fewer. */
         uint64_t every_ms = s->heartbeat_ms;
