@@ -144,6 +144,7 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_cell, NULL, ref);
     snprintf(path, sizeof path, "%s/globalNames", dir);
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_globals, NULL, ref);
+    base_restore_add_entity_watchers(e, dir, ref);
     db_add_entity_watchers(e, ent, dir, ref);
 }
 

@@ -133,6 +133,25 @@ void base_on_cell_copy(mc_engine *e, const mc_origin *o, mc_istream *is)
     r->copies_bytes += len;
 }
 
+static void get_copy(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    char text[160] = "?";
+    if (ent)
+        snprintf(text, sizeof text, "space %d at %g %g %g", (int)ent->cell_space,
+                 ent->cell_position.x, ent->cell_position.y, ent->cell_position.z);
+    out->as.s = strdup(text);
+}
+
+void base_restore_add_entity_watchers(mc_engine *e, const char *dir, void *ref)
+{
+    char path[MC_WATCH_MAX_PATH];
+    snprintf(path, sizeof path, "%s/cellCopy", dir);
+    mc_watch_add(mc_server_watchers(mc_engine_server(e)), path, MC_WATCH_STRING,
+                 MC_WATCH_READ_ONLY, get_copy, NULL, ref);
+}
+
 /* ---- the restore --------------------------------------------------------------------- */
 
 /* The bases of one space waiting for its home. */

@@ -93,6 +93,8 @@ void base_on_cell_copy(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_restore_lost(mc_engine *e, const int32_t *ids, size_t n);
 void base_restore_done(mc_engine *e, mc_entity *ent);
 void base_restore_failed(mc_engine *e, mc_entity *ent, int status, const char *why);
+/* entities/<id>/cellCopy: "space S at X Y Z" (where its cell is, or comes back). */
+void base_restore_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
 
 /* base_globals.c */
 int base_op_register_globally(const mc_call_ctx *call, const char *name, mc_done_fn fn,

@@ -565,8 +565,10 @@ END_TEST
 
 START_TEST(faults)
 {
-    /* Baseapp slot 0 waits 20 s for answers: an answer well before that is not a timeout. */
-    const char *opts[RC_SLOTS] = {"--callTimeoutMs=20000", NULL, NULL, NULL};
+    /* Baseapp slot 0 waits 20 s for answers: an answer well before that is not a timeout;
+     * it does not restore lost cells (test_restore.c does): its bases hear onLoseCell. */
+    const char *opts[RC_SLOTS] = {"--callTimeoutMs=20000 --restoreLostCells=false", NULL, NULL,
+                                  NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "faults", "--deadAfterMs=6000", opts));
     /* Three bases on baseapp slot 0 with cells; the cellapp of the first is killed. */
@@ -593,6 +595,9 @@ START_TEST(faults)
         snprintf(path, sizeof path, "entities/%d/props/events", (int)b[i]);
         ck_assert(rc_wait_text(&c, S(&c, 0), path, "loseCell;getCell", WAIT_MS));
     }
+    /* --restoreLostCells=false: none restored, each lost counted by its reason */
+    ck_assert_int_eq(num(&c, 0, "cells/restored"), 0);
+    ck_assert_int_ge(num(&c, 0, "cells/lost/off"), 1);
     /* The new cells work. */
     char m_cell[160];
     rc_mailbox(m_cell, sizeof m_cell, b[0], c.addr[live], "CELL");
