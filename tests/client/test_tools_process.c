@@ -314,6 +314,7 @@ START_TEST(bots_play_on_when_their_cellapp_is_killed)
 {
     tc_cluster c;
     start(&c);
+    c.pc.registrations++; /* the loginapp's: pc_add_cellapp waits for the next one */
     pc_add_cellapp(&c.pc);
     long long space = pc_int(&c.pc, "cellapp01", "spaces/count");
     ck_assert_int_eq(space, 1);
