@@ -329,6 +329,9 @@ void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     ent->cell = cell;
+    /* its space there is named by the new cellapp's first CELL_COPY: until then a restore
+     * would not know where to go (base_restore.c loses such a cell rather than guess) */
+    ent->cell_space = 0;
     char text[128];
     mc_engine_mailbox_text(e, &cell, text, sizeof text);
     MC_DEBUG("%s %d: its cell moved: %s", ent->td->name, (int)id, text);

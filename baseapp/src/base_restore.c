@@ -267,7 +267,8 @@ void base_restore_lost(mc_engine *e, const int32_t *ids, size_t n)
         else if (ent->cell_state == MC_CELL_DESTROYING || ent->destroying)
             lost(e, ent, &r->lost_destroying, "its base was destroying it");
         else if (!pairs || ent->cell_space <= 0)
-            lost(e, ent, &r->lost_refused, !pairs ? "out of memory" : "no space known");
+            lost(e, ent, &r->lost_refused,
+                 !pairs ? "out of memory" : "no space known: it moved and sent no copy since");
         else {
             /* calls to the cell wait in its queue from now on */
             ent->cell_state = MC_CELL_CREATING;
