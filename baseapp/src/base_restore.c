@@ -102,8 +102,10 @@ void base_on_cell_copy(mc_engine *e, const mc_origin *o, mc_istream *is)
         mc_mailbox_address(&ent->cell, &cellapp);
     if (!ent || ent->part != MC_PART_BASE || ent->cell_state != MC_CELL_LIVE || o->local ||
         !mc_address_equal(&cellapp, &o->addr)) {
-        /* a copy overtaken by a move, a destroy, a death: not from where its cell is now */
+        /* a copy overtaken by a move, a destroy, a death: not from where its cell is now
+         * (normal, so counted apart and not logged; a request hears why) */
         r->copies_stale++;
+        mc_engine_reply_status(e, o, MC_CALL_ERR_NO_ENTITY, "CELL_COPY: no such cell from there");
         return;
     }
     void *fresh = calloc(1, ent->gt->props_size[MC_PART_CELL] + 1);
