@@ -3,7 +3,7 @@
  * The idioms of the SDK, one per thing (docs/ENTITIES.md, "Writing a game"):
  *   - a handler returns a status: MC_CALL_OK (0) or the failing call's;
  *   - my own client is mc_ownClient(call), my own mailbox call->self;
- *   - containers through their generated accessors (Account_avatars_*, AVATAR_SUMMARY_*);
+ *   - containers through their generated accessors (AVATAR_LIST_*, AVATAR_SUMMARY_*);
  *   - entities created and loaded by type (create_Avatar_*, load_Avatar_*), with their
  *     starting properties in an Avatar_new. */
 #include <stdlib.h>
@@ -17,10 +17,10 @@
 /* The index of the Account's avatar of that name, or -1. */
 static int find_avatar(const Account_base *self, const char *name)
 {
-    for (uint32_t i = 0; i < Account_avatars_count(&self->avatars); i++) {
+    for (uint32_t i = 0; i < AVATAR_LIST_count(&self->avatars); i++) {
         const mc_value *summary;
         const char *have;
-        if (Account_avatars_at(&self->avatars, i, &summary) == MC_CALL_OK &&
+        if (AVATAR_LIST_at(&self->avatars, i, &summary) == MC_CALL_OK &&
             AVATAR_SUMMARY_get_name(summary, &have) == MC_CALL_OK && !strcmp(have, name))
             return (int)i;
     }
@@ -94,12 +94,12 @@ int Account_base_createAvatar(const mc_call_ctx *call, Account_base *self, const
     if (find_avatar(self, name) >= 0)
         return refuse(call, "name taken");
     mc_value *summary;
-    int rc = Account_avatars_append(&self->avatars, &summary);
+    int rc = AVATAR_LIST_append(&self->avatars, &summary);
     if (rc != MC_CALL_OK)
         return rc;
     if ((rc = AVATAR_SUMMARY_set_name(summary, name)) != MC_CALL_OK ||
         (rc = AVATAR_SUMMARY_set_level(summary, 1)) != MC_CALL_OK) {
-        Account_avatars_remove(&self->avatars, Account_avatars_count(&self->avatars) - 1);
+        AVATAR_LIST_remove(&self->avatars, AVATAR_LIST_count(&self->avatars) - 1);
         return rc;
     }
     mc_mailbox_ref client = mc_ownClient(call);
@@ -108,7 +108,7 @@ int Account_base_createAvatar(const mc_call_ctx *call, Account_base *self, const
 
 int Account_base_getAvatarCount(const mc_call_ctx *call, Account_base *self, uint16_t *out_count)
 {
-    *out_count = (uint16_t)Account_avatars_count(&self->avatars);
+    *out_count = (uint16_t)AVATAR_LIST_count(&self->avatars);
     return MC_CALL_OK;
 }
 
