@@ -257,6 +257,15 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     Mc__Control__RegisterRequest *req = mc__control__register_request__unpack(NULL, len, data);
     mc_reg_status st = MC_REG_BAD_REQUEST;
     mc_reg_entry *gone = NULL;
+    if (req && req->previous_id && m->ignore_heartbeats_from[0]) {
+        /* the fault knob cuts the process off the manager: its registrations too */
+        mc_reg_entry *k = mc_registry_find_id(m->registry, req->previous_id);
+        if (k && strcmp(k->name, m->ignore_heartbeats_from) == 0) {
+            m->ignored_heartbeats++;
+            mc_pb_free(req);
+            return;
+        }
+    }
     if (!req) {
         snprintf(why, sizeof why, "malformed registration");
     } else if (!from_own_address(req, src, why, sizeof why)) {
