@@ -203,6 +203,16 @@ START_TEST(arrays_bounds_checked)
     ck_assert_int_eq(mc_gen_append(&c.color, MC_TYPE_TUPLE, 3, &e), MC_CALL_ERR_STATE);
     ck_assert_int_eq(mc_gen_remove(&c.color, MC_TYPE_TUPLE, 3, 0), MC_CALL_ERR_STATE);
     ck_assert_int_eq(RGB_count(&c.color), 3);
+    /* at most MC_DEFS_MAX_ELEMENTS (65535, the wire's bound): one more is refused */
+    mc_value full;
+    ck_assert_int_eq(mc_gen_list_alloc(&full, MC_TYPE_ARRAY, MC_DEFS_MAX_ELEMENTS), MC_CALL_OK);
+    for (uint32_t i = 0; i < MC_DEFS_MAX_ELEMENTS; i++)
+        full.as.list.items[i].kind = MC_TYPE_INT16;
+    ck_assert_int_eq(Hero_quests_item_steps_append(&full, 1), MC_CALL_ERR_BUSY);
+    ck_assert_int_eq(Hero_quests_item_steps_count(&full), MC_DEFS_MAX_ELEMENTS);
+    ck_assert_int_eq(Hero_quests_item_steps_remove(&full, 0), MC_CALL_OK);
+    ck_assert_int_eq(Hero_quests_item_steps_append(&full, 1), MC_CALL_OK);
+    mc_value_free(&full);
     free_Hero_base(&b);
     free_Hero_cell(&c);
     mc_defs_free(defs);
