@@ -705,7 +705,8 @@ static void emit_hook_decls(FILE *f, const mc_entity_type_def *t)
 {
     fprintf(f, "\n/* Engine callbacks (mc_game_hooks): define any of these and the engine calls "
                "it; one left\n * undefined leaves its slot NULL. Return 0, or non-zero to report "
-               "a failure. */\n");
+               "a failure. Game modules\n * build with -Wmissing-prototypes: a callback or handler "
+               "whose name or arguments differ\n * from these prototypes does not build. */\n");
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
         for (size_t i = 0; i < defc_nhooks; i++) {
             const defc_hook *h = &defc_hooks[i];
