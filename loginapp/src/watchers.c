@@ -8,7 +8,8 @@
 /* Watcher names of the statuses, in mc_login_status order. */
 static const char *const status_paths[MC_LOGIN_STATUS_COUNT] = {
     "ok", "noSuchUser", "badPassword", "alreadyLoggedIn", "badDigest", "noBaseapp",
-    "overloaded", "rateLimited", "malformed", "serverError", "timedOut",
+    "overloaded", "rateLimited", "malformed", "serverError", "timedOut", "ticketExpired",
+    "ticketUsed", "entityGone",
 };
 
 static const char *const drop_paths[LA_DROP_COUNT] = {
