@@ -35,7 +35,8 @@ const mc_option proxy_resume_options[PROXY_RESUME_OPTION_COUNT] = {
      "(1000..86400000)"},
     {"faultKnobs", MC_OPT_BOOL, "false",
      "tests: publish faults/dropClient (set an entity id: its client's channel is dropped "
-     "without a word, as if the network took it)"},
+     "without a word, as if the network took it) and faults/dropAllClients (set N: as many "
+     "clients' channels)"},
 };
 
 static proxy_resume_state *state_of(base_clients *bc, int32_t id)
@@ -293,6 +294,28 @@ static bool set_drop(void *ctx, const mc_watch_value *v, char *why, size_t whyle
     return true;
 }
 
+/* faults/dropAllClients N: as dropClient for up to N clients (any of them). */
+static bool set_drop_all(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    (void)why;
+    (void)whylen;
+    base_clients *bc = ctx;
+    int32_t ids[256];
+    size_t n = 0;
+    for (size_t i = 0; i < bc->by_entity.cap && n < v->as.u && n < 256; i++)
+        if (bc->by_entity.keys[i])
+            ids[n++] = (int32_t)bc->by_entity.keys[i];
+    for (size_t i = 0; i < n; i++) {
+        proxy_client *pc = proxy_of_entity(bc, ids[i]);
+        if (!pc)
+            continue;
+        bc->st.knob_dropped++;
+        proxy_lost(bc, pc, true);
+    }
+    MC_WARNING("fault knob: dropped the channels of %zu clients without a word", n);
+    return true;
+}
+
 int proxy_resume_add_watchers(base_clients *bc)
 {
     mc_watchers *w = mc_server_watchers(mc_engine_server(bc->e));
@@ -318,6 +341,8 @@ int proxy_resume_add_watchers(base_clients *bc)
     if (mc_config_get_bool(mc_server_config(mc_engine_server(bc->e)), "faultKnobs")) {
         bad |= mc_watch_add(w, "faults/dropClient", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
                             get_drop, set_drop, bc) != MC_WATCH_OK;
+        bad |= mc_watch_add(w, "faults/dropAllClients", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
+                            get_drop, set_drop_all, bc) != MC_WATCH_OK;
         bad |= mc_watch_add_uint(w, "faults/droppedClients", &bc->st.knob_dropped,
                                  MC_WATCH_READ_ONLY) != MC_WATCH_OK;
     }

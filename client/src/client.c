@@ -544,6 +544,16 @@ int mc_client_resume_now(mc_client *c)
 
 bool mc_client_has_ticket(const mc_client *c) { return c->has_ticket; }
 
+int mc_client_ticket(const mc_client *c, uint8_t ticket[MC_CW_TICKET_BYTES],
+                     uint8_t key[MC_CW_RESUME_KEY_BYTES])
+{
+    if (!c->has_ticket)
+        return -1;
+    memcpy(ticket, c->ticket, MC_CW_TICKET_BYTES);
+    memcpy(key, c->resume_key, MC_CW_RESUME_KEY_BYTES);
+    return 0;
+}
+
 static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
                      const uint8_t *args, size_t len)
 {

@@ -28,7 +28,7 @@ typedef struct {
     const char *user, *password_file, *script_path;
     bool takeover, json, moves;
     uint64_t timeout_ms;
-    uint32_t idle_ms;    /* --idle: the baseapp silent this long: the channel is lost and
+    uint32_t idle_ms;    /* --idle-ms: the baseapp silent this long: the channel is lost and
                             resumed (0: the library's 10000) */
     /* state */
     mcc_printer pr;
@@ -74,8 +74,8 @@ static void usage(FILE *f)
             "  --json                  JSON lines instead of text\n"
             "  --no-moves              do not print other entities' moves (volatile updates)\n"
             "  --timeout SECONDS       login, a call waiting for the player, expect (10)\n"
-            "  --idle SECONDS          the baseapp silent this long: the channel is lost and\n"
-            "                          resumed with the ticket, no login (10)\n"
+            "  --idle-ms MS            the baseapp silent this long: the channel is lost and\n"
+            "                          resumed with the ticket, no login (10000)\n"
             "  --loginapp IP:PORT      default: the cluster file's loginapp\n"
             "  --public-key HEX        default: the cluster file's loginPublicKey\n"
             "  --res DIR               the defs (default: <repo>/defs)\n"
@@ -357,7 +357,7 @@ static int parse_args(mcc *m, int argc, char **argv, const char **opt_loginapp,
         {"json", no_argument, NULL, 'j'},           {"no-moves", no_argument, NULL, 'M'},
         {"timeout", required_argument, NULL, 't'},  {"loginapp", required_argument, NULL, 'l'},
         {"public-key", required_argument, NULL, 'k'}, {"res", required_argument, NULL, 'r'},
-        {"idle", required_argument, NULL, 'i'},
+        {"idle-ms", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     int o;
     double secs;
@@ -377,11 +377,11 @@ static int parse_args(mcc *m, int argc, char **argv, const char **opt_loginapp,
             m->timeout_ms = (uint64_t)(secs * 1000);
             break;
         case 'i':
-            if (tool_parse_double(optarg, 1, 600, &secs) != 0) {
-                fprintf(stderr, "mc-client: --idle '%s': seconds, 1..600\n", optarg);
+            if (tool_parse_double(optarg, 1000, 600000, &secs) != 0) {
+                fprintf(stderr, "mc-client: --idle-ms '%s': 1000..600000\n", optarg);
                 return -1;
             }
-            m->idle_ms = (uint32_t)(secs * 1000);
+            m->idle_ms = (uint32_t)secs;
             break;
         case 'l': *opt_loginapp = optarg; break;
         case 'k': *opt_pk = optarg; break;

@@ -112,6 +112,11 @@ int mc_client_resume_now(mc_client *c);
 /* Whether the client holds a resumption ticket (the baseapp sends one after each
  * BASE_PLAYER and renews it). */
 bool mc_client_has_ticket(const mc_client *c);
+/* Copy the current ticket and its resume key (a host may keep them to resume after its own
+ * restart with mc_resume_start; tests replay them). 0, or -1 when there is none. Keep the
+ * key secret: with it the ticket is the player's session. */
+int mc_client_ticket(const mc_client *c, uint8_t ticket[MC_CW_TICKET_BYTES],
+                     uint8_t key[MC_CW_RESUME_KEY_BYTES]);
 /* Process what arrived and what is due; callbacks run from here. The state after it. */
 int mc_client_tick(mc_client *c);
 int mc_client_state(const mc_client *c);
