@@ -372,6 +372,13 @@ void bot_logout(bot *b)
         b->login = NULL;
     }
     if (b->c) {
+        if (mc_client_state(b->c) == MC_CLIENT_RESUMING) {
+            /* its channel died and it had not come back by the end: it did not play on */
+            b->sh->st->ended_early++;
+            b->sh->st->ended_by_how[MC_CLIENT_END_LOST]++;
+            if (b->baseapp)
+                b->baseapp->ended_early++;
+        }
         mc_client_close(b->c);
         mc_client_stats cs;
         mc_client_get_stats(b->c, &cs);

@@ -12,9 +12,10 @@
  * sealed with a key not the cluster's are never answered and are counted; a copy past its
  * expiry is refused as expired. Sam's client cannot resume (no loginapp given): his base waits
  * the grace time, then hears onClientDeath (his Avatar leaves), and his ticket is refused.
- * A flood of RESUMEs from one address is limited as LOGINs are. Finally bots play, every
- * channel is dropped, and each bot resumes by itself (counted in --json). Every process is
- * stopped by the test. */
+ * A flood of RESUMEs from one address is limited as LOGINs are. Finally mc-client plays, its
+ * channel is dropped and it chats on after resuming; then bots play, every channel is
+ * dropped, and each bot resumes by itself (counted in --json). Every process is stopped by
+ * the test. */
 #include "check_main.h"
 #include "harness.h"
 #include "login_cluster.h"
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "common/value_json.h"
@@ -58,16 +60,78 @@ typedef struct {
     int ends;
 } player;
 
+/* The players whose clients must keep ticking while the test waits for anything else (a
+ * watcher process under a loaded sanitizer build takes seconds: a client left alone that
+ * long would be dropped by its baseapp for silence). */
+static player *live[2];
+static size_t nlive;
+
+static bool pump(player **ps, size_t n, long ms, bool (*cond)(player **, size_t, const void *),
+                 const void *arg);
+
+/* `watcher VERB PROC PATH [VALUE]` while the live players' clients tick: its exit status,
+ * its output in out. */
+static int watcher(lc_cluster *c, const char *verb, const char *proc, const char *path,
+                   const char *value, char *out, size_t n)
+{
+    static int seq;
+    char bin[512], mopt[64], log[800];
+    snprintf(mopt, sizeof mopt, "--manager=%s", c->pc.manager);
+    snprintf(log, sizeof log, "%s/watcher-%d.out", c->pc.dir, ++seq);
+    char *argv[] = {(char *)h_bin("watcher", bin, sizeof bin), mopt, (char *)verb,
+                    (char *)proc, (char *)path, (char *)value, NULL};
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    int status = 0, rc = -1;
+    for (long end = now_ms() + 30000; now_ms() < end;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            break;
+        }
+        pump(live, nlive, 10, NULL, NULL);
+    }
+    ck_assert_msg(rc >= 0, "watcher %s %s %s did not end", verb, proc, path);
+    FILE *f = fopen(log, "r");
+    size_t k = f ? fread(out, 1, n - 1, f) : 0;
+    out[k] = '\0';
+    if (f)
+        fclose(f);
+    return rc;
+}
+
 static long long counter(lc_cluster *c, const char *proc, const char *path)
 {
-    return pc_int(&c->pc, proc, path);
+    char o[4096], v[64];
+    if (watcher(c, "get", proc, path, NULL, o, sizeof o) != 0 ||
+        !pc_result(o, path, v, sizeof v))
+        return -1;
+    return atoll(v);
+}
+
+/* Wait (ticking) until a counter reaches want. */
+static bool wait_counter(lc_cluster *c, const char *proc, const char *path, long long want)
+{
+    for (long end = now_ms() + WAIT_MS; now_ms() < end;)
+        if (counter(c, proc, path) >= want)
+            return true;
+    return false;
+}
+
+/* Wait (ticking) until a counter is want. */
+static bool wait_counter_eq(lc_cluster *c, const char *proc, const char *path, long long want)
+{
+    for (long end = now_ms() + WAIT_MS; now_ms() < end;)
+        if (counter(c, proc, path) == want)
+            return true;
+    return false;
 }
 
 /* `watcher set PROC PATH VALUE`: its exit status. */
 static int set_knob(lc_cluster *c, const char *proc, const char *path, const char *value)
 {
     char o[1024];
-    return h_watcher(o, sizeof o, c->pc.manager, "set", proc, path, value, NULL);
+    return watcher(c, "set", proc, path, value, o, sizeof o);
 }
 
 static int call_json(player *p, mc_part part, const char *method, const char *json)
@@ -181,6 +245,10 @@ static int drive(mc_login_attempt *a, mc_login_result *res)
     ck_assert_ptr_nonnull(a);
     int st;
     while ((st = mc_login_tick(a, (uint64_t)now_ms())) == MC_LOGIN_PENDING) {
+        if (nlive) {
+            pump(live, nlive, 5, NULL, NULL); /* the players play on meanwhile */
+            continue;
+        }
         struct pollfd pf = {.fd = mc_login_fd(a), .events = POLLIN};
         poll(&pf, 1, 10);
     }
@@ -266,19 +334,6 @@ static bool ended(player **ps, size_t n, const void *arg)
     return ps[1]->c && mc_client_state(ps[1]->c) == MC_CLIENT_ENDED;
 }
 
-/* The name of the baseapp whose external address is ext, in c. */
-static const char *baseapp_of(lc_cluster *c, mc_client *cl)
-{
-    (void)cl;
-    for (int i = 0; i < c->pc.nbase; i++) {
-        char v[64];
-        if (pc_value(&c->pc, c->pc.base_name[i], "clients/connected", v, sizeof v) &&
-            atoi(v) > 0)
-            return c->pc.base_name[i];
-    }
-    return NULL;
-}
-
 START_TEST(players_resume_without_logging_in)
 {
     lc_cluster c;
@@ -292,9 +347,11 @@ START_TEST(players_resume_without_logging_in)
     login_and_play(&c, &rita, true);
     login_and_play(&c, &sam, false);
     player *ps[2] = {&rita, &sam};
+    live[0] = &rita;
+    live[1] = &sam;
+    nlive = 2;
     ck_assert_msg(pump(ps, 2, WAIT_MS, sees, NULL), "Rita does not see Sam");
-    const char *ba = baseapp_of(&c, rita.c);
-    ck_assert_ptr_nonnull(ba);
+    const char *ba = c.pc.base_name[0]; /* the one baseapp */
     long long logins = counter(&c, "loginapp01", "login/status/ok");
     long long deaths = counter(&c, ba, "clients/deaths");
     ck_assert_int_eq(logins, 2);
@@ -370,7 +427,7 @@ START_TEST(players_resume_without_logging_in)
     ck_assert_int_eq(set_knob(&c, ba, "faults/dropClient", ids), 0);
     ck_assert_msg(pump(ps, 2, WAIT_MS, ended, NULL), "Sam's client did not notice");
     ck_assert_int_eq(mc_client_end_of(sam.c), MC_CLIENT_END_LOST);
-    ck_assert(pc_wait_int(&c.pc, ba, "clients/resume/graceExpired", 1, WAIT_MS));
+    ck_assert(wait_counter(&c, ba, "clients/resume/graceExpired", 1));
     ck_assert_int_eq(counter(&c, ba, "clients/deaths"), sam_deaths + 1);
     int st = MC_LOGIN_PENDING;
     for (long end = now_ms() + WAIT_MS; now_ms() < end;) {
@@ -414,6 +471,7 @@ START_TEST(players_resume_without_logging_in)
     ck_assert_int_ge(counter(&c, "loginapp01", "resume/status/rateLimited"), 1);
     ck_assert_int_ge(counter(&c, "loginapp01", "login/dropped/rateLimited"), 1);
 
+    nlive = 0;
     mc_client_close(rita.c);
     mc_client_free(rita.c);
     mc_client_free(sam.c);
@@ -422,8 +480,27 @@ START_TEST(players_resume_without_logging_in)
 }
 END_TEST
 
-/* bots play; the baseapps drop every channel; each bot resumes by itself */
-START_TEST(bots_resume_by_themselves)
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void read_file(const char *path, char *out, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t k = f ? fread(out, 1, n - 1, f) : 0;
+    out[k] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* mc-client plays, its channel is dropped, it resumes and plays on (its script chats
+ * before and after); then bots play, the baseapps drop every channel, each bot resumes by
+ * itself */
+START_TEST(tools_resume_by_themselves)
 {
     lc_cluster c;
     lc_start(&c, 2, base_conf, "{\"spaceName\":\"world\"}");
@@ -432,6 +509,47 @@ START_TEST(bots_resume_by_themselves)
     snprintf(kopt, sizeof kopt, "--public-key=%s", c.pk_hex);
     snprintf(mopt, sizeof mopt, "--manager=%s", c.pc.manager);
     snprintf(ropt, sizeof ropt, "--res=%s", lc_res_dir());
+
+    /* mc-client */
+    char pwfile[700], sfile[700], mlog[700];
+    snprintf(pwfile, sizeof pwfile, "%s/pw", c.pc.dir);
+    write_file(pwfile, "pw\n");
+    snprintf(sfile, sizeof sfile, "%s/script", c.pc.dir);
+    write_file(sfile, "expect onAvatarList\n"
+                      "base createAvatar [\"Carl\",[1,2,3,4]]\n"
+                      "expect onAvatarList\n"
+                      "base selectAvatar [\"Carl\"]\n"
+                      "cell chat [\"before the drop\"]\n"
+                      "expect onChat\n"
+                      "wait 9000\n"
+                      "cell chat [\"after the drop\"]\n"
+                      "expect onChat\n"
+                      "quit\n");
+    snprintf(mlog, sizeof mlog, "%s/mc-client.out", c.pc.dir);
+    char *margv[] = {(char *)h_bin("mc-client", bin, sizeof bin), "--user", "carl",
+                     "--password-file", pwfile, "--script", sfile, lopt, kopt, ropt,
+                     "--timeout", "20", "--no-moves", "--idle-ms", "2000", NULL};
+    pid_t mcc = h_spawn(margv, mlog);
+    ck_assert_int_gt(mcc, 0);
+    long until = now_ms() + WAIT_MS;
+    while (now_ms() < until && !h_file_contains(mlog, ",\"before the drop\"]"))
+        h_sleep_ms(100);
+    ck_assert_msg(h_file_contains(mlog, ",\"before the drop\"]"), "mc-client did not play (%s)",
+                  mlog);
+    for (int i = 0; i < c.pc.nbase; i++)
+        ck_assert_int_eq(set_knob(&c, c.pc.base_name[i], "faults/dropAllClients", "1000"), 0);
+    int mrc = h_wait_exit(mcc, 60000);
+    static char mout[1 << 16];
+    read_file(mlog, mout, sizeof mout);
+    ck_assert_msg(mrc == 0, "mc-client exited %d: %s", mrc, mout);
+    ck_assert_msg(strstr(mout, "resume resumed without a login (resumed 1, failed 0)"), "%s",
+                  mout);
+    ck_assert_msg(strstr(mout, ",\"after the drop\"]"), "%s", mout);
+    ck_assert_int_eq(counter(&c, "loginapp01", "login/status/ok"), 1);
+    ck_assert_int_eq(counter(&c, "loginapp01", "resume/resumed"), 1);
+    /* Carl logged off: his Avatar left the world (only the Space is left) */
+    ck_assert(wait_counter_eq(&c, "cellapp01", "entities/count", 1));
+
     snprintf(log, sizeof log, "%s/bots.out", c.pc.dir);
     char *argv[] = {(char *)h_bin("bots", bin, sizeof bin), "--count", "20", "--rate", "20",
                     "--duration", "14", "--idle-ms", "2000", "--json", "--quiet", lopt, kopt,
@@ -464,7 +582,7 @@ START_TEST(bots_resume_by_themselves)
     ck_assert_msg(strstr(out, "\"resume_failed\":0,"), "%s", out);
     ck_assert_msg(strstr(out, "\"ended_early\":0,"), "%s", out);
     ck_assert_int_eq(counter(&c, "loginapp01", "login/status/ok"), logins); /* no new login */
-    ck_assert_int_ge(counter(&c, "loginapp01", "resume/resumed"), 20);
+    ck_assert_int_ge(counter(&c, "loginapp01", "resume/resumed"), 21);
     lc_stop(&c);
 }
 END_TEST
@@ -475,7 +593,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("resume");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, players_resume_without_logging_in);
-    tcase_add_test(tc, bots_resume_by_themselves);
+    tcase_add_test(tc, tools_resume_by_themselves);
     suite_add_tcase(s, tc);
     return s;
 }
