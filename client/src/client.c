@@ -38,6 +38,7 @@ struct mc_client {
     uint32_t tries;
     uint64_t next_try_ms;
     uint64_t old_packets_sent, old_bytes_sent, old_packets_received, old_bytes_received;
+    char loginapp[64], bind_ip[48]; /* copies of config.loginapp and bind_ip */
 };
 
 /* One RESUME attempt's limit (a forged or foreign ticket is never answered). */
@@ -412,7 +413,21 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
         return NULL;
     }
     c->cfg = *cfg;
-    c->cfg.baseapp = NULL; /* the caller's string: not kept */
+    c->cfg.baseapp = NULL; /* the caller's strings are not kept: copies */
+    if (cfg->loginapp) {
+        if (strlen(cfg->loginapp) >= sizeof c->loginapp) {
+            snprintf(err, errlen, "loginapp address '%s' is not a.b.c.d:port", cfg->loginapp);
+            sodium_memzero(c, sizeof *c);
+            free(c);
+            return NULL;
+        }
+        snprintf(c->loginapp, sizeof c->loginapp, "%s", cfg->loginapp);
+        c->cfg.loginapp = c->loginapp;
+    }
+    if (cfg->bind_ip) {
+        snprintf(c->bind_ip, sizeof c->bind_ip, "%s", cfg->bind_ip);
+        c->cfg.bind_ip = c->bind_ip;
+    }
     c->sink = (mc_call_sink){.defs = cfg->defs, .send = sink_send, .ctx = c};
     if (!c->cfg.timeout_ms)
         c->cfg.timeout_ms = 10000;

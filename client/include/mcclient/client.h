@@ -92,7 +92,8 @@ typedef struct {
      * channel that dies (silence: idle_ms; or mc_client_resume_now) is resumed with the
      * latest ticket the baseapp gave (TICKET), no login: at most resume_tries attempts (0:
      * 5), waiting resume_backoff_ms (0: 500) before the second, twice that before the
-     * third... Without it a dead channel ends the client (MC_CLIENT_END_LOST). */
+     * third... Without it a dead channel ends the client (MC_CLIENT_END_LOST). Both strings
+     * are copied. */
     const char *loginapp;
     const char *bind_ip;     /* source address of the RESUMEs (NULL: the system's choice) */
     uint32_t resume_tries;
