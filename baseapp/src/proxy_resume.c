@@ -91,17 +91,20 @@ static void issue(base_clients *bc, proxy_client *pc, mc_entity *ent)
         sodium_memzero(&info, sizeof info);
         return;
     }
-    rs->serial = serial;
-    rs->grace_until = 0;
-    snprintf(rs->account, sizeof rs->account, "%s", pc->account);
     mc_ostream os;
     mc_ostream_init(&os);
     mc_cw_write_ticket(&os, ticket, info.resume_key, (uint32_t)bc->ticket_ms);
     const mc_message_def *def = mc_cw_def(&mc_cw_client_send_iface, MC_CW_TICKET);
     if (mc_ostream_ok(&os) &&
         mc_channel_send_message(pc->ch, def, os.data, os.size) == MC_OK) {
+        /* only a ticket on its way replaces the one the client holds */
+        rs->serial = serial;
+        rs->grace_until = 0;
+        snprintf(rs->account, sizeof rs->account, "%s", pc->account);
         bc->st.tickets++;
         pc->ticket_renew_at = mc_clock_now_us() + bc->ticket_ms * MC_US_PER_MS / 2;
+    } else if (!rs->serial && !rs->account[0]) {
+        drop_state(bc, ent->id); /* a new state that never had a ticket */
     }
     sodium_memzero(os.data, os.size);
     mc_ostream_free(&os);
@@ -116,8 +119,8 @@ void proxy_resume_attached(base_clients *bc, proxy_client *pc, mc_entity *ent)
 bool proxy_resume_grace(base_clients *bc, int32_t id)
 {
     proxy_resume_state *rs = state_of(bc, id);
-    if (!rs || !rs->serial || !bc->grace_ms || bc->freeing)
-        return false;
+    if (!rs || !bc->grace_ms || bc->freeing)
+        return false; /* (a spent serial still waits for its new channel: grace too) */
     rs->grace_until = mc_clock_now_us() + bc->grace_ms * MC_US_PER_MS;
     bc->st.grace_started++;
     MC_INFO("entity %d: its client's channel is gone; kept %llu ms for it to resume",
@@ -236,11 +239,12 @@ void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
     if (!ent || ent->part != MC_PART_BASE || ent->destroying || ent->in_reap) {
         bc->st.resume_not_here++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_NOT_HERE, "no such proxy here");
-    } else if (!rs || !rs->serial) {
+    } else if (!rs) {
         bc->st.resume_expired++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_EXPIRED,
                      "its client is gone (the grace time ran out, or it logged off)");
-    } else if (rs->serial != q->serial || strcmp(rs->account, q->account_name) != 0) {
+    } else if (!rs->serial || rs->serial != q->serial ||
+               strcmp(rs->account, q->account_name) != 0) {
         bc->st.resume_used++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_USED,
                      "that ticket was used or replaced");

@@ -3,7 +3,10 @@
  * (mc_server_release_external). HELLO is answered
  * with a CHALLENGE at once, keeping nothing; a LOGIN is checked (cookie), answered from the
  * remembered replies, held to its address's bucket, and only then opened (the boxed
- * credentials: one X25519) and becomes a login, or is answered or dropped and counted. Every other datagram is dropped and counted. */
+ * credentials: one X25519) and becomes a login, or is answered or dropped and counted. A
+ * RESUME (secure/resume.h) goes through the same checks, then its ticket is opened and its
+ * proof checked (no public-key work) and it becomes a resumption (resume_flow.c). Every
+ * other datagram is dropped and counted. */
 #include "loginapp.h"
 #include "common/clock.h"
 #include "common/log.h"

@@ -7,7 +7,9 @@
  * on the hashing pool's threads (pwhash_pool.h), the least-loaded baseapp asked of the
  * manager, PREPARE_LOGIN to that baseapp (proto/login.h), and the LOGIN_REPLY with its
  * external address and the session, or the status saying why not. Answers are remembered
- * while the client's cookie lives (replies.h), so a resent LOGIN gets the same reply.
+ * while the client's cookie lives (replies.h), so a resent LOGIN gets the same reply. A
+ * RESUME (a client whose channel died, with its resumption ticket) is checked the same way
+ * and answered after the live baseapps were asked which holds its proxy (resume_flow.c).
  *
  * This header is the loginapp's state, shared by its modules (one concept per file).
  */

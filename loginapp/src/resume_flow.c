@@ -20,6 +20,9 @@
 
 #define RESUME_BASEAPPS_MAX 256
 
+_Static_assert(MC_RESUME_REPLY_SIZE == MC_LOGIN_REPLY_SIZE,
+               "the remembered replies (replies.h) hold LOGIN_REPLYs and RESUME_REPLYs alike");
+
 struct la_resume_op {
     la_resume_op *next, *prev;
     loginapp *la;
