@@ -14,8 +14,9 @@
  * the grace time, then hears onClientDeath (his Avatar leaves), and his ticket is refused.
  * A flood of RESUMEs from one address is limited as LOGINs are. Finally mc-client plays, its
  * channel is dropped and it chats on after resuming; then bots play, every channel is
- * dropped, and each bot resumes by itself (counted in --json). Every process is stopped by
- * the test. */
+ * dropped, and each bot resumes by itself (counted in --json). Last a player's baseapp is
+ * killed (kill -9): with no backup of its proxy anywhere, the client is told 'entity gone'
+ * and ends lost. Every process is stopped by the test. */
 #include "check_main.h"
 #include "harness.h"
 #include "login_cluster.h"
@@ -498,6 +499,13 @@ static void read_file(const char *path, char *out, size_t n)
         fclose(f);
 }
 
+static bool client_ended(player **ps, size_t n, const void *arg)
+{
+    (void)n;
+    (void)arg;
+    return mc_client_state(ps[0]->c) == MC_CLIENT_ENDED;
+}
+
 /* mc-client plays, its channel is dropped, it resumes and plays on (its script chats
  * before and after); then bots play, the baseapps drop every channel, each bot resumes by
  * itself */
@@ -585,6 +593,38 @@ START_TEST(tools_resume_by_themselves)
     ck_assert_msg(strstr(out, "\"ended_early\":0,"), "%s", out);
     ck_assert_int_eq(counter(&c, "loginapp01", "login/status/ok"), logins); /* no new login */
     ck_assert_int_ge(counter(&c, "loginapp01", "resume/resumed"), 21);
+
+    /* a proxy that dies with its baseapp (kill -9; no backups yet): its player tries to resume,
+     * is told 'entity gone' (after a 'server error' while the dead baseapp was still asked),
+     * and ends lost: it can log in again */
+    ck_assert(wait_counter_eq(&c, "cellapp01", "entities/count", 1)); /* the bots left */
+    char err[256];
+    mc_entity_defs *defs = mc_defs_load(lc_res_dir(), err, sizeof err);
+    ck_assert_msg(defs, "%s", err);
+    player dora = {.name = "dora", .avatar = "Dora", .defs = defs,
+                   .avatar_type = mc_defs_type_by_name(defs, "Avatar")->id};
+    login_and_play(&c, &dora, true, 3000);
+    live[0] = &dora;
+    nlive = 1;
+    int slot = -1;
+    for (int i = 0; i < c.pc.nbase; i++)
+        if (counter(&c, c.pc.base_name[i], "clients/connected") == 1)
+            slot = i;
+    ck_assert_int_ge(slot, 0);
+    ck_assert_int_eq(kill(c.pc.base[slot], SIGKILL), 0);
+    ck_assert_int_eq(h_wait_exit(c.pc.base[slot], 10000), 128 + SIGKILL);
+    c.pc.base[slot] = -1; /* gone: not stopped at the end */
+    player *ps[1] = {&dora};
+    ck_assert_msg(pump(ps, 1, 60000, client_ended, NULL), "Dora's client did not give up");
+    nlive = 0;
+    ck_assert_int_eq(mc_client_end_of(dora.c), MC_CLIENT_END_LOST);
+    ck_assert_int_eq(dora.resumes_ok, 0);
+    ck_assert_int_eq(dora.resumes_failed, 1);
+    ck_assert_msg(dora.last_resume == MC_LOGIN_ENTITY_GONE, "%s",
+                  mc_login_status_name(dora.last_resume));
+    ck_assert_int_ge(counter(&c, "loginapp01", "resume/status/entityGone"), 1);
+    mc_client_free(dora.c);
+    mc_defs_free(defs);
     lc_stop(&c);
 }
 END_TEST
