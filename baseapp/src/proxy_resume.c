@@ -29,7 +29,8 @@ _Static_assert(MC_CW_RESUME_KEY_BYTES == MC_RESUME_KEY_BYTES, "and its resume ke
 const mc_option proxy_resume_options[PROXY_RESUME_OPTION_COUNT] = {
     {"resumeGraceMs", MC_OPT_UINT, "30000",
      "a base whose client's channel died (or went silent) keeps it this long for the client to "
-     "resume with its ticket before onClientDeath (0: at once, no resumption; at most 600000)"},
+     "resume with its ticket before onClientDeath (0: at once, no resumption; at most 600000; "
+     "keep it well above the clients' own silence limit, 10 s in the client library)"},
     {"resumeTicketMs", MC_OPT_UINT, "600000",
      "a resumption ticket's lifetime; renewed at half of it while the client is connected "
      "(1000..86400000)"},
