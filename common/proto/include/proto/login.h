@@ -3,7 +3,7 @@
  * entity/persist_wire.h) and the protobuf-c payloads of login.proto.
  *
  *   39  PREPARE_LOGIN   loginapp -> baseapp, request  PrepareLoginRequest -> PrepareLoginReply
- *   56  RESUME_PREPARE  loginapp -> baseapp, request  ResumePrepareRequest -> ResumePrepareReply
+ *   60  RESUME_PREPARE  loginapp -> baseapp, request  ResumePrepareRequest -> ResumePrepareReply
  *
  * Variable-length with a 4-byte length field, like the control messages. docs/PROTOCOL.md
  * "PrepareLogin".
@@ -13,7 +13,7 @@
 
 #include "proto/login.pb-c.h"
 
-enum { MC_MSG_PREPARE_LOGIN = 39, MC_MSG_RESUME_PREPARE = 56 };
+enum { MC_MSG_PREPARE_LOGIN = 39, MC_MSG_RESUME_PREPARE = 60 };
 
 /* The largest PrepareLogin payload either side accepts. */
 #define MC_PREPARE_LOGIN_MAX_PAYLOAD 1024u
