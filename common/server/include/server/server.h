@@ -170,6 +170,10 @@ mc_nub *mc_server_internal_nub(mc_server *s);
  * role can bind its own endpoint on exactly mc_server_external_addr() (the baseapp's secure
  * client transport); the address stays what registration announces. Idempotent. */
 void mc_server_release_external(mc_server *s);
+/* Read the cluster secret again (--secretFile or $MC_SECRET_FILE, as the internal nub did)
+ * into secret (MC_AUTH_SECRET_BYTES), for a part that derives a key of its own from it with
+ * a context of its own (then wipes it: mc_auth_wipe_secret). 0, or -1 with a reason. */
+int mc_server_load_secret(mc_server *s, uint8_t secret[32], char *err, size_t errlen);
 /* The channel to a peer's internal address (created if needed; flushed at shutdown like
  * the framework's own). NULL when out of memory or addr is our own address. */
 mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);
