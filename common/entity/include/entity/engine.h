@@ -163,6 +163,7 @@ typedef enum {
     MC_HOOK_SPACE_GONE,
     MC_HOOK_CLIENT_DEATH,       /* base proxies: its client went */
     MC_HOOK_ENTITIES_ENABLED,   /* base proxies: a client has it as its player now */
+    MC_HOOK_RESTORE,            /* bases: restored from a backup after its baseapp died */
 } mc_hook;
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason);
 /* Run a cell's onTeleportFailure(reason) (an MC_TELEPORT_* of common/entity_api.h): its
