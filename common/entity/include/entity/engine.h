@@ -221,6 +221,11 @@ int mc_engine_props_by_name(mc_engine *e, const mc_entity_type_def *td,
                             const mc_prop_init *props, size_t n, uint16_t **indices,
                             mc_value **values, char *why, size_t whylen);
 
+/* The baseapp that restores (or restored) entity id of the dead baseapp at `dead`: its
+ * backup on the ring published with that death (server/backup_ring.h). False when the
+ * engine knows of no such death or the ring named no other baseapp. */
+bool mc_engine_new_home(mc_engine *e, const mc_address *dead, int32_t id, mc_address *out);
+
 /* Counters the roles bump. */
 void mc_engine_count_relayed(mc_engine *e);
 void mc_engine_count_refused(mc_engine *e, mc_refuse_reason r);
