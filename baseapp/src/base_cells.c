@@ -213,6 +213,9 @@ int base_destroy_cell(mc_engine *e, mc_entity *ent)
     return rc;
 }
 
+static void lose_cell(mc_engine *e, mc_entity *ent, const char *why);
+void base_lose_cell(mc_engine *e, mc_entity *ent, const char *why) { lose_cell(e, ent, why); }
+
 static void lose_cell(mc_engine *e, mc_entity *ent, const char *why)
 {
     ent->cell_state = MC_CELL_NONE;

@@ -75,12 +75,17 @@ void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* CELL_MOVED: the cell went to another cellapp (a teleport); only from its current one. */
 void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_on_peer_death(mc_engine *e, const char *addr);
+/* A restored base whose cell's cellapp is dead too: it has no cell (onLoseCell). */
+void base_lose_cell(mc_engine *e, mc_entity *ent, const char *why);
 
 /* base_globals.c */
 int base_op_register_globally(const mc_call_ctx *call, const char *name, mc_done_fn fn,
                               void *ud);
 int base_op_deregister_globally(const mc_call_ctx *call, const char *name);
 int base_op_look_up(const mc_call_ctx *call, const char *name, mc_lookup_fn fn, void *ud);
+/* A restored base registers a name it had again (the manager dropped it with its dead
+ * baseapp); remembered once the manager says OK, logged otherwise. */
+int base_globals_register_restored(mc_engine *e, mc_entity *ent, const char *name);
 /* Drop an entity's names (destroyed): tells the manager unless the engine is freeing. */
 void base_drop_globals(mc_engine *e, mc_entity *ent);
 

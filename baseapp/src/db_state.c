@@ -46,6 +46,7 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "a base loaded from a record written while it had a cell gets its cell back, in its "
      "space when a live cell of that space is known here, else in a new space (default "
      "false: the game creates cells itself, as the example game does)"},
+    BACKUP_OPTIONS,
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }

@@ -276,6 +276,9 @@ typedef struct {
     int64_t user_arg;
 } mc_timer_export;
 size_t mc_engine_export_timers(mc_engine *e, mc_entity *ent, mc_timer_export *out, size_t max);
+/* The same without taking them: a copy of the entity's live timers (a base's backup). */
+size_t mc_engine_peek_timers(mc_engine *e, const mc_entity *ent, mc_timer_export *out,
+                             size_t max);
 /* A timer arriving with an entity keeps its id (the game may have stored it): 0, or an
  * mc_call_status (MC_CALL_ERR_ARGS: id 0 or one the entity has; MC_CALL_ERR_BUSY: out of
  * memory). Timers this engine gives later get higher ids, so they never collide with one
