@@ -30,7 +30,7 @@
 #define BACKUP_OPTIONS                                                                       \
     {"backupPeriodMs", MC_OPT_UINT, "2000",                                                  \
      "every base is visited once per this many ms (spread over it) and backed up on its "    \
-     "backup baseapp when its state changed (100..600000)"},                                 \
+     "backup baseapp when its state changed (100..600000; 0: no backups are sent)"},         \
     {"backupBytesPerSec", MC_OPT_UINT, "2000000",                                            \
      "backups sent at most this many bytes a second on average (1000..1000000000)"},         \
     {"backupHeldMaxBytes", MC_OPT_UINT, "268435456",                                         \

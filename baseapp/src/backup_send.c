@@ -178,6 +178,8 @@ static void start_sweep(base_backup *b, mc_time_us now)
 
 void backup_send_tick(base_backup *b, mc_time_us now)
 {
+    if (!b->period_ms)
+        return; /* --backupPeriodMs=0: no backups */
     if (!b->last_tick)
         b->last_tick = now;
     double dt = (double)(now - b->last_tick) / 1e6;

@@ -113,7 +113,9 @@ int backup_init(mc_engine *e, char *err, size_t errlen)
     b->e = e;
     db->backup = b;
     const mc_config *cfg = mc_server_config(mc_engine_server(e));
-    if (!in_range(cfg, "backupPeriodMs", 100, 600000, &b->period_ms, err, errlen) ||
+    b->period_ms = mc_config_get_uint(cfg, "backupPeriodMs");
+    if ((b->period_ms && !in_range(cfg, "backupPeriodMs", 100, 600000, &b->period_ms, err,
+                                   errlen)) ||
         !in_range(cfg, "backupBytesPerSec", 1000, 1000000000, &b->bytes_per_sec, err,
                   errlen) ||
         !in_range(cfg, "backupHeldMaxBytes", 1024, 17179869184ULL, &b->held_max_bytes, err,
