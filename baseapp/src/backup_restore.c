@@ -186,7 +186,7 @@ void backup_restore_from(base_backup *b, const mc_address *dead, const char *own
     b->st.not_ours += not_ours;
     if (lost)
         b->st.restore_failed += lost;
-    MC_WARNING("%s died: restored %zu of its bases from their backups here%s%zu could not "
-               "be restored (backups/lostBases), %zu belong to another baseapp",
-               owner_name, restored, lost ? "; " : "; ", lost, not_ours);
+    MC_WARNING("%s died: restored %zu of its bases from their backups here; %zu could not be "
+               "restored (backups/lostBases); %zu are another baseapp's to restore",
+               owner_name, restored, lost, not_ours);
 }

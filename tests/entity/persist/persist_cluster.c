@@ -49,7 +49,7 @@ static pid_t spawn(pc_cluster *c, const char *role, const char *addr, const char
         argv[n++] = redis;
         /* These tests rehearse deaths without base backups (a dead baseapp's bases come
          * back only from Redis) unless the extra option turns them on. */
-        if (!(extra && strstr(extra, "backupPeriodMs")))
+        if (!(extra && strstr(extra, "--backup")))
             argv[n++] = "--backupPeriodMs=0";
         if (extra)
             argv[n++] = (char *)extra;

@@ -256,7 +256,7 @@ static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
         argv[n++] = eopt;
     /* These tests rehearse deaths without base backups (their restore has its own tests,
      * tests/entity/backup) unless the slot's option turns them on. */
-    if (base && !(extra && strstr(extra, "backupPeriodMs")))
+    if (base && !(extra && strstr(extra, "--backup")))
         argv[n++] = "--backupPeriodMs=0";
     if (extra)
         argv[n++] = (char *)extra;

@@ -1,0 +1,232 @@
+/* Base backups and their restore through real processes (issue 20): a manager, two baseapps
+ * and two cellapps loading the Probe game (tests/entity/routing/cluster.h), driven through
+ * the watcher tool; every process started here is stopped by the test (the harness kills
+ * what is left when the test process exits, also on failure).
+ *
+ *   restore_after_kill9  bases on one baseapp (one with a cell, a global name and a
+ *                        repeating timer) are backed up on the other; the first is killed
+ *                        with SIGKILL; both bases live again on the survivor with the same
+ *                        ids and their last backed-up state, onRestore ran, the timer
+ *                        fires there, the name resolves there, the cell (on a cellapp) was
+ *                        told its base's new home, and calls on mailboxes that name the
+ *                        dead baseapp - held by the cellapp, relayed by the cell, held by a
+ *                        base on the survivor - all reach the restored base in order; no
+ *                        entity is live twice
+ *   byte_rate_bound      300 bases backed up at --backupBytesPerSec=20000: the bytes sent
+ *                        never run ahead of the rate (one second's burst), what waits is
+ *                        counted as pending, and all of them are backed up in the end
+ */
+#include "cluster.h"
+#include "harness.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 30000
+
+static const char *S(const rc_cluster *c, int slot) { return c->name[slot]; }
+
+static void invoke(const rc_cluster *c, int slot, int32_t id, const char *method,
+                   const char *json)
+{
+    char out[4096];
+    int rc = rc_invoke(c, S(c, slot), id, method, json, out, sizeof out);
+    ck_assert_msg(rc == 0, "%s: call %d %s %s: exit %d: %s", S(c, slot), (int)id, method, json,
+                  rc, out);
+}
+
+static void expect_prop(const rc_cluster *c, int slot, int32_t id, const char *prop,
+                        int64_t want)
+{
+    int64_t got;
+    ck_assert_msg(rc_wait_prop(c, S(c, slot), id, prop, want, WAIT_MS, &got),
+                  "%s entity %d %s: %lld, expected %lld", S(c, slot), (int)id, prop,
+                  (long long)got, (long long)want);
+}
+
+static int64_t num(const rc_cluster *c, int slot, const char *path)
+{
+    int64_t v = rc_num(c, S(c, slot), path);
+    ck_assert_msg(v != RC_NO_NUMBER, "%s %s: no number", S(c, slot), path);
+    return v;
+}
+
+/* Poll until the number at path is at least want. */
+static bool wait_at_least(const rc_cluster *c, int slot, const char *path, int64_t want)
+{
+    long deadline = rc_now_ms() + WAIT_MS;
+    while (rc_now_ms() < deadline) {
+        int64_t v = rc_num(c, S(c, slot), path);
+        if (v != RC_NO_NUMBER && v >= want)
+            return true;
+        h_sleep_ms(100);
+    }
+    return false;
+}
+
+static int32_t create(const rc_cluster *c, int slot, const char *props)
+{
+    int32_t id = rc_create(c, slot, props);
+    ck_assert_msg(id > 0, "createBase on %s failed", S(c, slot));
+    return id;
+}
+
+static void expect_text(const rc_cluster *c, int slot, const char *path, const char *needle)
+{
+    char v[4096] = "";
+    bool ok = rc_wait_text(c, S(c, slot), path, needle, WAIT_MS);
+    if (!ok)
+        rc_get(c, S(c, slot), path, v, sizeof v);
+    ck_assert_msg(ok, "%s %s: '%s' does not hold '%s'", S(c, slot), path, v, needle);
+}
+
+START_TEST(restore_after_kill9)
+{
+    const char *opts[RC_SLOTS] = {"--backupPeriodMs=200", "--backupPeriodMs=200", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "backup", "--deadAfterMs=4000", opts));
+    const int victim = 1, survivor = 0;
+    /* A: a cell, a global name, a repeating timer, calls seen; B: plain. */
+    int32_t a = create(&c, victim, "{\"label\":\"alpha\"}");
+    int32_t b = create(&c, victim, "{\"label\":\"beta\"}");
+    invoke(&c, victim, a, "makeCell", "[null]");
+    int cs = rc_wait_cell(&c, victim, a, WAIT_MS);
+    ck_assert_msg(cs >= 2, "A got no cell");
+    invoke(&c, victim, a, "registerAs", "[\"svcA\"]");
+    expect_prop(&c, victim, a, "answers", 1);
+    expect_prop(&c, victim, a, "lastStatus", 0);
+    invoke(&c, victim, a, "startTimer", "[0.3, 0.3]");
+    for (int i = 1; i <= 3; i++) {
+        char json[16];
+        snprintf(json, sizeof json, "[%d]", i);
+        invoke(&c, victim, a, "ping", json);
+    }
+    /* P on the survivor holds A's BASE mailbox (naming the victim). */
+    char m_abase[160], m_abvc[160];
+    rc_mailbox(m_abase, sizeof m_abase, a, c.addr[victim], "BASE");
+    rc_mailbox(m_abvc, sizeof m_abvc, a, c.addr[cs], "BASE_VIA_CELL");
+    int32_t p = create(&c, survivor, "{\"label\":\"holder\"}");
+    {
+        char json[256];
+        snprintf(json, sizeof json, "[%s]", m_abase);
+        invoke(&c, survivor, p, "remember", json);
+    }
+    invoke(&c, victim, a, "event", "[\"changed\"]");
+    /* Backed up: both held on the survivor, and sent again after the last change. */
+    int64_t sent = num(&c, victim, "backups/sent");
+    ck_assert_msg(wait_at_least(&c, survivor, "backups/held", 2),
+                  "the survivor holds %lld backups", (long long)num(&c, survivor, "backups/held"));
+    ck_assert(wait_at_least(&c, victim, "backups/sent", sent + 3));
+    ck_assert_int_eq(num(&c, survivor, "backups/refused"), 0);
+
+    rc_kill9(&c, victim);
+    ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "backups/restored", 2, WAIT_MS, NULL),
+                  "the bases were not restored (log %s)", c.log[survivor]);
+    ck_assert_int_eq(num(&c, survivor, "backups/lostBases"), 0);
+    /* Same ids, their backed-up state, onRestore ran; nothing lives twice. */
+    char v[4096], path[96];
+    ck_assert(rc_prop(&c, S(&c, survivor), a, "label", v, sizeof v));
+    ck_assert_str_eq(v, "\"alpha\"");
+    ck_assert(rc_prop(&c, S(&c, survivor), b, "label", v, sizeof v));
+    ck_assert_str_eq(v, "\"beta\"");
+    snprintf(path, sizeof path, "entities/%d/props/events", (int)a);
+    expect_text(&c, survivor, path, "getCell;changed;restore:");
+    snprintf(path, sizeof path, "entities/%d/props/events", (int)b);
+    expect_text(&c, survivor, path, "restore:0");
+    ck_assert_int_eq(num(&c, survivor, "entities/count"), 3);
+    ck_assert_int_eq(num(&c, cs, "entities/count"), 1);
+    ck_assert_int_eq(num(&c, cs == 2 ? 3 : 2, "entities/count"), 0);
+    /* The timer fires on the survivor. */
+    int64_t fires = rc_prop_num(&c, S(&c, survivor), a, "timerFires");
+    ck_assert(fires != RC_NO_NUMBER);
+    expect_prop(&c, survivor, a, "timerFires", fires + 3);
+    /* The cell knows its base's new home. */
+    snprintf(path, sizeof path, "entities/%d/base", (int)a);
+    expect_text(&c, cs, path, c.addr[survivor]);
+    /* Calls on mailboxes naming the dead baseapp reach the restored base, in order: from the
+     * cellapp (the cell's blast to A's BASE), relayed by the cell (BASE_VIA_CELL from P),
+     * and from P's remembered BASE mailbox. */
+    char json[512];
+    snprintf(json, sizeof json, "[%s, 10, 4]", m_abase);
+    invoke(&c, cs, a, "blast", json);
+    expect_prop(&c, survivor, a, "baseSeen", 13);
+    snprintf(json, sizeof json, "[%s, 5, 14]", m_abvc);
+    invoke(&c, survivor, p, "blast", json);
+    expect_prop(&c, survivor, a, "baseSeen", 18);
+    invoke(&c, survivor, p, "blastPeer", "[5, 19]");
+    expect_prop(&c, survivor, a, "baseSeen", 23);
+    expect_prop(&c, survivor, a, "baseLast", 23);
+    expect_prop(&c, survivor, a, "baseOrderErrors", 0);
+    ck_assert(num(&c, cs, "calls/redirected") >= 10);
+    ck_assert(num(&c, survivor, "calls/redirected") >= 5);
+    /* The global name resolves to the restored base. */
+    snprintf(path, sizeof path, "entities/%d/globalNames", (int)a);
+    expect_text(&c, survivor, path, "svcA");
+    invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
+    expect_prop(&c, survivor, p, "answers", 1);
+    expect_prop(&c, survivor, p, "lastStatus", 0);
+    snprintf(path, sizeof path, "entities/%d/props/peer", (int)p);
+    expect_text(&c, survivor, path, c.addr[survivor]);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(byte_rate_bound)
+{
+    const int rate = 20000, n = 300;
+    const char *opts[RC_SLOTS] = {"--backupPeriodMs=1000", "--backupBytesPerSec=20000", NULL,
+                                  NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "backuprate", "--deadAfterMs=20000", opts));
+    int32_t maker = create(&c, 1, "{\"label\":\"maker\"}");
+    char json[64];
+    snprintf(json, sizeof json, "[%d, 0]", n);
+    int64_t before = num(&c, 1, "backups/bytesSent");
+    long t0 = rc_now_ms();
+    invoke(&c, 1, maker, "spawnHere", json);
+    bool saw_pending = false;
+    for (;;) {
+        int64_t bytes = num(&c, 1, "backups/bytesSent");
+        long t = rc_now_ms();
+        /* the rate, plus at most a second's worth at once and one backup beyond it */
+        int64_t bound = (int64_t)rate * (t - t0) / 1000 + rate + 2000;
+        ck_assert_msg(bytes - before <= bound, "%lld bytes sent in %ld ms (rate %d)",
+                      (long long)(bytes - before), t - t0, rate);
+        if (num(&c, 1, "backups/pending") > 0)
+            saw_pending = true;
+        if (num(&c, 0, "backups/held") >= n + 1)
+            break;
+        ck_assert_msg(t - t0 < 60000, "only %lld of %d backed up",
+                      (long long)num(&c, 0, "backups/held"), n + 1);
+        h_sleep_ms(100);
+    }
+    ck_assert_msg(saw_pending, "the rate never held a backup back");
+    /* what was sent covers every base: more than one second's worth */
+    ck_assert(num(&c, 1, "backups/bytesSent") - before > rate);
+    rc_stop(&c);
+}
+END_TEST
+
+static Suite *backup_suite(void)
+{
+    Suite *s = suite_create("integration_entity_backup");
+    const struct {
+        const char *name;
+        const TTest *test;
+    } tests[] = {
+        {"restore_after_kill9", restore_after_kill9},
+        {"byte_rate_bound", byte_rate_bound},
+    };
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        TCase *tc = tcase_create(tests[i].name);
+        tcase_set_timeout(tc, 240);
+        tcase_add_test(tc, tests[i].test);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void) { return h_run_suite(backup_suite()); }
