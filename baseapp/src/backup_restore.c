@@ -72,6 +72,15 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
         MC_WARNING("backup of %d from %s does not decode: %s", (int)held->id, owner_name, why);
         return false;
     }
+    if (h.flags & MC_BACKUP_FLAG_CREATING) {
+        /* its first write may have landed: a copy here without its database id could live
+         * beside the one loaded from Redis; its check-out (if any) is released after the
+         * grace, so it can be loaded */
+        MC_WARNING("backup of %d from %s not restored: it was being written for the first "
+                   "time (or had lost its check-out)", (int)h.entity_id, owner_name);
+        mc_backup_head_free(&h);
+        return false;
+    }
     if (mc_engine_find(e, h.entity_id)) {
         MC_WARNING("backup of %d from %s not restored: an entity with that id lives here",
                    (int)h.entity_id, owner_name);

@@ -53,6 +53,8 @@ static int encode(base_backup *b, mc_entity *ent, uint32_t serial, bool stable,
     if (r && r->dbid && !r->fenced && !r->creating) {
         h.dbid = r->dbid;
         snprintf(h.token, sizeof h.token, "%s", r->token);
+    } else if (r && (r->creating || r->fenced)) {
+        h.flags |= MC_BACKUP_FLAG_CREATING; /* no check-out to pass on yet (or any more) */
     }
     for (size_t i = 0; i < ent->nglobal_names && h.nnames < MC_BACKUP_NAMES_MAX; i++)
         snprintf(h.names[h.nnames++], sizeof h.names[0], "%.64s", ent->global_names[i]);

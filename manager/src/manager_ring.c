@@ -30,6 +30,7 @@ bool mc_manager_ring_fill(mc_manager *m, Mc__Control__BackupRing *out)
             addrs[n++] = e->internal_addr;
     }
     out->version = m->ring_version;
+    out->manager_instance = m->instance;
     out->n_baseapps = n;
     out->baseapps = addrs;
     return true;

@@ -56,7 +56,7 @@ bool mc_backup_decode(const mc_entity_defs *defs, mc_istream *is, mc_backup_head
         return fail(is, why, whylen, "entity id not positive");
     if (h->type >= mc_defs_type_count(defs))
         return fail(is, why, whylen, "unknown type");
-    if (h->flags & ~(MC_BACKUP_FLAG_CELL | MC_BACKUP_FLAG_CLIENT))
+    if (h->flags & ~(MC_BACKUP_FLAG_CELL | MC_BACKUP_FLAG_CLIENT | MC_BACKUP_FLAG_CREATING))
         return fail(is, why, whylen, "unknown flags");
     if (!mc_mailbox_ref_read(is, &h->cell, mc_defs_type_count(defs)))
         return fail(is, why, whylen, "bad cell mailbox");

@@ -8,6 +8,7 @@
 void mc_backup_ring_clear(mc_backup_ring *r)
 {
     r->version = 0;
+    r->instance = 0;
     r->n = 0;
 }
 
@@ -20,6 +21,7 @@ bool mc_backup_ring_from_pb(mc_backup_ring *r, const Mc__Control__BackupRing *pb
         if (!pb->baseapps[i] || mc_address_parse(pb->baseapps[i], &tmp[i]) != MC_OK)
             return false;
     r->version = pb->version;
+    r->instance = pb->manager_instance;
     r->n = pb->n_baseapps;
     memcpy(r->members, tmp, r->n * sizeof tmp[0]);
     return true;

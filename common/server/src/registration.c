@@ -299,6 +299,11 @@ void mc_server_take_ring(mc_server *s, const Mc__Control__BackupRing *ring)
 {
     if (!ring)
         return; /* a manager that publishes none */
+    /* Messages from the manager may be taken out of order (a birth notice before the
+     * registration's reply): of one manager instance, only a newer ring replaces ours. */
+    if (s->ring.version && ring->manager_instance == s->ring.instance &&
+        ring->version <= s->ring.version)
+        return;
     if (!mc_backup_ring_from_pb(&s->ring, ring)) {
         MC_WARNING("malformed backup ring from the manager; keeping version %u",
                    (unsigned)s->ring.version);

@@ -114,9 +114,9 @@ START_TEST(restore_after_kill9)
         snprintf(json, sizeof json, "[%s]", m_abase);
         invoke(&c, survivor, p, "remember", json);
     }
-    invoke(&c, victim, a, "event", "[\"changed\"]");
     /* Backed up: both held on the survivor, and sent again after the last change. */
     int64_t sent = num(&c, victim, "backups/sent");
+    invoke(&c, victim, a, "event", "[\"changed\"]");
     ck_assert_msg(wait_at_least(&c, survivor, "backups/held", 2),
                   "the survivor holds %lld backups", (long long)num(&c, survivor, "backups/held"));
     ck_assert(wait_at_least(&c, victim, "backups/sent", sent + 3));

@@ -12,7 +12,8 @@
  *                                                base of this cell lives there now
  *
  * BackupHead: i32 entity id, u16 type, u32 serial (the owner's, rising with every backup of
- * the base), u8 flags (bit 0: it has a live cell, bit 1: it has a client), MAILBOX cell
+ * the base), u8 flags (bit 0: it has a live cell, bit 1: it has a client, bit 2: its first
+ * write was in flight), MAILBOX cell
  * (the none mailbox without a cell), 6 x f32 cellData position and direction, u64 database
  * id (0: none), string check-out token (at most 95 bytes), u8 n global names, n x string
  * (1..64 bytes), u16 n timers (at most MC_BACKUP_TIMERS_MAX), n x (u32 timer id, u64
@@ -41,6 +42,8 @@ enum {
 #define MC_BACKUP_TOKEN_MAX 95u
 #define MC_BACKUP_FLAG_CELL 1u
 #define MC_BACKUP_FLAG_CLIENT 2u
+#define MC_BACKUP_FLAG_CREATING 4u /* its first write (which gives it a database id) was in
+                                    * flight: it is not restored (the write may have landed) */
 
 typedef struct {
     uint32_t id;

@@ -26,6 +26,7 @@
 
 typedef struct {
     uint32_t version; /* 0: none received yet */
+    uint64_t instance; /* the manager instance that numbered it */
     size_t n;
     mc_address members[MC_RING_MAX];
 } mc_backup_ring;
