@@ -106,6 +106,9 @@ bool backup_hold_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                       const uint8_t *args, size_t len);
 
 /* backup_send.c */
+/* Back a base up now, not at its next visit (it has a database id now: a restore without it
+ * would not hold its check-out). Counted against the byte rate. */
+void backup_send_now(mc_engine *e, int32_t id);
 void backup_send_tick(base_backup *b, mc_time_us now);
 void backup_send_free(base_backup *b);
 

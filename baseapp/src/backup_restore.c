@@ -60,7 +60,8 @@ static void restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h
 }
 
 /* Restore one backup: true when the base lives here now. */
-static bool restore_one(base_backup *b, backup_held *held, const char *owner_name)
+static bool restore_one(base_backup *b, backup_held *held, const char *owner_name,
+                        bool *released_later)
 {
     mc_engine *e = b->e;
     const mc_entity_defs *defs = mc_engine_defs(e);
@@ -79,6 +80,7 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
         MC_WARNING("backup of %d from %s not restored: it was being written for the first "
                    "time (or had lost its check-out)", (int)h.entity_id, owner_name);
         mc_backup_head_free(&h);
+        *released_later = true; /* counted in lostBases when its check-out is released */
         return false;
     }
     if (mc_engine_find(e, h.entity_id)) {
@@ -181,10 +183,11 @@ void backup_restore_from(base_backup *b, const mc_address *dead, const char *own
         u64map_del(&b->held, (uint64_t)held->id);
         b->nheld--;
         b->held_bytes -= held->len;
-        bool ok = restore_one(b, held, owner_name);
+        bool released_later = false;
+        bool ok = restore_one(b, held, owner_name, &released_later);
         if (ok)
             restored++;
-        else
+        else if (!released_later)
             lost++;
         backup_release_calls(b, ids[i], ok);
         free(held);

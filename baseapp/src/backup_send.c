@@ -201,6 +201,15 @@ void backup_send_tick(base_backup *b, mc_time_us now)
         b->budget -= (double)visit(b, b->sweep[b->sweep_pos++], now);
 }
 
+void backup_send_now(mc_engine *e, int32_t id)
+{
+    base_backup *b = backup_of(e);
+    if (!b || !b->period_ms || mc_engine_freeing(e))
+        return;
+    mc_time_us now = mc_clock_now_us();
+    b->budget -= (double)visit(b, id, now); /* the sweep makes up for it */
+}
+
 void backup_on_destroy(mc_engine *e, mc_entity *ent)
 {
     base_backup *b = backup_of(e);

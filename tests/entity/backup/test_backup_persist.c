@@ -9,8 +9,13 @@
  *                         the survivor with a new token, nothing is released as the dead
  *                         one's, a write lands with the new token, a load by database id
  *                         finds the restored base (live, the same id), and a base that was
- *                         never backed up (created just before the kill) is released so that
- *                         it can be loaded again
+ *                         written just before the kill is restored too (a base is backed up
+ *                         at once when it gets its database id) or, had that backup not
+ *                         arrived, released and loadable: never lost, never live twice
+ *   lost_base_released    without backups (--backupPeriodMs=0 on the dead baseapp) a written
+ *                         Keeper is counted lost (backups/lostBases) and its check-out
+ *                         released after --restoreGraceMs; a load started at once waits for
+ *                         that rather than release it itself, then loads it
  */
 #include "harness.h"
 #include "persist_cluster.h"
@@ -130,12 +135,50 @@ START_TEST(takeover_after_kill9)
 }
 END_TEST
 
+START_TEST(lost_base_released)
+{
+    rh_options opt = {0};
+    rh_redis *r = rh_start(&opt);
+    ck_assert_msg(r != NULL, "redis-server did not start");
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--backupPeriodMs=0");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    int32_t id = pc_create(&c, b1, "{\"name\":\"lost\",\"counter\":5}");
+    uint64_t dbid = write_ok(&c, b1, id);
+    ck_assert_int_eq(pc_int(&c, b2, "backups/held"), 0);
+    h_kill(c.base[0], SIGKILL);
+    h_wait_exit(c.base[0], 10000);
+    c.base[0] = -1;
+    char path[64], v[64];
+    snprintf(path, sizeof path, "peers/%s", b1);
+    for (int waited = 0; !(pc_value(&c, b2, path, v, sizeof v) && strcmp(v, "dead") == 0);
+         waited += 50) {
+        ck_assert_msg(waited < WAIT_MS, "%s never heard %s died", b2, b1);
+        h_sleep_ms(50);
+    }
+    /* At once: the load waits for the grace (the check-out is the dead owner's), then finds
+     * it released by the survivor and loads it. */
+    char dbid_s[32], out[512];
+    snprintf(dbid_s, sizeof dbid_s, "%llu", (unsigned long long)dbid);
+    ck_assert_int_eq(pc_load(&c, b2, "createBaseFromDB", dbid_s, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, " loaded"), "load: %s", out);
+    ck_assert_int_eq(pc_prop_int(&c, b2, atoi(out), "counter"), 5);
+    ck_assert_int_eq(pc_int(&c, b2, "db/releasedOfDead"), 1);
+    ck_assert_int_eq(pc_int(&c, b2, "backups/lostBases"), 1);
+    ck_assert_int_eq(pc_int(&c, b2, "backups/restored"), 0);
+    ck_assert(h_file_contains(c.log_base[1], "were not restored from a backup"));
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("integration_entity_backup_persist");
     TCase *tc = tcase_create("takeover");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, takeover_after_kill9);
+    tcase_add_test(tc, lost_base_released);
     suite_add_tcase(s, tc);
     return s;
 }
