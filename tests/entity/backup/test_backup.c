@@ -12,9 +12,13 @@
  *                        dead baseapp - held by the cellapp, relayed by the cell, held by a
  *                        base on the survivor - all reach the restored base in order; no
  *                        entity is live twice
+ *                        calls sent to the survivor for a base before it knew of the death
+ *                        wait for the restore and are delivered then, in order
  *   byte_rate_bound      300 bases backed up at --backupBytesPerSec=20000: the bytes sent
  *                        never run ahead of the rate (one second's burst), what waits is
- *                        counted as pending, and all of them are backed up in the end
+ *                        counted as pending, and all of them are backed up in the end; a
+ *                        call for a held backup whose owner lives waits --restoreWaitMs, then
+ *                        fails "no entity"
  */
 #include "cluster.h"
 #include "harness.h"
@@ -136,9 +140,27 @@ START_TEST(restore_after_kill9)
     ck_assert(wait_at_least(&c, victim, "backups/sent", sent + 3));
     ck_assert_int_eq(num(&c, survivor, "backups/refused"), 0);
 
+    long killed_at = rc_now_ms();
     rc_kill9(&c, victim);
+    /* Calls reaching the survivor for B before it knows of the death (the manager needs
+     * 4 s of silence): they wait for B's restore and are delivered then, in order. */
+    char m_bhere[160];
+    rc_mailbox(m_bhere, sizeof m_bhere, b, c.addr[survivor], "BASE");
+    {
+        char json[256];
+        snprintf(json, sizeof json, "[%s, 5, 1]", m_bhere);
+        invoke(&c, survivor, p, "blast", json);
+    }
+    bool before_death = rc_now_ms() - killed_at < 3000;
     ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "backups/restored", 2, WAIT_MS, NULL),
                   "the bases were not restored (log %s)", c.log[survivor]);
+    expect_prop(&c, survivor, b, "baseSeen", 5);
+    expect_prop(&c, survivor, b, "baseOrderErrors", 0);
+    if (before_death) { /* sent well before the death could be declared: they waited */
+        ck_assert_int_ge(num(&c, survivor, "backups/calls/waited"), 5);
+        ck_assert_int_ge(num(&c, survivor, "backups/calls/released"), 5);
+    }
+    ck_assert_int_eq(num(&c, survivor, "backups/calls/expired"), 0);
     ck_assert_int_eq(num(&c, survivor, "backups/lostBases"), 0);
     /* Same ids, their backed-up state, onRestore ran; nothing lives twice. */
     char v[4096], path[96];
@@ -192,7 +214,8 @@ END_TEST
 START_TEST(byte_rate_bound)
 {
     const int rate = 20000, n = 300;
-    const char *opts[RC_SLOTS] = {"--backupPeriodMs=1000", "--backupBytesPerSec=20000", NULL,
+    /* slot 0 only holds backups (and lets calls wait for a restore 500 ms) */
+    const char *opts[RC_SLOTS] = {"--restoreWaitMs=500", "--backupBytesPerSec=20000", NULL,
                                   NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "backuprate", "--deadAfterMs=20000", opts));
@@ -221,6 +244,23 @@ START_TEST(byte_rate_bound)
     ck_assert_msg(saw_pending, "the rate never held a backup back");
     /* what was sent covers every base: more than one second's worth */
     ck_assert(num(&c, 1, "backups/bytesSent") - before > rate);
+    /* A call to a base whose backup slot 0 holds, sent to slot 0 while its owner lives (no
+     * restore comes): it waits --restoreWaitMs, then fails "no entity". */
+    char v[65536];
+    ck_assert(rc_prop(&c, S(&c, 1), maker, "created", v, sizeof v));
+    int32_t ids[400];
+    ck_assert_int_eq(rc_parse_ints(v, ids, 400), n);
+    int32_t q = create(&c, 0, "{\"label\":\"asker\"}");
+    char m_held[160], ask_json[256];
+    rc_mailbox(m_held, sizeof m_held, ids[0], c.addr[0], "BASE");
+    snprintf(ask_json, sizeof ask_json, "[%s, 5]", m_held);
+    long asked = rc_now_ms();
+    invoke(&c, 0, q, "ask", ask_json);
+    expect_prop(&c, 0, q, "answers", 1);
+    ck_assert_int_eq(rc_prop_num(&c, S(&c, 0), q, "lastStatus"), -7);
+    ck_assert_msg(rc_now_ms() - asked >= 500, "answered before the wait ran out");
+    ck_assert_int_ge(num(&c, 0, "backups/calls/waited"), 1);
+    ck_assert_int_ge(num(&c, 0, "backups/calls/expired"), 1);
     rc_stop(&c);
 }
 END_TEST
