@@ -2,8 +2,11 @@
  * its backup on another baseapp, which tells the cell its new address. Taken only from a
  * live baseapp, for a cell whose base was on a process the manager declared dead, when the
  * sender is the base's backup on the ring of that death (entity/engine.h,
- * mc_engine_new_home): nobody else can take a cell's base away. Calls the cell makes to its
- * base reach the new home before this arrives too (the engine resends them there). */
+ * mc_engine_new_home): nobody else can take a cell's base away. The restorer may be told of
+ * the death before this cellapp: while the base's process is still alive to us, the sender
+ * must be its backup on the current ring (the same baseapp: the owner is never its own
+ * backup). Calls the cell makes to its base reach the new home before this arrives too (the
+ * engine resends them there). */
 #include "cellapp.h"
 #include "common/log.h"
 #include "entity/backup_wire.h"
@@ -29,10 +32,14 @@ void cell_on_base_restored(mc_engine *e, const mc_origin *o, mc_istream *is)
     mc_mailbox_address(&base, &now);
     char old_text[MC_ADDRESS_STRLEN];
     mc_address_format(&old, old_text, sizeof old_text);
+    Mc__Control__ProcessState old_state = mc_server_peer_state(s, old_text);
+    bool named = old_state == MC__CONTROL__PROCESS_STATE__STATE_DEAD
+                     ? mc_engine_new_home(e, &old, id, &home)
+                     : old_state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+                           mc_backup_ring_pick(mc_server_backup_ring(s), id, &old, &home);
     if (!mc_address_equal(&now, &o->addr) ||
-        !mc_server_peer_is_live(s, &o->addr, MC_ROLE_BASEAPP) ||
-        mc_server_peer_state(s, old_text) != MC__CONTROL__PROCESS_STATE__STATE_DEAD ||
-        !mc_engine_new_home(e, &old, id, &home) || !mc_address_equal(&home, &o->addr)) {
+        !mc_server_peer_is_live(s, &o->addr, MC_ROLE_BASEAPP) || !named ||
+        !mc_address_equal(&home, &o->addr)) {
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_MAILBOX,
                          "BASE_RESTORED for %d ignored: not from the backup of its dead base",
                          (int)id);

@@ -120,7 +120,8 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
     if (ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH)
         return;
     engine_mark_peer(e, addr, true);
-    if (ev->process->role == MC_ROLE_BASEAPP)
+    if (ev->process->role == MC_ROLE_BASEAPP &&
+        ev->process->state != MC__CONTROL__PROCESS_STATE__STATE_STOPPED)
         engine_note_new_homes(e, addr); /* its bases are restored on their backups */
     engine_fail_pending_to(e, addr);
     if (e->part->on_peer_death)
