@@ -12,6 +12,9 @@
  *                         written just before the kill is restored too (a base is backed up
  *                         at once when it gets its database id) or, had that backup not
  *                         arrived, released and loadable: never lost, never live twice
+ *   ring_change_moves_backups  a third baseapp is born: the backups the new ring gives it
+ *                         move there (sent to it, dropped at the old holder), the others
+ *                         stay; every base is held exactly once
  *   lost_base_released    without backups (--backupPeriodMs=0 on the dead baseapp) a written
  *                         Keeper is counted lost (backups/lostBases) and its check-out
  *                         released after --restoreGraceMs; a load started at once waits for
@@ -135,6 +138,42 @@ START_TEST(takeover_after_kill9)
 }
 END_TEST
 
+START_TEST(ring_change_moves_backups)
+{
+    rh_options opt = {0};
+    rh_redis *r = rh_start(&opt);
+    ck_assert_msg(r != NULL, "redis-server did not start");
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--backupPeriodMs=200");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    enum { N = 40 };
+    for (int i = 0; i < N; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"r%d\"}", i);
+        pc_create(&c, b1, props);
+    }
+    ck_assert_msg(pc_wait_int(&c, b2, "backups/held", N, WAIT_MS), "%s holds %lld", b2,
+                  pc_int(&c, b2, "backups/held"));
+    int s3 = pc_add_baseapp(&c, "--backupPeriodMs=200");
+    const char *b3 = c.base_name[s3];
+    /* b1's bases the new ring gives b3 move there (about half of them) */
+    for (int waited = 0;; waited += 100) {
+        long long h2 = pc_int(&c, b2, "backups/held"), h3 = pc_int(&c, b3, "backups/held");
+        if (h3 > 0 && h2 + h3 == N && pc_int(&c, b1, "backups/pending") == 0 &&
+            pc_int(&c, b2, "backups/dropped") == h3)
+            break;
+        ck_assert_msg(waited < WAIT_MS, "held: %s %lld, %s %lld, dropped at %s %lld", b2, h2,
+                      b3, h3, b2, pc_int(&c, b2, "backups/dropped"));
+        h_sleep_ms(100);
+    }
+    long long h3 = pc_int(&c, b3, "backups/held");
+    ck_assert_msg(h3 >= N / 5 && h3 <= N - N / 5, "%lld of %d moved", h3, N);
+    ck_assert_int_eq(pc_int(&c, b1, "backups/dropsSent"), h3);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
 START_TEST(lost_base_released)
 {
     rh_options opt = {0};
@@ -179,6 +218,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, takeover_after_kill9);
     tcase_add_test(tc, lost_base_released);
+    tcase_add_test(tc, ring_change_moves_backups);
     suite_add_tcase(s, tc);
     return s;
 }
