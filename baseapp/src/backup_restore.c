@@ -1,8 +1,8 @@
 /* Restoring a dead baseapp's bases from the backups held here (backup.h). For each backup of
  * the dead owner that the ring of that death names this baseapp for, in id order: a base of
  * the same type and id, its base properties and cellData as backed up; its cell kept when
- * its cellapp lives (the cell is told BASE_RESTORED) or lost otherwise (onLoseCell after
- * onRestore); its timers with the ids, periods and phases they had; its global names
+ * its cellapp lives (the cell is told BASE_RESTORED) or, its cellapp dead too, made again
+ * from its cellData like any cell lost with its cellapp (base_restore.c) after onRestore; its timers with the ids, periods and phases they had; its global names
  * registered again; its check-out taken over (persistent bases); then onRestore, then the
  * calls that waited for it, in order. */
 #include "backup.h"
@@ -110,6 +110,7 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
     }
     ent->cell_position = h.position;
     ent->cell_direction = h.direction;
+    ent->cell_space = h.space;
     bool lost_cell = false;
     if (h.flags & MC_BACKUP_FLAG_CELL) {
         ent->cell = h.cell;
@@ -146,7 +147,7 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
     mc_engine_run_hook(e, ent, MC_HOOK_RESTORE, NULL);
     ent = mc_engine_find(e, id);
     if (ent && lost_cell && !ent->in_reap)
-        base_lose_cell(e, ent, "its cellapp died too");
+        base_restore_lost(e, &id, 1); /* its cellapp died too: made again from cellData */
     return true;
 }
 

@@ -49,6 +49,7 @@ static int encode(base_backup *b, mc_entity *ent, uint32_t serial, bool stable,
         h.flags |= MC_BACKUP_FLAG_CLIENT;
     h.position = ent->cell_position;
     h.direction = ent->cell_direction;
+    h.space = ent->cell_space > 0 ? ent->cell_space : 0;
     db_rec *r = db_rec_of(base_db_of(e), ent->id);
     if (r && r->dbid && !r->fenced && !r->creating) {
         h.dbid = r->dbid;

@@ -6,6 +6,7 @@
 #include "proxy.h"
 #include "common/log.h"
 #include "entity/move_wire.h"
+#include "entity/restore_wire.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ static bool finite3(const mc_vector3 *v)
 typedef struct {
     int32_t id;
     mc_address cellapp;
+    int32_t restore_space; /* RESTORE_CELL into that space (base_restore.c); 0: CREATE_CELL */
 } cell_wait;
 
 static void cell_failed(mc_engine *e, mc_entity *ent, int status, const char *reason)
@@ -61,30 +63,40 @@ static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *pay
         return; /* the engine is freeing (the base is gone) */
     }
     if (status != MC_CALL_OK) {
-        cell_failed(e, ent, status, why);
+        if (w->restore_space)
+            base_restore_failed(e, ent, status, why);
+        else
+            cell_failed(e, ent, status, why);
         free(w);
         return;
     }
     mc_mailbox_ref_init(&ent->cell, ent->id, w->cellapp.ip, w->cellapp.port, MC_COMPONENT_CELL,
                         ent->type);
     ent->cell_state = MC_CELL_LIVE;
+    ent->cell_space = space;
     MC_DEBUG("%s %d: cell created in space %d", ent->td->name, (int)ent->id, (int)space);
+    bool restored = w->restore_space != 0;
     free(w);
     int32_t id = ent->id;
     db_note_cell_space(e, id, space); /* where restored cells of that space go (db_cells.c) */
     base_flush_cell_queue(e, ent);
     if (proxy_has_client(e, ent))
         proxy_world_attached(e, ent); /* the new cell serves its client: a witness */
-    mc_engine_run_hook(e, ent, MC_HOOK_GET_CELL, NULL);
+    if (restored)
+        base_restore_done(e, ent);
+    else
+        mc_engine_run_hook(e, ent, MC_HOOK_GET_CELL, NULL);
     db_on_cell_change(e, id); /* a copy fenced while its cell was being created */
 }
 
-/* Send CREATE_CELL for ent to the cellapp at addr. */
-static int send_create_cell(mc_engine *e, mc_entity *ent, const mc_address *addr,
-                            int32_t near_id)
+/* Send CREATE_CELL for ent to the cellapp at addr (or RESTORE_CELL into restore_space). */
+static int send_cell(mc_engine *e, mc_entity *ent, const mc_address *addr, int32_t near_id,
+                     int32_t restore_space)
 {
     mc_ostream os;
     mc_ostream_init(&os);
+    if (restore_space)
+        mc_restore_cell_encode(&os, restore_space);
     mc_create_cell_head head = {.entity_id = ent->id, .type = ent->type, .near_id = near_id,
                                 .base = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE),
                                 .position = ent->cell_position,
@@ -102,12 +114,25 @@ static int send_create_cell(mc_engine *e, mc_entity *ent, const mc_address *addr
     if (w) {
         w->id = ent->id;
         w->cellapp = *addr;
-        rc = mc_engine_request(e, addr, MC_MSG_CREATE_CELL, os.data, os.size, on_cell_created, w);
+        w->restore_space = restore_space;
+        rc = mc_engine_request(e, addr, restore_space ? MC_MSG_RESTORE_CELL : MC_MSG_CREATE_CELL,
+                               os.data, os.size, on_cell_created, w);
         if (rc != MC_CALL_OK)
             free(w);
     }
     mc_ostream_free(&os);
     return rc;
+}
+
+static int send_create_cell(mc_engine *e, mc_entity *ent, const mc_address *addr,
+                            int32_t near_id)
+{
+    return send_cell(e, ent, addr, near_id, 0);
+}
+
+int base_send_restore_cell(mc_engine *e, mc_entity *ent, const mc_address *addr, int32_t space)
+{
+    return send_cell(e, ent, addr, 0, space);
 }
 
 static int prepare(mc_entity *ent, const mc_vector3 *position, const mc_vector3 *direction)
@@ -213,12 +238,10 @@ int base_destroy_cell(mc_engine *e, mc_entity *ent)
     return rc;
 }
 
-static void lose_cell(mc_engine *e, mc_entity *ent, const char *why);
-void base_lose_cell(mc_engine *e, mc_entity *ent, const char *why) { lose_cell(e, ent, why); }
-
-static void lose_cell(mc_engine *e, mc_entity *ent, const char *why)
+void base_lose_cell(mc_engine *e, mc_entity *ent, const char *why)
 {
     ent->cell_state = MC_CELL_NONE;
+    ent->cell_space = 0;
     memset(&ent->cell, 0, sizeof ent->cell);
     MC_DEBUG("%s %d lost its cell (%s)", ent->td->name, (int)ent->id, why);
     int32_t id = ent->id;
@@ -267,7 +290,7 @@ void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is)
     free(fresh);
     static const char *const whys[] = {"destroyed by its base", "destroyed itself",
                                        "its space was destroyed", "its cellapp shut down"};
-    lose_cell(e, ent, why < 4 ? whys[why] : "?");
+    base_lose_cell(e, ent, why < 4 ? whys[why] : "?");
 }
 
 static void moved_answer(mc_engine *e, const mc_origin *o, int status, const char *why)
@@ -306,6 +329,9 @@ void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     ent->cell = cell;
+    /* its space there is named by the new cellapp's first CELL_COPY: until then a restore
+     * would not know where to go (base_restore.c loses such a cell rather than guess) */
+    ent->cell_space = 0;
     char text[128];
     mc_engine_mailbox_text(e, &cell, text, sizeof text);
     MC_DEBUG("%s %d: its cell moved: %s", ent->td->name, (int)id, text);
@@ -347,15 +373,12 @@ void base_on_peer_death(mc_engine *e, const char *addr)
     mc_entity_table_each(mc_engine_table(e), scan, &d);
     if (d.n)
         MC_WARNING("%zu bases lost their cells: the cellapp at %s died", d.n, addr);
-    /* onLoseCell may destroy bases: look each up again by id. */
+    /* Hooks may destroy bases: the restore looks each up again by id. */
     int32_t *ids = malloc((d.n ? d.n : 1) * sizeof *ids);
     for (size_t i = 0; ids && i < d.n; i++)
         ids[i] = d.lost[i]->id;
     free(d.lost);
-    for (size_t i = 0; ids && i < d.n; i++) {
-        mc_entity *ent = mc_engine_find(e, ids[i]);
-        if (ent && (ent->cell_state == MC_CELL_LIVE || ent->cell_state == MC_CELL_DESTROYING))
-            lose_cell(e, ent, "its cellapp died");
-    }
+    if (ids)
+        base_restore_lost(e, ids, d.n);
     free(ids);
 }

@@ -96,6 +96,7 @@ typedef struct base_db {
     uint64_t fault_hold_writes;    /* db/faults/holdWrites: writes to hold back */
     struct db_held *held;          /* the writes held back, oldest first */
     bool restore_cells;            /* --restoreCells (db_cells.c) */
+    struct base_restore *lost_cells; /* cells restored after their cellapp died (base_restore.c) */
     struct db_restore *restores;   /* loaded bases whose cells are being restored */
     u64map space_anchor;           /* space id -> a base here standing for that space */
     mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */

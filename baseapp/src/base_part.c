@@ -1,6 +1,7 @@
 /* The baseapp's role table for the engine: its engine API, its messages, destroying bases
  * and their watchers. */
 #include "baseapp.h"
+#include "entity/restore_wire.h"
 #include "base_db.h"
 #include "login_prepare.h"
 #include "proto/login.h"
@@ -76,6 +77,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_CELL_MOVED:
         base_on_cell_moved(e, o, data);
         return;
+    case MC_MSG_CELL_COPY:
+        base_on_cell_copy(e, o, data);
+        return;
     case MC_MSG_LOAD_BASE:
         db_on_load_base(e, o, data);
         return;
@@ -146,6 +150,7 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_cell, NULL, ref);
     snprintf(path, sizeof path, "%s/globalNames", dir);
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_globals, NULL, ref);
+    base_restore_add_entity_watchers(e, dir, ref);
     db_add_entity_watchers(e, ent, dir, ref);
 }
 
@@ -155,7 +160,8 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the baseapp's commands");
         return -1;
     }
-    if (base_db_init(e, err, errlen) != 0 || backup_init(e, err, errlen) != 0)
+    if (base_db_init(e, err, errlen) != 0 || base_restore_init(e, err, errlen) != 0 ||
+        backup_init(e, err, errlen) != 0)
         return -1;
     if (login_prepare_init(e) != 0) {
         snprintf(err, errlen, "cannot publish the login/prepare watchers");
@@ -175,6 +181,7 @@ static void on_free(mc_engine *e)
     proxy_free(e);
     login_prepare_free(e);
     backup_free(e);
+    base_restore_free(e);
     base_db_free(e);
 }
 

@@ -75,8 +75,26 @@ void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* CELL_MOVED: the cell went to another cellapp (a teleport); only from its current one. */
 void base_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is);
 void base_on_peer_death(mc_engine *e, const char *addr);
-/* A restored base whose cell's cellapp is dead too: it has no cell (onLoseCell). */
+/* The base has no cell any more: onLoseCell (why: for the log). */
 void base_lose_cell(mc_engine *e, mc_entity *ent, const char *why);
+/* RESTORE_CELL for ent into `space` on the cellapp at addr (its answer ends in
+ * base_restore_done or base_restore_failed). 0 or an mc_call_status. */
+int base_send_restore_cell(mc_engine *e, mc_entity *ent, const mc_address *addr, int32_t space);
+
+/* base_restore.c: cells restored after their cellapp died (docs/WORLD.md "Cells restored"):
+ * the copy of its cell a base keeps (CELL_COPY), and the restore. */
+#define BASE_RESTORE_OPTION_COUNT 1
+extern const mc_option base_restore_options[BASE_RESTORE_OPTION_COUNT];
+int base_restore_init(mc_engine *e, char *err, size_t errlen);
+void base_restore_free(mc_engine *e);
+void base_on_cell_copy(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* These bases' cells were on a cellapp that died (ids: they may go meanwhile): each is
+ * restored from its copy, or hears onLoseCell. */
+void base_restore_lost(mc_engine *e, const int32_t *ids, size_t n);
+void base_restore_done(mc_engine *e, mc_entity *ent);
+void base_restore_failed(mc_engine *e, mc_entity *ent, int status, const char *why);
+/* entities/<id>/cellCopy: "space S at X Y Z" (where its cell is, or comes back). */
+void base_restore_add_entity_watchers(mc_engine *e, const char *dir, void *ref);
 
 /* base_globals.c */
 int base_op_register_globally(const mc_call_ctx *call, const char *name, mc_done_fn fn,

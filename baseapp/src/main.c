@@ -1,18 +1,21 @@
 /* baseapp: hosts base entities (common/entity's engine with the baseapp's part). */
 #include "base_db.h"
 #include "proxy.h"
+#include "baseapp.h"
 
 #include <string.h>
 
 int main(int argc, char **argv)
 {
     /* the role's options: persistence's and the external interface's */
-    mc_option opts[BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT];
+    mc_option opts[BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT + BASE_RESTORE_OPTION_COUNT];
     memcpy(opts, base_db_options, sizeof base_db_options);
     memcpy(opts + BASE_DB_OPTION_COUNT, proxy_options, sizeof proxy_options);
+    memcpy(opts + BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT, base_restore_options,
+           sizeof base_restore_options);
     mc_role_part part = base_role_part;
     part.options = opts;
-    part.option_count = BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT;
+    part.option_count = BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT + BASE_RESTORE_OPTION_COUNT;
     return mc_engine_main(MC_ROLE_BASEAPP,
                           "The Mercury Cluster baseapp: hosts base entities, creates their "
                           "cells, relays calls to them and holds its players' client "

@@ -15,27 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "enet_util.h"
 #include "payload.h"
 #include "transport.h"
 
 #define ENET_BATCH 256
 #define ENET_BACKLOG (16u << 10)
 #define ENET_MIN_QUEUED 64u
-#define ENET_TIMEOUT_MIN_MS 10000u
-#define ENET_TIMEOUT_MAX_MS 60000u
 
-typedef struct {
-    uint64_t freed;
-} enet_sender_state;
-
-static void on_packet_free(ENetPacket *packet)
-{
-    /* ENet marks a reliable packet SENT when it is acknowledged; packets freed by a peer
-     * reset (disconnect, host destroy) do not count. */
-    enet_sender_state *st = packet->userData;
-    if (st && (packet->flags & ENET_PACKET_FLAG_SENT))
-        st->freed++;
-}
 
 /* How many messages to keep queued unacknowledged: what ENet itself will put in flight
  * (its window scaled by its packet throttle, which it lowers under loss) plus a backlog of
@@ -53,23 +40,11 @@ static uint64_t queue_cap(const ENetPeer *peer, size_t size)
 }
 
 static int may_queue(const ENetPeer *peer, const bench_workload *w, uint64_t sent,
-                     const enet_sender_state *st)
+                     const bench_enet_acks *st)
 {
-    return sent < w->messages && sent - st->freed < queue_cap(peer, w->size);
+    return sent < w->messages && sent - st->acked < queue_cap(peer, w->size);
 }
 
-static ENetAddress to_enet(const struct sockaddr_in *sa)
-{
-    ENetAddress a;
-    a.host = sa->sin_addr.s_addr; /* ENet keeps the host in network byte order */
-    a.port = ntohs(sa->sin_port);
-    return a;
-}
-
-static void relax_timeouts(ENetPeer *peer)
-{
-    enet_peer_timeout(peer, ENET_PEER_TIMEOUT_LIMIT, ENET_TIMEOUT_MIN_MS, ENET_TIMEOUT_MAX_MS);
-}
 
 static int enet_receive(const bench_workload *w, const struct sockaddr_in *bind_addr,
                         bench_sink *sink)
@@ -79,7 +54,7 @@ static int enet_receive(const bench_workload *w, const struct sockaddr_in *bind_
         bench_report_fail(r, "enet_initialize failed");
         return -1;
     }
-    ENetAddress a = to_enet(bind_addr);
+    ENetAddress a = bench_enet_address(bind_addr);
     ENetHost *host = enet_host_create(&a, 1, 1, 0, 0);
     if (!host) {
         bench_report_fail(r, "cannot bind ENet host on port %u", (unsigned)a.port);
@@ -119,7 +94,7 @@ static int enet_receive(const bench_workload *w, const struct sockaddr_in *bind_
         while (rc > 0) {
             switch (ev.type) {
             case ENET_EVENT_TYPE_CONNECT:
-                relax_timeouts(ev.peer);
+                bench_enet_relax_timeouts(ev.peer);
                 break;
             case ENET_EVENT_TYPE_RECEIVE:
                 if (!sink->done_sent) {
@@ -153,29 +128,6 @@ static int enet_receive(const bench_workload *w, const struct sockaddr_in *bind_
     return 0;
 }
 
-/* Connect, retrying until the deadline (in --connect mode the listener may start later). */
-static ENetPeer *enet_connect(ENetHost *host, const ENetAddress *a, mc_time_us deadline)
-{
-    while (mc_clock_now_us() < deadline) {
-        ENetPeer *peer = enet_host_connect(host, a, 1, 0);
-        if (!peer)
-            return NULL;
-        while (mc_clock_now_us() < deadline) {
-            ENetEvent ev;
-            int rc = enet_host_service(host, &ev, 10);
-            if (rc < 0)
-                return NULL;
-            if (rc > 0 && ev.type == ENET_EVENT_TYPE_CONNECT)
-                return peer;
-            if (rc > 0 && ev.type == ENET_EVENT_TYPE_DISCONNECT)
-                break; /* connect attempt timed out: try again */
-            if (rc > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE)
-                enet_packet_destroy(ev.packet);
-        }
-    }
-    return NULL;
-}
-
 static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_addr,
                      bench_sink *sink)
 {
@@ -194,8 +146,8 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
         enet_deinitialize();
         return -1;
     }
-    ENetAddress a = to_enet(peer_addr);
-    ENetPeer *peer = enet_connect(host, &a, w->deadline);
+    ENetAddress a = bench_enet_address(peer_addr);
+    ENetPeer *peer = bench_enet_connect(host, &a, 1, w->deadline);
     if (!peer) {
         bench_report_fail(r, "could not connect to the ENet receiver");
         r->t_start = r->t_end = mc_clock_now_us();
@@ -204,16 +156,15 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
         enet_deinitialize();
         return 0;
     }
-    relax_timeouts(peer);
 
-    enet_sender_state st = {0};
+    bench_enet_acks st = {0};
     uint64_t sent = 0;
     int connected = 1;
     r->t_start = mc_clock_now_us();
     bench_sink_ready(sink, 0);
     while (connected) {
         mc_time_us now = mc_clock_now_us();
-        if (sent == w->messages && st.freed == w->messages) {
+        if (sent == w->messages && st.acked == w->messages) {
             r->finished = 1;
             r->t_last = now;
             break;
@@ -229,7 +180,7 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
                 break;
             }
             p->userData = &st;
-            p->freeCallback = on_packet_free;
+            p->freeCallback = bench_enet_count_acked;
             if (enet_peer_send(peer, 0, p) != 0) {
                 enet_packet_destroy(p);
                 bench_report_fail(r, "enet_peer_send failed");
@@ -238,8 +189,8 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
             }
             sent++;
         }
-        if (sent - st.freed > r->peak_queued)
-            r->peak_queued = sent - st.freed;
+        if (sent - st.acked > r->peak_queued)
+            r->peak_queued = sent - st.acked;
         int more = may_queue(peer, w, sent, &st);
         if (!more) {
             /* The queue is full: wait until the socket is readable (an acknowledgement may
@@ -267,23 +218,14 @@ static int enet_send(const bench_workload *w, const struct sockaddr_in *peer_add
         }
     }
     r->count = sent;
-    r->acked = st.freed;
+    r->acked = st.acked;
     if (connected && r->finished) {
         /* Say goodbye so the receiver stops lingering; bounded wait. (An unfinished sender
          * just stops: the receiver reports what it has at the same deadline.) */
-        enet_peer_disconnect(peer, 0);
-        mc_time_us until = mc_clock_now_us() + 500 * MC_US_PER_MS;
-        while (mc_clock_now_us() < until) {
-            ENetEvent ev;
-            int rc = enet_host_service(host, &ev, 10);
-            if (rc < 0 || (rc > 0 && ev.type == ENET_EVENT_TYPE_DISCONNECT))
-                break;
-            if (rc > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE)
-                enet_packet_destroy(ev.packet);
-        }
+        bench_enet_goodbye(host, peer);
     }
     /* Packets still queued are freed by the host; they no longer count. */
-    st.freed = 0;
+    st.acked = 0;
     enet_host_destroy(host);
     free(buf);
     enet_deinitialize();

@@ -9,18 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "enet_util.h"
 #include "latency.h"
 
-#define ENET_TIMEOUT_MIN_MS 10000u
-#define ENET_TIMEOUT_MAX_MS 60000u
-
-static ENetAddress to_enet(const struct sockaddr_in *sa)
-{
-    ENetAddress a;
-    a.host = sa->sin_addr.s_addr;
-    a.port = ntohs(sa->sin_port);
-    return a;
-}
 
 static int lat_receive(const bench_latency_job *j, bench_sink *sink)
 {
@@ -30,7 +21,7 @@ static int lat_receive(const bench_latency_job *j, bench_sink *sink)
         bench_report_fail(r, "cannot set up the ENet receiver");
         return -1;
     }
-    ENetAddress a = to_enet(&j->addr);
+    ENetAddress a = bench_enet_address(&j->addr);
     ENetHost *host = enet_host_create(&a, 1, j->channels, 0, 0);
     if (!host) {
         bench_report_fail(r, "cannot bind the ENet host");
@@ -60,8 +51,7 @@ static int lat_receive(const bench_latency_job *j, bench_sink *sink)
         int rc = enet_host_service(host, &ev, 1);
         while (rc > 0) {
             if (ev.type == ENET_EVENT_TYPE_CONNECT) {
-                enet_peer_timeout(ev.peer, ENET_PEER_TIMEOUT_LIMIT, ENET_TIMEOUT_MIN_MS,
-                                  ENET_TIMEOUT_MAX_MS);
+                bench_enet_relax_timeouts(ev.peer);
             } else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
                 if (!sink->done_sent) {
                     bench_latency_feed(&ck, ev.channelID, ev.packet->data, ev.packet->dataLength,
@@ -88,16 +78,6 @@ static int lat_receive(const bench_latency_job *j, bench_sink *sink)
     return 0;
 }
 
-typedef struct {
-    uint64_t freed;
-} freed_count;
-
-static void on_free(ENetPacket *p)
-{
-    freed_count *f = p->userData;
-    if (f && (p->flags & ENET_PACKET_FLAG_SENT))
-        f->freed++;
-}
 
 static int lat_send(const bench_latency_job *j, bench_sink *sink)
 {
@@ -118,18 +98,9 @@ static int lat_send(const bench_latency_job *j, bench_sink *sink)
         enet_deinitialize();
         return -1;
     }
-    ENetAddress a = to_enet(&j->addr);
-    ENetPeer *peer = enet_host_connect(host, &a, j->channels, 0);
-    int connected = 0;
-    while (peer && !connected && mc_clock_now_us() < j->deadline) {
-        ENetEvent ev;
-        int rc = enet_host_service(host, &ev, 10);
-        if (rc > 0 && ev.type == ENET_EVENT_TYPE_CONNECT)
-            connected = 1;
-        else if (rc > 0 && ev.type == ENET_EVENT_TYPE_DISCONNECT)
-            break;
-    }
-    if (!connected) {
+    ENetAddress a = bench_enet_address(&j->addr);
+    ENetPeer *peer = bench_enet_connect(host, &a, j->channels, j->deadline);
+    if (!peer) {
         bench_report_fail(r, "could not connect to the ENet receiver");
         enet_host_destroy(host);
         free(buf);
@@ -137,10 +108,9 @@ static int lat_send(const bench_latency_job *j, bench_sink *sink)
         enet_deinitialize();
         return 0;
     }
-    enet_peer_timeout(peer, ENET_PEER_TIMEOUT_LIMIT, ENET_TIMEOUT_MIN_MS, ENET_TIMEOUT_MAX_MS);
     uint64_t per = (uint64_t)j->rate * j->duration_us / MC_US_PER_S;
     uint64_t total = per * j->channels, total_sent = 0;
-    freed_count fc = {0};
+    bench_enet_acks fc = {0};
     mc_time_us t0 = mc_clock_now_us();
     r->t_start = t0;
     bench_sink_ready(sink, 0);
@@ -164,7 +134,7 @@ static int lat_send(const bench_latency_job *j, bench_sink *sink)
                     break;
                 }
                 p->userData = &fc;
-                p->freeCallback = on_free;
+                p->freeCallback = bench_enet_count_acked;
                 if (enet_peer_send(peer, (enet_uint8)i, p) != 0) {
                     enet_packet_destroy(p);
                     bench_report_fail(r, "enet_peer_send failed");
@@ -176,7 +146,7 @@ static int lat_send(const bench_latency_job *j, bench_sink *sink)
             }
         }
         enet_host_flush(host);
-        if (total_sent == total && fc.freed == total) {
+        if (total_sent == total && fc.acked == total) {
             r->finished = 1;
             break;
         }
@@ -202,18 +172,9 @@ static int lat_send(const bench_latency_job *j, bench_sink *sink)
     r->resends = resends;
     r->t_last = mc_clock_now_us();
     if (r->finished) {
-        enet_peer_disconnect(peer, 0);
-        mc_time_us until = mc_clock_now_us() + 500 * MC_US_PER_MS;
-        while (mc_clock_now_us() < until) {
-            ENetEvent ev;
-            int rc = enet_host_service(host, &ev, 10);
-            if (rc < 0 || (rc > 0 && ev.type == ENET_EVENT_TYPE_DISCONNECT))
-                break;
-            if (rc > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE)
-                enet_packet_destroy(ev.packet);
-        }
+        bench_enet_goodbye(host, peer);
     }
-    fc.freed = 0;
+    fc.acked = 0;
     enet_host_destroy(host);
     free(buf);
     free(sent);

@@ -57,6 +57,11 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "a view update runs in slices of at most about this many milliseconds, the event loop "
      "(heartbeats, the network) running between them, so that a busy cellapp is never taken "
      "for a dead one (1..1000; also settable: aoi/sliceMs)"},
+    /* cell_copy.c's (the cellapp's options are one table) */
+    {"cellCopyBytesPerS", MC_OPT_UINT, "2000000",
+     "bytes a second at most of cell copies (CELL_COPY: each changed cell's data, which its "
+     "base restores it from should this cellapp die) sent to bases (1000..1000000000; also "
+     "settable: copies/bytesPerS)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }

@@ -2,10 +2,13 @@
  * that tells a base its cell went, with the cell's last properties. */
 #include "cellapp.h"
 #include "common/log.h"
+#include "entity/restore_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static cell_state *state_of(mc_engine *e) { return mc_engine_role_state(e); }
 
 void cell_answer_placed(mc_engine *e, const mc_origin *o, int status, int32_t space,
                         const char *why)
@@ -27,7 +30,9 @@ static void answer(mc_engine *e, const mc_origin *o, int status, int32_t space,
         MC_INFO("CREATE_CELL refused: %s", why);
 }
 
-void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
+/* CREATE_CELL, or (restore_space > 0) RESTORE_CELL's: into that space, made here with
+ * that id when it is not here. */
+static void create_cell(mc_engine *e, const mc_origin *o, mc_istream *is, int32_t restore_space)
 {
     const mc_entity_defs *defs = mc_engine_defs(e);
     mc_create_cell_head head;
@@ -43,6 +48,11 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
     mc_mailbox_ref base = head.base;
     mc_vector3 pos = head.position, dir = head.direction;
     mc_space *sp = NULL;
+    if (restore_space > 0 && near_id) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        answer(e, o, MC_CALL_ERR_ARGS, 0, "malformed RESTORE_CELL: a near id");
+        return;
+    }
     if (near_id) {
         mc_entity *near = mc_engine_find(e, near_id);
         if (!near || near->in_reap || !near->space) {
@@ -72,6 +82,12 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
     ent->position = pos;
     ent->direction = dir;
     ent->gone_why = MC_CELL_GONE_SELF;
+    if (restore_space > 0 && !(sp = space_find(e, restore_space)) &&
+        !(sp = space_new(e, restore_space))) {
+        mc_engine_discard_entity(e, ent);
+        answer(e, o, MC_CALL_ERR_BUSY, 0, "out of memory");
+        return;
+    }
     if (!sp) {
         int32_t space_id;
         if (mc_server_next_entity_id(mc_engine_server(e), &space_id) != 0 ||
@@ -90,7 +106,33 @@ void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
     MC_DEBUG("%s %d: cell created in space %d", ent->td->name, (int)id, (int)sp->id);
     int32_t space_id = sp->id;
     answer(e, o, MC_CALL_OK, space_id, NULL);
+    if (restore_space > 0) {
+        state_of(e)->restored++;
+        MC_INFO("%s %d: cell restored in space %d", ent->td->name, (int)id, (int)space_id);
+        return; /* the cell comes back: its base hears onRestoreCell, it is not created */
+    }
     mc_engine_run_hook(e, ent, MC_HOOK_CREATED, NULL);
+}
+
+void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    create_cell(e, o, is, 0);
+}
+
+void cell_on_restore_cell(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    char why[MC_REASON_MAX] = "";
+    int32_t space;
+    if (!mc_restore_cell_decode(is, &space, why, sizeof why)) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        state_of(e)->restore_refused++;
+        answer(e, o, MC_CALL_ERR_ARGS, 0, why);
+        return;
+    }
+    uint64_t before = state_of(e)->restored;
+    create_cell(e, o, is, space);
+    if (state_of(e)->restored == before)
+        state_of(e)->restore_refused++;
 }
 
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is)

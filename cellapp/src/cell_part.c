@@ -2,6 +2,7 @@
  * base, destroy, destroySpace), its messages, what happens when a cell goes, and watchers. */
 #include "cellapp.h"
 #include "entity/backup_wire.h"
+#include "entity/restore_wire.h"
 #include "entity/move_wire.h"
 #include "entity/persist_wire.h"
 #include "common/log.h"
@@ -150,6 +151,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_CREATE_CELL:
         cell_on_create_cell(e, o, data);
         return;
+    case MC_MSG_RESTORE_CELL:
+        cell_on_restore_cell(e, o, data);
+        return;
     case MC_MSG_DESTROY_CELL:
         cell_on_destroy_cell(e, o, data);
         return;
@@ -254,12 +258,15 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
     }
     if (cell_aoi_init(e, err, errlen) != 0 || client_moves_init(e, err, errlen) != 0)
         return -1;
+    if (cell_copies_init(e, err, errlen) != 0)
+        return -1;
     return cell_moves_init(e, err, errlen);
 }
 
 static void on_free(mc_engine *e)
 {
     cell_moves_free(e);
+    cell_copies_free(e);
     spaces_free(e);
 }
 

@@ -54,6 +54,7 @@ typedef struct {
         corrections_skipped;
 } client_moves;
 struct cell_moves;
+typedef struct cell_copies cell_copies;
 
 typedef struct {
     mc_space **spaces;
@@ -62,6 +63,8 @@ typedef struct {
     cell_aoi_state aoi;
     client_moves client_moves; /* client_move.c: moves from players' clients */
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
+    cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
+    uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -81,7 +84,7 @@ int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 10
+#define CELL_AOI_OPTION_COUNT 11 /* with cell_copy.c's cellCopyBytesPerS */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
@@ -134,8 +137,18 @@ void cell_on_base_restored(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_answer_placed(mc_engine *e, const mc_origin *o, int status, int32_t space,
                         const char *why);
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* RESTORE_CELL from a base whose cell's cellapp died: the cell made again in its space,
+ * which is made here with its id when it is not here. */
+void cell_on_restore_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* cell_fetch.c: FETCH_CELL, the cell part of a base's writeToDB. */
 void cell_on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
+
+/* cell_copy.c: copies of every real cell's data on its base (CELL_COPY), bounded in bytes
+ * per second (--cellCopyBytesPerS). */
+#define CELL_COPY_MIN_RATE 1000u
+#define CELL_COPY_MAX_RATE 1000000000u
+int cell_copies_init(mc_engine *e, char *err, size_t errlen);
+void cell_copies_free(mc_engine *e);
 
 /* cell_move.c: a cell moving to a space on another cellapp (docs/WORLD.md "Teleports"). */
 int cell_moves_init(mc_engine *e, char *err, size_t errlen);

@@ -58,6 +58,21 @@ static int type_of(void *ctx, int32_t id)
     return e ? e->type : -1;
 }
 
+/* The player's cell was made anew (restored after its cellapp died, moved to another
+ * cellapp, its witness restarted): the server introduces everything in its view again, so
+ * what the old cell's view held goes, each handed to fn as a LEAVE first. */
+static void drop_view(apply_ctx *a)
+{
+    world_view *v = a->v;
+    while (v->n) {
+        mc_world_record leave = {.kind = MC_WORLD_LEAVE, .id = v->e[v->n - 1].id,
+                                 .type = v->e[v->n - 1].type};
+        if (a->fn)
+            a->fn(a->ctx, &leave);
+        v->n--;
+    }
+}
+
 static int on_record(void *ctx, const mc_world_record *r)
 {
     apply_ctx *a = ctx;
@@ -68,6 +83,8 @@ static int on_record(void *ctx, const mc_world_record *r)
     switch (r->kind) {
     case MC_WORLD_ENTER:
         if (own) {
+            if (v->has_player_cell)
+                drop_view(a); /* a new cell for the player: its view starts afresh */
             v->player = (mc_client_entity){r->id, r->type, r->position, r->direction};
             v->has_player_cell = true;
             break;

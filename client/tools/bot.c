@@ -195,6 +195,7 @@ static void cb_world(void *ud, mc_client *c, const mc_world_record *r)
 {
     (void)c;
     bot *b = ud;
+    fault_watch_world(&b->sh->st->faults, b->index, now_us() / 1000);
     if (r->kind == MC_WORLD_VOLATILE)
         time_update(b, r);
     else if (r->kind == MC_WORLD_CALL && r->method && !strcmp(r->method->name, "onChat"))
@@ -214,6 +215,7 @@ static void cb_end(void *ud, mc_client *c, int how, int reason, const char *text
     if (how == MC_CLIENT_END_CLOSED)
         return;
     b->sh->st->ended_early++;
+    fault_watch_ended(&b->sh->st->faults, b->index, now_us() / 1000);
     b->sh->st->ended_by_how[how > 0 && how < BOTS_END_KINDS ? how : 0]++;
     if (b->baseapp)
         b->baseapp->ended_early++;

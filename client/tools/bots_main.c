@@ -34,6 +34,16 @@ static void on_stop_signal(int sig)
     stop_requested = 1;
 }
 
+/* SIGUSR1: a fault mark (world-bench sends it right after it kills a process): from here the
+ * bots playing are watched until world updates reach them again (fault_watch.h). */
+static volatile sig_atomic_t marks_requested;
+
+static void on_mark_signal(int sig)
+{
+    (void)sig;
+    marks_requested++;
+}
+
 typedef struct {
     uint32_t count, sources, tick_ms, settle_ms, slice_ms;
     uint32_t sweep_at;  /* the next bot of a sweep under way */
@@ -95,6 +105,8 @@ static void usage(FILE *f)
             "                         default: the cluster file ($MC_RUN_DIR/cluster.conf,\n"
             "                         else <repo>/run/cluster.conf) and <repo>/defs\n"
             "SIGINT or SIGTERM ends the run early: the bots log out and the summary is printed.\n"
+            "SIGUSR1 is a fault mark: the summary says how many of the bots playing then saw\n"
+            "the world again and how long it took (world-bench --kill sends it).\n"
             "Exit status: 0 when every bot logged in, played and logged out and no view\n"
             "differed; 3 otherwise; 2 bad usage; 1 other failures.\n",
             MAX_BOTS);
@@ -365,8 +377,28 @@ static void watch_steady(bots_run *r, uint64_t now, uint32_t started)
     }
 }
 
+static bool bot_is_playing(void *ud, uint32_t i)
+{
+    const bots_run *r = ud;
+    return r->bots[i].state == BOT_PLAY;
+}
+
+/* The fault marks asked for since the last turn. */
+static void take_marks(bots_run *r, uint64_t now, uint32_t *taken)
+{
+    while (*taken < (uint32_t)marks_requested) {
+        (*taken)++;
+        if (fault_watch_mark(&r->st.faults, now, bot_is_playing, r) == 0)
+            fprintf(stderr, "bots: fault mark %u: watching %u bots playing\n",
+                    r->st.faults.nmarks, r->st.faults.marks[r->st.faults.nmarks - 1].watched);
+        else
+            fprintf(stderr, "bots: fault mark refused (at most %u)\n", FAULT_WATCH_MARKS);
+    }
+}
+
 static int run(bots_run *r)
 {
+    uint32_t marks_taken = 0;
     uint64_t next_sweep = 0;
     r->t0 = tool_now_ms();
     uint64_t end = r->t0 + (uint64_t)(r->duration * 1000);
@@ -377,6 +409,7 @@ static int run(bots_run *r)
             bot_start(&r->bots[started++], now);
         if ((now >= end && (!settling(r) || now >= end + LATE_MS)) || stop_requested)
             break;
+        take_marks(r, now, &marks_taken);
         watch_steady(r, now, started);
         round_once(r, -1, 10, &next_sweep);
         progress(r, now, now < end ? "playing" : "waiting for late logins", false);
@@ -385,6 +418,7 @@ static int run(bots_run *r)
         r->st.steady = false;
         r->st.steady_end_ms = tool_now_ms();
     }
+    r->st.faults_until_ms = tool_now_ms();
     if (r->check_view && !stop_requested)
         check_views(r, &next_sweep);
     progress(r, tool_now_ms(), "logging out", true);
@@ -456,6 +490,7 @@ int main(int argc, char **argv)
     r.st.count = r.count;
     r.st.rate = r.rate;
     r.st.duration = r.duration;
+    fault_watch_init(&r.st.faults, r.count);
     r.bots = calloc(r.count, sizeof *r.bots);
     r.pfd = calloc(r.count + 1, sizeof *r.pfd);
     r.pidx = calloc(r.count + 1, sizeof *r.pidx);
@@ -484,6 +519,9 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    struct sigaction sm = {.sa_handler = on_mark_signal};
+    sigemptyset(&sm.sa_mask);
+    sigaction(SIGUSR1, &sm, NULL);
     run(&r);
     if (r.json)
         bots_stats_print_json(&r.st, stdout);

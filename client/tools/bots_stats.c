@@ -25,6 +25,7 @@ void bots_stats_free(bots_stats *s)
     s->rtt_buckets = NULL;
     free(s->update);
     s->update = NULL;
+    fault_watch_free(&s->faults);
 }
 
 void bots_stats_update(bots_stats *s, uint64_t us)
@@ -139,6 +140,7 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
                    "to the cellapps\n",
                 (unsigned long long)s->view_checked, (unsigned long long)s->view_ids_compared,
                 (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown);
+    fault_watch_print_table(&s->faults, s->faults_until_ms, f);
 }
 
 void bots_stats_print_json(const bots_stats *s, FILE *f)
@@ -175,11 +177,13 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
             (unsigned long long)s->view_ids_compared);
     fprintf(f, "\"update_samples\":%llu,\"update_p50_ms\":%.3f,\"update_p99_ms\":%.3f,"
                "\"update_max_ms\":%.3f,\"update_mean_ms\":%.3f,\"update_unmatched\":%llu,"
-               "\"steady_s\":%.1f,\"view_avg\":%.1f,\"baseapps\":[",
+               "\"steady_s\":%.1f,\"view_avg\":%.1f,\"faults\":",
             (unsigned long long)s->update->n, lat_hist_ms(s->update, 0.5),
             lat_hist_ms(s->update, 0.99), lat_hist_max_ms(s->update),
             lat_hist_mean_ms(s->update), (unsigned long long)s->update_unmatched,
             bots_stats_steady_s(s), bots_stats_view_avg(s));
+    fault_watch_print_json(&s->faults, s->faults_until_ms, f);
+    fputs(",\"baseapps\":[", f);
     for (size_t i = 0; i < s->nbaseapps; i++) {
         const bots_baseapp *b = &s->baseapps[i];
         fprintf(f, "%s{\"addr\":\"%s\",\"logged_in\":%llu,\"ended_early\":%llu,"

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fault_watch.h"
 #include "lat_hist.h"
 #include "secure/login.h"
 
@@ -48,6 +49,10 @@ typedef struct {
     uint64_t view_sum, view_samples;
     size_t nbaseapps;
     bots_baseapp baseapps[BOTS_MAX_BASEAPPS];
+    /* fault marks (SIGUSR1): what each cost the bots, judged at faults_until_ms (the start
+     * of the logout) */
+    fault_watch faults;
+    uint64_t faults_until_ms;
 } bots_stats;
 
 int bots_stats_init(bots_stats *s);

@@ -129,6 +129,14 @@ int tool_cluster_find(tool_cluster *c, const char *loginapp, const char *public_
     }
     if (res)
         return copy(c->res, sizeof c->res, res, "--res", err, errlen);
+    /* the defs the cluster runs (deploy/cluster writes them as `res`), else the checkout's */
+    if (have_file) {
+        int r = mc_cluster_file_get(path, "res", c->res, sizeof c->res, err, errlen);
+        if (r < 0)
+            return -1;
+        if (r > 0)
+            return 0;
+    }
     default_res(c->res, sizeof c->res);
     return 0;
 }

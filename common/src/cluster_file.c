@@ -48,6 +48,13 @@ int mc_cluster_file_get(const char *path, const char *key, char *out, size_t out
     size_t klen = strlen(key);
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {
+        if (!strchr(line, '\n') && !feof(f)) {
+            /* never a value cut short: a line longer than this is refused */
+            fclose(f);
+            mc_set_error(err, errlen, "%s: a line longer than %zu bytes", path,
+                         sizeof line - 2);
+            return -1;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';

@@ -32,6 +32,9 @@ static const mc_option manager_options[] = {
     {"stateFile", MC_OPT_STRING, "",
      "file keeping the entity id reservation across restarts (created if missing; without "
      "it ids start at 1 again after a restart)"},
+    {"spaceHomesMax", MC_OPT_UINT, "65536",
+     "lost spaces whose restoring cellapp is remembered (QUERY_SPACE_HOME; 16..10000000): "
+     "beyond, the oldest is forgotten"},
     {"faultKnobs", MC_OPT_BOOL, "false",
      "publish the test fault knobs (faults/ignoreHeartbeatsFrom): for tests and rehearsals "
      "only, never in production"},
@@ -96,6 +99,12 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
             snprintf(err, errlen, "--%s (%s)", opt, why);
             return false;
         }
+    }
+    uint64_t homes = mc_config_get_uint(cfg, "spaceHomesMax");
+    if (homes < MC_SPACE_HOMES_MIN || homes > MC_SPACE_HOMES_MAX) {
+        snprintf(err, errlen, "--spaceHomesMax: %llu is not within %u..%u",
+                 (unsigned long long)homes, MC_SPACE_HOMES_MIN, MC_SPACE_HOMES_MAX);
+        return false;
     }
     /* A corrupt state file stops the manager before anything else happens. */
     return mc_id_ranges_check(mc_config_get_string(cfg, "stateFile"), err, errlen);
@@ -262,6 +271,15 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     Mc__Control__RegisterRequest *req = mc__control__register_request__unpack(NULL, len, data);
     mc_reg_status st = MC_REG_BAD_REQUEST;
     mc_reg_entry *gone = NULL;
+    if (req && req->previous_id && m->ignore_heartbeats_from[0]) {
+        /* the fault knob cuts the process off the manager: its registrations too */
+        mc_reg_entry *k = mc_registry_find_id(m->registry, req->previous_id);
+        if (k && strcmp(k->name, m->ignore_heartbeats_from) == 0) {
+            m->ignored_heartbeats++;
+            mc_pb_free(req);
+            return;
+        }
+    }
     if (!req) {
         snprintf(why, sizeof why, "malformed registration");
     } else if (!from_own_address(req, src, why, sizeof why)) {
@@ -488,7 +506,8 @@ static void on_ready(mc_server *s, void *ctx)
     m->heartbeat_ms = mc_config_get_uint(cfg, "heartbeatMs");
     m->registry = mc_registry_new(mc_server_digest(s), m->dead_after_ms * MC_US_PER_MS);
     m->expire_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_expire_tick, m);
-    if (!m->registry || !m->expire_ev) {
+    m->space_homes = mc_space_homes_new(mc_config_get_uint(cfg, "spaceHomesMax"));
+    if (!m->registry || !m->expire_ev || !m->space_homes) {
         MC_CRITICAL("out of memory");
         mc_server_shutdown(s, "out of memory");
         return;
@@ -566,6 +585,7 @@ void mc_manager_free(mc_manager *m)
     if (!m)
         return;
     mc_globals_free(m->globals);
+    mc_space_homes_free(m->space_homes);
     mc_registry_free(m->registry);
     free(m);
 }

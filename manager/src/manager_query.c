@@ -2,7 +2,9 @@
  * watcher TARGETs ("all", "manager", "baseapps", a name). */
 #include "manager_internal.h"
 #include "server/pb.h"
+#include "common/log.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,34 @@ void mc_manager_handle_query(mc_manager *m, const uint8_t *data, size_t len,
         break;
     case MC__CONTROL__QUERY_KIND__QUERY_LEAST_LOADED: {
         mc_reg_entry *e = mc_registry_least_loaded(m->registry, role);
+        if (e)
+            add_match(reply, cap, mc_manager_info(e, now));
+        else
+            snprintf(why, sizeof why, "no live %s", mc_role_plural(role));
+        goto done;
+    }
+    case MC__CONTROL__QUERY_KIND__QUERY_SPACE_HOME: {
+        char *end = NULL;
+        long space = strtol(name, &end, 10);
+        if (role != MC_ROLE_CELLAPP || !*name || *end || space <= 0 || space > INT32_MAX) {
+            reply->status = MC__CONTROL__QUERY_STATUS__QUERY_BAD_REQUEST;
+            snprintf(why, sizeof why, "a space home is asked of cellapps, by a space id");
+            goto done;
+        }
+        m->space_home_asks++;
+        uint32_t pid;
+        mc_reg_entry *e = NULL;
+        if (mc_space_homes_get(m->space_homes, (int32_t)space, &pid))
+            e = mc_registry_find_id(m->registry, pid);
+        if (!e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE || e->role != role) {
+            /* the first ask, or its home died too: the least loaded from now on */
+            e = mc_registry_least_loaded(m->registry, role);
+            if (e) {
+                mc_space_homes_put(m->space_homes, (int32_t)space, e->id);
+                m->space_home_picks++;
+                MC_INFO("space %ld is restored on %s", space, e->name);
+            }
+        }
         if (e)
             add_match(reply, cap, mc_manager_info(e, now));
         else

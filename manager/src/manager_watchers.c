@@ -118,9 +118,26 @@ static bool set_ignore_hb(void *ctx, const mc_watch_value *v, char *why, size_t 
     return true;
 }
 
+static void get_homes(void *ctx, mc_watch_value *out)
+{
+    mc_manager *m = ctx;
+    out->as.u = m->space_homes ? mc_space_homes_count(m->space_homes) : 0;
+}
+
+static void get_homes_evicted(void *ctx, mc_watch_value *out)
+{
+    mc_manager *m = ctx;
+    out->as.u = m->space_homes ? mc_space_homes_evicted(m->space_homes) : 0;
+}
+
 void mc_manager_publish(mc_manager *m)
 {
     mc_watchers *w = mc_server_watchers(m->server);
+    mc_watch_add(w, "spaceHomes/count", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_homes, NULL, m);
+    mc_watch_add(w, "spaceHomes/evicted", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_homes_evicted,
+                 NULL, m);
+    mc_watch_add_uint(w, "spaceHomes/asked", &m->space_home_asks, MC_WATCH_READ_ONLY);
+    mc_watch_add_uint(w, "spaceHomes/picked", &m->space_home_picks, MC_WATCH_READ_ONLY);
     mc_watch_add(w, "counts/alive", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_alive, NULL, m);
     mc_watch_add(w, "counts/dead", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_dead, NULL, m);
     mc_watch_add(w, "counts/stopped", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_stopped, NULL, m);

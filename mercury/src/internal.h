@@ -13,7 +13,7 @@
 #include "common/stream.h"
 #include "common/watcher.h"
 #include "mercury/mercury.h"
-#include "map.h"
+#include "common/map.h"
 
 /* ---- packet flags (16-bit header, big-endian) ---- */
 enum {

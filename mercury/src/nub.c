@@ -564,6 +564,15 @@ mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr)
     return ch && !ch->dead && !ch->condemned ? ch : NULL;
 }
 
+int mc_nub_close_channel(mc_nub *nub, const mc_address *addr)
+{
+    mc_channel *ch = mc_nub_find_channel(nub, addr);
+    if (!ch)
+        return MC_ERR_DEAD;
+    mc_nub_retire_channel(nub, ch, MC_CHANNEL_DEATH_CLOSED);
+    return MC_OK;
+}
+
 /* A channel this nub opens: it announces itself with CREATE_CHANNEL and a fresh nonce. */
 static mc_channel *open_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits,
                                 bool indexed, uint32_t id)

@@ -40,6 +40,7 @@ const char *mc_channel_death_name(mc_channel_death reason)
     case MC_CHANNEL_DEATH_NUB_FREED: return "nub-freed";
     case MC_CHANNEL_DEATH_PEER_RESTARTED: return "peer-restarted";
     case MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE: return "message-too-large";
+    case MC_CHANNEL_DEATH_CLOSED: return "closed";
     }
     return "unknown";
 }

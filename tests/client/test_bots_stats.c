@@ -13,6 +13,7 @@
 #include "bot.h"
 #include "bot_ids.h"
 #include "bots_stats.h"
+#include "fault_watch.h"
 #include "lat_hist.h"
 
 START_TEST(buckets_cover_every_value_in_order)
@@ -91,11 +92,11 @@ START_TEST(id_table_finds_every_bot)
     ck_assert_int_eq(bot_ids_put(&m, -5, &vals[0]), -1);
     ck_assert_int_eq(bot_ids_put(&m, 100000, &vals[3]), 0); /* replaced */
     ck_assert_ptr_eq(bot_ids_get(&m, 100000), &vals[3]);
-    /* full (three quarters of its 4096 slots): refused, never an endless probe */
-    int refused = 0;
+    /* it grows past the count it was made for */
     for (int i = 0; i < 3000; i++)
-        refused += bot_ids_put(&m, 5000000 + i, &vals[0]) != 0;
-    ck_assert_int_gt(refused, 0);
+        ck_assert_int_eq(bot_ids_put(&m, 5000000 + i, &vals[i % 1500]), 0);
+    for (int i = 0; i < 3000; i++)
+        ck_assert_ptr_eq(bot_ids_get(&m, 5000000 + i), &vals[i % 1500]);
     ck_assert_ptr_null(bot_ids_get(&m, 123));
     bot_ids_free(&m);
     ck_assert_ptr_null(bot_ids_get(&m, 100000));
@@ -189,6 +190,72 @@ START_TEST(summary_reports_update_latency)
 }
 END_TEST
 
+static bool even_bots_play(void *ud, uint32_t i)
+{
+    (void)ud;
+    return i % 2 == 0;
+}
+
+/* A fault mark watches the bots playing at it; an update in flight right after it does not
+ * count as a recovery when a long silence follows; a bot that ended or stayed silent is not
+ * kept. */
+START_TEST(a_fault_mark_counts_who_saw_the_world_again)
+{
+    fault_watch w;
+    fault_watch_init(&w, 6);
+    ck_assert_int_eq(fault_watch_mark(&w, 10000, even_bots_play, NULL), 0);
+    ck_assert_uint_eq(w.marks[0].watched, 3); /* bots 0, 2, 4 */
+    /* bot 0: an update 5 ms after the mark (in flight), then 3 s of silence, then updates */
+    fault_watch_world(&w, 0, 10005);
+    fault_watch_world(&w, 0, 13005);
+    fault_watch_world(&w, 0, 13100);
+    fault_watch_world(&w, 0, 14000);
+    /* bot 2: never silent: updates every 100 ms */
+    for (uint64_t t = 10050; t <= 14000; t += 100)
+        fault_watch_world(&w, 2, t);
+    /* bot 4: one update, then its channel ends */
+    fault_watch_world(&w, 4, 10020);
+    fault_watch_ended(&w, 4, 10030);
+    /* bot 1 was not playing at the mark: ignored */
+    fault_watch_world(&w, 1, 10500);
+    fault_result r = fault_watch_result(&w, 0, 14050);
+    ck_assert_uint_eq(r.watched, 3);
+    ck_assert_uint_eq(r.kept, 2);
+    ck_assert_uint_eq(r.ended, 1);
+    ck_assert_uint_eq(r.silent, 0);
+    ck_assert(r.recovery_max_ms == 3005.0);
+    ck_assert(r.recovery_p99_ms == 3005.0);
+    ck_assert(r.recovery_p50_ms == 50.0);
+    /* judged later, with bot 2 silent since 13950 (over a second): not kept */
+    r = fault_watch_result(&w, 0, 14990);
+    ck_assert_uint_eq(r.kept, 1);
+    ck_assert_uint_eq(r.silent, 1);
+    /* the JSON */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fault_watch_print_json(&w, 14050, f);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "\"watched\":3,\"kept\":2,\"ended\":1,\"silent\":0,"
+                              "\"recovery_p50_ms\":50,\"recovery_p99_ms\":3005") != NULL,
+                  "%s", buf);
+    free(buf);
+    /* a second mark ends the first's watch: what happens after it is the second's */
+    ck_assert_int_eq(fault_watch_mark(&w, 20000, even_bots_play, NULL), 0);
+    fault_watch_ended(&w, 0, 20500);
+    ck_assert_uint_eq(w.marks[0].state[0], 1);
+    ck_assert_uint_eq(w.marks[1].state[0], 2);
+    fault_watch_world(&w, 2, 20100); /* not a recovery for the first mark */
+    ck_assert_uint_eq(w.marks[0].last_ms[2], 13950);
+    /* at most FAULT_WATCH_MARKS marks */
+    for (uint32_t k = 2; k < FAULT_WATCH_MARKS; k++)
+        ck_assert_int_eq(fault_watch_mark(&w, 20000 + k, even_bots_play, NULL), 0);
+    ck_assert_int_eq(fault_watch_mark(&w, 40000, even_bots_play, NULL), -1);
+    ck_assert_uint_eq(w.refused, 1);
+    fault_watch_free(&w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bots_stats");
@@ -198,6 +265,7 @@ static Suite *suite(void)
     tcase_add_test(tc, id_table_finds_every_bot);
     tcase_add_test(tc, a_bot_knows_when_it_sent_a_position);
     tcase_add_test(tc, summary_reports_update_latency);
+    tcase_add_test(tc, a_fault_mark_counts_who_saw_the_world_again);
     suite_add_tcase(s, tc);
     return s;
 }

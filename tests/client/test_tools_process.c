@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mercury/address.h"
@@ -169,6 +170,13 @@ static long long json_num(const char *out, const char *key)
 
 static char out[1 << 20];
 
+static long client_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
 START_TEST(mc_client_script_and_statuses)
 {
     tc_cluster c;
@@ -295,6 +303,88 @@ START_TEST(bots_1000_at_once)
 }
 END_TEST
 
+/* Players keep playing through the kill -9 of the cellapp holding their cells (issue 20,
+ * item 3): 100 bots walk and chat in the world (all at the origin: each sees the other 99)
+ * on cellapp01 with cellapp02 idle beside it; cellapp01 is killed with SIGKILL in the middle
+ * of the run. Every cell (the 100 avatars' and the Space's) comes back once on cellapp02 in
+ * the same space, every player's cell a witness again, the bots go on moving there (moves
+ * accepted by cellapp02), and at the end every bot's view is the cellapp's, by ids: the
+ * clients dropped what the lost cellapp showed them and see each other again. */
+START_TEST(bots_play_on_when_their_cellapp_is_killed)
+{
+    tc_cluster c;
+    start(&c);
+    c.pc.registrations++; /* the loginapp's: pc_add_cellapp waits for the next one */
+    pc_add_cellapp(&c.pc);
+    long long space = pc_int(&c.pc, "cellapp01", "spaces/count");
+    ck_assert_int_eq(space, 1);
+    char bin[512], lopt[64], kopt[128], mopt[64], ropt[700], log[700];
+    snprintf(lopt, sizeof lopt, "--loginapp=%s", c.ext);
+    snprintf(kopt, sizeof kopt, "--public-key=%s", c.pk_hex);
+    snprintf(mopt, sizeof mopt, "--manager=%s", c.pc.manager);
+    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
+    snprintf(log, sizeof log, "%s/bots-restore.out", c.pc.dir);
+    char *argv[] = {(char *)h_bin("bots", bin, sizeof bin), "--count", "100", "--rate", "100",
+                    "--duration", "25", "--json", "--quiet", "--check-view", lopt, kopt, mopt,
+                    ropt, NULL};
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    /* all 100 playing on cellapp01 (their cells witnesses), then 2 s more of it */
+    ck_assert_msg(pc_wait_int(&c.pc, "cellapp01", "aoi/witnesses", 100, 60000),
+                  "the bots never all played (%s)", log);
+    h_sleep_ms(2000);
+    long long cells = pc_int(&c.pc, "cellapp01", "entities/count");
+    ck_assert_int_eq(cells, 101); /* the avatars and the Space */
+    ck_assert_int_eq(pc_int(&c.pc, "cellapp02", "entities/count"), 0);
+    long t0 = client_now_ms();
+    h_kill(c.pc.cell, SIGKILL);
+    ck_assert_int_eq(h_wait_exit(c.pc.cell, 10000), 128 + SIGKILL);
+    c.pc.cell = -1;
+    /* every cell back, once, on cellapp02 */
+    long long restored = 0;
+    for (long deadline = client_now_ms() + 60000; client_now_ms() < deadline;
+         h_sleep_ms(100)) {
+        restored = pc_int(&c.pc, "baseapp01", "cells/restored") +
+                   pc_int(&c.pc, "baseapp02", "cells/restored");
+        if (restored >= cells)
+            break;
+    }
+    fprintf(stderr, "cells restored %lld/%lld, %ld ms after the kill\n", restored, cells,
+            client_now_ms() - t0);
+    ck_assert_int_eq(restored, cells);
+    ck_assert_int_eq(pc_int(&c.pc, "cellapp02", "entities/count"), cells);
+    ck_assert_int_eq(pc_int(&c.pc, "cellapp02", "spaces/count"), 1);
+    ck_assert(pc_wait_int(&c.pc, "cellapp02", "aoi/witnesses", 100, WAIT_MS));
+    ck_assert_int_eq(pc_int(&c.pc, "manager", "spaceHomes/picked"), 1);
+    /* they go on moving there */
+    long long accepted = 0;
+    for (long deadline = client_now_ms() + WAIT_MS; client_now_ms() < deadline;
+         h_sleep_ms(100))
+        if ((accepted = pc_int(&c.pc, "cellapp02", "clientMoves/accepted")) > 100)
+            break;
+    ck_assert_msg(accepted > 100, "cellapp02 accepted %lld moves", accepted);
+    /* the run ends with every view checked against cellapp02 */
+    int rc = h_wait_exit(pid, 180000);
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    const char *json = strstr(out, "{\"bots\":");
+    ck_assert_msg(json, "exit %d: %s", rc, out);
+    fprintf(stderr, "bots through a cellapp's kill -9: %s\n", json);
+    ck_assert_msg(rc == 0, "bots exited %d: %s", rc, json);
+    ck_assert_int_eq(json_num(json, "logged_in"), 100);
+    ck_assert_int_eq(json_num(json, "playing"), 100);
+    ck_assert_int_eq(json_num(json, "ended_early"), 0);
+    ck_assert_int_eq(json_num(json, "view_checked"), 100);
+    ck_assert_int_eq(json_num(json, "view_ids_compared"), 100);
+    ck_assert_int_eq(json_num(json, "view_mismatches"), 0);
+    ck_assert_int_eq(pc_int(&c.pc, "manager", "counts/deaths"), 1);
+    stop(&c);
+}
+END_TEST
+
 /* One target of the spoofing test: where, and what went each way. */
 typedef struct {
     struct sockaddr_in to;
@@ -409,6 +499,10 @@ static Suite *suite(void)
     tcase_add_test(tc, unproven_sources_get_no_more_than_they_sent);
     tcase_add_test(tc, bots_1000_at_once);
     suite_add_tcase(s, tc);
+    TCase *tr = tcase_create("restore");
+    tcase_set_timeout(tr, 600);
+    tcase_add_test(tr, bots_play_on_when_their_cellapp_is_killed);
+    suite_add_tcase(s, tr);
     return s;
 }
 

@@ -2,7 +2,8 @@
  * directly: a VOLATILE older (by its WORLD_VOLATILE stamp) than one already applied to the
  * entity does not overwrite the newer position, whatever order the network delivered them
  * in, per entity, across a re-entry and across the stamp's wrap; reliable records (ENTER,
- * CORRECTION) are not stamped. */
+ * CORRECTION) are not stamped. A new cell for the player (its own ENTER again) drops the old
+ * view. */
 #include "check_main.h"
 #include "world_view.h"
 
@@ -150,6 +151,55 @@ START_TEST(stamps_wrap)
 }
 END_TEST
 
+/* The player's cell is made anew (restored after its cellapp died): its own ENTER comes
+ * again, and what the old cell's view held goes (each handed over as a LEAVE) before the new
+ * view is introduced; the first own ENTER drops nothing. */
+static int leaves_seen;
+
+static void count_leaves(void *ctx, const mc_world_record *r)
+{
+    (void)ctx;
+    if (r->kind == MC_WORLD_LEAVE)
+        leaves_seen++;
+}
+
+static void own_enter(world_view *v, float x)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    size_t n_at;
+    mc_world_write_enter(&os, PLAYER, AVATAR, at(x), at(0), 0, &n_at);
+    char why[256];
+    ck_assert_int_eq(world_view_apply(v, defs, PLAYER, AVATAR, 0, os.data, os.size, count_leaves,
+                                      NULL, why, sizeof why),
+                     0);
+    mc_ostream_free(&os);
+}
+
+START_TEST(a_new_player_cell_starts_its_view_afresh)
+{
+    world_view v;
+    memset(&v, 0, sizeof v);
+    leaves_seen = 0;
+    own_enter(&v, 1);
+    enter(&v, 7, 0);
+    enter(&v, 8, 0);
+    enter(&v, 9, 0);
+    ck_assert_int_eq(leaves_seen, 0);
+    ck_assert_uint_eq(v.n, 3);
+    own_enter(&v, 5); /* restored: a new cell */
+    ck_assert_int_eq(leaves_seen, 3);
+    ck_assert_uint_eq(v.n, 0);
+    ck_assert(v.has_player_cell);
+    ck_assert_float_eq(v.player.position.x, 5);
+    ck_assert_ptr_null(world_view_find(&v, 7));
+    enter(&v, 8, 2); /* the new view */
+    ck_assert_uint_eq(v.n, 1);
+    ck_assert_float_eq(x_of(&v, 8), 2);
+    world_view_free(&v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("world_view");
@@ -159,6 +209,7 @@ static Suite *suite(void)
     tcase_add_test(tc, the_order_is_per_entity);
     tcase_add_test(tc, a_volatile_from_before_an_entry_is_older_than_it);
     tcase_add_test(tc, stamps_wrap);
+    tcase_add_test(tc, a_new_player_cell_starts_its_view_afresh);
     suite_add_tcase(s, tc);
     return s;
 }

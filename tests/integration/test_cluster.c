@@ -367,10 +367,20 @@ START_TEST(processes_register_again_with_a_restarted_manager)
     snprintf(log, sizeof log, "%s/manager-restarted.log", c.logdir);
     c.mgr = h_start_manager(c.manager, sizeof c.manager, log, NULL);
     ck_assert_msg(c.mgr > 0, "the manager did not start again (log %s)", log);
-    /* Each process notices the silent channel (6 s) and registers again. */
+    /* Each process's lease runs out (half the dead-after time) and it registers off-channel
+     * (a probe): the new instance takes it at once, and the process opens a new channel to
+     * the manager's address, on which its heartbeats get through. */
     ck_assert_msg(h_wait_watch(c.manager, "manager", "counts/alive", "counts/alive  5", 20000),
                   "not every process registered with the new manager (log %s)", log);
-    ck_assert(h_file_contains(c.log_base[0], "lost the manager"));
+    ck_assert(h_file_contains(c.log_base[0], "restarted: a new channel to it"));
+    char probes[32];
+    ck_assert(get_value(&c, "baseapp01", "manager/registrationProbes", probes, sizeof probes));
+    ck_assert_uint_ge(strtoull(probes, NULL, 10), 1);
+    /* still alive well past the dead-after time: the heartbeats go on the new channel */
+    h_sleep_ms(4000);
+    char state[32];
+    ck_assert(get_value(&c, "manager", "processes/baseapp01/state", state, sizeof state));
+    ck_assert_str_eq(state, "alive");
     cluster_stop(&c);
 }
 END_TEST

@@ -302,6 +302,8 @@ START_TEST(up_status_down_leaves_nothing)
     snprintf(cfile, sizeof cfile, "%s/cluster.conf", d.run);
     snprintf(want, sizeof want, "manager 127.0.0.1:%d", manager_port);
     ck_assert_msg(h_file_contains(cfile, want), "%s does not say '%s'", cfile, want);
+    /* the defs the cluster runs, which mc-client and bots load (test_tool_env) */
+    ck_assert_msg(h_file_contains(cfile, "res /"), "%s names no defs (res)", cfile);
     /* The login key pair: made in the run dir, the public key in the cluster file (what
      * clients are given) and in the loginapp's watcher (derived from the secret it got). */
     char pubf[700], pub[80] = "", line[120];

@@ -2,6 +2,7 @@
  * globally named bases, without a network. */
 #include "globals.h"
 #include "id_ranges.h"
+#include "space_homes.h"
 #include "server/control.h"
 #include "server/server.h"
 
@@ -210,6 +211,48 @@ START_TEST(globals_are_bounded)
 }
 END_TEST
 
+/* Homes of lost spaces: noted, changed, found; at the bound (--spaceHomesMax) the oldest
+ * goes first and is counted; the bound is clamped to its range. */
+START_TEST(space_homes_are_bounded)
+{
+    mc_space_homes *h = mc_space_homes_new(1); /* clamped to MC_SPACE_HOMES_MIN */
+    ck_assert_ptr_nonnull(h);
+    uint32_t pid = 0;
+    ck_assert(!mc_space_homes_get(h, 5, &pid));
+    for (int32_t s = 1; s <= (int32_t)MC_SPACE_HOMES_MIN; s++)
+        mc_space_homes_put(h, s * 1000, (uint32_t)s);
+    ck_assert_uint_eq(mc_space_homes_count(h), MC_SPACE_HOMES_MIN);
+    ck_assert_uint_eq(mc_space_homes_evicted(h), 0);
+    ck_assert(mc_space_homes_get(h, 3000, &pid));
+    ck_assert_uint_eq(pid, 3);
+    mc_space_homes_put(h, 3000, 42); /* changed in place */
+    ck_assert(mc_space_homes_get(h, 3000, &pid));
+    ck_assert_uint_eq(pid, 42);
+    ck_assert_uint_eq(mc_space_homes_evicted(h), 0);
+    /* full: two more push the two oldest out */
+    mc_space_homes_put(h, 77, 7);
+    mc_space_homes_put(h, 78, 8);
+    ck_assert_uint_eq(mc_space_homes_evicted(h), 2);
+    ck_assert_uint_eq(mc_space_homes_count(h), MC_SPACE_HOMES_MIN);
+    ck_assert(!mc_space_homes_get(h, 1000, &pid));
+    ck_assert(!mc_space_homes_get(h, 2000, &pid));
+    for (int32_t s = 3; s <= (int32_t)MC_SPACE_HOMES_MIN; s++)
+        ck_assert_msg(mc_space_homes_get(h, s * 1000, &pid), "space %d lost", (int)s * 1000);
+    ck_assert(mc_space_homes_get(h, 77, &pid) && pid == 7);
+    ck_assert(mc_space_homes_get(h, 78, &pid) && pid == 8);
+    ck_assert(!mc_space_homes_get(h, 0, &pid));
+    ck_assert(!mc_space_homes_get(h, -4, &pid));
+    /* many rounds through the ring keep the index exact */
+    for (int32_t s = 1; s <= 5000; s++)
+        mc_space_homes_put(h, s, (uint32_t)s + 1);
+    ck_assert_uint_eq(mc_space_homes_count(h), MC_SPACE_HOMES_MIN);
+    for (int32_t s = 5000 - (int32_t)MC_SPACE_HOMES_MIN + 1; s <= 5000; s++)
+        ck_assert(mc_space_homes_get(h, s, &pid) && pid == (uint32_t)s + 1);
+    ck_assert(!mc_space_homes_get(h, 5000 - (int32_t)MC_SPACE_HOMES_MIN, &pid));
+    mc_space_homes_free(h);
+}
+END_TEST
+
 START_TEST(mailbox_wire_form_round_trips)
 {
     mc_mailbox_ref a = mailbox(0x12345678, 0xABCD), b;
@@ -241,6 +284,7 @@ static Suite *suite(void)
     tcase_add_test(tg, globals_register_lookup_deregister_and_drop);
     tcase_add_test(tg, globals_are_bounded);
     tcase_add_test(tg, mailbox_wire_form_round_trips);
+    tcase_add_test(tg, space_homes_are_bounded);
     suite_add_tcase(s, tg);
     return s;
 }

@@ -404,6 +404,37 @@ START_TEST(condemned_channel_finishes_sending)
 }
 END_TEST
 
+/* A channel closed by its owner: its dead handler hears CLOSED, the next send opens a new
+ * channel (a new incarnation), which the peer takes as a restart, delivering in order. */
+START_TEST(a_closed_channel_is_replaced_by_a_new_one)
+{
+    pair p;
+    pair_open(&p, NULL);
+    death_rec da = {0}, db = {0};
+    mc_nub_set_channel_dead_handler(p.a, on_dead, &da);
+    mc_nub_set_channel_dead_handler(p.b, on_dead, &db);
+    send_stream(p.ab, 0, 200, 40);
+    ck_assert(wait_received(&p, &p.rb, 200, 10));
+    ck_assert(pump_until(p.base, idle, p.ab, 5));
+    ck_assert_int_eq(mc_nub_close_channel(p.a, mc_nub_address(p.b)), MC_OK);
+    ck_assert_ptr_null(mc_nub_find_channel(p.a, mc_nub_address(p.b)));
+    ck_assert_int_eq(mc_nub_close_channel(p.a, mc_nub_address(p.b)), MC_ERR_DEAD);
+    ck_assert(pump_until(p.base, died, &da, 5));
+    ck_assert_int_eq(da.reason, MC_CHANNEL_DEATH_CLOSED);
+    p.ab = mc_nub_channel(p.a, mc_nub_address(p.b), MC_CHANNEL_INTERNAL);
+    ck_assert_ptr_nonnull(p.ab);
+    p.rb.next = 0;
+    p.rb.received = 0;
+    send_stream(p.ab, 0, 300, 40);
+    ck_assert(wait_received(&p, &p.rb, 300, 10));
+    ck_assert_uint_eq(p.rb.out_of_order, 0);
+    ck_assert(pump_until(p.base, died, &db, 5));
+    ck_assert_int_eq(db.reason, MC_CHANNEL_DEATH_PEER_RESTARTED);
+    ck_assert_str_eq(mc_channel_death_name(MC_CHANNEL_DEATH_CLOSED), "closed");
+    pair_close(&p);
+}
+END_TEST
+
 START_TEST(peer_restart_replaces_channel)
 {
     pair p;
@@ -993,6 +1024,7 @@ static Suite *api_suite(void)
     tcase_add_test(tc, external_channel_piggybacks);
     tcase_add_test(tc, unreliable_messages_on_channel);
     tcase_add_test(tc, condemned_indexed_channel_is_not_handed_out_again);
+    tcase_add_test(tc, a_closed_channel_is_replaced_by_a_new_one);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -22,6 +22,10 @@
 # every process in them and deletes them. Exit 0: passed, 1: failed, 77: skipped (no
 # rights to create namespaces, or no sshd/redis-server), which CTest counts as skipped.
 set -uo pipefail
+# The cluster under test makes its own secret (deploy/cluster up) and its tools find it through
+# the cluster file: a secret from the environment (a developer's shell, the test suite's) would
+# override it and lock the tools out.
+unset MC_SECRET_FILE
 
 BUILD=$(cd "${1:?usage: namespaces.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)

@@ -63,7 +63,10 @@ typedef struct {
      * its cell entity with its own-client values), left it, changed properties, moved
      * (VOLATILE), a client method called on an entity's allClients / otherClients (CALL), or
      * the server corrected the player's position (CORRECTION). The library's view
-     * (mc_client_entity_of) is already updated (a LEAVE: the entity is still there). */
+     * (mc_client_entity_of) is already updated (a LEAVE: the entity is still there). An
+     * ENTER of the player's own id while it has a cell already means a new cell (restored
+     * after its cellapp died, or moved): every entity of the old view is handed over as a
+     * LEAVE first and the new view is introduced afresh. */
     void (*on_world)(void *ud, mc_client *c, const mc_world_record *r);
 } mc_client_callbacks;
 

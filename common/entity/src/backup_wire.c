@@ -18,6 +18,7 @@ void mc_backup_encode(mc_ostream *os, const mc_backup_head *h, const uint8_t *ba
     mc_mailbox_ref_write(os, &h->cell);
     mc_write_vec3(os, h->position);
     mc_write_vec3(os, h->direction);
+    mc_write_i32(os, h->space);
     mc_write_u64(os, h->dbid);
     mc_write_string(os, h->token);
     mc_write_u8(os, (uint8_t)h->nnames);
@@ -70,6 +71,9 @@ bool mc_backup_decode(const mc_entity_defs *defs, mc_istream *is, mc_backup_head
     }
     if (!mc_read_vec3(is, &h->position) || !mc_read_vec3(is, &h->direction))
         return fail(is, why, whylen, "positions not finite");
+    h->space = mc_read_i32(is);
+    if (h->space < 0)
+        return fail(is, why, whylen, "negative space id");
     h->dbid = mc_read_u64(is);
     if (!mc_read_string_into(is, h->token, sizeof h->token))
         return fail(is, why, whylen, "bad token");

@@ -5,6 +5,7 @@
 #include "entity/move_wire.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
+#include "entity/restore_wire.h"
 #include "proto/login.h"
 
 #include <libgen.h>
@@ -77,6 +78,8 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CELL_MIGRATE, "CELL_MIGRATE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_MOVED, "CELL_MOVED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_CELL_COPY, "CELL_COPY", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_RESTORE_CELL, "RESTORE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_DROP, "BACKUP_DROP", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BASE_RESTORED, "BASE_RESTORED", MC_MSG_VARIABLE, 4, on_entity_message},

@@ -107,7 +107,8 @@ static void on_query(mc_server *s, void *ctx, const Mc__Control__QueryReply *rep
     free(p);
 }
 
-int mc_engine_pick(mc_engine *e, mc_role role, mc_engine_pick_fn fn, void *ctx)
+static int pick(mc_engine *e, Mc__Control__QueryKind kind, mc_role role, const char *name,
+                mc_engine_pick_fn fn, void *ctx)
 {
     pick_req *p = malloc(sizeof *p);
     mc_engine_wait *w = p ? mc_engine_wait_new(e, pick_cancel, p) : NULL;
@@ -117,11 +118,22 @@ int mc_engine_pick(mc_engine *e, mc_role role, mc_engine_pick_fn fn, void *ctx)
     }
     p->fn = fn;
     p->ctx = ctx;
-    if (mc_server_query(e->server, MC__CONTROL__QUERY_KIND__QUERY_LEAST_LOADED, role, NULL,
-                        on_query, w) != 0) {
+    if (mc_server_query(e->server, kind, role, name, on_query, w) != 0) {
         mc_engine_wait_drop(w);
         free(p);
         return MC_CALL_ERR_UNAVAILABLE;
     }
     return MC_CALL_OK;
+}
+
+int mc_engine_pick(mc_engine *e, mc_role role, mc_engine_pick_fn fn, void *ctx)
+{
+    return pick(e, MC__CONTROL__QUERY_KIND__QUERY_LEAST_LOADED, role, NULL, fn, ctx);
+}
+
+int mc_engine_pick_space_home(mc_engine *e, int32_t space, mc_engine_pick_fn fn, void *ctx)
+{
+    char name[16];
+    snprintf(name, sizeof name, "%d", (int)space);
+    return pick(e, MC__CONTROL__QUERY_KIND__QUERY_SPACE_HOME, MC_ROLE_CELLAPP, name, fn, ctx);
 }

@@ -141,6 +141,41 @@ void mc_persist_write(mc_persist_store *s, const mc_persist_entity *e, const cha
     mc_store_submit(s, r);
 }
 
+/* --- steps shared by create and import ------------------------------------------------ */
+
+/* SADD <types> TYPE: the types that have entities. */
+static void cmd_type_known(mc_persist_req *r)
+{
+    mc_req_command(r, -1, 0);
+    op_str_arg(r, "SADD");
+    op_key_arg(r, mc_key_plain(r->s, "types"), true);
+    op_str_arg(r, r->type_name);
+}
+
+/* SADD <type set> DBID: the type's entities. */
+static void cmd_type_member(mc_persist_req *r)
+{
+    mc_req_command(r, -1, 0);
+    op_str_arg(r, "SADD");
+    op_key_arg(r, mc_key_type_set(r->s, r->type_name), true);
+    mc_req_argf(r, "%llu", (unsigned long long)r->dbid);
+}
+
+/* The identifier's claim found it held by another entity: the request ends IDENT_TAKEN
+ * (true), naming the holder. */
+static bool ident_taken(mc_persist_req *r, const redisReply *reply)
+{
+    uint64_t holder = 0;
+    if (!op_word_is(reply, "IDENT_TAKEN") || !op_elem_u64(reply, 1, &holder))
+        return false;
+    char why[300];
+    snprintf(why, sizeof why, "%s '%s' is held by dbid %llu", r->type_name, r->ident,
+             (unsigned long long)holder);
+    mc_persist_result res = {.status = MC_PERSIST_IDENT_TAKEN, .dbid = holder, .reason = why};
+    mc_req_finish(r, &res);
+    return true;
+}
+
 /* --- steps: create ----------------------------------------------------------------------- */
 
 enum { C_INCR, C_CLAIM, C_TYPES, C_TYPESET, C_OWNED, C_CREATE };
@@ -153,16 +188,10 @@ static void create_step(mc_persist_req *r)
         op_claim_cmd(r, MC_SCRIPT_CLAIM, r->ident);
         break;
     case C_TYPES:
-        mc_req_command(r, -1, 0);
-        op_str_arg(r, "SADD");
-        op_key_arg(r, mc_key_plain(s, "types"), true);
-        op_str_arg(r, r->type_name);
+        cmd_type_known(r);
         break;
     case C_TYPESET:
-        mc_req_command(r, -1, 0);
-        op_str_arg(r, "SADD");
-        op_key_arg(r, mc_key_type_set(s, r->type_name), true);
-        mc_req_argf(r, "%llu", (unsigned long long)r->dbid);
+        cmd_type_member(r);
         break;
     case C_OWNED:
         mc_req_command(r, -1, 0);
@@ -195,16 +224,8 @@ void op_create_reply(mc_persist_req *r, const redisReply *reply)
         create_step(r);
         return;
     case C_CLAIM: {
-        uint64_t holder = 0;
-        if (op_word_is(reply, "IDENT_TAKEN") && op_elem_u64(reply, 1, &holder)) {
-            char why[300];
-            snprintf(why, sizeof why, "%s '%s' is held by dbid %llu", r->type_name, r->ident,
-                     (unsigned long long)holder);
-            mc_persist_result res = {.status = MC_PERSIST_IDENT_TAKEN, .dbid = holder,
-                                     .reason = why};
-            mc_req_finish(r, &res);
+        if (ident_taken(r, reply))
             return;
-        }
         if (!op_word_is(reply, "OK")) {
             op_unexpected(r, reply);
             return;
@@ -358,16 +379,10 @@ static void import_step(mc_persist_req *r)
         op_claim_cmd(r, MC_SCRIPT_CLAIM, r->ident);
         break;
     case I_TYPES:
-        mc_req_command(r, -1, 0);
-        op_str_arg(r, "SADD");
-        op_key_arg(r, mc_key_plain(s, "types"), true);
-        op_str_arg(r, r->type_name);
+        cmd_type_known(r);
         break;
     case I_TYPESET:
-        mc_req_command(r, -1, 0);
-        op_str_arg(r, "SADD");
-        op_key_arg(r, mc_key_type_set(s, r->type_name), true);
-        mc_req_argf(r, "%llu", (unsigned long long)r->dbid);
+        cmd_type_member(r);
         break;
     case I_SCRIPT:
         mc_req_command(r, MC_SCRIPT_IMPORT, 2);
@@ -386,18 +401,10 @@ static void import_step(mc_persist_req *r)
 
 void op_import_reply(mc_persist_req *r, const redisReply *reply)
 {
-    uint64_t holder = 0;
     switch (r->step) {
     case I_CLAIM:
-        if (op_word_is(reply, "IDENT_TAKEN") && op_elem_u64(reply, 1, &holder)) {
-            char why[300];
-            snprintf(why, sizeof why, "%s '%s' is held by dbid %llu", r->type_name, r->ident,
-                     (unsigned long long)holder);
-            mc_persist_result res = {.status = MC_PERSIST_IDENT_TAKEN, .dbid = holder,
-                                     .reason = why};
-            mc_req_finish(r, &res);
+        if (ident_taken(r, reply))
             return;
-        }
         break;
     case I_SCRIPT:
         if (op_word_is(reply, "EXISTS")) {

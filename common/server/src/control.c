@@ -160,8 +160,8 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
             s->channels[i] = s->channels[--s->nchannels];
             break;
         }
-    if (reason == MC_CHANNEL_DEATH_NUB_FREED)
-        return;
+    if (reason == MC_CHANNEL_DEATH_NUB_FREED || reason == MC_CHANNEL_DEATH_CLOSED)
+        return; /* freed with the nub, or closed on purpose (a new one replaces it) */
     char addr[MC_ADDRESS_STRLEN];
     mc_address_format(mc_channel_address(ch), addr, sizeof addr);
     MC_INFO("channel to %s died (%s)", addr, mc_channel_death_name(reason));

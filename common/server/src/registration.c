@@ -108,14 +108,26 @@ static void lease_renew(mc_server *s, mc_time_us sent_at)
                 n);
 }
 
+/* A registration sent while registered (the lease ran out: reg_tick) carries this bit and the
+ * time it was sent (what its answer renews the lease from) in its argument: it changes
+ * nothing unless the manager answers it. */
+#define PROBE_BIT ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+
 static void on_register_reply(mc_server *s, int status, const uint8_t *data, size_t len,
                               void *arg)
 {
-    if (status == MC_REPLY_CANCELLED || s->reg != REG_WAITING ||
-        (uint64_t)(uintptr_t)arg != s->reg_attempt)
+    bool probe = ((uintptr_t)arg & PROBE_BIT) != 0;
+    if (status == MC_REPLY_CANCELLED)
+        return;
+    if (probe) {
+        /* unanswered or garbled, a probe leaves everything as it was: the heartbeats go on */
+        if (s->reg != REG_REGISTERED || status != MC_REPLY_OK)
+            return;
+    } else if (s->reg != REG_WAITING || (uint64_t)(uintptr_t)arg != s->reg_attempt) {
         return; /* the answer to an attempt we gave up on */
+    }
     mc_time_us now = mc_clock_now_us();
-    mc_time_us sent_at = s->reg_sent_at;
+    mc_time_us sent_at = probe ? (mc_time_us)((uintptr_t)arg & ~PROBE_BIT) : s->reg_sent_at;
     if (status != MC_REPLY_OK) {
         MC_WARNING("no answer from the manager at %s (%s); retrying", s->manager_addr,
                    mc_reply_status_name((mc_reply_status)status));
@@ -124,6 +136,11 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         return;
     }
     Mc__Control__RegisterReply *r = mc__control__register_reply__unpack(NULL, len, data);
+    if (probe && (!r || (r->status != MC__CONTROL__REGISTER_STATUS__REGISTER_OK &&
+                         r->status != MC__CONTROL__REGISTER_STATUS__REGISTER_FENCED))) {
+        mc_pb_free(r); /* only an answer that we are alive, or fenced, counts */
+        return;
+    }
     if (!r) {
         MC_WARNING("malformed registration reply from the manager; retrying");
         s->reg = REG_BACKOFF;
@@ -147,6 +164,12 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
     }
     s->id = r->self ? r->self->id : 0;
     uint64_t old_instance = s->manager_instance;
+    if (s->ever_registered && old_instance != r->manager_instance) {
+        /* A new manager instance knows nothing of our channel to its address (it drops its
+         * packets): start a new one, as to any restarted peer. */
+        if (mc_nub_close_channel(s->internal, &s->manager) == MC_OK)
+            MC_INFO("the manager at %s restarted: a new channel to it", s->manager_addr);
+    }
     s->manager_instance = r->manager_instance;
     if (r->self && r->self->name)
         mc_server_set_name(s, r->self->name);
@@ -181,7 +204,7 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
         s->desc.on_ready(s, s->desc.ctx);
 }
 
-static void send_register(mc_server *s, mc_time_us now)
+static void send_register(mc_server *s, mc_time_us now, bool probe)
 {
     Mc__Control__RegisterRequest req = MC__CONTROL__REGISTER_REQUEST__INIT;
     req.role = s->desc.role;
@@ -200,6 +223,17 @@ static void send_register(mc_server *s, mc_time_us now)
     }
     /* Registration goes off-channel: whatever state a channel to the manager is in (a
      * manager that restarted and does not know it yet), the request gets through. */
+    if (probe) {
+        s->probe_sent_at = now;
+        s->reg_probes++;
+        int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply,
+                                        (void *)(PROBE_BIT | (uintptr_t)now),
+                                        REGISTER_REPLY_TIMEOUT_US, true);
+        if (rc != MC_OK)
+            MC_WARNING("cannot send a registration probe to %s: %s", s->manager_addr,
+                       mc_status_name(rc));
+        return;
+    }
     s->reg_attempt++;
     s->reg_sent_at = now;
     int rc = mc_server_send_request(s, &s->manager, MC_CTL_REGISTER, &req, on_register_reply,
@@ -263,7 +297,7 @@ void mc_server_reg_tick(mc_server *s, mc_time_us now)
         if (s->exit_code)
             return;
         s->reg_started = now;
-        send_register(s, now);
+        send_register(s, now, false);
         return;
     case REG_BACKOFF:
         if (!s->ever_registered) {
@@ -277,11 +311,19 @@ void mc_server_reg_tick(mc_server *s, mc_time_us now)
             }
         }
         if (now >= s->next_attempt)
-            send_register(s, now);
+            send_register(s, now, false);
         return;
     case REG_WAITING:
         return;
     case REG_REGISTERED: {
+        /* Out of touch for half the dead-after time (the lease ran out): the manager may
+         * have restarted, and a new instance drops our channel's packets unanswered. A
+         * registration probe goes off-channel, once a second at most, beside the heartbeats:
+         * the same manager answers it as a repeated registration (the lease is renewed), a
+         * new instance registers us anew at once, instead of after the channel's silence
+         * timeout; unanswered, it changes nothing. */
+        if (s->lease && !mc_lease_valid(s->lease, now) && now - s->probe_sent_at >= RETRY_US)
+            send_register(s, now, true);
         /* At least four heartbeats per dead-after time, so that the lease (half of it) is
          * renewed before it runs out even when the manager asks for fewer. */
         uint64_t every_ms = s->heartbeat_ms;

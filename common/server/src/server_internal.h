@@ -116,6 +116,8 @@ struct mc_server {
     char refusal[256];
     uint64_t manager_instance;   /* the manager instance that gave id (fencing) */
     mc_time_us reg_sent_at;      /* when the outstanding registration request was sent */
+    uint64_t reg_probes;         /* registrations sent while the lease had run out */
+    mc_time_us probe_sent_at;    /* the last of them */
     /* The manager lease (lease.c; NULL for the manager): renewed by answered heartbeats and
      * registrations; entity messages wait in it while it has run out. */
     mc_lease *lease;

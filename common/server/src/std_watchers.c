@@ -142,6 +142,8 @@ int mc_server_add_std_watchers(mc_server *s)
                                  MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "manager/registrations", &s->registrations,
                                  MC_WATCH_READ_ONLY);
+        bad |= mc_watch_add_uint(w, "manager/registrationProbes", &s->reg_probes,
+                                 MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "peers/births", &s->births_seen, MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "peers/deaths", &s->deaths_seen, MC_WATCH_READ_ONLY);
         bad |= mc_watch_add(w, "backupRing/members", MC_WATCH_STRING, MC_WATCH_READ_ONLY,

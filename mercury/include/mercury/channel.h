@@ -69,6 +69,7 @@ typedef enum {
     MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE = 4, /* the peer sent a message over the nub's
                                                max_message_size: an ordered stream cannot
                                                skip it */
+    MC_CHANNEL_DEATH_CLOSED = 5,            /* its owner closed it (mc_nub_close_channel) */
 } mc_channel_death;
 
 const char *mc_channel_death_name(mc_channel_death reason);
@@ -107,6 +108,11 @@ typedef struct {
 mc_channel *mc_nub_channel(mc_nub *nub, const mc_address *addr, mc_channel_traits traits);
 /* The existing (non-indexed) channel to addr, or NULL. */
 mc_channel *mc_nub_find_channel(mc_nub *nub, const mc_address *addr);
+/* Close the (non-indexed) channel to addr at once, unsent data and all: the next send to addr
+ * opens a new channel (a new incarnation, as to a restarted peer). Its dead handler hears
+ * MC_CHANNEL_DEATH_CLOSED from the nub's next timer tick, its requests fail. Safe inside a
+ * handler. MC_OK, or MC_ERR_DEAD when there is none (or it is dead already). */
+int mc_nub_close_channel(mc_nub *nub, const mc_address *addr);
 /* The indexed channel `id` (created if needed, sending to addr). An existing channel's
  * address is updated to addr. A condemned one is replaced by a new channel with the next
  * version (its queued data is dropped). */

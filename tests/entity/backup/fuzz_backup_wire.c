@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void same_backup(const mc_backup_head *a, const mc_backup_head *b)
 {
     if (a->entity_id != b->entity_id || a->type != b->type || a->serial != b->serial ||
-        a->flags != b->flags || a->dbid != b->dbid || strcmp(a->token, b->token) != 0 ||
+        a->flags != b->flags || a->space != b->space || a->dbid != b->dbid || strcmp(a->token, b->token) != 0 ||
         a->nnames != b->nnames || a->ntimers != b->ntimers || a->base_len != b->base_len ||
         a->cell_len != b->cell_len || a->proxy_len != b->proxy_len ||
         memcmp(&a->cell, &b->cell, sizeof a->cell) != 0)

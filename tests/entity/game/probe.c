@@ -314,6 +314,13 @@ int Probe_base_onGetCell(const mc_call_ctx *call, Probe_base *self)
     return 0;
 }
 
+int Probe_base_onRestoreCell(const mc_call_ctx *call, Probe_base *self)
+{
+    (void)call;
+    add_event(self, "restoreCell");
+    return 0;
+}
+
 int Probe_base_onLoseCell(const mc_call_ctx *call, Probe_base *self)
 {
     (void)call;

@@ -114,6 +114,15 @@ void pc_start_game(pc_cluster *c, const char *redis_addr, int nbase, const char 
     snprintf(c->cell_name, sizeof c->cell_name, "cellapp01");
 }
 
+void pc_add_cellapp(pc_cluster *c)
+{
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", h_free_port(false));
+    snprintf(c->log_cell2, sizeof c->log_cell2, "%s/cellapp2.log", c->dir);
+    c->cell2 = spawn(c, "cellapp", addr, c->log_cell2, NULL);
+    wait_registered(c, c->log_cell2);
+}
+
 static void stop_one(pid_t *pid, const char *what, const char *log)
 {
     if (*pid <= 0)
@@ -133,6 +142,7 @@ void pc_stop_baseapp(pc_cluster *c, int slot)
 void pc_stop(pc_cluster *c)
 {
     stop_one(&c->cell, "cellapp", c->log_cell);
+    stop_one(&c->cell2, "cellapp02", c->log_cell2);
     for (int i = 0; i < c->nbase; i++)
         stop_one(&c->base[i], c->base_name[i], c->log_base[i]);
     stop_one(&c->mgr, "manager", c->log_mgr);

@@ -20,6 +20,8 @@ typedef struct {
     const char *res, *game; /* the game's defs and module (the Keeper game by default) */
     pid_t mgr, cell;
     char log_mgr[600], log_cell[600], cell_name[16];
+    pid_t cell2;             /* a second cellapp (pc_add_cellapp), 0 when none */
+    char log_cell2[600];
     int nbase;               /* baseapps started so far (slots 0..nbase-1) */
     int registrations;
     pid_t base[PC_MAX_BASE];
@@ -36,9 +38,12 @@ void pc_start_game(pc_cluster *c, const char *redis_addr, int nbase, const char 
                    const char *res, const char *game);
 /* Start one more baseapp (slot c->nbase); its slot. */
 int pc_add_baseapp(pc_cluster *c, const char *base_opt);
+/* Start a second cellapp (cellapp02, pid in cell2) and wait until it is registered. */
+void pc_add_cellapp(pc_cluster *c);
 /* SIGTERM one baseapp and check it exits 0 within 30 s. */
 void pc_stop_baseapp(pc_cluster *c, int slot);
-/* SIGTERM every process still running (cellapp, baseapps, manager last); each must exit 0. */
+/* SIGTERM every process still running (cellapps, baseapps, manager last); each must exit 0
+ * (a pid set to -1 by the test, which killed it, is skipped). */
 void pc_stop(pc_cluster *c);
 
 /* `watcher call PROC PATH a1 a2 a3` (NULL-ended); exit status, output in out. */

@@ -147,6 +147,13 @@ int rc_call(const rc_cluster *c, char *out, size_t n, const char *target, const 
                      WATCHER_TIMEOUT, "call", target, path, a[0], a[1], a[2], a[3], NULL);
 }
 
+int rc_set(const rc_cluster *c, const char *target, const char *path, const char *value)
+{
+    char out[4096];
+    return h_watcher(out, sizeof out, c->mgr, "--timeout", WATCHER_TIMEOUT, "set", target, path,
+                     value, NULL);
+}
+
 int rc_invoke(const rc_cluster *c, const char *target, int32_t id, const char *method,
               const char *json, char *out, size_t n)
 {
@@ -245,7 +252,7 @@ static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
     snprintf(c->addr[slot], sizeof c->addr[slot], "127.0.0.1:%d", h_free_port(false));
     snprintf(iopt, sizeof iopt, "--internal=%s", c->addr[slot]);
     snprintf(eopt, sizeof eopt, "--external=127.0.0.1:%d", h_free_port(false));
-    char *argv[12];
+    char *argv[12], extras[256];
     int n = 0;
     argv[n++] = (char *)h_bin(base ? "baseapp" : "cellapp", bin, sizeof bin);
     argv[n++] = res;
@@ -255,11 +262,15 @@ static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
     if (base)
         argv[n++] = eopt;
     /* These tests rehearse deaths without base backups (their restore has its own tests,
-     * tests/entity/backup) unless the slot's option turns them on. */
+     * tests/entity/backup) unless the slot's options turn them on. */
     if (base && !(extra && strstr(extra, "--backup")))
         argv[n++] = "--backupPeriodMs=0";
-    if (extra)
-        argv[n++] = (char *)extra;
+    /* extra: one option, or several separated by spaces (at most 5) */
+    snprintf(extras, sizeof extras, "%s", extra ? extra : "");
+    char *save = NULL;
+    for (char *tok = strtok_r(extras, " ", &save); tok && n < 11;
+         tok = strtok_r(NULL, " ", &save))
+        argv[n++] = tok;
     argv[n] = NULL;
     return h_spawn(argv, c->log[slot]);
 }

@@ -27,8 +27,8 @@ typedef struct {
     char log[RC_SLOTS][600];
 } rc_cluster;
 
-/* Start the cluster; `mgr_opt` is one extra manager option (or NULL) and slot_opt[i] one
- * extra option for slot i (or NULL). Waits until every process is registered, named and
+/* Start the cluster; `mgr_opt` is one extra manager option (or NULL) and slot_opt[i] extra
+ * options for slot i, separated by spaces (or NULL). Waits until every process is registered, named and
  * holds entity ids. False (with the reason printed) when it did not come up. */
 bool rc_start(rc_cluster *c, const char *tag, const char *mgr_opt,
               const char *const slot_opt[RC_SLOTS]);
@@ -60,6 +60,8 @@ bool rc_wait_text(const rc_cluster *c, const char *target, const char *path,
  * out. */
 int rc_call(const rc_cluster *c, char *out, size_t n, const char *target, const char *path,
             ...);
+/* `watcher set TARGET PATH VALUE`: its exit status. */
+int rc_set(const rc_cluster *c, const char *target, const char *path, const char *value);
 /* command/call ID METHOD JSON on target; its exit status (output in out when given). */
 int rc_invoke(const rc_cluster *c, const char *target, int32_t id, const char *method,
               const char *json, char *out, size_t n);

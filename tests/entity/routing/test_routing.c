@@ -467,8 +467,10 @@ static answer ask_status(const rc_cluster *c, int slot, int32_t asker, const cha
 
 START_TEST(two_way)
 {
-    /* Slot 0 waits 20 s for answers, slot 1 1.5 s; a silent process is dead after 8 s. */
-    const char *opts[RC_SLOTS] = {"--callTimeoutMs=20000", "--callTimeoutMs=1500", NULL, NULL};
+    /* Slot 0 waits 20 s for answers, slot 1 1.5 s; a silent process is dead after 8 s. Slot
+     * 0 does not restore lost cells (test_restore.c does): T's base is left without one. */
+    const char *opts[RC_SLOTS] = {"--callTimeoutMs=20000 --restoreLostCells=false",
+                                  "--callTimeoutMs=1500", NULL, NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "twoway", "--deadAfterMs=8000", opts));
     int32_t t = create(&c, 0, "{\"label\":\"target\"}");
@@ -566,8 +568,10 @@ END_TEST
 
 START_TEST(faults)
 {
-    /* Baseapp slot 0 waits 20 s for answers: an answer well before that is not a timeout. */
-    const char *opts[RC_SLOTS] = {"--callTimeoutMs=20000", NULL, NULL, NULL};
+    /* Baseapp slot 0 waits 20 s for answers: an answer well before that is not a timeout;
+     * it does not restore lost cells (test_restore.c does): its bases hear onLoseCell. */
+    const char *opts[RC_SLOTS] = {"--callTimeoutMs=20000 --restoreLostCells=false", NULL, NULL,
+                                  NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "faults", "--deadAfterMs=6000", opts));
     /* Three bases on baseapp slot 0 with cells; the cellapp of the first is killed. */
@@ -594,6 +598,9 @@ START_TEST(faults)
         snprintf(path, sizeof path, "entities/%d/props/events", (int)b[i]);
         ck_assert(rc_wait_text(&c, S(&c, 0), path, "loseCell;getCell", WAIT_MS));
     }
+    /* --restoreLostCells=false: none restored, each lost counted by its reason */
+    ck_assert_int_eq(num(&c, 0, "cells/restored"), 0);
+    ck_assert_int_ge(num(&c, 0, "cells/lost/off"), 1);
     /* The new cells work. */
     char m_cell[160];
     rc_mailbox(m_cell, sizeof m_cell, b[0], c.addr[live], "CELL");

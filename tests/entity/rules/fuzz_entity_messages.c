@@ -12,6 +12,8 @@
  *   5  CELL_MIGRATE: mc_migrate_decode, then props_decode of the cell part (as a cellapp).
  *   6  CELL_MOVED: mc_cell_moved_decode.
  *   7  CELL_MIGRATE_END: mc_migrate_end_decode.
+ *   8  CELL_COPY: mc_cell_copy_decode, then props_decode of the cell part (as a baseapp).
+ *   9  RESTORE_CELL: mc_restore_cell_decode, then as CREATE_CELL (as a cellapp).
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -27,6 +29,7 @@
 #include "common/log.h"
 #include "common/value_json.h"
 #include "entity/move_wire.h"
+#include "entity/restore_wire.h"
 #include "entity/wire.h"
 #include "game.h"
 
@@ -43,6 +46,8 @@ enum {
     SEL_MIGRATE,
     SEL_CELL_MOVED,
     SEL_MIGRATE_END,
+    SEL_CELL_COPY,
+    SEL_RESTORE_CELL,
     SEL_COUNT
 };
 
@@ -318,6 +323,47 @@ static void fuzz_cell_gone(const uint8_t *data, size_t size)
     cell_props(&is, false);
 }
 
+static void fuzz_cell_copy(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    mc_cell_copy_head h;
+    char why[256] = "";
+    if (!mc_cell_copy_decode(&is, &h, why, sizeof why)) {
+        refused(why);
+        return;
+    }
+    if (h.entity_id <= 0 || h.space_id <= 0)
+        die("CELL_COPY", "an id that should have been refused");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_cell_copy_encode(&os, &h);
+    mc_istream again;
+    mc_istream_init(&again, os.data, os.size);
+    mc_cell_copy_head h2;
+    if (!mc_cell_copy_decode(&again, &h2, why, sizeof why) || !mc_istream_done(&again) ||
+        h2.entity_id != h.entity_id || h2.space_id != h.space_id ||
+        !vec_equal(h2.position, h.position) || !vec_equal(h2.direction, h.direction))
+        die("CELL_COPY", "the head does not round-trip");
+    mc_ostream_free(&os);
+    cell_props(&is, true);
+}
+
+static void fuzz_restore_cell(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t space;
+    char why[256] = "";
+    if (!mc_restore_cell_decode(&is, &space, why, sizeof why)) {
+        refused(why);
+        return;
+    }
+    if (space <= 0)
+        die("RESTORE_CELL", "a space that should have been refused");
+    fuzz_create_cell(data + 4, size - 4);
+}
+
 static void fuzz_destroy_cell(const uint8_t *data, size_t size)
 {
     mc_istream is;
@@ -521,6 +567,20 @@ static void write_seeds(const char *dir)
     seed_file(dir, "create_cell_near", SEL_CREATE_CELL, &os);
 
     mc_ostream_reset(&os);
+    mc_restore_cell_encode(&os, 8193);
+    ch.near_id = 0;
+    mc_create_cell_encode(&os, &ch);
+    write_cell_props(&os, "restored");
+    seed_file(dir, "restore_cell", SEL_RESTORE_CELL, &os);
+
+    mc_ostream_reset(&os);
+    mc_cell_copy_head cp = {.entity_id = 4097, .space_id = 8193, .position = {7, 8, 9},
+                            .direction = {0, 0, 1}};
+    mc_cell_copy_encode(&os, &cp);
+    write_cell_props(&os, "copied");
+    seed_file(dir, "cell_copy", SEL_CELL_COPY, &os);
+
+    mc_ostream_reset(&os);
     mc_cell_gone_head gh = {.entity_id = 4097, .why = MC_CELL_GONE_SPACE,
                             .position = {4, 5, 6}};
     mc_cell_gone_encode(&os, &gh);
@@ -621,6 +681,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case SEL_CELL_MOVED:
         fuzz_cell_moved(data, size);
+        break;
+    case SEL_CELL_COPY:
+        fuzz_cell_copy(data, size);
+        break;
+    case SEL_RESTORE_CELL:
+        fuzz_restore_cell(data, size);
         break;
     default:
         fuzz_migrate_end(data, size);

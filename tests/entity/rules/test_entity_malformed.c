@@ -1,7 +1,8 @@
 /* Malformed entity messages from a peer: an in-process mercury nub (a stranger on the
  * internal network) opens channels to a real baseapp and cellapp running the Probe game and
- * sends ENTITY_CALL, CREATE_BASE, CREATE_CELL, CELL_GONE, DESTROY_CELL and the moves'
- * (CELL_MIGRATE, CELL_MOVED, CELL_MIGRATE_END) payloads that are
+ * sends ENTITY_CALL, CREATE_BASE, CREATE_CELL, CELL_GONE, DESTROY_CELL, the moves'
+ * (CELL_MIGRATE, CELL_MOVED, CELL_MIGRATE_END) and the restores' (CELL_COPY, RESTORE_CELL)
+ * payloads that are
  * wrong in every way the receiver checks, each as a request and one-way. Each must be
  * dropped and counted under its calls/refused/<reason> (and nothing else), a request must
  * get an error reply with the right status, nothing may be created or destroyed, and the
@@ -13,6 +14,7 @@
 #include "common/defs.h"
 #include "common/game_module.h"
 #include "entity/move_wire.h"
+#include "entity/restore_wire.h"
 #include "entity/wire.h"
 #include "mercury/mercury.h"
 
@@ -36,7 +38,9 @@
     X(S_CELL_GONE, MC_MSG_CELL_GONE, MC_VARIABLE(4), NULL)         \
     X(S_CELL_MIGRATE, MC_MSG_CELL_MIGRATE, MC_VARIABLE(4), NULL)   \
     X(S_CELL_MOVED, MC_MSG_CELL_MOVED, MC_VARIABLE(4), NULL)       \
-    X(S_CELL_MIGRATE_END, MC_MSG_CELL_MIGRATE_END, MC_VARIABLE(4), NULL)
+    X(S_CELL_MIGRATE_END, MC_MSG_CELL_MIGRATE_END, MC_VARIABLE(4), NULL) \
+    X(S_CELL_COPY, MC_MSG_CELL_COPY, MC_VARIABLE(4), NULL)                 \
+    X(S_RESTORE_CELL, MC_MSG_RESTORE_CELL, MC_VARIABLE(4), NULL)
 static const mc_message_def send_defs[] = {ENTITY_SEND_INTERFACE(MC_DEF_NO_HANDLER)};
 static const mc_interface send_iface = MC_INTERFACE("entitySender", send_defs);
 
@@ -529,6 +533,45 @@ START_TEST(a_baseapp_drops_and_counts_malformed_entity_messages)
     take(&m, &os);
     expect_refused(&t, "CELL_GONE from a stranger", MC_MSG_CELL_GONE, m.b, m.n, R_CALL,
                    "noEntity", MC_CALL_ERR_NO_ENTITY);
+    /* CELL_COPY: short, at NaN, a space 0, properties that do not decode (a copy from a
+     * stranger, not the cell's cellapp, is stale: dropped, counted apart). */
+    mc_cell_copy_head cph = {.entity_id = with_cell, .space_id = 77};
+    mc_ostream_init(&os);
+    mc_cell_copy_encode(&os, &cph);
+    take(&m, &os);
+    expect_refused(&t, "CELL_COPY of 7 bytes", MC_MSG_CELL_COPY, m.b, 7, R_CALL, "malformed",
+                   MC_CALL_ERR_ARGS);
+    cph.position.z = NAN;
+    mc_ostream_init(&os);
+    mc_cell_copy_encode(&os, &cph);
+    take(&m, &os);
+    expect_refused(&t, "CELL_COPY at NaN", MC_MSG_CELL_COPY, m.b, m.n, R_CALL, "malformed",
+                   MC_CALL_ERR_ARGS);
+    cph.position.z = 0;
+    cph.space_id = 0;
+    mc_ostream_init(&os);
+    mc_cell_copy_encode(&os, &cph);
+    take(&m, &os);
+    expect_refused(&t, "CELL_COPY of space 0", MC_MSG_CELL_COPY, m.b, m.n, R_CALL, "malformed",
+                   MC_CALL_ERR_ARGS);
+    {
+        char before_copy[256];
+        snprintf(path, sizeof path, "entities/%d/cellCopy", (int)with_cell);
+        rc_value(&c, "baseapp01", path, before_copy, sizeof before_copy);
+        long long stale = rc_int(&c, "baseapp01", "cells/copiesStale");
+        cph.space_id = 77;
+        mc_ostream_init(&os);
+        mc_cell_copy_encode(&os, &cph);
+        write_cell_props(&os);
+        take(&m, &os);
+        send_oneway(&p, t.addr, MC_MSG_CELL_COPY, m.b, m.n);
+        for (int i = 0; i < 100 && rc_int(&c, "baseapp01", "cells/copiesStale") == stale; i++)
+            pump(&p, 50);
+        ck_assert_int_eq(rc_int(&c, "baseapp01", "cells/copiesStale"), stale + 1);
+        char after[256];
+        rc_value(&c, "baseapp01", path, after, sizeof after);
+        ck_assert_str_eq(after, before_copy); /* the stranger's copy was not taken */
+    }
     /* CELL_MOVED: short, a BASE mailbox, from a stranger (not the cellapp that holds the
      * cell: the base keeps its cell where it is) */
     mc_mailbox_ref moved = mailbox(with_cell, c.base_addr[0], MC_COMPONENT_CELL, type);
@@ -652,6 +695,28 @@ START_TEST(a_cellapp_drops_and_counts_malformed_entity_messages)
         expect_refused(&t, bad[i].what, MC_MSG_CREATE_CELL, m.b, m.n, R_CREATE_CELL,
                        "malformed", MC_CALL_ERR_ARGS);
     }
+
+    /* RESTORE_CELL: short, space 0, a near id, an entity here already. */
+    mc_ostream_init(&os);
+    mc_restore_cell_encode(&os, 0);
+    mc_create_cell_encode(&os, &h);
+    write_cell_props(&os);
+    take(&m, &os);
+    expect_refused(&t, "RESTORE_CELL of 3 bytes", MC_MSG_RESTORE_CELL, m.b, 3, R_CREATE_CELL,
+                   "malformed", MC_CALL_ERR_ARGS);
+    expect_refused(&t, "RESTORE_CELL into space 0", MC_MSG_RESTORE_CELL, m.b, m.n,
+                   R_CREATE_CELL, "malformed", MC_CALL_ERR_ARGS);
+    h.near_id = b;
+    mc_ostream_init(&os);
+    mc_restore_cell_encode(&os, 12345);
+    mc_create_cell_encode(&os, &h);
+    write_cell_props(&os);
+    take(&m, &os);
+    expect_refused(&t, "RESTORE_CELL near a cell", MC_MSG_RESTORE_CELL, m.b, m.n,
+                   R_CREATE_CELL, "malformed", MC_CALL_ERR_ARGS);
+    h.near_id = 0;
+    ck_assert_int_eq(rc_int(&c, "cellapp01", "restores/in"), 0);
+    ck_assert_int_ge(rc_int(&c, "cellapp01", "restores/refused"), 6);
 
     /* DESTROY_CELL: short, for a cell not here, for a live cell from a stranger (not its
      * base: the cell stays). */

@@ -24,8 +24,9 @@
 #include "common/value.h"
 
 /* The layout of the tables below, as generated code fills them. Bumped whenever it changes
- * (7: mc_game_hooks.on_restore); mc_game_check refuses a module of another ABI. */
-#define MC_GAME_ABI 7u
+ * (6: mc_game_hooks.on_teleport_failure; 7: on_restore_cell; 8: on_restore); mc_game_check
+ * refuses a module of another ABI. */
+#define MC_GAME_ABI 8u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -122,6 +123,10 @@ typedef struct {
      * it was (reason: MC_TELEPORT_REFUSED, _TIMED_OUT, _PEER_DEAD or _NOT_SENT, in
      * common/entity_api.h); once per failed move */
     int (*on_teleport_failure)(const mc_call_ctx *call, void *props, int32_t reason);
+    /* base: its cell, lost with its cellapp, was made again on a live cellapp from the copy
+     * the base kept (same id, space id, position and cell properties); cell timers are not
+     * restored */
+    int (*on_restore_cell)(const mc_call_ctx *call, void *props);
     /* base: it was restored from its backup on this baseapp after its baseapp died (same
      * id, its last backed-up state, timers and global names back) */
     int (*on_restore)(const mc_call_ctx *call, void *props);

@@ -3,18 +3,19 @@
  * restored. Pure encoders and bounded decoders of peer input (fuzzed: fuzz_backup_wire).
  *
  *   id  message        direction                 payload
- *   56  BACKUP_BASE    owner -> backup baseapp   BackupHead, then blob base properties, blob
+ *   64  BACKUP_BASE    owner -> backup baseapp   BackupHead, then blob base properties, blob
  *                                                cellData properties (each the part stream
  *                                                of the type), blob proxy facts
- *   57  BACKUP_DROP    owner -> backup baseapp   i32 entity id: the base is gone (or its
+ *   65  BACKUP_DROP    owner -> backup baseapp   i32 entity id: the base is gone (or its
  *                                                backup moved elsewhere)
- *   58  BASE_RESTORED  restorer -> cellapp       i32 entity id, MAILBOX its new BASE: the
+ *   66  BASE_RESTORED  restorer -> cellapp       i32 entity id, MAILBOX its new BASE: the
  *                                                base of this cell lives there now
  *
  * BackupHead: i32 entity id, u16 type, u32 serial (the owner's, rising with every backup of
  * the base), u8 flags (bit 0: it has a live cell, bit 1: it has a client, bit 2: its first
  * write was in flight), MAILBOX cell
- * (the none mailbox without a cell), 6 x f32 cellData position and direction, u64 database
+ * (the none mailbox without a cell), 6 x f32 cellData position and direction, i32 its cell's
+ * space id (0: none known), u64 database
  * id (0: none), string check-out token (at most 95 bytes), u8 n global names, n x string
  * (1..64 bytes), u16 n timers (at most MC_BACKUP_TIMERS_MAX), n x (u32 timer id, u64
  * microseconds until due, u64 period in microseconds (0: once), i64 user argument).
@@ -32,9 +33,9 @@
 #include "common/stream.h"
 
 enum {
-    MC_MSG_BACKUP_BASE = 56,
-    MC_MSG_BACKUP_DROP = 57,
-    MC_MSG_BASE_RESTORED = 58,
+    MC_MSG_BACKUP_BASE = 64,
+    MC_MSG_BACKUP_DROP = 65,
+    MC_MSG_BASE_RESTORED = 66,
 };
 
 #define MC_BACKUP_NAMES_MAX 32u
@@ -59,6 +60,7 @@ typedef struct {
     uint8_t flags;
     mc_mailbox_ref cell;               /* none without a cell */
     mc_vector3 position, direction;    /* cellData's */
+    int32_t space;                     /* its cell's space (0: none known) */
     uint64_t dbid;
     char token[MC_BACKUP_TOKEN_MAX + 1];
     size_t nnames;

@@ -163,6 +163,7 @@ typedef enum {
     MC_HOOK_SPACE_GONE,
     MC_HOOK_CLIENT_DEATH,       /* base proxies: its client went */
     MC_HOOK_ENTITIES_ENABLED,   /* base proxies: a client has it as its player now */
+    MC_HOOK_RESTORE_CELL,       /* base: its cell came back after its cellapp died */
     MC_HOOK_RESTORE,            /* bases: restored from a backup after its baseapp died */
 } mc_hook;
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason);
@@ -236,6 +237,10 @@ void mc_engine_count_refused(mc_engine *e, mc_refuse_reason r);
 typedef void (*mc_engine_pick_fn)(mc_engine *e, void *ctx, const char *addr,
                                   const char *reason);
 int mc_engine_pick(mc_engine *e, mc_role role, mc_engine_pick_fn fn, void *ctx);
+/* The same for the cellapp a lost space is restored on (the manager's QUERY_SPACE_HOME: the
+ * least-loaded live cellapp the first time, the same one for every later ask while it
+ * lives). */
+int mc_engine_pick_space_home(mc_engine *e, int32_t space, mc_engine_pick_fn fn, void *ctx);
 
 /* Waiting on the server (a manager query, a global name) safely: the server's callback gets
  * the wait as its ctx, takes the role's ctx with mc_engine_wait_ctx and ends the wait with

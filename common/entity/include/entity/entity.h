@@ -44,6 +44,8 @@ typedef struct mc_entity {
     mc_vector3 cell_position, cell_direction;
     mc_cell_state cell_state;
     mc_mailbox_ref cell;          /* CELL mailbox while MC_CELL_LIVE / DESTROYING */
+    int32_t cell_space;           /* the space its cell is in (CREATE_CELL's answer, then
+                                   * CELL_COPY): where a restored cell goes; 0 none */
     struct mc_queued_call *cell_queue_head, *cell_queue_tail; /* calls waiting for the cell */
     size_t cell_queue_len;
     char **global_names;
@@ -58,6 +60,9 @@ typedef struct mc_entity {
     uint8_t move_state;           /* moving to another cellapp (cellapp/src/cell_move.c):
                                    * 0 no, 1 leaving (calls queued here), 2 arriving (calls
                                    * from others than the old cellapp held) */
+
+    uint64_t copy_digest;         /* digest of the CELL_COPY last sent to its base (0: none;
+                                   * cellapp/src/cell_copy.c) */
 
     void *watch_ctx;              /* the engine's per-entity watcher contexts */
     void *role_data;              /* the role's own per-entity state (cellapp: AoI) */

@@ -1,5 +1,5 @@
 /* Open addressing with linear probing and backward-shift deletion. */
-#include "map.h"
+#include "common/map.h"
 
 #include <stdlib.h>
 

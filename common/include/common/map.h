@@ -1,6 +1,8 @@
-/* A small open-addressing hash map from a 128-bit key (two u64) to a pointer. */
-#ifndef MC_MERCURY_MAP_H
-#define MC_MERCURY_MAP_H
+/* The hash map every part shares: open addressing (linear probing, backward-shift deletion,
+ * growing by doubling) from a 128-bit key (two u64; give 0 as the second for a 64-bit one) to
+ * a non-NULL pointer. Mercury finds its channels with it, bots its players by entity id. */
+#ifndef MC_COMMON_MAP_H
+#define MC_COMMON_MAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

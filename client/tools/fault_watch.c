@@ -1,0 +1,169 @@
+/* Bots' recovery after a fault: fault_watch.h. */
+#include "fault_watch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fault_watch_init(fault_watch *w, uint32_t bots)
+{
+    memset(w, 0, sizeof *w);
+    w->bots = bots;
+}
+
+void fault_watch_free(fault_watch *w)
+{
+    for (uint32_t k = 0; k < w->nmarks; k++) {
+        free(w->marks[k].recovered_ms);
+        free(w->marks[k].last_ms);
+        free(w->marks[k].state);
+    }
+    memset(w, 0, sizeof *w);
+}
+
+int fault_watch_mark(fault_watch *w, uint64_t now_ms, bool (*playing)(void *ud, uint32_t i),
+                     void *ud)
+{
+    if (w->nmarks >= FAULT_WATCH_MARKS) {
+        w->refused++;
+        return -1;
+    }
+    fault_mark *m = &w->marks[w->nmarks];
+    size_t n = w->bots ? w->bots : 1;
+    m->recovered_ms = calloc(n, sizeof *m->recovered_ms);
+    m->last_ms = calloc(n, sizeof *m->last_ms);
+    m->state = calloc(n, 1);
+    if (!m->recovered_ms || !m->last_ms || !m->state) {
+        free(m->recovered_ms);
+        free(m->last_ms);
+        free(m->state);
+        memset(m, 0, sizeof *m);
+        w->refused++;
+        return -1;
+    }
+    m->at_ms = now_ms;
+    for (uint32_t i = 0; i < w->bots; i++)
+        if (playing(ud, i)) {
+            m->state[i] = 1;
+            m->watched++;
+        }
+    w->nmarks++;
+    return 0;
+}
+
+/* Mark k watches until FAULT_WATCH_SPAN_MS after it, or the next mark (whose fault is not
+ * its own), whichever comes first. */
+static uint64_t span_end(const fault_watch *w, uint32_t k)
+{
+    uint64_t end = w->marks[k].at_ms + FAULT_WATCH_SPAN_MS;
+    if (k + 1 < w->nmarks && w->marks[k + 1].at_ms < end)
+        end = w->marks[k + 1].at_ms;
+    return end;
+}
+
+void fault_watch_world(fault_watch *w, uint32_t i, uint64_t now_ms)
+{
+    if (i >= w->bots)
+        return;
+    for (uint32_t k = 0; k < w->nmarks; k++) {
+        fault_mark *m = &w->marks[k];
+        if (m->state[i] != 1 || now_ms < m->at_ms || now_ms >= span_end(w, k))
+            continue;
+        if (!m->recovered_ms[i] || now_ms - m->last_ms[i] >= FAULT_WATCH_GAP_MS)
+            m->recovered_ms[i] = now_ms;
+        m->last_ms[i] = now_ms;
+    }
+}
+
+void fault_watch_ended(fault_watch *w, uint32_t i, uint64_t now_ms)
+{
+    if (i >= w->bots)
+        return;
+    for (uint32_t k = 0; k < w->nmarks; k++)
+        if (w->marks[k].state[i] == 1 && now_ms >= w->marks[k].at_ms && now_ms < span_end(w, k))
+            w->marks[k].state[i] = 2;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest rank: the smallest sample with at least q of them at or below it. */
+static double quantile_ms(const uint64_t *v, uint32_t n, double q)
+{
+    if (!n)
+        return 0;
+    double r = q * (double)n;
+    uint32_t rank = (uint32_t)r;
+    if ((double)rank < r)
+        rank++;
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return (double)v[rank - 1];
+}
+
+fault_result fault_watch_result(const fault_watch *w, uint32_t k, uint64_t now_ms)
+{
+    fault_result r = {0};
+    if (k >= w->nmarks)
+        return r;
+    const fault_mark *m = &w->marks[k];
+    r.at_ms = m->at_ms;
+    r.watched = m->watched;
+    uint64_t *rec = m->watched ? malloc(m->watched * sizeof *rec) : NULL;
+    for (uint32_t i = 0; i < w->bots; i++) {
+        if (m->state[i] == 2) {
+            r.ended++;
+        } else if (m->state[i] == 1) {
+            /* kept: it recovered, and has not fallen silent since (within the span) */
+            uint64_t end = span_end(w, k);
+            uint64_t horizon = now_ms < end ? now_ms : end;
+            bool quiet = !m->recovered_ms[i] ||
+                         (horizon > m->last_ms[i] && horizon - m->last_ms[i] >= FAULT_WATCH_GAP_MS);
+            if (quiet) {
+                r.silent++;
+            } else {
+                if (rec)
+                    rec[r.kept] = m->recovered_ms[i] - m->at_ms;
+                r.kept++;
+            }
+        }
+    }
+    if (rec && r.kept) {
+        qsort(rec, r.kept, sizeof *rec, cmp_u64);
+        r.recovery_p50_ms = quantile_ms(rec, r.kept, 0.5);
+        r.recovery_p99_ms = quantile_ms(rec, r.kept, 0.99);
+        r.recovery_max_ms = (double)rec[r.kept - 1];
+    }
+    free(rec);
+    return r;
+}
+
+void fault_watch_print_json(const fault_watch *w, uint64_t now_ms, FILE *f)
+{
+    fputc('[', f);
+    for (uint32_t k = 0; k < w->nmarks; k++) {
+        fault_result r = fault_watch_result(w, k, now_ms);
+        fprintf(f,
+                "%s{\"at_ms\":%llu,\"watched\":%u,\"kept\":%u,\"ended\":%u,\"silent\":%u,"
+                "\"recovery_p50_ms\":%.0f,\"recovery_p99_ms\":%.0f,\"recovery_max_ms\":%.0f}",
+                k ? "," : "", (unsigned long long)r.at_ms, r.watched, r.kept, r.ended, r.silent,
+                r.recovery_p50_ms, r.recovery_p99_ms, r.recovery_max_ms);
+    }
+    fputc(']', f);
+}
+
+void fault_watch_print_table(const fault_watch *w, uint64_t now_ms, FILE *f)
+{
+    for (uint32_t k = 0; k < w->nmarks; k++) {
+        fault_result r = fault_watch_result(w, k, now_ms);
+        fprintf(f,
+                "  fault mark %u     %u/%u kept (%u ended, %u silent), recovery ms p50 %.0f  "
+                "p99 %.0f  max %.0f\n",
+                k + 1, r.kept, r.watched, r.ended, r.silent, r.recovery_p50_ms,
+                r.recovery_p99_ms, r.recovery_max_ms);
+    }
+}
