@@ -59,9 +59,16 @@ static int encode(base_backup *b, mc_entity *ent, uint32_t serial, bool stable,
     }
     for (size_t i = 0; i < ent->nglobal_names && h.nnames < MC_BACKUP_NAMES_MAX; i++)
         snprintf(h.names[h.nnames++], sizeof h.names[0], "%.64s", ent->global_names[i]);
-    mc_timer_export te[64];
-    mc_backup_timer bt[64];
-    size_t nt = mc_engine_peek_timers(e, ent, te, 64);
+    size_t cap = ent->ntimers < MC_BACKUP_TIMERS_MAX ? ent->ntimers : MC_BACKUP_TIMERS_MAX;
+    mc_timer_export *te = cap ? malloc(cap * sizeof *te) : NULL;
+    mc_backup_timer *bt = cap ? malloc(cap * sizeof *bt) : NULL;
+    if (cap && (!te || !bt)) {
+        free(te);
+        free(bt);
+        b->st.encode_failed++;
+        return MC_CALL_ERR_BUSY;
+    }
+    size_t nt = cap ? mc_engine_peek_timers(e, ent, te, cap) : 0;
     for (size_t i = 0; i < nt; i++) {
         bt[i].id = te[i].id;
         bt[i].repeat_us = (uint64_t)te[i].repeat;
@@ -95,6 +102,8 @@ static int encode(base_backup *b, mc_entity *ent, uint32_t serial, bool stable,
     }
     mc_ostream_free(&bp);
     mc_ostream_free(&cp);
+    free(te);
+    free(bt);
     return rc;
 }
 
