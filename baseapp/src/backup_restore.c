@@ -10,9 +10,28 @@
 #include "common/log.h"
 #include "entity/backup_wire.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A restored base that had a client: its client may come back (a resuming client, issue 20
+ * item 4); until then the base waits as for a login session issued for it, and when that
+ * expires unused (--sessionExpiryMs) with no client come, it hears onClientDeath like any base
+ * whose client never came (db_state.c), so the game ends it and the account is not locked
+ * out as online. The session's key is random and never given to anyone. */
+static void wait_for_client(mc_engine *e, mc_entity *ent)
+{
+    base_db *db = base_db_of(e);
+    uint64_t sid;
+    uint8_t key[MC_SECURE_KEY_BYTES];
+    if (!db || !db->sessions || base_sessions_issue(db->sessions, ent->id, &sid, key) != 0) {
+        MC_WARNING("%s %d (restored) had a client: it cannot wait for it (sessions full): "
+                   "onClientDeath now", ent->td->name, (int)ent->id);
+        mc_engine_run_hook(e, ent, MC_HOOK_CLIENT_DEATH, NULL);
+    }
+    sodium_memzero(key, sizeof key);
+}
 
 static void tell_cell(mc_engine *e, mc_entity *ent)
 {
@@ -143,8 +162,12 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
     MC_INFO("%s %d restored from its backup (its baseapp %s died)%s", ent->td->name,
             (int)ent->id, owner_name, h.dbid ? "; taking its check-out over" : "");
     int32_t id = ent->id;
+    bool had_client = (h.flags & MC_BACKUP_FLAG_CLIENT) != 0;
     mc_backup_head_free(&h);
     mc_engine_run_hook(e, ent, MC_HOOK_RESTORE, NULL);
+    ent = mc_engine_find(e, id);
+    if (ent && had_client && !ent->in_reap && !ent->destroying)
+        wait_for_client(e, ent);
     ent = mc_engine_find(e, id);
     if (ent && lost_cell && !ent->in_reap)
         base_restore_lost(e, &id, 1); /* its cellapp died too: made again from cellData */

@@ -14,6 +14,11 @@
  *                        entity is live twice
  *                        calls sent to the survivor for a base before it knew of the death
  *                        wait for the restore and are delivered then, in order
+ *   restored_proxy_waits_for_its_client  a base with a client (connected with a session the
+ *                        victim issued) is restored without one: it waits as for a login
+ *                        session (--sessionExpiryMs) and then hears onClientDeath like a base
+ *                        whose client never came (sessions/unclaimed), so its account is not
+ *                        locked out as online
  *   byte_rate_bound      300 bases backed up at --backupBytesPerSec=20000: the bytes sent
  *                        never run ahead of the rate (one second's burst), what waits is
  *                        counted as pending, and all of them are backed up in the end; a
@@ -23,7 +28,11 @@
 #include "cluster.h"
 #include "harness.h"
 
+#include "common/defs.h"
+#include "mcclient/client.h"
+
 #include <check.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +220,80 @@ START_TEST(restore_after_kill9)
 }
 END_TEST
 
+/* Poll until the number at path is at least want, ticking the client meanwhile (so that its
+ * baseapp does not drop it as silent). */
+static bool wait_ticking(const rc_cluster *c, int slot, const char *path, int64_t want,
+                         mc_client *client)
+{
+    long deadline = rc_now_ms() + WAIT_MS;
+    while (rc_now_ms() < deadline) {
+        int64_t v = rc_num(c, S(c, slot), path);
+        if (v != RC_NO_NUMBER && v >= want)
+            return true;
+        for (int i = 0; i < 10; i++) {
+            struct pollfd pf = {.fd = mc_client_fd(client), .events = POLLIN};
+            poll(&pf, 1, MC_CLIENT_TICK_MS);
+            mc_client_tick(client);
+        }
+    }
+    return false;
+}
+
+START_TEST(restored_proxy_waits_for_its_client)
+{
+    const char *opts[RC_SLOTS] = {"--backupPeriodMs=200 --sessionExpiryMs=2000",
+                                  "--backupPeriodMs=200", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "backupproxy", "--deadAfterMs=4000", opts));
+    const int victim = 1, survivor = 0;
+    int32_t p = create(&c, victim, "{\"label\":\"player\"}");
+    /* a client connects to the victim with a session issued for p */
+    char out[1024], ids[16];
+    snprintf(ids, sizeof ids, "%d", (int)p);
+    ck_assert_int_eq(rc_call(&c, out, sizeof out, S(&c, victim), "command/issueSession", ids,
+                             NULL),
+                     0);
+    const char *v = strstr(out, "command/issueSession");
+    ck_assert_ptr_nonnull(v);
+    v += strlen("command/issueSession");
+    unsigned long long sid;
+    char hex[80], addr[64];
+    ck_assert_msg(sscanf(v, " %llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", out);
+    char err[4096];
+    mc_entity_defs *defs = mc_defs_load(MC_PROBE_RES, err, sizeof err);
+    ck_assert_msg(defs != NULL, "%s", err);
+    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = defs,
+                            .timeout_ms = 5000};
+    for (int i = 0; i < 32; i++) {
+        unsigned b;
+        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
+        cfg.session_key[i] = (uint8_t)b;
+    }
+    ck_assert(wait_at_least(&c, survivor, "backups/held", 1));
+    int64_t sent = num(&c, victim, "backups/sent");
+    mc_client *client = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(client != NULL, "%s", err);
+    ck_assert_msg(wait_ticking(&c, victim, "clients/connected", 1, client),
+                  "the client never connected");
+    /* backed up again with its client (its state changed), then the victim dies, the
+     * client's channel with it */
+    ck_assert(wait_ticking(&c, victim, "backups/sent", sent + 1, client));
+    ck_assert_int_eq(num(&c, victim, "clients/connected"), 1);
+    int64_t issued = num(&c, survivor, "sessions/issued");
+    rc_kill9(&c, victim);
+    mc_client_free(client);
+    mc_defs_free(defs);
+    ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "backups/restored", 1, WAIT_MS, NULL),
+                  "not restored (log %s)", c.log[survivor]);
+    ck_assert_int_eq(num(&c, survivor, "sessions/issued"), issued + 1);
+    ck_assert_int_eq(num(&c, survivor, "sessions/unclaimed"), 0);
+    /* no client came within --sessionExpiryMs: onClientDeath */
+    ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "sessions/unclaimed", 1, WAIT_MS, NULL),
+                  "the restored proxy never heard onClientDeath (log %s)", c.log[survivor]);
+    rc_stop(&c);
+}
+END_TEST
+
 START_TEST(byte_rate_bound)
 {
     const int rate = 20000, n = 300;
@@ -273,6 +356,7 @@ static Suite *backup_suite(void)
         const TTest *test;
     } tests[] = {
         {"restore_after_kill9", restore_after_kill9},
+        {"restored_proxy_waits_for_its_client", restored_proxy_waits_for_its_client},
         {"byte_rate_bound", byte_rate_bound},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
