@@ -256,6 +256,10 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     if (cell_copies_init(e, err, errlen) != 0)
         return -1;
+    if (cell_cells_init(e) != 0) {
+        snprintf(err, errlen, "cannot publish the cells watchers");
+        return -1;
+    }
     return cell_moves_init(e, err, errlen);
 }
 
@@ -278,6 +282,7 @@ const mc_role_part cell_role_part = {
     .on_init = on_init,
     .ops = &cell_engine_ops,
     .client_fan_out = cell_aoi_fan_out,
+    .on_control = cell_cells_on_control,
     .options = cell_aoi_options,
     .option_count = CELL_AOI_OPTION_COUNT,
 };

@@ -9,8 +9,11 @@
 #include "entity/engine.h"
 #include "mercury/status.h"
 
+struct cell_layout;
+
 typedef struct mc_space {
     int32_t id;
+    struct cell_layout *layout; /* its cells (cell_cells.c); NULL: served whole here */
     mc_entity **entities;
     size_t n, cap;
     uint64_t n_watch;   /* entities, for the watcher */
@@ -65,6 +68,8 @@ typedef struct {
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
+    /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
+    uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -78,10 +83,26 @@ void space_remove(mc_engine *e, mc_entity *ent);
 /* Move an entity to another space keeping its AoI state (teleport); -1 when it could not
  * join the new one (it is in no space then). */
 int space_move(mc_engine *e, mc_entity *ent, mc_space *to);
+/* An empty space goes: out of the list, the manager told (SPACE_NOTICE gone), freed. */
+void space_release(mc_engine *e, mc_space *sp);
 /* Destroy every cell in the space (onSpaceGone first). */
 void space_destroy(mc_engine *e, mc_space *sp);
 int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
+
+/* cell_cells.c: cells of split spaces (cell_layout.h, docs/WORLD.md "Cells"). */
+int cell_cells_init(mc_engine *e);
+/* Tell the manager a space began (gone false) or ended here. */
+void cell_cells_notice(mc_engine *e, int32_t space, bool gone);
+/* CELL_LAYOUT from the manager (the framework checked it came from there). */
+void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
+                           size_t len);
+/* An empty space stays while it serves a cell of a space split over several cellapps. */
+bool cell_cells_keeps(const mc_space *sp);
+/* Does this cellapp's cell of the space hold (x, z)? (True for a space served whole.) */
+bool cell_cells_owns(const mc_space *sp, float x, float z);
+void cell_cells_space_watchers(mc_engine *e, mc_space *sp);
+void cell_cells_free_layout(mc_space *sp);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
 #define CELL_AOI_OPTION_COUNT 11 /* with cell_copy.c's cellCopyBytesPerS */

@@ -1,6 +1,8 @@
-/* Spaces: a space runs on one cellapp and holds cell entities; it is created with its first
- * entity (createInNewSpace) and goes with its last, or when destroyed (destroySpace), which
- * destroys every cell in it. */
+/* Spaces: a space holds cell entities; it is created with its first entity
+ * (createInNewSpace) and goes with its last, or when destroyed (destroySpace), which
+ * destroys every cell in it. A space split over several cellapps (cell_cells.c) is made
+ * here empty when this cellapp is given a cell of it, and stays empty while it serves one.
+ * The manager hears of each space that begins or ends here (SPACE_NOTICE). */
 #include "cellapp.h"
 #include "common/log.h"
 
@@ -25,6 +27,7 @@ static void space_watch(mc_engine *e, mc_space *sp)
     snprintf(path, sizeof path, "spaces/%d/entities", (int)sp->id);
     mc_watch_add_uint(mc_server_watchers(mc_engine_server(e)), path, &sp->n_watch,
                       MC_WATCH_READ_ONLY);
+    cell_cells_space_watchers(e, sp);
 }
 
 mc_space *space_new(mc_engine *e, int32_t id)
@@ -46,6 +49,7 @@ mc_space *space_new(mc_engine *e, int32_t id)
     cs->created++;
     space_watch(e, sp);
     MC_INFO("space %d created", (int)id);
+    cell_cells_notice(e, id, false);
     return sp;
 }
 
@@ -76,8 +80,23 @@ static void space_free(mc_engine *e, mc_space *sp)
     snprintf(path, sizeof path, "spaces/%d", (int)sp->id);
     mc_watch_remove(mc_server_watchers(mc_engine_server(e)), path);
     aoi_grid_free(&sp->grid);
+    cell_cells_free_layout(sp);
     free(sp->entities);
     free(sp);
+}
+
+void space_release(mc_engine *e, mc_space *sp)
+{
+    cell_state *cs = state(e);
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->spaces[i] == sp) {
+            cs->spaces[i] = cs->spaces[--cs->n];
+            break;
+        }
+    cs->destroyed++;
+    MC_INFO("space %d is gone (no entities left)", (int)sp->id);
+    cell_cells_notice(e, sp->id, true);
+    space_free(e, sp);
 }
 
 void space_remove(mc_engine *e, mc_entity *ent)
@@ -91,17 +110,9 @@ void space_remove(mc_engine *e, mc_entity *ent)
     sp->entities[at]->space_slot = at;
     sp->n_watch = sp->n;
     ent->space = NULL;
-    if (sp->n)
+    if (sp->n || cell_cells_keeps(sp))
         return;
-    cell_state *cs = state(e);
-    for (size_t i = 0; i < cs->n; i++)
-        if (cs->spaces[i] == sp) {
-            cs->spaces[i] = cs->spaces[--cs->n];
-            break;
-        }
-    cs->destroyed++;
-    MC_INFO("space %d is gone (no entities left)", (int)sp->id);
-    space_free(e, sp);
+    space_release(e, sp);
 }
 
 int space_move(mc_engine *e, mc_entity *ent, mc_space *to)
@@ -166,6 +177,7 @@ void spaces_free(mc_engine *e)
     cell_aoi_free(e);
     for (size_t i = 0; i < cs->n; i++) {
         aoi_grid_free(&cs->spaces[i]->grid);
+        cell_cells_free_layout(cs->spaces[i]);
         free(cs->spaces[i]->entities);
         free(cs->spaces[i]);
     }

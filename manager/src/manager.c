@@ -35,6 +35,7 @@ static const mc_option manager_options[] = {
     {"spaceHomesMax", MC_OPT_UINT, "65536",
      "lost spaces whose restoring cellapp is remembered (QUERY_SPACE_HOME; 16..10000000): "
      "beyond, the oldest is forgotten"},
+    MC_MANAGER_CELLS_OPTIONS,
     {"faultKnobs", MC_OPT_BOOL, "false",
      "publish the test fault knobs (faults/ignoreHeartbeatsFrom): for tests and rehearsals "
      "only, never in production"},
@@ -106,6 +107,8 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
                  (unsigned long long)homes, MC_SPACE_HOMES_MIN, MC_SPACE_HOMES_MAX);
         return false;
     }
+    if (!mc_manager_cells_check(cfg, err, errlen))
+        return false;
     /* A corrupt state file stops the manager before anything else happens. */
     return mc_id_ranges_check(mc_config_get_string(cfg, "stateFile"), err, errlen);
 }
@@ -167,6 +170,8 @@ static void on_death(void *ctx, mc_reg_entry *e)
     MC_WARNING("%s (pid %u at %s) is dead: %s", e->name, e->pid, e->internal_addr, e->reason);
     mc_manager_drop_globals(m, e);
     broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
+    if (e->role == MC_ROLE_CELLAPP)
+        mc_manager_cells_process_gone(m, e->id);
 }
 
 static void on_forget(void *ctx, mc_reg_entry *e)
@@ -430,6 +435,8 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             MC_INFO("%s deregistered: %s", e->name, reason);
             mc_manager_drop_globals(m, e);
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
+            if (e->role == MC_ROLE_CELLAPP)
+                mc_manager_cells_process_gone(m, e->id);
         }
     } else {
         mc_manager_unusable(m, "deregistration for an unknown process", src);
@@ -469,6 +476,9 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
     case MC_CTL_GLOBAL_LOOKUP:
         mc_manager_handle_global(m, msg_id, src, data, len, request);
         return;
+    case MC_CTL_SPACE_NOTICE:
+        mc_manager_cells_on_notice(m, src, data, len);
+        return;
     default:
         mc_manager_unusable(m, "a message that is not for the manager", src);
     }
@@ -496,7 +506,7 @@ static void on_ready(mc_server *s, void *ctx)
     m->registry = mc_registry_new(mc_server_digest(s), m->dead_after_ms * MC_US_PER_MS);
     m->expire_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_expire_tick, m);
     m->space_homes = mc_space_homes_new(mc_config_get_uint(cfg, "spaceHomesMax"));
-    if (!m->registry || !m->expire_ev || !m->space_homes) {
+    if (!m->registry || !m->expire_ev || !m->space_homes || !mc_manager_cells_init(m)) {
         MC_CRITICAL("out of memory");
         mc_server_shutdown(s, "out of memory");
         return;
@@ -573,6 +583,7 @@ void mc_manager_free(mc_manager *m)
         return;
     mc_globals_free(m->globals);
     mc_space_homes_free(m->space_homes);
+    mc_manager_cells_free(m);
     mc_registry_free(m->registry);
     free(m);
 }
