@@ -12,17 +12,19 @@
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
 
-void cell_cells_notice(mc_engine *e, int32_t space, bool gone)
+void cell_cells_notice(mc_engine *e, int32_t space, bool gone, bool empty)
 {
     cell_state *cs = state(e);
     Mc__Control__SpaceNotice n = MC__CONTROL__SPACE_NOTICE__INIT;
     n.space_id = space;
     n.gone = gone;
+    n.empty = empty;
     int rc = mc_server_send_manager(mc_engine_server(e), MC_CTL_SPACE_NOTICE, &n);
     if (rc != 0) {
         cs->cells_notice_failures++;
         MC_WARNING("cannot tell the manager space %d %s: %s", (int)space,
-                   gone ? "went" : "began here", mc_status_name(rc));
+                   gone ? "went" : empty ? "is empty here" : "has entities here",
+                   mc_status_name(rc));
     } else {
         cs->cells_notices++;
     }
@@ -78,6 +80,16 @@ void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const 
     if (!sp && !(sp = space_new(e, l.space))) {
         MC_ERROR("out of memory making space %d for its cell", (int)l.space);
         cell_layout_clear(&l);
+        return;
+    }
+    if (l.n == 0) {
+        /* the space ended at the manager (every cell empty), or it never knew it */
+        cell_layout_clear(&l);
+        cell_cells_free_layout(sp);
+        if (sp->n == 0)
+            space_release(e, sp);
+        else
+            cell_cells_notice(e, sp->id, false, false); /* it is here: one cell, whole */
         return;
     }
     cell_layout *held = sp->layout ? sp->layout : malloc(sizeof *held);

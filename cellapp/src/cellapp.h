@@ -92,8 +92,9 @@ void spaces_free(mc_engine *e);
 
 /* cell_cells.c: cells of split spaces (cell_layout.h, docs/WORLD.md "Cells"). */
 int cell_cells_init(mc_engine *e);
-/* Tell the manager a space began (gone false) or ended here. */
-void cell_cells_notice(mc_engine *e, int32_t space, bool gone);
+/* Tell the manager the space has entities here (its first joined), is empty here but kept
+ * (empty: it serves a cell of a split space), or went (gone). */
+void cell_cells_notice(mc_engine *e, int32_t space, bool gone, bool empty);
 /* CELL_LAYOUT from the manager (the framework checked it came from there). */
 void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
                            size_t len);

@@ -49,7 +49,6 @@ mc_space *space_new(mc_engine *e, int32_t id)
     cs->created++;
     space_watch(e, sp);
     MC_INFO("space %d created", (int)id);
-    cell_cells_notice(e, id, false);
     return sp;
 }
 
@@ -71,6 +70,8 @@ int space_add(mc_engine *e, mc_space *sp, mc_entity *ent)
     ent->space_slot = sp->n;
     sp->entities[sp->n++] = ent;
     sp->n_watch = sp->n;
+    if (sp->n == 1)
+        cell_cells_notice(e, sp->id, false, false); /* the manager: entities here */
     return 0;
 }
 
@@ -95,7 +96,7 @@ void space_release(mc_engine *e, mc_space *sp)
         }
     cs->destroyed++;
     MC_INFO("space %d is gone (no entities left)", (int)sp->id);
-    cell_cells_notice(e, sp->id, true);
+    cell_cells_notice(e, sp->id, true, false);
     space_free(e, sp);
 }
 
@@ -110,8 +111,12 @@ void space_remove(mc_engine *e, mc_entity *ent)
     sp->entities[at]->space_slot = at;
     sp->n_watch = sp->n;
     ent->space = NULL;
-    if (sp->n || cell_cells_keeps(sp))
+    if (sp->n)
         return;
+    if (cell_cells_keeps(sp)) {
+        cell_cells_notice(e, sp->id, false, true); /* kept, empty: the manager may end it */
+        return;
+    }
     space_release(e, sp);
 }
 

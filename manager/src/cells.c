@@ -11,6 +11,7 @@ typedef struct node {
     int axis;                      /* internal: 0 x, 1 z */
     float at;                      /* internal: lo < at <= hi */
     uint32_t process_id;           /* leaf */
+    bool empty;                    /* leaf: its cellapp holds no entities of the space */
 } node;
 
 typedef struct {
@@ -199,6 +200,8 @@ mc_cells_status mc_cells_split(mc_cells *c, int32_t space, uint32_t victim,
         free(give);
         return MC_CELLS_NO_MEMORY;
     }
+    keep->empty = leaf->empty;
+    give->empty = true;
     leaf->lo = keep;
     leaf->hi = give;
     leaf->axis = axis;
@@ -248,6 +251,36 @@ mc_cells_status mc_cells_remove(mc_cells *c, int32_t space, uint32_t process_id,
     sp->ncells--;
     sp->version++;
     return MC_CELLS_OK;
+}
+
+mc_cells_status mc_cells_set_empty(mc_cells *c, int32_t space, uint32_t process_id, bool empty)
+{
+    cell_space *sp = find(c, space);
+    node *leaf = sp ? find_leaf(sp->root, process_id) : NULL;
+    if (!leaf)
+        return MC_CELLS_NO_SPACE;
+    if (leaf->empty == empty)
+        return MC_CELLS_UNCHANGED;
+    leaf->empty = empty;
+    return MC_CELLS_OK;
+}
+
+static bool all_empty(const node *n)
+{
+    return n->lo ? all_empty(n->lo) && all_empty(n->hi) : n->empty;
+}
+
+bool mc_cells_all_empty(const mc_cells *c, int32_t space)
+{
+    cell_space *sp = find(c, space);
+    return sp && all_empty(sp->root);
+}
+
+void mc_cells_drop(mc_cells *c, int32_t space)
+{
+    cell_space *sp = find(c, space);
+    if (sp)
+        drop_space(c, sp);
 }
 
 bool mc_cells_has_space(const mc_cells *c, int32_t space) { return find(c, space) != NULL; }

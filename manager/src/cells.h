@@ -62,6 +62,14 @@ mc_cells_status mc_cells_split(mc_cells *c, int32_t space, uint32_t victim,
 mc_cells_status mc_cells_remove(mc_cells *c, int32_t space, uint32_t process_id,
                                 bool *dropped);
 
+/* Whether process's cell of space holds entities (a new space's cell does, a split's new
+ * cell does not): OK when it changed, UNCHANGED, NO_SPACE when it serves no cell of it. */
+mc_cells_status mc_cells_set_empty(mc_cells *c, int32_t space, uint32_t process_id, bool empty);
+/* Every cell of space is empty (false for no such space). */
+bool mc_cells_all_empty(const mc_cells *c, int32_t space);
+/* Forget space (all its cells). */
+void mc_cells_drop(mc_cells *c, int32_t space);
+
 bool mc_cells_has_space(const mc_cells *c, int32_t space);
 /* The cells of space in tree order (at most max written; returns how many there are, 0
  * for no such space) and its version. */

@@ -27,7 +27,7 @@ struct mc_manager_cells {
     mc_map refs;        /* space id -> space_ref (its watcher) */
     uint32_t next_version; /* layouts are numbered across spaces: never reused by a manager */
     uint64_t notices, notices_refused, conflicts, splits, merges, layouts_sent,
-        send_failures, full;
+        send_failures, full, ended;
 };
 
 bool mc_manager_cells_check(const mc_config *cfg, char *err, size_t errlen)
@@ -164,6 +164,22 @@ static void send_layout(mc_manager_cells *mc, int32_t space, uint32_t also)
     }
 }
 
+/* Every cell of a split space is empty: the space ends; each of its cellapps is sent a
+ * layout without cells (it lets its empty space go). */
+static void end_space(mc_manager_cells *mc, int32_t space)
+{
+    mc_cell_rect rects[MC_CELLS_PER_SPACE_MAX];
+    size_t n = mc_cells_layout(mc->cells, space, rects, MC_CELLS_PER_SPACE_MAX, NULL);
+    if (n > MC_CELLS_PER_SPACE_MAX)
+        n = MC_CELLS_PER_SPACE_MAX;
+    mc_cells_drop(mc->cells, space);
+    unwatch_space(mc, space);
+    mc->ended++;
+    MC_INFO("space %d ends: every one of its %zu cells is empty", (int)space, n);
+    for (size_t i = 0; i < n; i++)
+        send_layout(mc, space, rects[i].process_id);
+}
+
 void mc_manager_cells_on_notice(mc_manager *m, const char *src, const uint8_t *data, size_t len)
 {
     mc_manager_cells *mc = m->cells;
@@ -206,6 +222,11 @@ void mc_manager_cells_on_notice(mc_manager *m, const char *src, const uint8_t *d
                        (int)space, e->name, (unsigned long long)mc->conflicts);
         } else if (st == MC_CELLS_FULL) {
             mc->full++;
+        }
+        if (st == MC_CELLS_OK || st == MC_CELLS_UNCHANGED) {
+            mc_cells_set_empty(mc->cells, space, e->id, n->empty);
+            if (n->empty && mc_cells_all_empty(mc->cells, space))
+                end_space(mc, space);
         }
     }
     mc_pb_free(n);
@@ -371,6 +392,7 @@ bool mc_manager_cells_init(mc_manager *m)
     bad |= mc_watch_add_uint(w, "cells/full", &mc->full, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/splits", &mc->splits, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/merges", &mc->merges, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "cells/ended", &mc->ended, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/layoutsSent", &mc->layouts_sent, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/sendFailures", &mc->send_failures, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_callable(w, "command/splitSpace", call_split, m,

@@ -96,6 +96,26 @@ START_TEST(a_cell_that_goes_merges_into_its_sibling_and_the_last_drops_the_space
 }
 END_TEST
 
+START_TEST(a_space_whose_cells_are_all_empty_can_end)
+{
+    mc_cells *c = mc_cells_new(16, 8);
+    ck_assert_int_eq(mc_cells_add_space(c, 4, 1), MC_CELLS_OK);
+    ck_assert(!mc_cells_all_empty(c, 4)); /* a new space's cell has its first entity */
+    ck_assert_int_eq(mc_cells_split(c, 4, 1, 2, false, 0), MC_CELLS_OK);
+    ck_assert(!mc_cells_all_empty(c, 4)); /* the split's new cell is empty, 1's is not */
+    ck_assert_int_eq(mc_cells_set_empty(c, 4, 1, true), MC_CELLS_OK);
+    ck_assert_int_eq(mc_cells_set_empty(c, 4, 1, true), MC_CELLS_UNCHANGED);
+    ck_assert(mc_cells_all_empty(c, 4));
+    ck_assert_int_eq(mc_cells_set_empty(c, 4, 2, false), MC_CELLS_OK);
+    ck_assert(!mc_cells_all_empty(c, 4));
+    ck_assert_int_eq(mc_cells_set_empty(c, 4, 3, false), MC_CELLS_NO_SPACE);
+    mc_cells_drop(c, 4);
+    ck_assert(!mc_cells_has_space(c, 4));
+    ck_assert(!mc_cells_all_empty(c, 4));
+    mc_cells_free(c);
+}
+END_TEST
+
 START_TEST(the_bounds_hold)
 {
     mc_cells *c = mc_cells_new(1, 1); /* clamped to 16 spaces, 2 cells */
@@ -234,6 +254,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, a_space_starts_whole_and_splits_alternating_axes);
     tcase_add_test(tc, a_cell_that_goes_merges_into_its_sibling_and_the_last_drops_the_space);
+    tcase_add_test(tc, a_space_whose_cells_are_all_empty_can_end);
     tcase_add_test(tc, the_bounds_hold);
     tcase_add_test(tc, a_layout_is_taken_with_its_own_cell);
     tcase_add_test(tc, a_malformed_layout_is_refused);
