@@ -62,6 +62,11 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "bytes a second at most of cell copies (CELL_COPY: each changed cell's data, which its "
      "base restores it from should this cellapp die) sent to bases (1000..1000000000; also "
      "settable: copies/bytesPerS)"},
+    /* ghosts.c's */
+    {"ghostMargin", MC_OPT_FLOAT, "10",
+     "a real has a ghost on every cellapp whose cell of its space lies within aoiRadius + "
+     "aoiHysteresis + this (metres) of it; the ghost goes beyond that plus aoiHysteresis "
+     "(0..10000)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }

@@ -88,8 +88,9 @@ void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const 
         cell_cells_free_layout(sp);
         if (sp->n == 0)
             space_release(e, sp);
-        else
+        else if (sp->nreal)
             cell_cells_notice(e, sp->id, false, false); /* it is here: one cell, whole */
+        /* (only ghosts: their reals delete them, and the space goes with the last) */
         return;
     }
     cell_layout *held = sp->layout ? sp->layout : malloc(sizeof *held);
@@ -173,13 +174,14 @@ static void get_neighbours(void *ctx, mc_watch_value *out)
     out->as.s = s;
 }
 
-/* Entities of the space outside this cellapp's cell (what offloading would move). */
+/* Reals of the space outside this cellapp's cell (what offloading would move). */
 static void get_outside(void *ctx, mc_watch_value *out)
 {
     mc_space *sp = ctx;
     uint64_t k = 0;
     for (size_t i = 0; i < sp->n; i++)
-        if (!cell_cells_owns(sp, sp->entities[i]->position.x, sp->entities[i]->position.z))
+        if (!sp->entities[i]->is_ghost &&
+            !cell_cells_owns(sp, sp->entities[i]->position.x, sp->entities[i]->position.z))
             k++;
     out->as.u = k;
 }

@@ -59,6 +59,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
         answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
         return;
     }
+    cell_ghosts_make_way(e, h.cell.entity_id); /* it arrives here real: its ghost goes */
     mc_entity *ent = mc_engine_new_entity(e, h.cell.type, h.cell.entity_id, why, sizeof why);
     if (!ent) {
         mc_migrate_free(&h);

@@ -16,6 +16,7 @@ typedef struct mc_space {
     struct cell_layout *layout; /* its cells (cell_cells.c); NULL: served whole here */
     mc_entity **entities;
     size_t n, cap;
+    size_t nreal;       /* of them, reals (the rest are ghosts: ghosts.c) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
@@ -58,6 +59,7 @@ typedef struct {
 } client_moves;
 struct cell_moves;
 typedef struct cell_copies cell_copies;
+struct cell_ghosts;
 
 typedef struct {
     mc_space **spaces;
@@ -67,6 +69,7 @@ typedef struct {
     client_moves client_moves; /* client_move.c: moves from players' clients */
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
+    struct cell_ghosts *ghosts; /* ghosts.c: ghosts of reals near other cells */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
     /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
     uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
@@ -105,8 +108,31 @@ bool cell_cells_owns(const mc_space *sp, float x, float z);
 void cell_cells_space_watchers(mc_engine *e, mc_space *sp);
 void cell_cells_free_layout(mc_space *sp);
 
+/* ghosts.c: reals and ghosts (docs/WORLD.md "Reals and ghosts"). Every view-update period
+ * each real of a split space has a ghost made, updated or deleted on the cellapps whose
+ * cells lie within the ghost distance; GHOST_DATA / GHOST_DELETE from them keep ghosts
+ * here; calls reaching a ghost go to its real. */
+int cell_ghosts_init(mc_engine *e, char *err, size_t errlen);
+void cell_ghosts_free(mc_engine *e);
+void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* ent leaves its space (destroyed, moved away, discarded): a real's ghosts are deleted, a
+ * ghost's state freed. */
+void cell_ghosts_forget(mc_engine *e, mc_entity *ent);
+/* A real cell of this id is about to be made here (created, arriving, restored): a ghost
+ * of it goes first. */
+void cell_ghosts_make_way(mc_engine *e, int32_t id);
+/* A call (ENTITY_CALL) reached the ghost ent: sent on to its real, as it came. */
+void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
+                             const mc_call_header *h, const uint8_t *args, size_t len);
+/* The address of a ghost's real ("IP:PORT"). */
+void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
+/* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
+ * there. */
+void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
+
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 11 /* with cell_copy.c's cellCopyBytesPerS */
+#define CELL_AOI_OPTION_COUNT 12 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's ghostMargin */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);

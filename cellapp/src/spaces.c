@@ -70,7 +70,7 @@ int space_add(mc_engine *e, mc_space *sp, mc_entity *ent)
     ent->space_slot = sp->n;
     sp->entities[sp->n++] = ent;
     sp->n_watch = sp->n;
-    if (sp->n == 1)
+    if (!ent->is_ghost && ++sp->nreal == 1)
         cell_cells_notice(e, sp->id, false, false); /* the manager: entities here */
     return 0;
 }
@@ -111,12 +111,11 @@ void space_remove(mc_engine *e, mc_entity *ent)
     sp->entities[at]->space_slot = at;
     sp->n_watch = sp->n;
     ent->space = NULL;
-    if (sp->n)
-        return;
-    if (cell_cells_keeps(sp)) {
+    bool last_real = !ent->is_ghost && --sp->nreal == 0;
+    if (last_real && cell_cells_keeps(sp))
         cell_cells_notice(e, sp->id, false, true); /* kept, empty: the manager may end it */
+    if (sp->n || cell_cells_keeps(sp))
         return;
-    }
     space_release(e, sp);
 }
 
@@ -150,6 +149,11 @@ void space_destroy(mc_engine *e, mc_space *sp)
         mc_entity *ent = mc_engine_find(e, ids[i]);
         if (!ent || ent->in_reap)
             continue;
+        if (ent->is_ghost) {
+            ent->gone_why = -1;
+            mc_engine_discard_entity(e, ent); /* no hooks: its real is elsewhere */
+            continue;
+        }
         mc_engine_run_hook(e, ent, MC_HOOK_SPACE_GONE, NULL);
         if (ent->gone_why >= 0)
             ent->gone_why = MC_CELL_GONE_SPACE;

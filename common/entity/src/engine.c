@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "entity/persist_wire.h"
 #include "entity/restore_wire.h"
+#include "entity/ghost_wire.h"
 #include "proto/login.h"
 #include "server/control.h"
 
@@ -80,6 +81,8 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_COPY, "CELL_COPY", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_RESTORE_CELL, "RESTORE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 

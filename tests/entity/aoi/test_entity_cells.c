@@ -107,9 +107,11 @@ START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
     snprintf(p, sizeof p, "spaces/%d/neighbours", (int)space);
     wait_value(&c, A, p, c.cell_addr[1 - h]);
     wait_value(&c, B, p, c.cell_addr[h]);
-    /* B keeps the space although nothing is in it */
+    /* B keeps the space although no real is in it: only a's ghost (a at the origin lies
+     * within the ghost distance of B's cell) */
+    wait_int_eq(&c, B, "ghosts/held", 1);
     snprintf(p, sizeof p, "spaces/%d/entities", (int)space);
-    ck_assert_int_eq(rc_int(&c, B, p), 0);
+    ck_assert_int_eq(rc_int(&c, B, p), 1);
     ck_assert_int_ge(rc_int(&c, "manager", "cells/splits"), 1);
     ck_assert_int_ge(rc_int(&c, "manager", "cells/layoutsSent"), 2);
     ck_assert_int_ge(rc_int(&c, A, "cells/layouts"), 1);
@@ -178,6 +180,176 @@ START_TEST(the_last_entity_going_ends_the_space_on_both_cellapps)
 }
 END_TEST
 
+/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
+static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
+{
+    char v[512];
+    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
+    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
+    v[strlen(v) - 1] = '\0';
+    snprintf(out, n, "%s", v + 1);
+}
+
+/* A CELL mailbox of entity id naming the process at addr (type from a CELL mailbox JSON of
+ * the same entity). */
+static void mailbox_at(char *out, size_t n, int32_t id, const char *addr, const char *cell)
+{
+    const char *t = strstr(cell, "\"type\":");
+    ck_assert_ptr_nonnull(t);
+    snprintf(out, n, "{\"id\":%d,\"addr\":\"%s\",\"component\":\"CELL\",\"type\":%d}",
+             (int)id, addr, atoi(t + 7));
+}
+
+static void ent_path(char *out, size_t n, int32_t id, const char *rest)
+{
+    snprintf(out, n, "entities/%d/%s", (int)id, rest);
+}
+
+/* Poll until proc has no entity id (a ghost deleted). */
+static void wait_gone(rc_cluster *c, const char *proc, int32_t id)
+{
+    char p[96], v[1024];
+    ent_path(p, sizeof p, id, "type");
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        if (rc_get(c, v, sizeof v, proc, p) != 0)
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("%s still holds entity %d", proc, (int)id);
+}
+
+/* Poll until proc's value at path does not contain text. */
+static void wait_without(rc_cluster *c, const char *proc, const char *path, const char *text)
+{
+    char v[4096] = "";
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        rc_value(c, proc, path, v, sizeof v);
+        if (!strstr(v, text))
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("%s %s: still '%s' in %s", proc, path, text, v);
+}
+
+START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    const char *a_addr = c.cell_addr[h], *b_addr = c.cell_addr[1 - h];
+    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-5, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    rc_entity_call(&c, A, a, "note", "[\"private\"]", out, sizeof out);
+    rc_entity_call(&c, A, a, "setHp", "[42]", out, sizeof out);
+    /* w: a second real in the same space, on A */
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = rc_create_probe(&c, "baseapp01", "w");
+    snprintf(args, sizeof args, "[%s]", cell_a);
+    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
+    ent_path(p, sizeof p, w, "props/events");
+    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    ent_path(p, sizeof p, w, "space");
+    ck_assert_int_eq(rc_int(&c, A, p), space);
+
+    /* no split, no ghosts */
+    ck_assert_int_eq(rc_int(&c, A, "ghosts/made"), 0);
+    /* split at x = 0: both reals lie within the ghost distance of B's cell */
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    wait_int_eq(&c, B, "ghosts/held", 2);
+    ent_path(p, sizeof p, a, "real");
+    wait_value(&c, B, p, a_addr);
+    ent_path(p, sizeof p, a, "real");
+    wait_value(&c, A, p, "here");
+    ent_path(p, sizeof p, a, "position");
+    wait_value(&c, B, p, "-5 0 0");
+    /* the ghost has what others may see (hp, ALL_CLIENTS), not what they may not (the
+     * CELL_PRIVATE note) */
+    ent_path(p, sizeof p, a, "props/hp");
+    wait_value(&c, B, p, "42");
+    ent_path(p, sizeof p, a, "props/cellNote");
+    char v[256];
+    rc_value(&c, B, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"\"");
+    rc_value(&c, A, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"private\"");
+    snprintf(p, sizeof p, "spaces/%d/entities", (int)space);
+    ck_assert_int_eq(rc_int(&c, B, p), 2);
+    /* a change on the real reaches its ghost */
+    rc_entity_call(&c, A, a, "setHp", "[43]", out, sizeof out);
+    ent_path(p, sizeof p, a, "props/hp");
+    wait_value(&c, B, p, "43");
+    ck_assert_int_ge(rc_int(&c, A, "ghosts/updates"), 1);
+
+    /* w goes real on B (a teleport next to a's ghost there): A holds w's ghost now */
+    char near_a[512];
+    mailbox_at(near_a, sizeof near_a, a, b_addr, cell_a);
+    snprintf(args, sizeof args, "[%s, 5, 0]", near_a);
+    rc_entity_call(&c, A, w, "teleportTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ent_path(p, sizeof p, w, "real");
+    wait_value(&c, B, p, "here");
+    wait_value(&c, A, p, b_addr);
+    ent_path(p, sizeof p, w, "position");
+    wait_value(&c, A, p, "5 0 0");
+
+    /* witnesses on both sides see across the boundary: a (real on A) sees w's ghost, w
+     * (real on B) sees a's ghost */
+    ck_assert_int_eq(rc_int(&c, A, "cells/malformed"), 0);
+    rc_entity_call(&c, A, a, "watch", "[1, 30, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    rc_entity_call(&c, B, w, "watch", "[1, 30, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_value(&c, A, p, ids);
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)a);
+    wait_value(&c, B, p, ids);
+
+    /* calls to w's ghost on A reach the real on B, all, in order */
+    char cell_w[512], ghost_w[512];
+    cell_json(&c, w, cell_w, sizeof cell_w);
+    mailbox_at(ghost_w, sizeof ghost_w, w, a_addr, cell_w);
+    snprintf(args, sizeof args, "[%s, 300, 1]", ghost_w);
+    rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
+    ck_assert_str_eq(out, "[]");
+    ent_path(p, sizeof p, w, "props/cellSeen");
+    ck_assert_msg(rc_wait_int_at_least(&c, B, p, 300, WAIT_MS), "w saw %lld of 300",
+                  rc_int(&c, B, p));
+    ent_path(p, sizeof p, w, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, B, p), 0);
+    ck_assert_int_ge(rc_int(&c, A, "ghosts/forwarded"), 300);
+
+    /* the real moves: its ghost follows; out of the ghost distance, the ghost goes and a's
+     * view loses it */
+    rc_entity_call(&c, B, w, "moveTo", "[12, 1]", out, sizeof out);
+    ent_path(p, sizeof p, w, "position");
+    wait_value(&c, A, p, "12 0 1");
+    rc_entity_call(&c, B, w, "moveTo", "[300, 1]", out, sizeof out);
+    wait_gone(&c, A, w);
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_without(&c, A, p, ids);
+    ck_assert_int_ge(rc_int(&c, B, "ghosts/deletes"), 1);
+    /* and back within it: a ghost again */
+    rc_entity_call(&c, B, w, "moveTo", "[20, 1]", out, sizeof out);
+    ent_path(p, sizeof p, w, "real");
+    wait_value(&c, A, p, b_addr);
+
+    /* a real destroyed: its ghost goes */
+    rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
+    wait_gone(&c, B, a);
+    ck_assert_int_eq(rc_int(&c, A, "ghosts/refused"), 0);
+    ck_assert_int_eq(rc_int(&c, B, "ghosts/refused"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_cells");
@@ -185,6 +357,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies);
     tcase_add_test(tc, the_last_entity_going_ends_the_space_on_both_cellapps);
+    tcase_add_test(tc, reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real);
     suite_add_tcase(s, tc);
     return s;
 }
