@@ -67,6 +67,9 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "a real has a ghost on every cellapp whose cell of its space lies within aoiRadius + "
      "aoiHysteresis + this (metres) of it; the ghost goes beyond that plus aoiHysteresis "
      "(0..10000)"},
+    {"offloadHysteresis", MC_OPT_FLOAT, "5",
+     "a real farther than this (metres) outside its cellapp's cell moves to the cellapp whose "
+     "cell holds it (0..1000; also settable: ghosts/offloadHysteresis)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }

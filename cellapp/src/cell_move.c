@@ -190,7 +190,7 @@ bool cell_move_wants(mc_engine *e, int32_t id)
     if (!m || !m->n)
         return false;
     mc_entity *ent = mc_engine_find(e, id);
-    return !ent || ent->move_state != 0;
+    return !ent || ent->move_state != 0 || ent->is_ghost;
 }
 
 bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
@@ -221,8 +221,9 @@ bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32
         m->held++;
         return mv_enqueue(e, r, msg_id, o, data, len);
     }
-    if (ent)
+    if (ent && !ent->is_ghost)
         return false;
+    /* not here, or here only as the ghost of what moved away (an offload) */
     move_rec *r = mv_find(m, id, true);
     if (!r || r->kind != MV_OUT_MOVED || r->expires <= mc_clock_now_us())
         return false;

@@ -46,6 +46,8 @@ typedef struct {
     size_t gone_len;
     bool witness;
     float radius, hysteresis;
+    bool offload;             /* OUT: a real crossing into a neighbour's cell (ghosts.c): it
+                               * stays here as a ghost of the real there */
 } move_rec;
 
 #define MOVES_MAX 65536u

@@ -59,7 +59,15 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
         answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
         return;
     }
-    cell_ghosts_make_way(e, h.cell.entity_id); /* it arrives here real: its ghost goes */
+    /* it arrives here real: its ghost goes (an offload names the ghost as `near`) */
+    int32_t space_id = near->space->id;
+    cell_ghosts_make_way(e, h.cell.entity_id);
+    if (!space_find(e, space_id)) {
+        snprintf(why, sizeof why, "space %d went with the ghost", (int)space_id);
+        mc_migrate_free(&h);
+        answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
+        return;
+    }
     mc_entity *ent = mc_engine_new_entity(e, h.cell.type, h.cell.entity_id, why, sizeof why);
     if (!ent) {
         mc_migrate_free(&h);
@@ -84,7 +92,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     ent->gone_why = MC_CELL_GONE_SELF;
     ent->move_state = 2;
     move_rec *r = mv_rec_new(e, m, ent->id, MV_IN_DORMANT);
-    mc_space *sp = near->space;
+    mc_space *sp = space_find(e, space_id);
     if (!r || space_add(e, sp, ent) != 0) {
         out_of_memory(e, o, r, ent, &h);
         return;

@@ -199,10 +199,12 @@ static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
 {
     cell_moves *m = mv_moves(e);
     send_end(e, &r->peer, r->id, MC_MIGRATE_COMMIT);
-    /* the copy here goes without a word to the base or the game: it lives on there */
+    /* the copy here goes without a word to the base or the game: it lives on there; an
+     * offloaded one stays as its ghost (the witnesses here see nothing happen) */
     ent->gone_why = -1;
     ent->move_state = 0;
-    mc_engine_discard_entity(e, ent);
+    if (!r->offload || cell_ghosts_become(e, ent, &r->peer) != 0)
+        mc_engine_discard_entity(e, ent);
     r->kind = MV_OUT_MOVED;
     r->expires = mc_clock_now_us() + mv_forward_period(e);
     free(r->timers);
@@ -358,6 +360,21 @@ void mv_on_kick(evutil_socket_t fd, short what, void *ctx)
         r->kind = MV_OUT_WAIT; /* taken */
         launch(e, r);
     }
+}
+
+int cell_move_offload(mc_engine *e, mc_entity *ent, const mc_address *where)
+{
+    mc_mailbox_ref near;
+    if (mc_mailbox_ref_init(&near, ent->id, where->ip, where->port, MC_COMPONENT_CELL,
+                            ent->type) != 0)
+        return MC_CALL_ERR_ARGS;
+    int rc = cell_move_start(e, ent, &near, where, ent->position, ent->direction);
+    if (rc == MC_CALL_OK) {
+        move_rec *r = mv_find(mv_moves(e), ent->id, true);
+        if (r)
+            r->offload = true;
+    }
+    return rc;
 }
 
 int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,

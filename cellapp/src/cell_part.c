@@ -140,6 +140,12 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
                                    (uint32_t)p[2] << 8 | p[3]);
         if (cell_move_intercept(e, id, o, target, p, mc_istream_remaining(data)))
             return;
+        mc_entity *ghost = mc_engine_find(e, target);
+        if (ghost && ghost->is_ghost) {
+            mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                             "entity %d is a ghost here: its real is elsewhere", (int)target);
+            return;
+        }
     }
     switch (id) {
     case MC_MSG_CELL_MIGRATE:

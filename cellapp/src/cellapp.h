@@ -125,6 +125,9 @@ void cell_ghosts_make_way(mc_engine *e, int32_t id);
 /* A call (ENTITY_CALL) reached the ghost ent: sent on to its real, as it came. */
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
                              const mc_call_header *h, const uint8_t *args, size_t len);
+/* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost:
+ * 0, or -1 (out of memory: it is discarded then). */
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real);
 /* The address of a ghost's real ("IP:PORT"). */
 void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
@@ -132,7 +135,8 @@ void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 12 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's ghostMargin */
+#define CELL_AOI_OPTION_COUNT 13 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
+                                  * ghostMargin and offloadHysteresis */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
@@ -199,6 +203,10 @@ void cell_copies_free(mc_engine *e);
 /* cell_move.c: a cell moving to a space on another cellapp (docs/WORLD.md "Teleports"). */
 int cell_moves_init(mc_engine *e, char *err, size_t errlen);
 void cell_moves_free(mc_engine *e);
+/* Offload ent, a real that crossed into the cell of the cellapp at `where` (which holds its
+ * ghost): it moves there as a teleport next to its own ghost does, where it is, and stays
+ * here as a ghost of it. 0, or an mc_call_status. */
+int cell_move_offload(mc_engine *e, mc_entity *ent, const mc_address *where);
 /* Start moving ent next to the cell `nearby` on the cellapp at `where` (after the running
  * handler returns): 0, or an mc_call_status. */
 int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,

@@ -35,6 +35,8 @@ typedef struct cell_ghosts {
     mc_engine *e;
     struct event *tick_ev;
     double margin;          /* --ghostMargin */
+    double offload_hysteresis; /* --offloadHysteresis */
+    uint64_t offloads, offload_failures;
     mc_ostream scratch;
     uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
     uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
@@ -195,6 +197,37 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
     }
 }
 
+/* A real outside its cellapp's cell by more than the hysteresis (or in a space where this
+ * cellapp serves no cell) moves to the cellapp whose cell holds it, when that one holds its
+ * ghost (so that it has the space and a cell to arrive next to). */
+static void maybe_offload(mc_engine *e, mc_space *sp, mc_entity *ent)
+{
+    cell_ghosts *g = gh(e);
+    const cell_layout *l = sp->layout;
+    if (!l || l->n < 2)
+        return;
+    float x = ent->position.x, z = ent->position.z;
+    if (l->own >= 0) {
+        const cell_rect *own = &l->cells[l->own];
+        if (cell_rect_contains(own, x, z) || rect_distance(own, x, z) <= g->offload_hysteresis)
+            return;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        if ((int)i == l->own || !cell_rect_contains(&l->cells[i], x, z))
+            continue;
+        if (!out_has(ent->ghost_data, &l->cells[i].addr, NULL))
+            return; /* its ghost is on the way there: next time */
+        int rc = cell_move_offload(e, ent, &l->cells[i].addr);
+        if (rc == MC_CALL_OK) {
+            g->offloads++;
+        } else if (log_ok(++g->offload_failures)) {
+            MC_WARNING("%s %d could not be offloaded: %s", ent->td->name, (int)ent->id,
+                       mc_call_status_name(rc));
+        }
+        return;
+    }
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
@@ -212,6 +245,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
             if (!sp->layout && !ent->ghost_data)
                 continue; /* a space served whole: nothing to do */
             real_tick(e, sp, ent, dist, keep);
+            maybe_offload(e, sp, ent);
         }
     }
 }
@@ -232,6 +266,40 @@ void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
         free(go);
     }
     ent->ghost_data = NULL;
+}
+
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
+{
+    cell_ghosts *g = gh(e);
+    ghost_in *gi = calloc(1, sizeof *gi);
+    if (!g || !gi)
+        return -1;
+    gi->real = *real;
+    ghost_out *go = ent->ghost_data;
+    if (go) {
+        /* its ghosts elsewhere are the new real's to keep (it ghosts them from its first
+         * tick on): only the new cellapp's is no more (the real is there) */
+        free(go->at);
+        free(go);
+    }
+    mc_engine_drop_timers(e, ent);
+    ent->ghost_data = gi;
+    ent->is_ghost = true;
+    bool witness = false;
+    float r = 0, h = 0;
+    if (cell_aoi_settings(ent, &witness, &r, &h) && witness) {
+        mc_call_frame f;
+        mc_engine_frame(e, &f, ent);
+        cell_aoi_set_witness(&f.ctx, false);
+    }
+    /* a real no more here: the space's count of reals follows */
+    if (ent->space && ent->space->nreal) {
+        ent->space->nreal--;
+        if (!ent->space->nreal && cell_cells_keeps(ent->space))
+            cell_cells_notice(e, ent->space->id, false, true);
+    }
+    g->held++;
+    return 0;
 }
 
 /* --- the ghosts' side ------------------------------------------------------------------- */
@@ -435,6 +503,21 @@ void cell_ghosts_on_peer_death(mc_engine *e, const char *addr)
 
 /* --- set up ----------------------------------------------------------------------------- */
 
+static void get_hyst(void *ctx, mc_watch_value *out)
+{
+    out->as.f = ((cell_ghosts *)ctx)->offload_hysteresis;
+}
+
+static bool set_hyst(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    if (!(v->as.f >= 0 && v->as.f <= 1000)) {
+        snprintf(why, whylen, "not within 0..1000");
+        return false;
+    }
+    ((cell_ghosts *)ctx)->offload_hysteresis = v->as.f;
+    return true;
+}
+
 int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
 {
     cell_state *cs = state(e);
@@ -449,6 +532,13 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
     g->margin = mc_config_get_float(mc_server_config(mc_engine_server(e)), "ghostMargin");
     if (!(g->margin >= 0 && g->margin <= 10000)) {
         snprintf(err, errlen, "--ghostMargin: %g is not within 0..10000", g->margin);
+        return -1;
+    }
+    g->offload_hysteresis =
+        mc_config_get_float(mc_server_config(mc_engine_server(e)), "offloadHysteresis");
+    if (!(g->offload_hysteresis >= 0 && g->offload_hysteresis <= 1000)) {
+        snprintf(err, errlen, "--offloadHysteresis: %g is not within 0..1000",
+                 g->offload_hysteresis);
         return -1;
     }
     g->tick_ev = event_new(mc_server_event_base(mc_engine_server(e)), -1, EV_PERSIST, on_tick, e);
@@ -468,12 +558,19 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/held", &g->held},          {"ghosts/created", &g->created},
              {"ghosts/updated", &g->updated},    {"ghosts/deleted", &g->deleted},
              {"ghosts/refused", &g->refused},    {"ghosts/stale", &g->stale},
-             {"ghosts/forwarded", &g->forwarded}};
+             {"ghosts/forwarded", &g->forwarded},
+             {"ghosts/offloads", &g->offloads},
+             {"ghosts/offloadFailures", &g->offload_failures}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);
             return -1;
         }
+    if (mc_watch_add(w, "ghosts/offloadHysteresis", MC_WATCH_FLOAT, MC_WATCH_READ_WRITE,
+                     get_hyst, set_hyst, g) != MC_WATCH_OK) {
+        snprintf(err, errlen, "cannot publish ghosts/offloadHysteresis");
+        return -1;
+    }
     return 0;
 }
 
