@@ -520,8 +520,9 @@ void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *i
     mc_address base;
     if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
         mc_mailbox_address(&ent->base, &base);
-    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || o->local ||
-        !mc_address_equal(&base, &o->addr)) {
+    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || ent->is_ghost || o->local ||
+        (!mc_address_equal(&base, &o->addr) &&
+         !cell_move_from_peer(e, id, &o->addr))) { /* forwarded by the cellapp it left */
         mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
                          "CLIENT_ATTACHED: entity %d has no cell here whose base sent it",
                          (int)id);

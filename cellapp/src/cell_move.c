@@ -167,6 +167,8 @@ static void deliver_one(mc_engine *e, move_msg *q)
         cell_on_destroy_cell(e, &q->o, &is);
     } else if (q->id == MC_MSG_FETCH_CELL) {
         cell_on_fetch_cell(e, &q->o, &is);
+    } else if (q->id == MC_MSG_CLIENT_ATTACHED) {
+        cell_aoi_on_client_attached(e, &q->o, &is);
     }
 }
 

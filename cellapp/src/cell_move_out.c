@@ -67,7 +67,7 @@ void mv_forward_one(mc_engine *e, move_rec *r, uint8_t msg_id, const mc_origin *
                          (unsigned)msg_id, (int)r->id);
         return;
     }
-    if (msg_id == MC_MSG_DESTROY_CELL) {
+    if (msg_id == MC_MSG_DESTROY_CELL || msg_id == MC_MSG_CLIENT_ATTACHED) {
         rc = mc_engine_send(e, &r->peer, msg_id, data, len);
     } else if (msg_id == MC_MSG_FETCH_CELL) {
         mc_origin *keep = malloc(sizeof *keep);

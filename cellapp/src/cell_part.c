@@ -133,7 +133,8 @@ static const mc_engine_ops cell_engine_ops = {
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
 {
     /* a cell moving to or from another cellapp takes its base's messages (cell_move.c) */
-    if ((id == MC_MSG_DESTROY_CELL || id == MC_MSG_FETCH_CELL) &&
+    if ((id == MC_MSG_DESTROY_CELL || id == MC_MSG_FETCH_CELL ||
+         id == MC_MSG_CLIENT_ATTACHED) &&
         mc_istream_remaining(data) >= 4) {
         const uint8_t *p = data->data + data->pos;
         int32_t target = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
@@ -141,7 +142,7 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         if (cell_move_intercept(e, id, o, target, p, mc_istream_remaining(data)))
             return;
         mc_entity *ghost = mc_engine_find(e, target);
-        if (ghost && ghost->is_ghost) {
+        if (ghost && ghost->is_ghost && id != MC_MSG_CLIENT_ATTACHED) {
             mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
                              "entity %d is a ghost here: its real is elsewhere", (int)target);
             return;
