@@ -353,7 +353,7 @@ static bool call_split(void *ctx, int argc, const char *const *argv, char **resu
     mc->splits++;
     mc_cell_rect r;
     mc_cells_served_by(mc->cells, (int32_t)space, to->id, &r);
-    char x[80], z[80], text[256];
+    char x[80], z[80], text[512];
     bound_text(x, sizeof x, r.x_min, r.x_max);
     bound_text(z, sizeof z, r.z_min, r.z_max);
     snprintf(text, sizeof text, "space %ld: %s's cell split, %s serves x%s z%s", space,
