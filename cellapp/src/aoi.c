@@ -400,6 +400,59 @@ int cell_aoi_set_witness(const mc_call_ctx *call, bool on)
     return MC_CALL_OK;
 }
 
+int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *ntold)
+{
+    cell_aoi *a = aoi_of(ent);
+    *told = NULL;
+    *ntold = 0;
+    if (!a || !a->witness)
+        return -1;
+    if (a->stream) {
+        size_t max = witness_count(a->stream) + 64;
+        int32_t *ids = malloc(max * sizeof *ids);
+        size_t n = ids ? witness_told_ids(a->stream, ids, max) : 0;
+        if (!ids || n >= max)
+            free(ids), ids = NULL;
+        if (!ids)
+            return -1; /* (a long leaving list: an ordinary hand-off, told afresh) */
+        *told = ids;
+        *ntold = n;
+        drop_stream(e, a);
+    }
+    a->witness = false;
+    state(e)->aoi.witnesses--;
+    int32_t *out;
+    size_t nout;
+    aoi_view_clear(&a->view, &out, &nout); /* nobody is told: the view goes on elsewhere */
+    return 0;
+}
+
+int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold)
+{
+    cell_aoi *a = aoi_of(ent);
+    if (!a || a->witness || !(a->stream = witness_new()))
+        return -1;
+    if (witness_handover(a->stream, told, ntold) != 0 ||
+        aoi_view_seed(&a->view, told, ntold, ent->id) != 0) {
+        witness_free(a->stream);
+        a->stream = NULL;
+        return -1;
+    }
+    size_t n = witness_count(a->stream);
+    int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    n = ids ? witness_ids(a->stream, ids, n) : 0;
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *x = mc_engine_find(e, ids[i]);
+        cell_aoi *xa = x ? aoi_of(x) : NULL;
+        if (xa)
+            xa->viewers++;
+    }
+    free(ids);
+    a->witness = true;
+    state(e)->aoi.witnesses++;
+    return 0;
+}
+
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis)
 {
     mc_entity *ent = calling_cell(call);

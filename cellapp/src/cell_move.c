@@ -62,6 +62,7 @@ static void rec_free(move_rec *r)
     free(r->gone);
     mv_free_queue(r->head);
     free(r->timers);
+    free(r->told);
     free(r);
 }
 

@@ -104,6 +104,11 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     r->near_id = h.cell.near_id;
     r->expires = now + mv_arrival_deadline(e);
     r->witness = h.witness;
+    r->handover = h.handover;
+    r->told = h.told; /* the record keeps the handed-over view */
+    r->ntold = h.ntold;
+    h.told = NULL;
+    h.ntold = 0;
     r->radius = h.radius;
     r->hysteresis = h.hysteresis;
     if (h.ntimers && !(r->timers = calloc(h.ntimers, sizeof *r->timers))) {
@@ -188,8 +193,13 @@ void mv_settle(mc_engine *e, move_rec *r)
             if (r->radius > 0 && cell_aoi_set_radius(&f.ctx, r->radius, r->hysteresis) != 0)
                 MC_WARNING("%s %d: its AoI radius %g is not allowed here", ent->td->name,
                            (int)ent->id, r->radius);
-            if (cell_aoi_set_witness(&f.ctx, true) != MC_CALL_OK)
+            if ((!r->handover ||
+                 cell_aoi_handover_in(e, ent, r->told, r->ntold) != 0) &&
+                cell_aoi_set_witness(&f.ctx, true) != MC_CALL_OK)
                 MC_ERROR("%s %d: could not be a witness here", ent->td->name, (int)ent->id);
+            free(r->told);
+            r->told = NULL;
+            r->ntold = 0;
         }
     }
     mv_deliver_all(e, q);

@@ -284,7 +284,12 @@ static void launch(mc_engine *e, move_rec *r)
     r->witness = witness;
     r->radius = radius;
     r->hysteresis = hysteresis;
-    if (witness) {
+    int32_t *told = NULL;
+    size_t ntold = 0;
+    if (witness && r->offload && cell_aoi_handover_out(e, ent, &told, &ntold) == 0) {
+        /* an offload: the view goes on at the new cellapp, the client hears nothing */
+        r->handover = true;
+    } else if (witness) {
         /* its client hears everything in the old view leave, its game onLeftAoI */
         mc_call_frame f;
         mc_engine_frame(e, &f, ent);
@@ -300,6 +305,7 @@ static void launch(mc_engine *e, move_rec *r)
     r->base = ent->base;
     r->timers = ent->ntimers ? calloc(ent->ntimers, sizeof *r->timers) : NULL;
     if (ent->ntimers && !r->timers) {
+        free(told);
         restore(e, r, ent, MC_TELEPORT_NOT_SENT, "out of memory");
         return;
     }
@@ -307,6 +313,7 @@ static void launch(mc_engine *e, move_rec *r)
     mc_time_us now = mc_clock_now_us();
     mc_migrate_timer *wt = r->ntimers ? calloc(r->ntimers, sizeof *wt) : NULL;
     if (r->ntimers && !wt) {
+        free(told);
         restore(e, r, ent, MC_TELEPORT_NOT_SENT, "out of memory");
         return;
     }
@@ -320,11 +327,13 @@ static void launch(mc_engine *e, move_rec *r)
                                   .near_id = r->near_id, .base = ent->base,
                                   .position = r->position, .direction = r->direction},
                          .witness = witness, .radius = radius, .hysteresis = hysteresis,
-                         .timers = wt, .ntimers = r->ntimers};
+                         .timers = wt, .ntimers = r->ntimers, .handover = r->handover,
+                         .told = told, .ntold = ntold};
     mc_ostream os;
     mc_ostream_init(&os);
     mc_migrate_encode(&os, &h);
     free(wt);
+    free(told);
     char why[MC_REASON_MAX];
     int rc = ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->props, false, &os, why,
                                    sizeof why);

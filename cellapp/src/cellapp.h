@@ -151,6 +151,12 @@ void cell_aoi_detach(mc_engine *e, mc_entity *ent);
 /* A cell's witness flag and its own radius and hysteresis (0: the cellapp's); false when it
  * has no AoI state (in no space). */
 bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, float *hysteresis);
+/* An offloaded witness's view handed over: on the old cellapp it stops being a witness
+ * without a word to its client or its game, *told (heap) the ids its client was introduced
+ * to; on the new one it is a witness again going on from them (witness_handover). 0, or -1
+ * (then the ordinary way: told everything left, introduced afresh). */
+int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *ntold);
+int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);

@@ -404,9 +404,20 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
     ent_path(p, sizeof p, a, "aoi/viewIds");
     snprintf(ids, sizeof ids, "%d", (int)w);
     wait_value(&c, A, p, ids);
+    /* w watches too: a is in its view */
+    rc_entity_call(&c, A, w, "watch", "[1, 40, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    char a_ids[32];
+    snprintf(a_ids, sizeof a_ids, "%d", (int)a);
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    wait_value(&c, A, p, a_ids);
     ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
     wait_value(&c, B, p, "x[0,inf)");
+    ck_assert(rc_wait_int_at_least(&c, B, "ghosts/held", 2, WAIT_MS));
+    /* what the witnesses' clients were sent so far (two ENTERs of themselves, one of each
+     * other): an offload with a handed-over view sends no more */
+    long long enters = rc_int(&c, A, "world/enters") + rc_int(&c, B, "world/enters");
 
     /* w crosses the boundary back and forth; calls through its base stream on meanwhile */
     char cell_w[512];
@@ -453,6 +464,18 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
     wait_value(&c, c.cell_name[1 - at], p, "7");
     ck_assert_int_ge(rc_int(&c, A, "ghosts/offloads") + rc_int(&c, B, "ghosts/offloads"), 6);
     ck_assert_int_ge(rc_int(&c, A, "moves/in") + rc_int(&c, B, "moves/in"), 6);
+    /* w's view went with it: its game heard a enter once and never leave, its client was
+     * sent no ENTER again (nor was a's), and a is in its view where it is now */
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    wait_value(&c, c.cell_name[at], p, a_ids);
+    ent_path(p, sizeof p, w, "props/aoiEvents");
+    char wv[4096], plus[48];
+    rc_value(&c, c.cell_name[at], p, wv, sizeof wv);
+    snprintf(plus, sizeof plus, "+%d;", (int)a);
+    ck_assert_msg(strstr(wv, plus) && !strstr(strstr(wv, plus) + 1, plus), "w's events: %s", wv);
+    snprintf(plus, sizeof plus, "-%d;", (int)a);
+    ck_assert_msg(!strstr(wv, plus), "w's events: %s", wv);
+    ck_assert_int_eq(rc_int(&c, A, "world/enters") + rc_int(&c, B, "world/enters"), enters);
     /* a's view never lost it (it is there now, and a never heard it leave) */
     ent_path(p, sizeof p, a, "aoi/viewIds");
     wait_value(&c, A, p, ids);

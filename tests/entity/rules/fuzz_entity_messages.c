@@ -440,8 +440,8 @@ static void fuzz_migrate(const uint8_t *data, size_t size)
     mc_migrate_head h;
     char why[256] = "";
     if (!mc_migrate_decode(defs, &is, &h, why, sizeof why)) {
-        if (h.timers || h.ntimers)
-            die("CELL_MIGRATE refused but left timers", why);
+        if (h.timers || h.ntimers || h.told || h.ntold)
+            die("CELL_MIGRATE refused but left timers or a view", why);
         refused(why);
         return;
     }
@@ -458,7 +458,9 @@ static void fuzz_migrate(const uint8_t *data, size_t size)
         h2.cell.entity_id != h.cell.entity_id || h2.cell.near_id != h.cell.near_id ||
         h2.witness != h.witness || memcmp(&h2.radius, &h.radius, sizeof h.radius) != 0 ||
         h2.ntimers != h.ntimers ||
-        (h.ntimers && memcmp(h2.timers, h.timers, h.ntimers * sizeof *h.timers) != 0))
+        (h.ntimers && memcmp(h2.timers, h.timers, h.ntimers * sizeof *h.timers) != 0) ||
+        h2.handover != h.handover || h2.ntold != h.ntold ||
+        (h.ntold && memcmp(h2.told, h.told, h.ntold * sizeof *h.told) != 0))
         die("CELL_MIGRATE", "the head does not round-trip");
     mc_migrate_free(&h2);
     mc_migrate_free(&h);
