@@ -283,6 +283,69 @@ void mc_cells_drop(mc_cells *c, int32_t space)
         drop_space(c, sp);
 }
 
+/* The busiest load among the leaves under n. */
+static double busiest(const node *n, double (*load_of)(void *ctx, uint32_t pid), void *ctx)
+{
+    if (!n->lo)
+        return load_of(ctx, n->process_id);
+    double a = busiest(n->lo, load_of, ctx), b = busiest(n->hi, load_of, ctx);
+    return a > b ? a : b;
+}
+
+/* The highest (hi) or lowest split position on `axis` under n (-inf / inf: none). */
+static float extreme_at(const node *n, int axis, bool hi)
+{
+    if (!n->lo)
+        return hi ? -INFINITY : INFINITY;
+    float a = extreme_at(n->lo, axis, hi), b = extreme_at(n->hi, axis, hi);
+    float m = hi ? (a > b ? a : b) : (a < b ? a : b);
+    if (n->axis == axis && (hi ? n->at > m : n->at < m))
+        m = n->at;
+    return m;
+}
+
+static size_t balance(node *n, double (*load_of)(void *ctx, uint32_t pid), void *ctx,
+                      float step, double hysteresis)
+{
+    if (!n->lo)
+        return 0;
+    size_t moved = balance(n->lo, load_of, ctx, step, hysteresis) +
+                   balance(n->hi, load_of, ctx, step, hysteresis);
+    double lo = busiest(n->lo, load_of, ctx), hi = busiest(n->hi, load_of, ctx);
+    if (!(fabs(lo - hi) > hysteresis))
+        return moved;
+    /* the busier side gives ground: its rectangle shrinks */
+    mc_cell_rect r = rect_of(n);
+    float min = n->axis == 0 ? r.x_min : r.z_min, max = n->axis == 0 ? r.x_max : r.z_max;
+    /* never across a split below on the same axis (no cell may turn inside out) */
+    float below = extreme_at(n->lo, n->axis, true), above = extreme_at(n->hi, n->axis, false);
+    if (below > min)
+        min = below;
+    if (above < max)
+        max = above;
+    float at = lo > hi ? n->at - step : n->at + step;
+    if (!isinf(min) && at < min + MC_CELLS_MIN_SPAN_M)
+        at = min + MC_CELLS_MIN_SPAN_M;
+    if (!isinf(max) && at > max - MC_CELLS_MIN_SPAN_M)
+        at = max - MC_CELLS_MIN_SPAN_M;
+    if (!isfinite(at) || at == n->at || !(at > min) || !(at < max))
+        return moved;
+    n->at = at;
+    return moved + 1;
+}
+
+size_t mc_cells_balance(mc_cells *c, int32_t space, double (*load_of)(void *ctx, uint32_t pid),
+                        void *ctx, float step, double hysteresis)
+{
+    cell_space *sp = find(c, space);
+    if (!sp || !(step > 0))
+        return 0;
+    size_t moved = balance(sp->root, load_of, ctx, step, hysteresis);
+    if (moved)
+        sp->version++;
+    return moved;
+}
+
 bool mc_cells_has_space(const mc_cells *c, int32_t space) { return find(c, space) != NULL; }
 
 static void collect(const node *n, mc_cell_rect *out, size_t max, size_t *k)

@@ -538,6 +538,7 @@ static void on_free(mc_server *s, void *ctx)
     if (m->expire_ev)
         event_free(m->expire_ev);
     m->expire_ev = NULL;
+    mc_manager_cells_stop(m);
 }
 
 static void on_shutdown(mc_server *s, void *ctx)

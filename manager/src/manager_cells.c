@@ -10,6 +10,7 @@
 #include "server/pb.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,9 @@ struct mc_manager_cells {
     mc_map refs;        /* space id -> space_ref (its watcher) */
     uint32_t next_version; /* layouts are numbered across spaces: never reused by a manager */
     uint64_t notices, notices_refused, conflicts, splits, merges, layouts_sent,
-        send_failures, full, ended;
+        send_failures, full, ended, balance_moves, balance_ms;
+    double balance_step, balance_hysteresis;
+    struct event *balance_ev;
 };
 
 bool mc_manager_cells_check(const mc_config *cfg, char *err, size_t errlen)
@@ -42,6 +45,22 @@ bool mc_manager_cells_check(const mc_config *cfg, char *err, size_t errlen)
     if (per < 2 || per > MC_CELLS_PER_SPACE_MAX) {
         snprintf(err, errlen, "--cellsPerSpaceMax: %llu is not within 2..%u",
                  (unsigned long long)per, MC_CELLS_PER_SPACE_MAX);
+        return false;
+    }
+    uint64_t ms = mc_config_get_uint(cfg, "cellBalanceMs");
+    if (ms && (ms < 100 || ms > 600000)) {
+        snprintf(err, errlen, "--cellBalanceMs: %llu is not 0 or within 100..600000",
+                 (unsigned long long)ms);
+        return false;
+    }
+    double step = mc_config_get_float(cfg, "cellBalanceStepM");
+    if (!(step >= 0.01 && step <= 1000)) {
+        snprintf(err, errlen, "--cellBalanceStepM: %g is not within 0.01..1000", step);
+        return false;
+    }
+    double h = mc_config_get_float(cfg, "cellBalanceHysteresis");
+    if (!(h >= 0 && h <= 100)) {
+        snprintf(err, errlen, "--cellBalanceHysteresis: %g is not within 0..100", h);
         return false;
     }
     return true;
@@ -364,6 +383,73 @@ static bool call_split(void *ctx, int argc, const char *const *argv, char **resu
     return true;
 }
 
+/* A live cellapp's load (0 for one that is not). */
+static double load_of(void *ctx, uint32_t pid)
+{
+    mc_manager *m = ctx;
+    mc_reg_entry *e = mc_registry_find_id(m->registry, pid);
+    return e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE ? e->load : 0.0;
+}
+
+static void arm_balance(mc_manager_cells *mc)
+{
+    if (!mc->balance_ev)
+        return;
+    event_del(mc->balance_ev);
+    if (!mc->balance_ms)
+        return;
+    struct timeval tv = {(time_t)(mc->balance_ms / 1000),
+                         (suseconds_t)(mc->balance_ms % 1000) * 1000};
+    event_add(mc->balance_ev, &tv);
+}
+
+/* Every --cellBalanceMs: the boundaries of split spaces move toward the less loaded side. */
+static void on_balance(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    mc_manager_cells *mc = ctx;
+    size_t n = mc_cells_space_count(mc->cells);
+    for (size_t i = 0; i < n; i++) {
+        int32_t s = mc_cells_space_at(mc->cells, i);
+        if (mc_cells_layout(mc->cells, s, NULL, 0, NULL) < 2)
+            continue;
+        size_t moved = mc_cells_balance(mc->cells, s, load_of, mc->m,
+                                        (float)mc->balance_step, mc->balance_hysteresis);
+        if (!moved)
+            continue;
+        mc->balance_moves += moved;
+        MC_DEBUG("space %d: %zu boundaries moved toward the less loaded side", (int)s, moved);
+        send_layout(mc, s, 0);
+    }
+}
+
+static bool set_balance_ms(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    mc_manager_cells *mc = ctx;
+    if (v->as.u && (v->as.u < 100 || v->as.u > 600000)) {
+        snprintf(why, whylen, "not 0 or within 100..600000");
+        return false;
+    }
+    mc->balance_ms = v->as.u;
+    arm_balance(mc);
+    return true;
+}
+
+static void get_balance_ms(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((mc_manager_cells *)ctx)->balance_ms;
+}
+
+void mc_manager_cells_stop(mc_manager *m)
+{
+    mc_manager_cells *mc = m->cells;
+    if (mc && mc->balance_ev) {
+        event_free(mc->balance_ev);
+        mc->balance_ev = NULL;
+    }
+}
+
 static void get_spaces(void *ctx, mc_watch_value *out)
 {
     out->as.u = mc_cells_space_count(((mc_manager_cells *)ctx)->cells);
@@ -382,6 +468,13 @@ bool mc_manager_cells_init(mc_manager *m)
     m->cells = mc;
     if (!mc->cells)
         return false;
+    mc->balance_ms = mc_config_get_uint(cfg, "cellBalanceMs");
+    mc->balance_step = mc_config_get_float(cfg, "cellBalanceStepM");
+    mc->balance_hysteresis = mc_config_get_float(cfg, "cellBalanceHysteresis");
+    mc->balance_ev = event_new(mc_server_event_base(m->server), -1, EV_PERSIST, on_balance, mc);
+    if (!mc->balance_ev)
+        return false;
+    arm_balance(mc);
     mc_watchers *w = mc_server_watchers(m->server);
     int bad = mc_watch_add(w, "cells/spaceCount", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_spaces,
                            NULL, mc) != MC_WATCH_OK;
@@ -393,6 +486,9 @@ bool mc_manager_cells_init(mc_manager *m)
     bad |= mc_watch_add_uint(w, "cells/splits", &mc->splits, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/merges", &mc->merges, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/ended", &mc->ended, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "cells/balanceMoves", &mc->balance_moves, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add(w, "cells/balanceMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_balance_ms,
+                        set_balance_ms, mc) != MC_WATCH_OK;
     bad |= mc_watch_add_uint(w, "cells/layoutsSent", &mc->layouts_sent, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/sendFailures", &mc->send_failures, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_callable(w, "command/splitSpace", call_split, m,
@@ -408,6 +504,8 @@ void mc_manager_cells_free(mc_manager *m)
     mc_manager_cells *mc = m->cells;
     if (!mc)
         return;
+    if (mc->balance_ev)
+        event_free(mc->balance_ev); /* (only when on_free did not: the base still lives) */
     size_t pos = 0;
     void *r;
     while ((r = mc_map_next(&mc->refs, &pos)))

@@ -116,6 +116,58 @@ START_TEST(a_space_whose_cells_are_all_empty_can_end)
 }
 END_TEST
 
+static double loads[8];
+static double load_of(void *ctx, uint32_t pid)
+{
+    (void)ctx;
+    return pid < 8 ? loads[pid] : 0;
+}
+
+START_TEST(boundaries_move_toward_the_less_loaded_side_and_never_turn_a_cell_inside_out)
+{
+    mc_cells *c = mc_cells_new(16, 8);
+    ck_assert_int_eq(mc_cells_add_space(c, 9, 1), MC_CELLS_OK);
+    ck_assert_int_eq(mc_cells_split(c, 9, 1, 2, false, 0), MC_CELLS_OK);
+    mc_cell_rect r[8];
+    uint32_t v0, v1;
+    mc_cells_layout(c, 9, r, 8, &v0);
+    /* within the hysteresis: nothing moves */
+    memset(loads, 0, sizeof loads);
+    loads[1] = 0.5;
+    loads[2] = 0.45;
+    ck_assert_uint_eq(mc_cells_balance(c, 9, load_of, NULL, 2, 0.1), 0);
+    /* 1 busier: its side gives 2 m a time */
+    loads[1] = 0.9;
+    loads[2] = 0.1;
+    ck_assert_uint_eq(mc_cells_balance(c, 9, load_of, NULL, 2, 0.1), 1);
+    ck_assert_uint_eq(mc_cells_layout(c, 9, r, 8, &v1), 2);
+    ck_assert_uint_gt(v1, v0);
+    ck_assert(r[0].x_max == -2 && r[1].x_min == -2);
+    /* 2 busier, and its side split again on x at 1000 below the root: the root's boundary
+     * goes up, but never past 1000 - MC_CELLS_MIN_SPAN_M */
+    ck_assert_int_eq(mc_cells_split(c, 9, 2, 3, false, 0), MC_CELLS_OK);   /* z at 0 */
+    ck_assert_int_eq(mc_cells_split(c, 9, 3, 4, true, 1000), MC_CELLS_OK); /* x at 1000 */
+    loads[1] = 0;
+    loads[2] = 0.9;  /* the splits below the root stay (their sides are alike) */
+    loads[3] = 0.9;
+    loads[4] = 0.85;
+    ck_assert_uint_ge(mc_cells_balance(c, 9, load_of, NULL, 5000, 0.1), 1);
+    mc_cell_rect own;
+    ck_assert(mc_cells_served_by(c, 9, 1, &own));
+    ck_assert(own.x_max == 1000 - MC_CELLS_MIN_SPAN_M);
+    ck_assert(mc_cells_served_by(c, 9, 3, &own));
+    ck_assert(own.x_min < own.x_max && own.z_min < own.z_max);
+    ck_assert(mc_cells_served_by(c, 9, 4, &own));
+    ck_assert(own.x_min < own.x_max);
+    /* every cell keeps a non-empty rectangle */
+    size_t n = mc_cells_layout(c, 9, r, 8, NULL);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(r[i].x_min < r[i].x_max && r[i].z_min < r[i].z_max);
+    ck_assert_uint_eq(mc_cells_balance(c, 99, load_of, NULL, 2, 0.1), 0);
+    mc_cells_free(c);
+}
+END_TEST
+
 START_TEST(the_bounds_hold)
 {
     mc_cells *c = mc_cells_new(1, 1); /* clamped to 16 spaces, 2 cells */
@@ -255,6 +307,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_space_starts_whole_and_splits_alternating_axes);
     tcase_add_test(tc, a_cell_that_goes_merges_into_its_sibling_and_the_last_drops_the_space);
     tcase_add_test(tc, a_space_whose_cells_are_all_empty_can_end);
+    tcase_add_test(tc, boundaries_move_toward_the_less_loaded_side_and_never_turn_a_cell_inside_out);
     tcase_add_test(tc, the_bounds_hold);
     tcase_add_test(tc, a_layout_is_taken_with_its_own_cell);
     tcase_add_test(tc, a_malformed_layout_is_refused);

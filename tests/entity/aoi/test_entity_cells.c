@@ -64,10 +64,20 @@ static int split(rc_cluster *c, char *out, size_t n, const char *space, const ch
     return rc_call(c, out, n, "manager", "command/splitSpace", space, to, at);
 }
 
+/* Boundaries stay where they are split (no load balancing): for tests of exact positions. */
+static void fixed_boundaries(rc_cluster *c)
+{
+    char v[512];
+    ck_assert_int_eq(h_watcher(v, sizeof v, c->manager, "set", "manager", "cells/balanceMs", "0",
+                               NULL),
+                     0);
+}
+
 START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
     int h;
     int32_t space;
     int32_t a = probe_in_new_space(&c, &h, &space);
@@ -153,6 +163,7 @@ START_TEST(the_last_entity_going_ends_the_space_on_both_cellapps)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
     int h;
     int32_t space;
     int32_t a = probe_in_new_space(&c, &h, &space);
@@ -240,6 +251,7 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
     int h;
     int32_t space;
     int32_t a = probe_in_new_space(&c, &h, &space);
@@ -383,6 +395,7 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
     int h;
     int32_t space;
     int32_t a = probe_in_new_space(&c, &h, &space);
@@ -497,6 +510,70 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
 }
 END_TEST
 
+/* The manager moves a boundary toward the less loaded side, a little at a time; an entity it
+ * passes under is offloaded and a witness's view of it stays whole. */
+START_TEST(a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-40, 0]", out, sizeof out);
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = rc_create_probe(&c, "baseapp01", "w");
+    snprintf(args, sizeof args, "[%s]", cell_a);
+    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
+    ent_path(p, sizeof p, w, "props/events");
+    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    rc_entity_call(&c, A, w, "moveTo", "[-3, 0]", out, sizeof out);
+    rc_entity_call(&c, A, a, "watch", "[1, 60, 2]", out, sizeof out);
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_value(&c, A, p, ids);
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, B, p, "x[0,inf)");
+    /* A is kept busy; the boundary moves into A's side, 2 m a time, a step a quarter second */
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
+                               "250", NULL),
+                     0);
+    rc_entity_call(&c, A, a, "burn", "[0.8]", out, sizeof out);
+    /* it passes under w (at x = -3, offloaded once 5 m beyond the boundary) */
+    ent_path(p, sizeof p, w, "real");
+    for (int waited = 0; waited < 60000; waited += 100) {
+        char v[256];
+        if (rc_get(&c, v, sizeof v, B, p) == 0 && strstr(v, "here"))
+            break;
+        h_sleep_ms(100);
+    }
+    rc_entity_call(&c, A, a, "burn", "[0]", out, sizeof out);
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
+                               "0", NULL),
+                     0);
+    wait_value(&c, B, p, "here");
+    ck_assert_int_ge(rc_int(&c, "manager", "cells/balanceMoves"), 3);
+    /* the layout both cellapps hold moved: A's cell ends below -8 */
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    char v[256];
+    rc_value(&c, A, p, v, sizeof v);
+    ck_assert_msg(strncmp(v, "\"x[-inf,-", 9) == 0 || strncmp(v, "x[-inf,-", 8) == 0, "%s", v);
+    /* a's view of w never broke */
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    wait_value(&c, A, p, ids);
+    ent_path(p, sizeof p, a, "props/aoiEvents");
+    char ev[4096], left[48];
+    rc_value(&c, A, p, ev, sizeof ev);
+    snprintf(left, sizeof left, "-%d;", (int)w);
+    ck_assert_msg(!strstr(ev, left), "a saw w leave: %s", ev);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_cells");
@@ -506,6 +583,7 @@ static Suite *suite(void)
     tcase_add_test(tc, the_last_entity_going_ends_the_space_on_both_cellapps);
     tcase_add_test(tc, reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real);
     tcase_add_test(tc, a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordered);
+    tcase_add_test(tc, a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole);
     suite_add_tcase(s, tc);
     return s;
 }
