@@ -128,6 +128,9 @@ void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
 /* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost:
  * 0, or -1 (out of memory: it is discarded then). */
 int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real);
+/* ent arrived here offloaded from the cellapp at `old`, which keeps a ghost of it: that
+ * ghost is this real's from now on (updated, or deleted at the next tick). 0 or -1. */
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old);
 /* The address of a ghost's real ("IP:PORT"). */
 void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts

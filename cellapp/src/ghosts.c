@@ -277,8 +277,11 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
     gi->real = *real;
     ghost_out *go = ent->ghost_data;
     if (go) {
-        /* its ghosts elsewhere are the new real's to keep (it ghosts them from its first
-         * tick on): only the new cellapp's is no more (the real is there) */
+        /* its ghosts on third cellapps go (the new real ghosts them again where they are
+         * wanted, from its first tick); the new cellapp's is the real now */
+        for (size_t i = 0; i < go->n; i++)
+            if (!mc_address_equal(&go->at[i], real))
+                send_delete(e, &go->at[i], ent->id);
         free(go->at);
         free(go);
     }
@@ -299,6 +302,25 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
             cell_cells_notice(e, ent->space->id, false, true);
     }
     g->held++;
+    return 0;
+}
+
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old)
+{
+    (void)e;
+    if (ent->is_ghost || ent->ghost_data)
+        return 0;
+    ghost_out *go = calloc(1, sizeof *go);
+    mc_address *at = go ? malloc(sizeof *at) : NULL;
+    if (!at) {
+        free(go);
+        return -1;
+    }
+    *at = *old;
+    go->at = at;
+    go->n = go->cap = 1;
+    go->digest = 0; /* sent (or deleted) at the first tick */
+    ent->ghost_data = go;
     return 0;
 }
 
