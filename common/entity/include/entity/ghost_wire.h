@@ -3,13 +3,13 @@
  * place.
  *
  *   id  message       direction               payload
- *   60  GHOST_DATA    cellapp -> cellapp       i32 entity id, u16 type, i32 space id, 6 x f32
+ *   70  GHOST_DATA    cellapp -> cellapp       i32 entity id, u16 type, i32 space id, 6 x f32
  *                                              position and direction, u16 n, then n x (u16
  *                                              property index, value): the entity's ghosted
  *                                              cell properties (CELL_PUBLIC, OTHER_CLIENTS,
  *                                              ALL_CLIENTS, CELL_PUBLIC_AND_OWN), every one;
  *                                              the ghost is made, or brought up to date
- *   61  GHOST_DELETE  cellapp -> cellapp       i32 entity id: the ghost goes
+ *   71  GHOST_DELETE  cellapp -> cellapp       i32 entity id: the ghost goes
  *
  * Decoders take bytes from a peer: they check everything, never abort, and say why in one
  * line when they refuse. */
@@ -24,8 +24,8 @@
 #include "common/stream.h"
 
 enum {
-    MC_MSG_GHOST_DATA = 60,
-    MC_MSG_GHOST_DELETE = 61,
+    MC_MSG_GHOST_DATA = 70,
+    MC_MSG_GHOST_DELETE = 71,
 };
 
 /* GHOST_DATA up to the properties (u16 n, then n x (index, value) follow). */
