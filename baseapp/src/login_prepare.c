@@ -83,7 +83,7 @@ static void issue(prepare_op *op, mc_entity *ent, uint64_t dbid, bool forget_old
     }
     uint64_t sid = 0;
     uint8_t key[MC_SECURE_KEY_BYTES];
-    if (base_sessions_issue(db->sessions, ent->id, &sid, key) != 0) {
+    if (base_sessions_issue(db->sessions, ent->id, op->name, false, &sid, key) != 0) {
         reply_status(e, &op->origin, MC__LOGIN__PREPARE_STATUS__PREPARE_BUSY,
                      "too many login sessions waiting (--maxSessions)", NULL);
         finish(op);
@@ -147,7 +147,8 @@ static void create_account(prepare_op *op)
     memset(val, 0, sizeof val);
     for (size_t i = 0; i < td->nprops; i++) {
         const mc_def_property *p = &td->props[i];
-        if (p->identifier && p->part_index[MC_PART_BASE] >= 0 &&
+        /* the identifier, on the base or in the cellData (an Identifier on the cell) */
+        if (p->identifier &&
             (p->type->kind == MC_TYPE_STRING || p->type->kind == MC_TYPE_UNICODE_STRING)) {
             if (mc_value_set_bytes(&val[0], p->type->kind, op->name, strlen(op->name)) != 0)
                 break;
