@@ -405,8 +405,8 @@ int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *
     cell_aoi *a = aoi_of(ent);
     *told = NULL;
     *ntold = 0;
-    if (!a || !a->witness)
-        return -1;
+    if (!a || !a->witness || (a->stream && !witness_own_introduced(a->stream)))
+        return -1; /* its client has not heard of its player yet: introduced afresh there */
     if (a->stream) {
         size_t max = witness_count(a->stream) + 64;
         int32_t *ids = malloc(max * sizeof *ids);

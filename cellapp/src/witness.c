@@ -156,6 +156,8 @@ int witness_handover(witness *w, const int32_t *told, size_t n)
     return 0;
 }
 
+bool witness_own_introduced(const witness *w) { return w->own_introduced; }
+
 size_t witness_told_ids(const witness *w, int32_t *out, size_t max)
 {
     size_t k = 0;

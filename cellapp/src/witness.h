@@ -22,6 +22,7 @@
 #ifndef MC_CELLAPP_WITNESS_H
 #define MC_CELLAPP_WITNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,9 @@ int witness_handover(witness *w, const int32_t *told, size_t n);
 /* The ids its client was introduced to (in view, or left but not yet told so): for a
  * handover. Returns how many (at most max written). */
 size_t witness_told_ids(const witness *w, int32_t *out, size_t max);
+/* Whether its client was sent the ENTER of the witness itself (a view can be handed over
+ * only then: a client that never heard of its player must hear the ENTER). */
+bool witness_own_introduced(const witness *w);
 
 /* Its client is a new one (the base got a client, or another one took over): everything it
  * was told is forgotten, nothing is sent for it (no LEAVE), and the next send introduces the
