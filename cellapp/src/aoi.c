@@ -62,6 +62,14 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "bytes a second at most of cell copies (CELL_COPY: each changed cell's data, which its "
      "base restores it from should this cellapp die) sent to bases (1000..1000000000; also "
      "settable: copies/bytesPerS)"},
+    /* ghosts.c's */
+    {"ghostMargin", MC_OPT_FLOAT, "10",
+     "a real has a ghost on every cellapp whose cell of its space lies within aoiRadius + "
+     "aoiHysteresis + this (metres) of it; the ghost goes beyond that plus aoiHysteresis "
+     "(0..10000)"},
+    {"offloadHysteresis", MC_OPT_FLOAT, "5",
+     "a real farther than this (metres) outside its cellapp's cell moves to the cellapp whose "
+     "cell holds it (0..1000; also settable: ghosts/offloadHysteresis)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -392,6 +400,59 @@ int cell_aoi_set_witness(const mc_call_ctx *call, bool on)
     return MC_CALL_OK;
 }
 
+int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *ntold)
+{
+    cell_aoi *a = aoi_of(ent);
+    *told = NULL;
+    *ntold = 0;
+    if (!a || !a->witness || (a->stream && !witness_own_introduced(a->stream)))
+        return -1; /* its client has not heard of its player yet: introduced afresh there */
+    if (a->stream) {
+        size_t max = witness_count(a->stream) + 64;
+        int32_t *ids = malloc(max * sizeof *ids);
+        size_t n = ids ? witness_told_ids(a->stream, ids, max) : 0;
+        if (!ids || n >= max)
+            free(ids), ids = NULL;
+        if (!ids)
+            return -1; /* (a long leaving list: an ordinary hand-off, told afresh) */
+        *told = ids;
+        *ntold = n;
+        drop_stream(e, a);
+    }
+    a->witness = false;
+    state(e)->aoi.witnesses--;
+    int32_t *out;
+    size_t nout;
+    aoi_view_clear(&a->view, &out, &nout); /* nobody is told: the view goes on elsewhere */
+    return 0;
+}
+
+int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold)
+{
+    cell_aoi *a = aoi_of(ent);
+    if (!a || a->witness || !(a->stream = witness_new()))
+        return -1;
+    if (witness_handover(a->stream, told, ntold) != 0 ||
+        aoi_view_seed(&a->view, told, ntold, ent->id) != 0) {
+        witness_free(a->stream);
+        a->stream = NULL;
+        return -1;
+    }
+    size_t n = witness_count(a->stream);
+    int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    n = ids ? witness_ids(a->stream, ids, n) : 0;
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *x = mc_engine_find(e, ids[i]);
+        cell_aoi *xa = x ? aoi_of(x) : NULL;
+        if (xa)
+            xa->viewers++;
+    }
+    free(ids);
+    a->witness = true;
+    state(e)->aoi.witnesses++;
+    return 0;
+}
+
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis)
 {
     mc_entity *ent = calling_cell(call);
@@ -512,8 +573,9 @@ void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *i
     mc_address base;
     if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
         mc_mailbox_address(&ent->base, &base);
-    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || o->local ||
-        !mc_address_equal(&base, &o->addr)) {
+    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || ent->is_ghost || o->local ||
+        (!mc_address_equal(&base, &o->addr) &&
+         !cell_move_from_peer(e, id, &o->addr))) { /* forwarded by the cellapp it left */
         mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
                          "CLIENT_ATTACHED: entity %d has no cell here whose base sent it",
                          (int)id);

@@ -151,3 +151,26 @@ void aoi_view_clear(aoi_view *v, int32_t **left, size_t *nleft)
     *nleft = v->n;
     v->n = 0;
 }
+
+int aoi_view_seed(aoi_view *v, const int32_t *ids, size_t n, int32_t self)
+{
+    if (n > v->cap) {
+        int32_t *p = realloc(v->ids, n * sizeof *p);
+        if (!p)
+            return -1;
+        v->ids = p;
+        v->cap = n;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] != self)
+            v->ids[k++] = ids[i];
+    if (k > 1)
+        qsort(v->ids, k, sizeof *v->ids, cmp_id);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || v->ids[u - 1] != v->ids[i])
+            v->ids[u++] = v->ids[i];
+    v->n = u;
+    return 0;
+}

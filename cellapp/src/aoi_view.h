@@ -33,6 +33,9 @@ int aoi_view_has(const aoi_view *v, int32_t id);
  * or free; counts in *nentered, *nleft). 0, or -1 out of memory (the view is unchanged). */
 int aoi_view_update(aoi_view *v, const aoi_grid *g, float x, float z, int32_t self,
                     int32_t **entered, size_t *nentered, int32_t **left, size_t *nleft);
+/* Start from these ids (any order; the witness's own id and repeats are dropped): the view
+ * a witness handed over by its old cellapp had. 0, or -1 out of memory. */
+int aoi_view_seed(aoi_view *v, const int32_t *ids, size_t n, int32_t self);
 /* Forget everything (the witness stopped being one, or left the space); the old ids are
  * given in *left (valid until the next call). */
 void aoi_view_clear(aoi_view *v, int32_t **left, size_t *nleft);

@@ -47,6 +47,11 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
         if (taken)
             return;
     }
+    ent = mc_engine_find(e, h->entity_id);
+    if (ent && ent->is_ghost && !ent->in_reap) {
+        cell_ghost_forward_call(e, o, ent, h, args, len); /* the real takes every call */
+        return;
+    }
     switch (c) {
     case MC_COMPONENT_CELL:
         if ((ent = mc_engine_call_target(e, o, h)))

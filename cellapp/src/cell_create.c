@@ -63,6 +63,7 @@ static void create_cell(mc_engine *e, const mc_origin *o, mc_istream *is, int32_
         }
         sp = near->space;
     }
+    cell_ghosts_make_way(e, id); /* a real of it is made here: its ghost goes */
     mc_entity *ent = mc_engine_new_entity(e, type, id, why, sizeof why);
     if (!ent) {
         answer(e, o, MC_CALL_ERR_STATE, 0, why);

@@ -62,6 +62,7 @@ static void rec_free(move_rec *r)
     free(r->gone);
     mv_free_queue(r->head);
     free(r->timers);
+    free(r->told);
     free(r);
 }
 
@@ -167,6 +168,8 @@ static void deliver_one(mc_engine *e, move_msg *q)
         cell_on_destroy_cell(e, &q->o, &is);
     } else if (q->id == MC_MSG_FETCH_CELL) {
         cell_on_fetch_cell(e, &q->o, &is);
+    } else if (q->id == MC_MSG_CLIENT_ATTACHED) {
+        cell_aoi_on_client_attached(e, &q->o, &is);
     }
 }
 
@@ -190,7 +193,7 @@ bool cell_move_wants(mc_engine *e, int32_t id)
     if (!m || !m->n)
         return false;
     mc_entity *ent = mc_engine_find(e, id);
-    return !ent || ent->move_state != 0;
+    return !ent || ent->move_state != 0 || ent->is_ghost;
 }
 
 bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
@@ -221,8 +224,9 @@ bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32
         m->held++;
         return mv_enqueue(e, r, msg_id, o, data, len);
     }
-    if (ent)
+    if (ent && !ent->is_ghost)
         return false;
+    /* not here, or here only as the ghost of what moved away (an offload) */
     move_rec *r = mv_find(m, id, true);
     if (!r || r->kind != MV_OUT_MOVED || r->expires <= mc_clock_now_us())
         return false;

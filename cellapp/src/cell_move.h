@@ -46,6 +46,11 @@ typedef struct {
     size_t gone_len;
     bool witness;
     float radius, hysteresis;
+    bool offload;             /* OUT: a real crossing into a neighbour's cell (ghosts.c): it
+                               * stays here as a ghost of the real there */
+    bool handover;            /* a witness's view handed over with it (an offload) */
+    int32_t *told;            /* IN: the ids its client knows (handover) */
+    size_t ntold;
 } move_rec;
 
 #define MOVES_MAX 65536u

@@ -59,6 +59,15 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
         answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
         return;
     }
+    /* it arrives here real: its ghost goes (an offload names the ghost as `near`) */
+    int32_t space_id = near->space->id;
+    cell_ghosts_make_way(e, h.cell.entity_id);
+    if (!space_find(e, space_id)) {
+        snprintf(why, sizeof why, "space %d went with the ghost", (int)space_id);
+        mc_migrate_free(&h);
+        answer(e, o, MC_CALL_ERR_NO_ENTITY, 0, why);
+        return;
+    }
     mc_entity *ent = mc_engine_new_entity(e, h.cell.type, h.cell.entity_id, why, sizeof why);
     if (!ent) {
         mc_migrate_free(&h);
@@ -83,11 +92,13 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     ent->gone_why = MC_CELL_GONE_SELF;
     ent->move_state = 2;
     move_rec *r = mv_rec_new(e, m, ent->id, MV_IN_DORMANT);
-    mc_space *sp = near->space;
+    mc_space *sp = space_find(e, space_id);
     if (!r || space_add(e, sp, ent) != 0) {
         out_of_memory(e, o, r, ent, &h);
         return;
     }
+    if (h.cell.near_id == h.cell.entity_id) /* an offload: the old cellapp keeps its ghost */
+        (void)cell_ghosts_seed_out(e, ent, &o->addr);
     mc_time_us now = mc_clock_now_us();
     r->type = ent->type;
     r->peer = o->addr;
@@ -95,6 +106,11 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     r->near_id = h.cell.near_id;
     r->expires = now + mv_arrival_deadline(e);
     r->witness = h.witness;
+    r->handover = h.handover;
+    r->told = h.told; /* the record keeps the handed-over view */
+    r->ntold = h.ntold;
+    h.told = NULL;
+    h.ntold = 0;
     r->radius = h.radius;
     r->hysteresis = h.hysteresis;
     if (h.ntimers && !(r->timers = calloc(h.ntimers, sizeof *r->timers))) {
@@ -179,8 +195,13 @@ void mv_settle(mc_engine *e, move_rec *r)
             if (r->radius > 0 && cell_aoi_set_radius(&f.ctx, r->radius, r->hysteresis) != 0)
                 MC_WARNING("%s %d: its AoI radius %g is not allowed here", ent->td->name,
                            (int)ent->id, r->radius);
-            if (cell_aoi_set_witness(&f.ctx, true) != MC_CALL_OK)
+            if ((!r->handover ||
+                 cell_aoi_handover_in(e, ent, r->told, r->ntold) != 0) &&
+                cell_aoi_set_witness(&f.ctx, true) != MC_CALL_OK)
                 MC_ERROR("%s %d: could not be a witness here", ent->td->name, (int)ent->id);
+            free(r->told);
+            r->told = NULL;
+            r->ntold = 0;
         }
     }
     mv_deliver_all(e, q);

@@ -67,7 +67,7 @@ void mv_forward_one(mc_engine *e, move_rec *r, uint8_t msg_id, const mc_origin *
                          (unsigned)msg_id, (int)r->id);
         return;
     }
-    if (msg_id == MC_MSG_DESTROY_CELL) {
+    if (msg_id == MC_MSG_DESTROY_CELL || msg_id == MC_MSG_CLIENT_ATTACHED) {
         rc = mc_engine_send(e, &r->peer, msg_id, data, len);
     } else if (msg_id == MC_MSG_FETCH_CELL) {
         mc_origin *keep = malloc(sizeof *keep);
@@ -199,10 +199,12 @@ static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
 {
     cell_moves *m = mv_moves(e);
     send_end(e, &r->peer, r->id, MC_MIGRATE_COMMIT);
-    /* the copy here goes without a word to the base or the game: it lives on there */
+    /* the copy here goes without a word to the base or the game: it lives on there; an
+     * offloaded one stays as its ghost (the witnesses here see nothing happen) */
     ent->gone_why = -1;
     ent->move_state = 0;
-    mc_engine_discard_entity(e, ent);
+    if (!r->offload || cell_ghosts_become(e, ent, &r->peer) != 0)
+        mc_engine_discard_entity(e, ent);
     r->kind = MV_OUT_MOVED;
     r->expires = mc_clock_now_us() + mv_forward_period(e);
     free(r->timers);
@@ -282,7 +284,12 @@ static void launch(mc_engine *e, move_rec *r)
     r->witness = witness;
     r->radius = radius;
     r->hysteresis = hysteresis;
-    if (witness) {
+    int32_t *told = NULL;
+    size_t ntold = 0;
+    if (witness && r->offload && cell_aoi_handover_out(e, ent, &told, &ntold) == 0) {
+        /* an offload: the view goes on at the new cellapp, the client hears nothing */
+        r->handover = true;
+    } else if (witness) {
         /* its client hears everything in the old view leave, its game onLeftAoI */
         mc_call_frame f;
         mc_engine_frame(e, &f, ent);
@@ -298,6 +305,7 @@ static void launch(mc_engine *e, move_rec *r)
     r->base = ent->base;
     r->timers = ent->ntimers ? calloc(ent->ntimers, sizeof *r->timers) : NULL;
     if (ent->ntimers && !r->timers) {
+        free(told);
         restore(e, r, ent, MC_TELEPORT_NOT_SENT, "out of memory");
         return;
     }
@@ -305,6 +313,7 @@ static void launch(mc_engine *e, move_rec *r)
     mc_time_us now = mc_clock_now_us();
     mc_migrate_timer *wt = r->ntimers ? calloc(r->ntimers, sizeof *wt) : NULL;
     if (r->ntimers && !wt) {
+        free(told);
         restore(e, r, ent, MC_TELEPORT_NOT_SENT, "out of memory");
         return;
     }
@@ -318,11 +327,13 @@ static void launch(mc_engine *e, move_rec *r)
                                   .near_id = r->near_id, .base = ent->base,
                                   .position = r->position, .direction = r->direction},
                          .witness = witness, .radius = radius, .hysteresis = hysteresis,
-                         .timers = wt, .ntimers = r->ntimers};
+                         .timers = wt, .ntimers = r->ntimers, .handover = r->handover,
+                         .told = told, .ntold = ntold};
     mc_ostream os;
     mc_ostream_init(&os);
     mc_migrate_encode(&os, &h);
     free(wt);
+    free(told);
     char why[MC_REASON_MAX];
     int rc = ent->gt->props_encode(mc_engine_defs(e), MC_PART_CELL, ent->props, false, &os, why,
                                    sizeof why);
@@ -358,6 +369,21 @@ void mv_on_kick(evutil_socket_t fd, short what, void *ctx)
         r->kind = MV_OUT_WAIT; /* taken */
         launch(e, r);
     }
+}
+
+int cell_move_offload(mc_engine *e, mc_entity *ent, const mc_address *where)
+{
+    mc_mailbox_ref near;
+    if (mc_mailbox_ref_init(&near, ent->id, where->ip, where->port, MC_COMPONENT_CELL,
+                            ent->type) != 0)
+        return MC_CALL_ERR_ARGS;
+    int rc = cell_move_start(e, ent, &near, where, ent->position, ent->direction);
+    if (rc == MC_CALL_OK) {
+        move_rec *r = mv_find(mv_moves(e), ent->id, true);
+        if (r)
+            r->offload = true;
+    }
+    return rc;
 }
 
 int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,

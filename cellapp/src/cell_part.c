@@ -4,6 +4,7 @@
 #include "entity/backup_wire.h"
 #include "entity/restore_wire.h"
 #include "entity/move_wire.h"
+#include "entity/ghost_wire.h"
 #include "entity/persist_wire.h"
 #include "common/log.h"
 
@@ -133,13 +134,20 @@ static const mc_engine_ops cell_engine_ops = {
 static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
 {
     /* a cell moving to or from another cellapp takes its base's messages (cell_move.c) */
-    if ((id == MC_MSG_DESTROY_CELL || id == MC_MSG_FETCH_CELL) &&
+    if ((id == MC_MSG_DESTROY_CELL || id == MC_MSG_FETCH_CELL ||
+         id == MC_MSG_CLIENT_ATTACHED) &&
         mc_istream_remaining(data) >= 4) {
         const uint8_t *p = data->data + data->pos;
         int32_t target = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
                                    (uint32_t)p[2] << 8 | p[3]);
         if (cell_move_intercept(e, id, o, target, p, mc_istream_remaining(data)))
             return;
+        mc_entity *ghost = mc_engine_find(e, target);
+        if (ghost && ghost->is_ghost && id != MC_MSG_CLIENT_ATTACHED) {
+            mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                             "entity %d is a ghost here: its real is elsewhere", (int)target);
+            return;
+        }
     }
     switch (id) {
     case MC_MSG_CELL_MIGRATE:
@@ -169,6 +177,12 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_BASE_RESTORED:
         cell_on_base_restored(e, o, data);
         return;
+    case MC_MSG_GHOST_DATA:
+        cell_on_ghost_data(e, o, data);
+        return;
+    case MC_MSG_GHOST_DELETE:
+        cell_on_ghost_delete(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a cellapp does not take message %u", (unsigned)id);
@@ -180,6 +194,7 @@ static void on_destroy(mc_engine *e, mc_entity *ent)
 {
     if (ent->gone_why >= 0 && !cell_move_arrival_gone(e, ent))
         cell_tell_base_gone(e, ent, (mc_cell_gone_why)ent->gone_why);
+    cell_ghosts_forget(e, ent);
     space_remove(e, ent);
 }
 
@@ -197,6 +212,7 @@ static void on_shutdown(mc_engine *e)
 static void on_peer_death(mc_engine *e, const char *addr)
 {
     cell_moves_on_peer_death(e, addr);
+    cell_ghosts_on_peer_death(e, addr);
     /* Cells whose base was there keep running; calls to their base fail at once
      * (process dead) from now on. */
     MC_INFO("calls to bases on %s fail from now on: the process is dead", addr);
@@ -230,6 +246,17 @@ static void get_base(void *ref, mc_watch_value *out)
     out->as.s = strdup(text);
 }
 
+/* "here" for a real, the real's cellapp for a ghost */
+static void get_real(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    char text[MC_ADDRESS_STRLEN] = "here";
+    if (ent && ent->is_ghost)
+        cell_ghost_real_text(ent, text, sizeof text);
+    out->as.s = strdup(text);
+}
+
 static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref)
 {
     (void)ent;
@@ -241,6 +268,8 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_position, NULL, ref);
     snprintf(path, sizeof path, "%s/base", dir);
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_base, NULL, ref);
+    snprintf(path, sizeof path, "%s/real", dir);
+    mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_real, NULL, ref);
     cell_aoi_add_entity_watchers(e, dir, ref);
 }
 
@@ -260,6 +289,12 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     if (cell_copies_init(e, err, errlen) != 0)
         return -1;
+    if (cell_cells_init(e) != 0) {
+        snprintf(err, errlen, "cannot publish the cells watchers");
+        return -1;
+    }
+    if (cell_ghosts_init(e, err, errlen) != 0)
+        return -1;
     return cell_moves_init(e, err, errlen);
 }
 
@@ -267,6 +302,7 @@ static void on_free(mc_engine *e)
 {
     cell_moves_free(e);
     cell_copies_free(e);
+    cell_ghosts_free(e);
     spaces_free(e);
 }
 
@@ -282,6 +318,7 @@ const mc_role_part cell_role_part = {
     .on_init = on_init,
     .ops = &cell_engine_ops,
     .client_fan_out = cell_aoi_fan_out,
+    .on_control = cell_cells_on_control,
     .options = cell_aoi_options,
     .option_count = CELL_AOI_OPTION_COUNT,
 };

@@ -9,10 +9,14 @@
 #include "entity/engine.h"
 #include "mercury/status.h"
 
+struct cell_layout;
+
 typedef struct mc_space {
     int32_t id;
+    struct cell_layout *layout; /* its cells (cell_cells.c); NULL: served whole here */
     mc_entity **entities;
     size_t n, cap;
+    size_t nreal;       /* of them, reals (the rest are ghosts: ghosts.c) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
@@ -55,6 +59,7 @@ typedef struct {
 } client_moves;
 struct cell_moves;
 typedef struct cell_copies cell_copies;
+struct cell_ghosts;
 
 typedef struct {
     mc_space **spaces;
@@ -64,7 +69,10 @@ typedef struct {
     client_moves client_moves; /* client_move.c: moves from players' clients */
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
+    struct cell_ghosts *ghosts; /* ghosts.c: ghosts of reals near other cells */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
+    /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
+    uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -78,13 +86,60 @@ void space_remove(mc_engine *e, mc_entity *ent);
 /* Move an entity to another space keeping its AoI state (teleport); -1 when it could not
  * join the new one (it is in no space then). */
 int space_move(mc_engine *e, mc_entity *ent, mc_space *to);
+/* An empty space goes: out of the list, the manager told (SPACE_NOTICE gone), freed. */
+void space_release(mc_engine *e, mc_space *sp);
 /* Destroy every cell in the space (onSpaceGone first). */
 void space_destroy(mc_engine *e, mc_space *sp);
 int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
+/* cell_cells.c: cells of split spaces (cell_layout.h, docs/WORLD.md "Cells"). */
+int cell_cells_init(mc_engine *e);
+/* Tell the manager the space has entities here (its first joined), is empty here but kept
+ * (empty: it serves a cell of a split space), or went (gone). */
+void cell_cells_notice(mc_engine *e, int32_t space, bool gone, bool empty);
+/* CELL_LAYOUT from the manager (the framework checked it came from there). */
+void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
+                           size_t len);
+/* An empty space stays while it serves a cell of a space split over several cellapps. */
+bool cell_cells_keeps(const mc_space *sp);
+/* Does this cellapp's cell of the space hold (x, z)? (True for a space served whole.) */
+bool cell_cells_owns(const mc_space *sp, float x, float z);
+void cell_cells_space_watchers(mc_engine *e, mc_space *sp);
+void cell_cells_free_layout(mc_space *sp);
+
+/* ghosts.c: reals and ghosts (docs/WORLD.md "Reals and ghosts"). Every view-update period
+ * each real of a split space has a ghost made, updated or deleted on the cellapps whose
+ * cells lie within the ghost distance; GHOST_DATA / GHOST_DELETE from them keep ghosts
+ * here; calls reaching a ghost go to its real. */
+int cell_ghosts_init(mc_engine *e, char *err, size_t errlen);
+void cell_ghosts_free(mc_engine *e);
+void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* ent leaves its space (destroyed, moved away, discarded): a real's ghosts are deleted, a
+ * ghost's state freed. */
+void cell_ghosts_forget(mc_engine *e, mc_entity *ent);
+/* A real cell of this id is about to be made here (created, arriving, restored): a ghost
+ * of it goes first. */
+void cell_ghosts_make_way(mc_engine *e, int32_t id);
+/* A call (ENTITY_CALL) reached the ghost ent: sent on to its real, as it came. */
+void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
+                             const mc_call_header *h, const uint8_t *args, size_t len);
+/* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost:
+ * 0, or -1 (out of memory: it is discarded then). */
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real);
+/* ent arrived here offloaded from the cellapp at `old`, which keeps a ghost of it: that
+ * ghost is this real's from now on (updated, or deleted at the next tick). 0 or -1. */
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old);
+/* The address of a ghost's real ("IP:PORT"). */
+void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
+/* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
+ * there. */
+void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
+
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 11 /* with cell_copy.c's cellCopyBytesPerS */
+#define CELL_AOI_OPTION_COUNT 13 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
+                                  * ghostMargin and offloadHysteresis */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
@@ -99,6 +154,12 @@ void cell_aoi_detach(mc_engine *e, mc_entity *ent);
 /* A cell's witness flag and its own radius and hysteresis (0: the cellapp's); false when it
  * has no AoI state (in no space). */
 bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, float *hysteresis);
+/* An offloaded witness's view handed over: on the old cellapp it stops being a witness
+ * without a word to its client or its game, *told (heap) the ids its client was introduced
+ * to; on the new one it is a witness again going on from them (witness_handover). 0, or -1
+ * (then the ordinary way: told everything left, introduced afresh). */
+int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *ntold);
+int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
@@ -153,6 +214,10 @@ void cell_copies_free(mc_engine *e);
 /* cell_move.c: a cell moving to a space on another cellapp (docs/WORLD.md "Teleports"). */
 int cell_moves_init(mc_engine *e, char *err, size_t errlen);
 void cell_moves_free(mc_engine *e);
+/* Offload ent, a real that crossed into the cell of the cellapp at `where` (which holds its
+ * ghost): it moves there as a teleport next to its own ghost does, where it is, and stays
+ * here as a ghost of it. 0, or an mc_call_status. */
+int cell_move_offload(mc_engine *e, mc_entity *ent, const mc_address *where);
 /* Start moving ent next to the cell `nearby` on the cellapp at `where` (after the running
  * handler returns): 0, or an mc_call_status. */
 int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,

@@ -1,6 +1,8 @@
-/* Spaces: a space runs on one cellapp and holds cell entities; it is created with its first
- * entity (createInNewSpace) and goes with its last, or when destroyed (destroySpace), which
- * destroys every cell in it. */
+/* Spaces: a space holds cell entities; it is created with its first entity
+ * (createInNewSpace) and goes with its last, or when destroyed (destroySpace), which
+ * destroys every cell in it. A space split over several cellapps (cell_cells.c) is made
+ * here empty when this cellapp is given a cell of it, and stays empty while it serves one.
+ * The manager hears of each space that begins or ends here (SPACE_NOTICE). */
 #include "cellapp.h"
 #include "common/log.h"
 
@@ -25,6 +27,7 @@ static void space_watch(mc_engine *e, mc_space *sp)
     snprintf(path, sizeof path, "spaces/%d/entities", (int)sp->id);
     mc_watch_add_uint(mc_server_watchers(mc_engine_server(e)), path, &sp->n_watch,
                       MC_WATCH_READ_ONLY);
+    cell_cells_space_watchers(e, sp);
 }
 
 mc_space *space_new(mc_engine *e, int32_t id)
@@ -67,6 +70,8 @@ int space_add(mc_engine *e, mc_space *sp, mc_entity *ent)
     ent->space_slot = sp->n;
     sp->entities[sp->n++] = ent;
     sp->n_watch = sp->n;
+    if (!ent->is_ghost && ++sp->nreal == 1)
+        cell_cells_notice(e, sp->id, false, false); /* the manager: entities here */
     return 0;
 }
 
@@ -76,8 +81,23 @@ static void space_free(mc_engine *e, mc_space *sp)
     snprintf(path, sizeof path, "spaces/%d", (int)sp->id);
     mc_watch_remove(mc_server_watchers(mc_engine_server(e)), path);
     aoi_grid_free(&sp->grid);
+    cell_cells_free_layout(sp);
     free(sp->entities);
     free(sp);
+}
+
+void space_release(mc_engine *e, mc_space *sp)
+{
+    cell_state *cs = state(e);
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->spaces[i] == sp) {
+            cs->spaces[i] = cs->spaces[--cs->n];
+            break;
+        }
+    cs->destroyed++;
+    MC_INFO("space %d is gone (no entities left)", (int)sp->id);
+    cell_cells_notice(e, sp->id, true, false);
+    space_free(e, sp);
 }
 
 void space_remove(mc_engine *e, mc_entity *ent)
@@ -91,17 +111,12 @@ void space_remove(mc_engine *e, mc_entity *ent)
     sp->entities[at]->space_slot = at;
     sp->n_watch = sp->n;
     ent->space = NULL;
-    if (sp->n)
+    bool last_real = !ent->is_ghost && --sp->nreal == 0;
+    if (last_real && cell_cells_keeps(sp))
+        cell_cells_notice(e, sp->id, false, true); /* kept, empty: the manager may end it */
+    if (sp->n || cell_cells_keeps(sp))
         return;
-    cell_state *cs = state(e);
-    for (size_t i = 0; i < cs->n; i++)
-        if (cs->spaces[i] == sp) {
-            cs->spaces[i] = cs->spaces[--cs->n];
-            break;
-        }
-    cs->destroyed++;
-    MC_INFO("space %d is gone (no entities left)", (int)sp->id);
-    space_free(e, sp);
+    space_release(e, sp);
 }
 
 int space_move(mc_engine *e, mc_entity *ent, mc_space *to)
@@ -134,6 +149,11 @@ void space_destroy(mc_engine *e, mc_space *sp)
         mc_entity *ent = mc_engine_find(e, ids[i]);
         if (!ent || ent->in_reap)
             continue;
+        if (ent->is_ghost) {
+            ent->gone_why = -1;
+            mc_engine_discard_entity(e, ent); /* no hooks: its real is elsewhere */
+            continue;
+        }
         mc_engine_run_hook(e, ent, MC_HOOK_SPACE_GONE, NULL);
         if (ent->gone_why >= 0)
             ent->gone_why = MC_CELL_GONE_SPACE;
@@ -166,6 +186,7 @@ void spaces_free(mc_engine *e)
     cell_aoi_free(e);
     for (size_t i = 0; i < cs->n; i++) {
         aoi_grid_free(&cs->spaces[i]->grid);
+        cell_cells_free_layout(cs->spaces[i]);
         free(cs->spaces[i]->entities);
         free(cs->spaces[i]);
     }

@@ -19,6 +19,7 @@ typedef struct {
     uint32_t idle;         /* ticks since its last VOLATILE (counted while refresh_gap) */
     uint32_t refresh_gap;  /* re-send its position after this many idle ticks (0: no need:
                               nothing volatile was sent since its reliable ENTER) */
+    bool full;             /* handed over: every value and its position go once */
 } witness_entry;
 
 struct witness {
@@ -28,6 +29,7 @@ struct witness {
     size_t nleaving, leaving_cap;
     uint32_t own_seq_sent; /* own-client properties of the witness itself */
     bool own_introduced;   /* the ENTER of the witness itself was sent */
+    bool own_full;         /* handed over: its own-client values go once, every one */
     double floor;          /* the priority of the last entry sent */
     mc_ostream calls;      /* CALL records waiting for the next send */
     mc_ostream rel, vol;   /* this tick's records (kept for their buffers) */
@@ -140,6 +142,33 @@ void witness_reset(witness *w)
     w->own_seq_sent = 0;
 }
 
+int witness_handover(witness *w, const int32_t *told, size_t n)
+{
+    w->own_introduced = true;
+    w->own_full = true;
+    for (size_t i = 0; i < n; i++) {
+        if (witness_entered(w, told[i]) != 0)
+            return -1;
+        size_t at = find(w, told[i]);
+        w->e[at].entered = true;
+        w->e[at].full = true;
+    }
+    return 0;
+}
+
+bool witness_own_introduced(const witness *w) { return w->own_introduced; }
+
+size_t witness_told_ids(const witness *w, int32_t *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < w->n && k < max; i++)
+        if (w->e[i].entered)
+            out[k++] = w->e[i].id;
+    for (size_t i = 0; i < w->nleaving && k < max; i++)
+        out[k++] = w->leaving[i];
+    return k;
+}
+
 int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len)
 {
     size_t at = find(w, id);
@@ -168,13 +197,13 @@ static void write_calls_and_leaves(const witness_env *env, witness *w)
 
 /* PROPS of `id` with the properties of sh changed after `since` that pass the filter
  * (other: to other clients; else own). Returns how many. */
-static size_t write_changed(mc_ostream *os, int32_t id, const client_shadow *sh,
-                            uint32_t since, bool other)
+static size_t write_props(mc_ostream *os, int32_t id, const client_shadow *sh,
+                          uint32_t since, bool other, bool all)
 {
     size_t n_at, n = 0;
     for (size_t i = 0; i < sh->n; i++) {
         const client_shadow_prop *p = &sh->props[i];
-        if (p->changed <= since || !(other ? p->other : p->own))
+        if ((!all && p->changed <= since) || !(other ? p->other : p->own))
             continue;
         if (!n)
             mc_world_write_props(os, id, 0, &n_at);
@@ -185,6 +214,12 @@ static size_t write_changed(mc_ostream *os, int32_t id, const client_shadow *sh,
     if (n)
         mc_store_u16(os->data + n_at, (uint16_t)n);
     return n;
+}
+
+static size_t write_changed(mc_ostream *os, int32_t id, const client_shadow *sh,
+                            uint32_t since, bool other)
+{
+    return write_props(os, id, sh, since, other, false);
 }
 
 /* ENTER of `ent` with every property of its shadow that goes to other clients (other) or to
@@ -276,7 +311,13 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
     *vol = &w->vol;
     write_calls_and_leaves(env, w);
     client_shadow *own = env->shadow(env->ctx, ent);
-    if (own && !w->own_introduced) {
+    if (own && w->own_full) {
+        /* handed over: its own values as they are here, once */
+        if (write_props(&w->rel, ent->id, own, 0, false, true))
+            (*env->props)++;
+        w->own_full = false;
+        w->own_seq_sent = own->seq;
+    } else if (own && !w->own_introduced) {
         /* the player's own cell entity: where it is and its own-client properties */
         write_enter(&w->rel, ent, own, false);
         w->own_introduced = true;
@@ -301,6 +342,11 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
         if (!we->entered) {
             k.enter = true;
             k.bytes = MC_WORLD_ENTER_HEAD + 2 * sh->n_other + sh->other_bytes;
+        } else if (we->full) {
+            k.props = sh->n_other > 0;
+            k.vol = k.moved = true;
+            k.bytes = (k.props ? MC_WORLD_PROPS_HEAD + 2 * sh->n_other + sh->other_bytes : 0) +
+                      MC_WORLD_VOLATILE_SIZE;
         } else {
             size_t pb = changed_size(sh, we->seq_sent);
             k.props = pb > 0;
@@ -335,8 +381,10 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
             we->idle = 0;
             (*env->enters)++;
         } else {
-            if (c[i].props && write_changed(&w->rel, x->id, sh, we->seq_sent, true))
+            if (c[i].props &&
+                write_props(&w->rel, x->id, sh, we->seq_sent, true, we->full))
                 (*env->props)++;
+            we->full = false;
             if (c[i].vol) {
                 mc_world_write_volatile(&w->vol, x->id, x->position, x->direction);
                 we->pos_sent = x->position;

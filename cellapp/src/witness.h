@@ -22,6 +22,7 @@
 #ifndef MC_CELLAPP_WITNESS_H
 #define MC_CELLAPP_WITNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,20 @@ int witness_build(witness *w, const witness_env *env, mc_entity *ent, const mc_o
 /* Everything leaves (queued calls first): the reliable run in *rel; the witness is empty
  * afterwards. 0 or -1. */
 int witness_build_leave_all(witness *w, const witness_env *env, const mc_ostream **rel);
+
+/* The witness goes on from a view handed over by the cellapp its entity was offloaded from
+ * (docs/WORLD.md "Offloading"): its client knows itself and the entities `told` already, so
+ * no ENTER of itself is sent, the told entities are tracked as introduced, and each (and the
+ * witness itself) gets one PROPS of every client-visible value, as it is here, with its
+ * position; told entities that are not in the view here leave it at the next update (the
+ * caller seeds the view with them). 0, or -1 out of memory. */
+int witness_handover(witness *w, const int32_t *told, size_t n);
+/* The ids its client was introduced to (in view, or left but not yet told so): for a
+ * handover. Returns how many (at most max written). */
+size_t witness_told_ids(const witness *w, int32_t *out, size_t max);
+/* Whether its client was sent the ENTER of the witness itself (a view can be handed over
+ * only then: a client that never heard of its player must hear the ENTER). */
+bool witness_own_introduced(const witness *w);
 
 /* Its client is a new one (the base got a client, or another one took over): everything it
  * was told is forgotten, nothing is sent for it (no LEAVE), and the next send introduces the

@@ -36,6 +36,7 @@ static const mc_option manager_options[] = {
     {"spaceHomesMax", MC_OPT_UINT, "65536",
      "lost spaces whose restoring cellapp is remembered (QUERY_SPACE_HOME; 16..10000000): "
      "beyond, the oldest is forgotten"},
+    MC_MANAGER_CELLS_OPTIONS,
     {"consolePasswordFile", MC_OPT_STRING, "",
      "the operator password (first line, mode 0600) of the web console served on the --metrics "
      "port; empty: no console (deploy/cluster makes one per run dir)"},
@@ -119,6 +120,8 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
                  (unsigned long long)homes, MC_SPACE_HOMES_MIN, MC_SPACE_HOMES_MAX);
         return false;
     }
+    if (!mc_manager_cells_check(cfg, err, errlen))
+        return false;
     if (!mc_console_check(cfg, err, errlen))
         return false;
     /* A corrupt state file stops the manager before anything else happens. */
@@ -187,6 +190,8 @@ static void on_death(void *ctx, mc_reg_entry *e)
     mc_manager_drop_globals(m, e);
     mc_manager_ring_changed(m, e);
     broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
+    if (e->role == MC_ROLE_CELLAPP)
+        mc_manager_cells_process_gone(m, e->id);
 }
 
 static void on_forget(void *ctx, mc_reg_entry *e)
@@ -456,6 +461,8 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             mc_manager_drop_globals(m, e);
             mc_manager_ring_changed(m, e);
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
+            if (e->role == MC_ROLE_CELLAPP)
+                mc_manager_cells_process_gone(m, e->id);
         }
     } else {
         mc_manager_unusable(m, "deregistration for an unknown process", src);
@@ -495,6 +502,9 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
     case MC_CTL_GLOBAL_LOOKUP:
         mc_manager_handle_global(m, msg_id, src, data, len, request);
         return;
+    case MC_CTL_SPACE_NOTICE:
+        mc_manager_cells_on_notice(m, src, data, len);
+        return;
     default:
         mc_manager_unusable(m, "a message that is not for the manager", src);
     }
@@ -522,7 +532,7 @@ static void on_ready(mc_server *s, void *ctx)
     m->registry = mc_registry_new(mc_server_digest(s), m->dead_after_ms * MC_US_PER_MS);
     m->expire_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_expire_tick, m);
     m->space_homes = mc_space_homes_new(mc_config_get_uint(cfg, "spaceHomesMax"));
-    if (!m->registry || !m->expire_ev || !m->space_homes) {
+    if (!m->registry || !m->expire_ev || !m->space_homes || !mc_manager_cells_init(m)) {
         MC_CRITICAL("out of memory");
         mc_server_shutdown(s, "out of memory");
         return;
@@ -567,6 +577,7 @@ static void on_free(mc_server *s, void *ctx)
     if (m->expire_ev)
         event_free(m->expire_ev);
     m->expire_ev = NULL;
+    mc_manager_cells_stop(m);
 }
 
 static void on_shutdown(mc_server *s, void *ctx)
@@ -612,6 +623,7 @@ void mc_manager_free(mc_manager *m)
         return;
     mc_globals_free(m->globals);
     mc_space_homes_free(m->space_homes);
+    mc_manager_cells_free(m);
     mc_registry_free(m->registry);
     free(m);
 }

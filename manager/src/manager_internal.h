@@ -6,6 +6,7 @@
 #include "globals.h"
 #include "id_ranges.h"
 #include "manager.h"
+#include "manager_cells.h"
 #include "space_homes.h"
 
 #include <event2/event.h>
@@ -45,6 +46,7 @@ struct mc_manager {
     uint64_t global_lookups;
     mc_space_homes *space_homes; /* where lost spaces are restored (manager_query.c) */
     uint64_t space_home_asks, space_home_picks;
+    mc_manager_cells *cells;     /* spaces' partitions into cells (manager_cells.c) */
     /* Test fault knob (--faultKnobs): heartbeats from the process of this name are ignored,
      * neither answered nor counted as signs of life (a partition between it and us). */
     char ignore_heartbeats_from[64];

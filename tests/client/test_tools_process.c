@@ -385,6 +385,55 @@ START_TEST(bots_play_on_when_their_cellapp_is_killed)
 }
 END_TEST
 
+/* One world over two cellapps (issue 22): the world space split at x = 0 between cellapp01
+ * and cellapp02 (command/splitSpace), 100 bots spread over a disc of 60 m around the origin
+ * walking back and forth across the boundary for 25 s: their cells offload to the other
+ * cellapp as they cross, each side holds ghosts of the other's players near the boundary,
+ * and at the end every bot's view is what the cellapps say (by ids), reals and ghosts
+ * alike: zero mismatches across cells. */
+START_TEST(bots_walk_across_a_cell_boundary_and_see_whole_views)
+{
+    tc_cluster c;
+    start_world(&c, "{\"spaceName\":\"world\",\"spawnRadius\":60}");
+    c.pc.registrations++; /* the loginapp's: pc_add_cellapp waits for the next one */
+    pc_add_cellapp(&c.pc);
+    char o[4096], space[32] = "";
+    ck_assert(pc_wait_int(&c.pc, "manager", "cells/spaceCount", 1, WAIT_MS));
+    ck_assert_int_eq(h_watcher(o, sizeof o, c.pc.manager, "ls", "manager", "cells/spaces", NULL),
+                     0);
+    ck_assert_msg(sscanf(o, "manager %31s", space) == 1, "%s", o);
+    int rc = h_watcher(o, sizeof o, c.pc.manager, "call", "manager", "command/splitSpace", space,
+                       "cellapp02", "0", NULL);
+    ck_assert_msg(rc == 0 && strstr(o, "cellapp02 serves x[0,inf)"), "split: %d %s", rc, o);
+    rc = bots(&c, "100", "100", "25", true, "--area=120 --speed=5 --move-ms=200", out,
+              sizeof out, 300000);
+    const char *json = strstr(out, "{\"bots\":");
+    ck_assert_msg(json, "exit %d: %s", rc, out);
+    long long offloads = pc_int(&c.pc, "cellapp01", "ghosts/offloads") +
+                         pc_int(&c.pc, "cellapp02", "ghosts/offloads");
+    long long ghosts = pc_int(&c.pc, "cellapp01", "ghosts/created") +
+                       pc_int(&c.pc, "cellapp02", "ghosts/created");
+    fprintf(stderr, "bots across a cell boundary: offloads %lld, ghosts made %lld: %s\n",
+            offloads, ghosts, json);
+    ck_assert_msg(rc == 0, "bots exited %d: %s", rc, json);
+    ck_assert_int_eq(json_num(json, "logged_in"), 100);
+    ck_assert_int_eq(json_num(json, "playing"), 100);
+    ck_assert_int_eq(json_num(json, "ended_early"), 0);
+    ck_assert_int_eq(json_num(json, "view_checked"), 100);
+    ck_assert_int_eq(json_num(json, "view_ids_compared"), 100);
+    ck_assert_int_eq(json_num(json, "view_mismatches"), 0);
+    /* the boundary was crossed, both ways, and players were seen across it */
+    ck_assert_int_gt(pc_int(&c.pc, "cellapp01", "ghosts/offloads"), 0);
+    ck_assert_int_gt(pc_int(&c.pc, "cellapp02", "ghosts/offloads"), 0);
+    ck_assert_int_gt(ghosts, 0);
+    ck_assert_int_eq(pc_int(&c.pc, "cellapp01", "ghosts/refused") +
+                         pc_int(&c.pc, "cellapp02", "ghosts/refused"),
+                     0);
+    ck_assert_int_eq(pc_int(&c.pc, "manager", "counts/deaths"), 0);
+    stop(&c);
+}
+END_TEST
+
 /* One target of the spoofing test: where, and what went each way. */
 typedef struct {
     struct sockaddr_in to;
@@ -496,6 +545,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, mc_client_script_and_statuses);
     tcase_add_test(tc, bots_200_check_view);
+    tcase_add_test(tc, bots_walk_across_a_cell_boundary_and_see_whole_views);
     tcase_add_test(tc, unproven_sources_get_no_more_than_they_sent);
     tcase_add_test(tc, bots_1000_at_once);
     suite_add_tcase(s, tc);

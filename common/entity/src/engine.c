@@ -6,7 +6,9 @@
 #include "common/log.h"
 #include "entity/persist_wire.h"
 #include "entity/restore_wire.h"
+#include "entity/ghost_wire.h"
 #include "proto/login.h"
+#include "server/control.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -84,6 +86,8 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_DROP, "BACKUP_DROP", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BASE_RESTORED, "BASE_RESTORED", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 
@@ -148,6 +152,18 @@ static void on_shutdown(mc_server *s, void *ctx)
 
 static void engine_free(mc_engine *e);
 
+static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
+                       const uint8_t *data, size_t len, mc_server_request *request)
+{
+    (void)ctx;
+    (void)request;
+    mc_engine *e = engine_from_server(s);
+    if (e && e->part->on_control)
+        e->part->on_control(e, msg_id, src, data, len);
+    else
+        MC_WARNING("%s from %s: not handled here", mc_control_name(msg_id), src);
+}
+
 static void on_free(mc_server *s, void *ctx)
 {
     engine_holder *h = ctx;
@@ -166,6 +182,7 @@ void mc_engine_fill_desc(mc_server_desc *desc, const mc_role_part *part, void *h
     desc->check_config = check_config;
     desc->on_peer_event = on_peer_event;
     desc->on_shutdown = on_shutdown;
+    desc->on_control = on_control;
     desc->on_free = on_free;
     desc->role_messages = mc_engine_messages;
     desc->role_message_count = mc_engine_message_count;

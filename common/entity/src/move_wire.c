@@ -10,7 +10,7 @@
 void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
 {
     mc_create_cell_encode(os, &h->cell);
-    mc_write_u8(os, h->witness ? 1 : 0);
+    mc_write_u8(os, (uint8_t)((h->witness ? 1 : 0) | (h->witness && h->handover ? 2 : 0)));
     mc_write_f32(os, h->radius);
     mc_write_f32(os, h->hysteresis);
     mc_write_u16(os, (uint16_t)h->ntimers);
@@ -20,6 +20,11 @@ void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
         mc_write_u64(os, t->remaining_us);
         mc_write_u64(os, t->repeat_us);
         mc_write_i64(os, t->user_arg);
+    }
+    if (h->witness && h->handover) {
+        mc_write_u32(os, (uint32_t)h->ntold);
+        for (size_t i = 0; i < h->ntold; i++)
+            mc_write_i32(os, h->told[i]);
     }
 }
 
@@ -47,9 +52,10 @@ bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_he
     uint16_t n = mc_read_u16(is);
     if (!mc_istream_ok(is))
         return refuse(is, h, why, whylen, "short");
-    if (flags & ~1u)
+    if ((flags & ~3u) || (flags & 3u) == 2u)
         return refuse(is, h, why, whylen, "unknown flags");
     h->witness = flags & 1u;
+    h->handover = flags & 2u;
     if (!isfinite(h->radius) || !isfinite(h->hysteresis) || h->radius < 0 ||
         h->hysteresis < 0)
         return refuse(is, h, why, whylen, "bad AoI radius or hysteresis");
@@ -79,6 +85,21 @@ bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_he
             if (h->timers[j].id == t->id)
                 return refuse(is, h, why, whylen, "a timer id twice");
     }
+    if (h->handover) {
+        uint32_t nt = mc_read_u32(is);
+        if (!mc_istream_ok(is))
+            return refuse(is, h, why, whylen, "short (view)");
+        if (nt > MC_MIGRATE_TOLD_MAX || (size_t)nt * 4u > mc_istream_remaining(is))
+            return refuse(is, h, why, whylen, "a handed-over view too long");
+        if (nt && !(h->told = calloc(nt, sizeof *h->told)))
+            return refuse(is, h, why, whylen, "out of memory");
+        for (uint32_t i = 0; i < nt; i++) {
+            h->told[i] = mc_read_i32(is);
+            h->ntold = i + 1;
+            if (h->told[i] <= 0)
+                return refuse(is, h, why, whylen, "a handed-over id not positive");
+        }
+    }
     return true;
 }
 
@@ -87,6 +108,9 @@ void mc_migrate_free(mc_migrate_head *h)
     free(h->timers);
     h->timers = NULL;
     h->ntimers = 0;
+    free(h->told);
+    h->told = NULL;
+    h->ntold = 0;
 }
 
 void mc_cell_moved_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *cell)

@@ -27,6 +27,8 @@ const char *mc_control_name(unsigned id)
     case MC_CTL_GLOBAL_REGISTER: return "GLOBAL_REGISTER";
     case MC_CTL_GLOBAL_DEREGISTER: return "GLOBAL_DEREGISTER";
     case MC_CTL_GLOBAL_LOOKUP: return "GLOBAL_LOOKUP";
+    case MC_CTL_SPACE_NOTICE: return "SPACE_NOTICE";
+    case MC_CTL_CELL_LAYOUT: return "CELL_LAYOUT";
     default: return "?";
     }
 }
@@ -63,6 +65,8 @@ static bool needs_channel(uint8_t id)
     case MC_CTL_ID_RANGE:
     case MC_CTL_GLOBAL_REGISTER:
     case MC_CTL_GLOBAL_DEREGISTER:
+    case MC_CTL_SPACE_NOTICE:
+    case MC_CTL_CELL_LAYOUT:
         return true;
     default:
         return false;
@@ -101,6 +105,12 @@ static void on_control(void *ctx, const mc_message_info *info, mc_istream *data)
         else
             mc_server_reg_on_unknown(s, bytes, len);
         return;
+    case MC_CTL_CELL_LAYOUT:
+        if (!from_manager(s, info)) {
+            reject(s, src, id, "not from the manager", len);
+            return;
+        }
+        break;
     default:
         break;
     }
@@ -125,6 +135,8 @@ static const mc_message_def control_defs[] = {
     {MC_CTL_GLOBAL_REGISTER, "GLOBAL_REGISTER", MC_MSG_VARIABLE, 4, on_control},
     {MC_CTL_GLOBAL_DEREGISTER, "GLOBAL_DEREGISTER", MC_MSG_VARIABLE, 4, on_control},
     {MC_CTL_GLOBAL_LOOKUP, "GLOBAL_LOOKUP", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_SPACE_NOTICE, "SPACE_NOTICE", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_CELL_LAYOUT, "CELL_LAYOUT", MC_MSG_VARIABLE, 4, on_control},
 };
 static const mc_interface control_iface = MC_INTERFACE("control", control_defs);
 
@@ -234,6 +246,13 @@ int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *m
     if (rc == MC_OK)
         rc = mc_channel_send(ch);
     return rc;
+}
+
+int mc_server_send_manager(mc_server *s, uint8_t msg_id, const void *msg)
+{
+    if (s->desc.role == MC_ROLE_MANAGER || !s->manager_addr[0])
+        return MC_ERR_STATE;
+    return mc_server_send(s, s->manager_addr, msg_id, msg);
 }
 
 int mc_server_reply(mc_server *s, mc_server_request *request, const void *msg)

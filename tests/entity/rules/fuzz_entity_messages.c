@@ -14,6 +14,9 @@
  *   7  CELL_MIGRATE_END: mc_migrate_end_decode.
  *   8  CELL_COPY: mc_cell_copy_decode, then props_decode of the cell part (as a baseapp).
  *   9  RESTORE_CELL: mc_restore_cell_decode, then as CREATE_CELL (as a cellapp).
+ *  10  GHOST_DATA: mc_ghost_head_decode, then each (index, value) as a ghost takes it: the
+ *      index a ghosted cell property of Probe, props_decode_one into a fresh cell struct.
+ *  11  GHOST_DELETE: mc_ghost_delete_decode.
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -30,6 +33,7 @@
 #include "common/value_json.h"
 #include "entity/move_wire.h"
 #include "entity/restore_wire.h"
+#include "entity/ghost_wire.h"
 #include "entity/wire.h"
 #include "game.h"
 
@@ -48,6 +52,8 @@ enum {
     SEL_MIGRATE_END,
     SEL_CELL_COPY,
     SEL_RESTORE_CELL,
+    SEL_GHOST_DATA,
+    SEL_GHOST_DELETE,
     SEL_COUNT
 };
 
@@ -364,6 +370,59 @@ static void fuzz_restore_cell(const uint8_t *data, size_t size)
     fuzz_create_cell(data + 4, size - 4);
 }
 
+static void fuzz_ghost_data(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    mc_ghost_head h;
+    char why[256] = "";
+    if (!mc_ghost_head_decode(&is, &h, why, sizeof why)) {
+        refused(why);
+        return;
+    }
+    if (h.entity_id <= 0 || h.space_id <= 0)
+        die("GHOST_DATA", "an id that should have been refused");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_ghost_head_encode(&os, &h);
+    mc_istream again;
+    mc_istream_init(&again, os.data, os.size);
+    mc_ghost_head h2;
+    if (!mc_ghost_head_decode(&again, &h2, why, sizeof why) || !mc_istream_done(&again) ||
+        h2.entity_id != h.entity_id || h2.space_id != h.space_id || h2.type != h.type ||
+        h2.nprops != h.nprops || !vec_equal(h2.position, h.position) ||
+        !vec_equal(h2.direction, h.direction))
+        die("GHOST_DATA", "the head does not round-trip");
+    mc_ostream_free(&os);
+    const mc_entity_type_def *td = mc_defs_type(defs, Probe_TYPE_ID);
+    void *props = part_new(MC_PART_CELL);
+    for (uint16_t k = 0; k < h.nprops && k < 64; k++) {
+        uint16_t index = mc_read_u16(&is);
+        if (!mc_istream_ok(&is) || index >= td->nprops || !td->props[index].ghosted ||
+            td->props[index].part_index[MC_PART_CELL] < 0)
+            break;
+        if (probe_type()->props_decode_one(defs, MC_PART_CELL, props, index, &is, why,
+                                           sizeof why) != MC_CALL_OK) {
+            refused(why);
+            break;
+        }
+    }
+    part_free(MC_PART_CELL, props);
+}
+
+static void fuzz_ghost_delete(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    char why[256] = "";
+    bool ok = mc_ghost_delete_decode(&is, &id, why, sizeof why);
+    if (ok != (size >= 4 && id > 0))
+        die("GHOST_DELETE", "accepted what it should refuse, or the reverse");
+    if (!ok)
+        refused(why);
+}
+
 static void fuzz_destroy_cell(const uint8_t *data, size_t size)
 {
     mc_istream is;
@@ -381,8 +440,8 @@ static void fuzz_migrate(const uint8_t *data, size_t size)
     mc_migrate_head h;
     char why[256] = "";
     if (!mc_migrate_decode(defs, &is, &h, why, sizeof why)) {
-        if (h.timers || h.ntimers)
-            die("CELL_MIGRATE refused but left timers", why);
+        if (h.timers || h.ntimers || h.told || h.ntold)
+            die("CELL_MIGRATE refused but left timers or a view", why);
         refused(why);
         return;
     }
@@ -399,7 +458,9 @@ static void fuzz_migrate(const uint8_t *data, size_t size)
         h2.cell.entity_id != h.cell.entity_id || h2.cell.near_id != h.cell.near_id ||
         h2.witness != h.witness || memcmp(&h2.radius, &h.radius, sizeof h.radius) != 0 ||
         h2.ntimers != h.ntimers ||
-        (h.ntimers && memcmp(h2.timers, h.timers, h.ntimers * sizeof *h.timers) != 0))
+        (h.ntimers && memcmp(h2.timers, h.timers, h.ntimers * sizeof *h.timers) != 0) ||
+        h2.handover != h.handover || h2.ntold != h.ntold ||
+        (h.ntold && memcmp(h2.told, h.told, h.ntold * sizeof *h.told) != 0))
         die("CELL_MIGRATE", "the head does not round-trip");
     mc_migrate_free(&h2);
     mc_migrate_free(&h);
@@ -580,6 +641,30 @@ static void write_seeds(const char *dir)
     write_cell_props(&os, "copied");
     seed_file(dir, "cell_copy", SEL_CELL_COPY, &os);
 
+    /* a ghost of a Probe with its one ghosted property (hp), and its deletion */
+    mc_ostream_reset(&os);
+    const mc_entity_type_def *gtd = mc_defs_type(defs, Probe_TYPE_ID);
+    uint16_t ghosted = 0;
+    for (size_t i = 0; i < gtd->nprops; i++)
+        ghosted += gtd->props[i].ghosted && gtd->props[i].part_index[MC_PART_CELL] >= 0;
+    mc_ghost_head ghh = {.entity_id = 4097, .type = Probe_TYPE_ID, .space_id = 8193,
+                         .position = {-3, 0, 2}, .direction = {1, 0, 0}, .nprops = ghosted};
+    mc_ghost_head_encode(&os, &ghh);
+    void *gp = part_new(MC_PART_CELL);
+    char gwhy[256];
+    for (size_t i = 0; i < gtd->nprops; i++)
+        if (gtd->props[i].ghosted && gtd->props[i].part_index[MC_PART_CELL] >= 0) {
+            mc_write_u16(&os, gtd->props[i].index);
+            if (probe_type()->props_encode_one(defs, MC_PART_CELL, gp, gtd->props[i].index, &os,
+                                               gwhy, sizeof gwhy) != MC_CALL_OK)
+                die("seed", gwhy);
+        }
+    part_free(MC_PART_CELL, gp);
+    seed_file(dir, "ghost_data", SEL_GHOST_DATA, &os);
+    mc_ostream_reset(&os);
+    mc_ghost_delete_encode(&os, 4097);
+    seed_file(dir, "ghost_delete", SEL_GHOST_DELETE, &os);
+
     mc_ostream_reset(&os);
     mc_cell_gone_head gh = {.entity_id = 4097, .why = MC_CELL_GONE_SPACE,
                             .position = {4, 5, 6}};
@@ -687,6 +772,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case SEL_RESTORE_CELL:
         fuzz_restore_cell(data, size);
+        break;
+    case SEL_GHOST_DATA:
+        fuzz_ghost_data(data, size);
+        break;
+    case SEL_GHOST_DELETE:
+        fuzz_ghost_delete(data, size);
         break;
     default:
         fuzz_migrate_end(data, size);

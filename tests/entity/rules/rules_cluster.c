@@ -34,15 +34,18 @@ static pid_t start_server(rc_cluster *c, const char *role, const char *addr, con
     snprintf(gopt, sizeof gopt, "--game=%s", MC_PROBE_GAME);
     bool base = strcmp(role, "baseapp") == 0;
     char *argv[] = {(char *)h_bin(role, bin, sizeof bin), internal, mopt, ropt, gopt,
-                    base ? external : NULL, NULL};
+                    base ? external : NULL, base && c->base_opt[0] ? c->base_opt : NULL, NULL};
     pid_t pid = h_spawn(argv, log);
     ck_assert_int_gt(pid, 0);
     return pid;
 }
 
-void rc_start(rc_cluster *c, int nbase, int ncell)
+void rc_start(rc_cluster *c, int nbase, int ncell) { rc_start_opt(c, nbase, ncell, NULL); }
+
+void rc_start_opt(rc_cluster *c, int nbase, int ncell, const char *base_opt)
 {
     memset(c, 0, sizeof *c);
+    snprintf(c->base_opt, sizeof c->base_opt, "%s", base_opt ? base_opt : "");
     ck_assert(nbase <= RC_MAX && ncell <= RC_MAX);
     c->nbase = nbase;
     c->ncell = ncell;

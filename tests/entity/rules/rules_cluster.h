@@ -20,11 +20,14 @@ typedef struct {
     char base_name[RC_MAX][16], cell_name[RC_MAX][16];
     char log_mgr[600], log_base[RC_MAX][600], log_cell[RC_MAX][600];
     int nbase, ncell;
+    char base_opt[128]; /* one more option every baseapp gets ("" none) */
 } rc_cluster;
 
 /* Start a manager, nbase baseapps and ncell cellapps (each registered and holding entity
  * ids when this returns; fails the test otherwise). */
 void rc_start(rc_cluster *c, int nbase, int ncell);
+/* The same, every baseapp started with one more option (e.g. "--restoreLostCells=false"). */
+void rc_start_opt(rc_cluster *c, int nbase, int ncell, const char *base_opt);
 /* SIGTERM every process (servers first, the manager last) and check each exits 0 within
  * 30 s (an ASan leak report makes the exit code non-zero). */
 void rc_stop(rc_cluster *c);

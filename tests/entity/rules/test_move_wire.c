@@ -73,7 +73,39 @@ START_TEST(a_migrating_cell_round_trips)
     ck_assert_int_eq(memcmp(d.timers, t, sizeof t), 0);
     ck_assert_uint_eq(mc_istream_remaining(&is), 1);
     ck_assert_uint_eq(mc_read_u8(&is), 0xAB);
+    ck_assert(!d.handover);
     mc_migrate_free(&d);
+
+    /* an offloaded witness's view handed over: the ids its client knows */
+    int32_t told[3] = {5, 4098, 77};
+    mc_migrate_head hv = head(t, 2);
+    hv.handover = true;
+    hv.told = told;
+    hv.ntold = 3;
+    mc_ostream ov;
+    mc_ostream_init(&ov);
+    mc_migrate_encode(&ov, &hv);
+    mc_write_u8(&ov, 0xCD);
+    mc_istream_init(&is, ov.data, ov.size);
+    ck_assert_msg(mc_migrate_decode(defs, &is, &d, why, sizeof why), "%s", why);
+    ck_assert(d.witness && d.handover);
+    ck_assert_uint_eq(d.ntold, 3);
+    ck_assert_int_eq(memcmp(d.told, told, sizeof told), 0);
+    ck_assert_uint_eq(mc_read_u8(&is), 0xCD);
+    mc_migrate_free(&d);
+    ck_assert_ptr_null(d.told);
+    /* a handed-over id not positive, or a count beyond what follows: refused */
+    told[1] = 0;
+    mc_ostream_reset(&ov);
+    mc_migrate_encode(&ov, &hv);
+    refused(&ov, "a handed-over id 0");
+    told[1] = 4098;
+    mc_ostream_reset(&ov);
+    hv.ntold = 2;
+    mc_migrate_encode(&ov, &hv);
+    mc_store_u32(ov.data + ov.size - 12, 1000); /* the count, before the two ids */
+    refused(&ov, "a handed-over view longer than the payload");
+    mc_ostream_free(&ov);
 
     /* truncated anywhere in the head: refused */
     size_t full = os.size - 1;

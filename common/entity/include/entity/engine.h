@@ -98,6 +98,11 @@ typedef struct {
      * client too): 0 or an mc_call_status (may be NULL: such calls are refused). */
     int (*client_fan_out)(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                           const uint8_t *args, size_t len);
+    /* A control message the framework passes to the role (CELL_LAYOUT, from the manager
+     * only, on a cellapp): the protobuf payload (may be NULL: such messages are logged and
+     * dropped). */
+    void (*on_control)(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
+                       size_t len);
 } mc_role_part;
 
 /* ---- the server glue (main.c) -------------------------------------------------------- */

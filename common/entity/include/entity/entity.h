@@ -64,6 +64,10 @@ typedef struct mc_entity {
     uint64_t copy_digest;         /* digest of the CELL_COPY last sent to its base (0: none;
                                    * cellapp/src/cell_copy.c) */
 
+    bool is_ghost;                /* cellapp: a ghost of a real on another cellapp (no
+                                   * timers, hooks or base; calls go to the real) */
+    void *ghost_data;             /* cellapp: real: where its ghosts are; ghost: its real's
+                                   * cellapp (cellapp/src/ghosts.c) */
     void *watch_ctx;              /* the engine's per-entity watcher contexts */
     void *role_data;              /* the role's own per-entity state (cellapp: AoI) */
     struct mc_entity *next_in_bucket;

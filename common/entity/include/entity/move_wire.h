@@ -56,12 +56,21 @@ typedef struct {
     float radius, hysteresis; /* its own AoI radius (0: the cellapp's) */
     mc_migrate_timer *timers; /* heap (decoder) or the caller's (encoder) */
     size_t ntimers;
+    /* An offloaded witness's view handed over (flags bit 1, only with bit 0): the ids its
+     * client was introduced to, so that the new cellapp goes on from them and the client
+     * hears nothing of the move. */
+    bool handover;
+    int32_t *told;            /* heap (decoder) or the caller's (encoder) */
+    size_t ntold;
 } mc_migrate_head;
+/* The most ids a handed-over view carries. */
+#define MC_MIGRATE_TOLD_MAX 100000u
 
 /* CELL_MIGRATE up to the cell properties (which follow as the part stream of the type). */
 void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h);
 /* False (the reason in why, nothing held) when malformed: the CREATE_CELL head's rules, a
- * near id of 0, flags other than bit 0, a radius or hysteresis negative or not finite, more
+ * near id of 0, flags other than bits 0 and 1 (bit 1 without bit 0), more than
+ * MC_MIGRATE_TOLD_MAX handed-over ids or an id not positive, a radius or hysteresis negative or not finite, more
  * than MC_MIGRATE_TIMERS_MAX timers, a timer id of 0 or repeated, times beyond
  * MC_MIGRATE_TIMER_US_MAX. The stream is left at the cell properties; free with
  * mc_migrate_free. */

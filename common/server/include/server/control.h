@@ -15,6 +15,8 @@
  *   9   GLOBAL_REGISTER    process -> manager, request   GlobalEntry -> GlobalReply
  *   10  GLOBAL_DEREGISTER  process -> manager, request   GlobalEntry -> GlobalReply
  *   11  GLOBAL_LOOKUP      anyone -> manager, request    GlobalLookup -> GlobalReply
+ *   20  SPACE_NOTICE       cellapp -> manager            SpaceNotice
+ *   21  CELL_LAYOUT        manager -> cellapp            CellLayout
  *
  * Ids 12..31 are free for the framework; roles use 32 and up.
  */
@@ -35,7 +37,12 @@ enum {
     MC_CTL_GLOBAL_REGISTER = 9,
     MC_CTL_GLOBAL_DEREGISTER = 10,
     MC_CTL_GLOBAL_LOOKUP = 11,
+    MC_CTL_SPACE_NOTICE = 20,
+    MC_CTL_CELL_LAYOUT = 21,
 };
+
+/* Cells of a space (docs/WORLD.md "Cells"): the most cells a CellLayout may carry. */
+#define MC_CELLS_PER_SPACE_MAX 256u
 
 /* Entity id ranges: the most a process may ask for at once. */
 #define MC_ID_RANGE_MAX_COUNT 65536u

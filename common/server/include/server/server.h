@@ -71,7 +71,8 @@ typedef struct {
     void (*on_ready)(mc_server *s, void *ctx);
     /* Another process was born or died (manager's notification). */
     void (*on_peer_event)(mc_server *s, void *ctx, const Mc__Control__ProcessEvent *ev);
-    /* Control messages for the role (manager only). */
+    /* Control messages for the role (the manager's; and CELL_LAYOUT, taken only from the
+     * manager, for a cellapp). */
     mc_server_control_fn on_control;
     /* A peer's channel died (the manager uses it to mark a process dead). */
     void (*on_channel_dead)(mc_server *s, void *ctx, const char *peer_addr);
@@ -152,6 +153,9 @@ int mc_server_ask_watcher(mc_server *s, const char *addr,
 /* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
  * to that address (one-way). Returns 0 or a negative mercury status. */
 int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg);
+/* The same to the manager (MC_ERR_STATE on the manager itself, or before an address is
+ * known). */
+int mc_server_send_manager(mc_server *s, uint8_t msg_id, const void *msg);
 /* Ask the manager (on the channel to it): every process (QUERY_ALL), the live processes
  * of a role (QUERY_BY_ROLE), one by name (QUERY_BY_NAME), the least-loaded live process of
  * a role (QUERY_LEAST_LOADED). fn is called exactly once: with the reply (status QUERY_OK,

@@ -1,0 +1,610 @@
+/* Reals and ghosts (docs/WORLD.md "Reals and ghosts", BigWorld's real and ghost entities):
+ * every cell entity is real on one cellapp; each cellapp whose cell of the space lies within
+ * the ghost distance (aoiRadius + aoiHysteresis + --ghostMargin) of it holds a ghost of it:
+ * its type, position, direction and ghosted properties, kept current by the real's cellapp
+ * every view-update period (GHOST_DATA when something changed, GHOST_DELETE when it went
+ * out of range or left). Ghosts sit in their space's grid like reals, so witnesses see them
+ * the same; they run no timers and no hooks, have no base, and a call reaching one is sent
+ * on to its real. */
+#include "cell_layout.h"
+#include "cellapp.h"
+#include "common/log.h"
+#include "entity/ghost_wire.h"
+#include "entity/wire.h"
+#include "server/control.h"
+
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A real's ghosts: the cellapps holding one, and the digest of what they were last sent. */
+typedef struct {
+    mc_address *at;
+    size_t n, cap;
+    uint64_t digest;
+} ghost_out;
+
+/* A ghost: where its real is. */
+typedef struct {
+    mc_address real;
+} ghost_in;
+
+typedef struct cell_ghosts {
+    mc_engine *e;
+    struct event *tick_ev;
+    double margin;          /* --ghostMargin */
+    double offload_hysteresis; /* --offloadHysteresis */
+    uint64_t offloads, offload_failures;
+    mc_ostream scratch;
+    uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
+    uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
+} cell_ghosts;
+
+static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
+static cell_ghosts *gh(mc_engine *e) { return state(e)->ghosts; }
+
+static bool log_ok(uint64_t n) { return n <= 10 || n % 1000 == 0; }
+
+/* --- the real's side -------------------------------------------------------------------- */
+
+static double ghost_distance(mc_engine *e)
+{
+    cell_state *cs = state(e);
+    return (double)cs->aoi.radius + (double)cs->aoi.hysteresis + gh(e)->margin;
+}
+
+/* Distance on the x/z plane from (x, z) to a cell's rectangle (0 inside). */
+static double rect_distance(const cell_rect *r, double x, double z)
+{
+    double dx = x < r->x_min ? r->x_min - x : x >= r->x_max ? x - r->x_max : 0;
+    double dz = z < r->z_min ? r->z_min - z : z >= r->z_max ? z - r->z_max : 0;
+    return sqrt(dx * dx + dz * dz);
+}
+
+static uint64_t digest(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static bool out_has(const ghost_out *g, const mc_address *a, size_t *at)
+{
+    for (size_t i = 0; g && i < g->n; i++)
+        if (mc_address_equal(&g->at[i], a)) {
+            if (at)
+                *at = i;
+            return true;
+        }
+    return false;
+}
+
+static void send_delete(mc_engine *e, const mc_address *to, int32_t id)
+{
+    cell_ghosts *g = gh(e);
+    uint8_t buf[4];
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_ghost_delete_encode(&os, id);
+    memcpy(buf, os.data, 4);
+    mc_ostream_free(&os);
+    if (mc_engine_send(e, to, MC_MSG_GHOST_DELETE, buf, sizeof buf) == MC_CALL_OK)
+        g->deletes++;
+    else
+        g->send_failures++;
+}
+
+/* The real's GHOST_DATA into g->scratch (false: its properties do not encode). */
+static bool encode_data(mc_engine *e, mc_entity *ent)
+{
+    cell_ghosts *g = gh(e);
+    mc_ostream *os = &g->scratch;
+    mc_ostream_reset(os);
+    uint16_t n = 0;
+    for (size_t i = 0; i < ent->td->nprops; i++)
+        if (ent->td->props[i].ghosted && ent->td->props[i].part_index[MC_PART_CELL] >= 0)
+            n++;
+    mc_ghost_head h = {.entity_id = ent->id, .type = ent->type, .space_id = ent->space->id,
+                       .position = ent->position, .direction = ent->direction, .nprops = n};
+    mc_ghost_head_encode(os, &h);
+    char why[MC_REASON_MAX];
+    for (size_t i = 0; i < ent->td->nprops; i++) {
+        const mc_def_property *p = &ent->td->props[i];
+        if (!p->ghosted || p->part_index[MC_PART_CELL] < 0)
+            continue;
+        mc_write_u16(os, p->index);
+        if (ent->gt->props_encode_one(mc_engine_defs(e), MC_PART_CELL, ent->props, p->index, os,
+                                      why, sizeof why) != MC_CALL_OK)
+            return false;
+    }
+    return mc_ostream_ok(os);
+}
+
+/* One real of a split space: its ghosts made, updated, deleted. */
+static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, double keep)
+{
+    cell_ghosts *g = gh(e);
+    ghost_out *go = ent->ghost_data;
+    const cell_layout *l = sp->layout;
+    mc_address want[MC_CELLS_PER_SPACE_MAX];
+    bool is_new[MC_CELLS_PER_SPACE_MAX];
+    size_t nw = 0;
+    for (size_t i = 0; l && l->own >= 0 && i < l->n; i++) {
+        if ((int)i == l->own)
+            continue;
+        double d = rect_distance(&l->cells[i], ent->position.x, ent->position.z);
+        bool has = out_has(go, &l->cells[i].addr, NULL);
+        if (d <= dist || (has && d <= keep)) {
+            is_new[nw] = !has;
+            want[nw++] = l->cells[i].addr;
+        }
+    }
+    /* ghosts no longer wanted (out of range, or their cellapp serves no cell now) go */
+    for (size_t i = 0; go && i < go->n;) {
+        bool keep_it = false;
+        for (size_t j = 0; j < nw && !keep_it; j++)
+            keep_it = mc_address_equal(&go->at[i], &want[j]);
+        if (keep_it) {
+            i++;
+            continue;
+        }
+        send_delete(e, &go->at[i], ent->id);
+        go->at[i] = go->at[--go->n];
+    }
+    if (!nw)
+        return;
+    if (!go) {
+        go = calloc(1, sizeof *go);
+        if (!go)
+            return;
+        ent->ghost_data = go;
+    }
+    if (!encode_data(e, ent)) {
+        g->send_failures++;
+        return;
+    }
+    uint64_t d = digest(g->scratch.data, g->scratch.size);
+    bool changed = d != go->digest;
+    go->digest = d;
+    for (size_t j = 0; j < nw; j++) {
+        if (!is_new[j] && !changed)
+            continue;
+        if (mc_engine_send(e, &want[j], MC_MSG_GHOST_DATA, g->scratch.data, g->scratch.size) !=
+            MC_CALL_OK) {
+            g->send_failures++;
+            continue;
+        }
+        g->bytes_out += g->scratch.size;
+        if (!is_new[j]) {
+            g->updates++;
+            continue;
+        }
+        if (go->n == go->cap) {
+            size_t cap = go->cap ? go->cap * 2 : 4;
+            mc_address *a = realloc(go->at, cap * sizeof *a);
+            if (!a) {
+                send_delete(e, &want[j], ent->id);
+                continue;
+            }
+            go->at = a;
+            go->cap = cap;
+        }
+        go->at[go->n++] = want[j];
+        g->made++;
+    }
+}
+
+/* A real outside its cellapp's cell by more than the hysteresis (or in a space where this
+ * cellapp serves no cell) moves to the cellapp whose cell holds it, when that one holds its
+ * ghost (so that it has the space and a cell to arrive next to). */
+static void maybe_offload(mc_engine *e, mc_space *sp, mc_entity *ent)
+{
+    cell_ghosts *g = gh(e);
+    const cell_layout *l = sp->layout;
+    if (!l || l->n < 2)
+        return;
+    float x = ent->position.x, z = ent->position.z;
+    if (l->own >= 0) {
+        const cell_rect *own = &l->cells[l->own];
+        if (cell_rect_contains(own, x, z) || rect_distance(own, x, z) <= g->offload_hysteresis)
+            return;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        if ((int)i == l->own || !cell_rect_contains(&l->cells[i], x, z))
+            continue;
+        if (!out_has(ent->ghost_data, &l->cells[i].addr, NULL))
+            return; /* its ghost is on the way there: next time */
+        int rc = cell_move_offload(e, ent, &l->cells[i].addr);
+        if (rc == MC_CALL_OK) {
+            g->offloads++;
+        } else if (log_ok(++g->offload_failures)) {
+            MC_WARNING("%s %d could not be offloaded: %s", ent->td->name, (int)ent->id,
+                       mc_call_status_name(rc));
+        }
+        return;
+    }
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    mc_engine *e = ctx;
+    cell_state *cs = state(e);
+    double dist = ghost_distance(e), keep = dist + cs->aoi.hysteresis;
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        for (size_t i = 0; i < sp->n; i++) {
+            mc_entity *ent = sp->entities[i];
+            /* reals only; a moving one keeps its ghosts as they are until it has left */
+            if (ent->is_ghost || ent->move_state || ent->in_reap)
+                continue;
+            if (!sp->layout && !ent->ghost_data)
+                continue; /* a space served whole: nothing to do */
+            real_tick(e, sp, ent, dist, keep);
+            maybe_offload(e, sp, ent);
+        }
+    }
+}
+
+void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
+{
+    if (!ent->ghost_data || !gh(e))
+        return;
+    if (ent->is_ghost) {
+        free(ent->ghost_data);
+        gh(e)->held--;
+    } else {
+        ghost_out *go = ent->ghost_data;
+        for (size_t i = 0; i < go->n; i++)
+            if (!mc_engine_freeing(e))
+                send_delete(e, &go->at[i], ent->id);
+        free(go->at);
+        free(go);
+    }
+    ent->ghost_data = NULL;
+}
+
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
+{
+    cell_ghosts *g = gh(e);
+    ghost_in *gi = calloc(1, sizeof *gi);
+    if (!g || !gi)
+        return -1;
+    gi->real = *real;
+    ghost_out *go = ent->ghost_data;
+    if (go) {
+        /* its ghosts on third cellapps go (the new real ghosts them again where they are
+         * wanted, from its first tick); the new cellapp's is the real now */
+        for (size_t i = 0; i < go->n; i++)
+            if (!mc_address_equal(&go->at[i], real))
+                send_delete(e, &go->at[i], ent->id);
+        free(go->at);
+        free(go);
+    }
+    mc_engine_drop_timers(e, ent);
+    ent->ghost_data = gi;
+    ent->is_ghost = true;
+    bool witness = false;
+    float r = 0, h = 0;
+    if (cell_aoi_settings(ent, &witness, &r, &h) && witness) {
+        mc_call_frame f;
+        mc_engine_frame(e, &f, ent);
+        cell_aoi_set_witness(&f.ctx, false);
+    }
+    /* a real no more here: the space's count of reals follows */
+    if (ent->space && ent->space->nreal) {
+        ent->space->nreal--;
+        if (!ent->space->nreal && cell_cells_keeps(ent->space))
+            cell_cells_notice(e, ent->space->id, false, true);
+    }
+    g->held++;
+    return 0;
+}
+
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old)
+{
+    (void)e;
+    if (ent->is_ghost || ent->ghost_data)
+        return 0;
+    ghost_out *go = calloc(1, sizeof *go);
+    mc_address *at = go ? malloc(sizeof *at) : NULL;
+    if (!at) {
+        free(go);
+        return -1;
+    }
+    *at = *old;
+    go->at = at;
+    go->n = go->cap = 1;
+    go->digest = 0; /* sent (or deleted) at the first tick */
+    ent->ghost_data = go;
+    return 0;
+}
+
+/* --- the ghosts' side ------------------------------------------------------------------- */
+
+static void discard_ghost(mc_engine *e, mc_entity *ent)
+{
+    ent->gone_why = -1;
+    mc_engine_discard_entity(e, ent); /* on_destroy: out of its space, state freed */
+}
+
+void cell_ghosts_make_way(mc_engine *e, int32_t id)
+{
+    mc_entity *ent = mc_engine_find(e, id);
+    if (ent && ent->is_ghost) {
+        gh(e)->deleted++;
+        discard_ghost(e, ent);
+    }
+}
+
+/* GHOST_DATA and GHOST_DELETE come only from live cellapps. */
+static bool from_cellapp(mc_engine *e, const mc_origin *o)
+{
+    return !o->local &&
+           mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_CELLAPP);
+}
+
+static void refuse(mc_engine *e, const mc_origin *o, const char *what, const char *why)
+{
+    cell_ghosts *g = gh(e);
+    g->refused++;
+    char a[MC_ADDRESS_STRLEN];
+    if (log_ok(g->refused))
+        MC_WARNING("%s from %s refused: %s (%llu so far)", what,
+                   mc_address_format(&o->addr, a, sizeof a), why,
+                   (unsigned long long)g->refused);
+}
+
+/* The ghosted properties of a GHOST_DATA into ent (false with why). */
+static bool read_props(mc_engine *e, mc_entity *ent, uint16_t n, mc_istream *is, char *why,
+                       size_t whylen)
+{
+    for (uint16_t k = 0; k < n; k++) {
+        uint16_t index = mc_read_u16(is);
+        if (!mc_istream_ok(is) || index >= ent->td->nprops || !ent->td->props[index].ghosted ||
+            ent->td->props[index].part_index[MC_PART_CELL] < 0) {
+            snprintf(why, whylen, "property %u of %s is not a ghosted cell property",
+                     (unsigned)index, ent->td->name);
+            return false;
+        }
+        if (ent->gt->props_decode_one(mc_engine_defs(e), MC_PART_CELL, ent->props, index, is,
+                                      why, whylen) != MC_CALL_OK)
+            return false;
+    }
+    if (!mc_istream_done(is)) {
+        snprintf(why, whylen, "trailing bytes");
+        return false;
+    }
+    return true;
+}
+
+void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    cell_ghosts *g = gh(e);
+    char why[MC_REASON_MAX] = "";
+    mc_ghost_head h;
+    if (!from_cellapp(e, o)) {
+        refuse(e, o, "GHOST_DATA", "not from a live cellapp");
+        return;
+    }
+    if (!mc_ghost_head_decode(is, &h, why, sizeof why)) {
+        refuse(e, o, "GHOST_DATA", why);
+        return;
+    }
+    mc_space *sp = space_find(e, h.space_id);
+    if (!sp) {
+        g->stale++; /* this cellapp serves no cell of it (any more) */
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, h.entity_id);
+    if (ent && (!ent->is_ghost || ent->in_reap)) {
+        g->stale++; /* the real is here now (it moved here): a late word from its old place */
+        return;
+    }
+    if (ent && ent->type != h.type) {
+        refuse(e, o, "GHOST_DATA", "the ghost's type changed");
+        return;
+    }
+    bool made = false;
+    if (!ent) {
+        ent = mc_engine_new_entity(e, h.type, h.entity_id, why, sizeof why);
+        if (!ent) {
+            refuse(e, o, "GHOST_DATA", why);
+            return;
+        }
+        ent->gone_why = -1; /* no base to tell, ever */
+        ent->is_ghost = true;
+        ghost_in *gi = calloc(1, sizeof *gi);
+        if (!gi) {
+            mc_engine_discard_entity(e, ent);
+            return;
+        }
+        ent->ghost_data = gi;
+        g->held++;
+        made = true;
+    }
+    ((ghost_in *)ent->ghost_data)->real = o->addr; /* the latest real's cellapp */
+    if (!read_props(e, ent, h.nprops, is, why, sizeof why)) {
+        refuse(e, o, "GHOST_DATA", why);
+        if (made)
+            discard_ghost(e, ent);
+        return;
+    }
+    ent->direction = h.direction;
+    if (made) {
+        ent->position = h.position;
+        if (space_add(e, sp, ent) != 0) {
+            discard_ghost(e, ent);
+            return;
+        }
+        g->created++;
+        return;
+    }
+    if (ent->space != sp && space_move(e, ent, sp) != 0) {
+        discard_ghost(e, ent);
+        return;
+    }
+    if (ent->position.x != h.position.x || ent->position.y != h.position.y ||
+        ent->position.z != h.position.z) {
+        ent->position = h.position;
+        cell_aoi_moved(e, ent);
+    }
+    g->updated++;
+}
+
+void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    cell_ghosts *g = gh(e);
+    char why[MC_REASON_MAX] = "";
+    int32_t id;
+    if (!from_cellapp(e, o)) {
+        refuse(e, o, "GHOST_DELETE", "not from a live cellapp");
+        return;
+    }
+    if (!mc_ghost_delete_decode(is, &id, why, sizeof why) || !mc_istream_done(is)) {
+        refuse(e, o, "GHOST_DELETE", why[0] ? why : "trailing bytes");
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    if (!ent || !ent->is_ghost || ent->in_reap ||
+        !mc_address_equal(&((ghost_in *)ent->ghost_data)->real, &o->addr)) {
+        g->stale++; /* a real here now, or a ghost another cellapp keeps current */
+        return;
+    }
+    g->deleted++;
+    discard_ghost(e, ent);
+}
+
+void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
+                             const mc_call_header *h, const uint8_t *args, size_t len)
+{
+    ghost_in *gi = ent->ghost_data;
+    mc_mailbox_ref to;
+    if (mc_mailbox_ref_init(&to, h->entity_id, gi->real.ip, gi->real.port,
+                            mc_salt_component(h->salt), mc_salt_type(h->salt)) != 0) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_MAILBOX,
+                         "cannot forward a call to the real of ghost %d", (int)ent->id);
+        return;
+    }
+    gh(e)->forwarded++;
+    mc_engine_relay(e, o, &to, h->method, h->caller_id, args, len);
+}
+
+void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n)
+{
+    if (ent->is_ghost && ent->ghost_data && n >= MC_ADDRESS_STRLEN)
+        mc_address_format(&((ghost_in *)ent->ghost_data)->real, out, n);
+}
+
+void cell_ghosts_on_peer_death(mc_engine *e, const char *addr)
+{
+    mc_address a;
+    if (!gh(e) || mc_address_parse(addr, &a) != MC_OK)
+        return;
+    size_t n = 0;
+    mc_entity **all = mc_entity_table_snapshot(mc_engine_table(e), &n);
+    for (size_t i = 0; all && i < n; i++) {
+        mc_entity *ent = all[i];
+        if (ent->is_ghost && ent->ghost_data &&
+            mc_address_equal(&((ghost_in *)ent->ghost_data)->real, &a)) {
+            gh(e)->deleted++;
+            discard_ghost(e, ent); /* its real may come back restored, here or elsewhere */
+        } else if (!ent->is_ghost && ent->ghost_data) {
+            ghost_out *go = ent->ghost_data;
+            size_t at;
+            if (out_has(go, &a, &at))
+                go->at[at] = go->at[--go->n];
+        }
+    }
+    free(all);
+}
+
+/* --- set up ----------------------------------------------------------------------------- */
+
+static void get_hyst(void *ctx, mc_watch_value *out)
+{
+    out->as.f = ((cell_ghosts *)ctx)->offload_hysteresis;
+}
+
+static bool set_hyst(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    if (!(v->as.f >= 0 && v->as.f <= 1000)) {
+        snprintf(why, whylen, "not within 0..1000");
+        return false;
+    }
+    ((cell_ghosts *)ctx)->offload_hysteresis = v->as.f;
+    return true;
+}
+
+int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
+{
+    cell_state *cs = state(e);
+    cell_ghosts *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    cs->ghosts = g;
+    g->e = e;
+    mc_ostream_init(&g->scratch);
+    g->margin = mc_config_get_float(mc_server_config(mc_engine_server(e)), "ghostMargin");
+    if (!(g->margin >= 0 && g->margin <= 10000)) {
+        snprintf(err, errlen, "--ghostMargin: %g is not within 0..10000", g->margin);
+        return -1;
+    }
+    g->offload_hysteresis =
+        mc_config_get_float(mc_server_config(mc_engine_server(e)), "offloadHysteresis");
+    if (!(g->offload_hysteresis >= 0 && g->offload_hysteresis <= 1000)) {
+        snprintf(err, errlen, "--offloadHysteresis: %g is not within 0..1000",
+                 g->offload_hysteresis);
+        return -1;
+    }
+    g->tick_ev = event_new(mc_server_event_base(mc_engine_server(e)), -1, EV_PERSIST, on_tick, e);
+    uint32_t hz = cs->aoi.hz ? cs->aoi.hz : 10;
+    struct timeval tv = {0, (suseconds_t)(1000000 / hz)};
+    if (!g->tick_ev || event_add(g->tick_ev, &tv) != 0) {
+        snprintf(err, errlen, "cannot start the ghosts' timer");
+        return -1;
+    }
+    mc_watchers *w = mc_server_watchers(mc_engine_server(e));
+    struct {
+        const char *path;
+        uint64_t *v;
+    } c[] = {{"ghosts/made", &g->made},          {"ghosts/updates", &g->updates},
+             {"ghosts/deletes", &g->deletes},    {"ghosts/bytesOut", &g->bytes_out},
+             {"ghosts/sendFailures", &g->send_failures},
+             {"ghosts/held", &g->held},          {"ghosts/created", &g->created},
+             {"ghosts/updated", &g->updated},    {"ghosts/deleted", &g->deleted},
+             {"ghosts/refused", &g->refused},    {"ghosts/stale", &g->stale},
+             {"ghosts/forwarded", &g->forwarded},
+             {"ghosts/offloads", &g->offloads},
+             {"ghosts/offloadFailures", &g->offload_failures}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
+            snprintf(err, errlen, "cannot publish %s", c[i].path);
+            return -1;
+        }
+    if (mc_watch_add(w, "ghosts/offloadHysteresis", MC_WATCH_FLOAT, MC_WATCH_READ_WRITE,
+                     get_hyst, set_hyst, g) != MC_WATCH_OK) {
+        snprintf(err, errlen, "cannot publish ghosts/offloadHysteresis");
+        return -1;
+    }
+    return 0;
+}
+
+void cell_ghosts_free(mc_engine *e)
+{
+    cell_state *cs = state(e);
+    cell_ghosts *g = cs ? cs->ghosts : NULL;
+    if (!g)
+        return;
+    if (g->tick_ev)
+        event_free(g->tick_ev);
+    mc_ostream_free(&g->scratch);
+    free(g);
+    cs->ghosts = NULL;
+}

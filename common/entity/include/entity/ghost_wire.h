@@ -1,0 +1,46 @@
+/* Ghosts (docs/WORLD.md "Reals and ghosts"): the messages a real's cellapp sends the
+ * cellapps whose cells lie within the ghost distance of it, encoded and decoded in one
+ * place.
+ *
+ *   id  message       direction               payload
+ *   70  GHOST_DATA    cellapp -> cellapp       i32 entity id, u16 type, i32 space id, 6 x f32
+ *                                              position and direction, u16 n, then n x (u16
+ *                                              property index, value): the entity's ghosted
+ *                                              cell properties (CELL_PUBLIC, OTHER_CLIENTS,
+ *                                              ALL_CLIENTS, CELL_PUBLIC_AND_OWN), every one;
+ *                                              the ghost is made, or brought up to date
+ *   71  GHOST_DELETE  cellapp -> cellapp       i32 entity id: the ghost goes
+ *
+ * Decoders take bytes from a peer: they check everything, never abort, and say why in one
+ * line when they refuse. */
+#ifndef MC_ENTITY_GHOST_WIRE_H
+#define MC_ENTITY_GHOST_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/game_module.h"
+#include "common/stream.h"
+
+enum {
+    MC_MSG_GHOST_DATA = 70,
+    MC_MSG_GHOST_DELETE = 71,
+};
+
+/* GHOST_DATA up to the properties (u16 n, then n x (index, value) follow). */
+typedef struct {
+    int32_t entity_id;
+    uint16_t type;
+    int32_t space_id;
+    mc_vector3 position, direction;
+    uint16_t nprops;
+} mc_ghost_head;
+void mc_ghost_head_encode(mc_ostream *os, const mc_ghost_head *h);
+/* False (the reason in why) when malformed: short, an entity or space id not positive, a
+ * position or direction not finite. The stream is left at the first property. */
+bool mc_ghost_head_decode(mc_istream *is, mc_ghost_head *h, char *why, size_t whylen);
+void mc_ghost_delete_encode(mc_ostream *os, int32_t entity_id);
+bool mc_ghost_delete_decode(mc_istream *is, int32_t *entity_id, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,49 @@
+/* GHOST_DATA and GHOST_DELETE (entity/ghost_wire.h). */
+#include "entity/ghost_wire.h"
+#include "entity/wire.h"
+
+#include <stdio.h>
+
+void mc_ghost_head_encode(mc_ostream *os, const mc_ghost_head *h)
+{
+    mc_write_i32(os, h->entity_id);
+    mc_write_u16(os, h->type);
+    mc_write_i32(os, h->space_id);
+    mc_write_vec3(os, h->position);
+    mc_write_vec3(os, h->direction);
+    mc_write_u16(os, h->nprops);
+}
+
+bool mc_ghost_head_decode(mc_istream *is, mc_ghost_head *h, char *why, size_t whylen)
+{
+    h->entity_id = mc_read_i32(is);
+    h->type = mc_read_u16(is);
+    h->space_id = mc_read_i32(is);
+    if (!mc_istream_ok(is) || !mc_read_vec3(is, &h->position) ||
+        !mc_read_vec3(is, &h->direction)) {
+        snprintf(why, whylen, "malformed GHOST_DATA: short, or a position that is not finite");
+        mc_istream_fail(is);
+        return false;
+    }
+    h->nprops = mc_read_u16(is);
+    if (!mc_istream_ok(is) || h->entity_id <= 0 || h->space_id <= 0) {
+        snprintf(why, whylen, "malformed GHOST_DATA: short, or entity %d, space %d",
+                 (int)h->entity_id, (int)h->space_id);
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}
+
+void mc_ghost_delete_encode(mc_ostream *os, int32_t entity_id) { mc_write_i32(os, entity_id); }
+
+bool mc_ghost_delete_decode(mc_istream *is, int32_t *entity_id, char *why, size_t whylen)
+{
+    *entity_id = mc_read_i32(is);
+    if (!mc_istream_ok(is) || *entity_id <= 0) {
+        snprintf(why, whylen, "malformed GHOST_DELETE: short, or entity %d", (int)*entity_id);
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}

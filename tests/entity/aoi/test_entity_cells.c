@@ -1,0 +1,591 @@
+/* Cells through real processes (a manager, a baseapp and two cellapps running the Probe
+ * game; docs/WORLD.md "Cells"): a space starts as one cell on the cellapp that holds it; the
+ * operator's command/splitSpace gives the other cellapp the half x >= 0 (or x >= AT), both
+ * cellapps hear the layout (their own cell and their neighbour's), the new one keeps the
+ * space while it is empty, and each counts its entities outside its cell; bad splits are
+ * refused; the other cellapp's death merges its cell back; the last entity's going ends the
+ * space on both cellapps and at the manager. */
+#include "harness.h"
+#include "rules_cluster.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 20000
+
+static void wait_value(rc_cluster *c, const char *proc, const char *path, const char *want)
+{
+    if (!rc_wait_value(c, proc, path, want, WAIT_MS)) {
+        char v[4096] = "";
+        rc_get(c, v, sizeof v, proc, path);
+        ck_abort_msg("%s %s: no '%s' in %s", proc, path, want, v);
+    }
+}
+
+/* Poll until proc's integer at path equals want. */
+static void wait_int_eq(rc_cluster *c, const char *proc, const char *path, long long want)
+{
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        char v[256];
+        if (rc_get(c, v, sizeof v, proc, path) == 0 && rc_int(c, proc, path) == want)
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("%s %s: %lld, want %lld", proc, path, rc_int(c, proc, path), want);
+}
+
+/* A Probe with a cell in a new space: its id, the cellapp holding it (index), its space. */
+static int32_t probe_in_new_space(rc_cluster *c, int *holder, int32_t *space)
+{
+    int32_t id = rc_create_probe(c, "baseapp01", "p");
+    char out[512], p[96], v[4096];
+    rc_entity_call(c, "baseapp01", id, "makeCell", "[null]", out, sizeof out);
+    ck_assert_str_eq(out, "[]");
+    snprintf(p, sizeof p, "entities/%d/props/events", (int)id);
+    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
+                  (int)id);
+    snprintf(p, sizeof p, "entities/%d/space", (int)id);
+    for (int i = 0; i < c->ncell; i++)
+        if (rc_get(c, v, sizeof v, c->cell_name[i], p) == 0) {
+            *holder = i;
+            *space = (int32_t)rc_int(c, c->cell_name[i], p);
+            return id;
+        }
+    ck_abort_msg("no cellapp holds entity %d", (int)id);
+    return 0;
+}
+
+static int split(rc_cluster *c, char *out, size_t n, const char *space, const char *to,
+                 const char *at)
+{
+    return rc_call(c, out, n, "manager", "command/splitSpace", space, to, at);
+}
+
+/* Boundaries stay where they are split (no load balancing): for tests of exact positions. */
+static void fixed_boundaries(rc_cluster *c)
+{
+    char v[512];
+    ck_assert_int_eq(h_watcher(v, sizeof v, c->manager, "set", "manager", "cells/balanceMs", "0",
+                               NULL),
+                     0);
+}
+
+START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], want[256], out[4096];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+
+    /* one cell, the whole plane, on the cellapp holding it */
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
+    wait_value(&c, "manager", p, want);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, A, p, "whole");
+    snprintf(p, sizeof p, "spaces/%d/outsideCell", (int)space);
+    ck_assert_int_eq(rc_int(&c, A, p), 0);
+
+    /* bad splits are refused */
+    ck_assert_int_ne(split(&c, out, sizeof out, "abc", NULL, NULL), 0);
+    ck_assert_int_ne(split(&c, out, sizeof out, "999999", NULL, NULL), 0);
+    ck_assert_msg(strstr(out, "no space"), "%s", out);
+    ck_assert_int_ne(split(&c, out, sizeof out, sp, "baseapp01", NULL), 0);
+    ck_assert_msg(strstr(out, "not a live cellapp"), "%s", out);
+    ck_assert_int_ne(split(&c, out, sizeof out, sp, A, NULL), 0);
+    ck_assert_msg(strstr(out, "serves the space already"), "%s", out);
+    ck_assert_int_ne(split(&c, out, sizeof out, sp, B, "nan"), 0);
+
+    /* split at x = 10: B serves x >= 10 */
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "10") == 0, "%s", out);
+    snprintf(want, sizeof want, "%s serves x[10,inf) z[-inf,inf)", B);
+    ck_assert_msg(strstr(out, want), "%s", out);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, A, p, "x[-inf,10) z[-inf,inf)");
+    wait_value(&c, B, p, "x[10,inf) z[-inf,inf)");
+    snprintf(p, sizeof p, "spaces/%d/cells", (int)space);
+    ck_assert_int_eq(rc_int(&c, A, p), 2);
+    ck_assert_int_eq(rc_int(&c, B, p), 2);
+    snprintf(p, sizeof p, "spaces/%d/neighbours", (int)space);
+    wait_value(&c, A, p, c.cell_addr[1 - h]);
+    wait_value(&c, B, p, c.cell_addr[h]);
+    /* B keeps the space although no real is in it: only a's ghost (a at the origin lies
+     * within the ghost distance of B's cell) */
+    wait_int_eq(&c, B, "ghosts/held", 1);
+    snprintf(p, sizeof p, "spaces/%d/entities", (int)space);
+    ck_assert_int_eq(rc_int(&c, B, p), 1);
+    ck_assert_int_ge(rc_int(&c, "manager", "cells/splits"), 1);
+    ck_assert_int_ge(rc_int(&c, "manager", "cells/layoutsSent"), 2);
+    ck_assert_int_ge(rc_int(&c, A, "cells/layouts"), 1);
+    ck_assert_int_ge(rc_int(&c, B, "cells/layouts"), 1);
+
+    /* the entity walks into B's cell, within a hysteresis made wide: A counts it outside its
+     * own and keeps it */
+    char hv[256];
+    ck_assert_int_eq(h_watcher(hv, sizeof hv, c.manager, "set", A, "ghosts/offloadHysteresis",
+                               "1000", NULL),
+                     0);
+    char args[64];
+    snprintf(args, sizeof args, "[25, 3]");
+    rc_entity_call(&c, A, a, "moveTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    snprintf(p, sizeof p, "spaces/%d/outsideCell", (int)space);
+    ck_assert_int_eq(rc_int(&c, A, p), 1);
+    rc_entity_call(&c, A, a, "moveTo", "[-5, 3]", out, sizeof out);
+    ck_assert_int_eq(rc_int(&c, A, p), 0);
+
+    /* B dies: its cell merges into A's, which is whole again */
+    h_kill(c.cell[1 - h], SIGKILL);
+    ck_assert_int_ge(h_wait_exit(c.cell[1 - h], 10000), -1);
+    c.cell[1 - h] = -1;
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
+    wait_value(&c, "manager", p, want);
+    snprintf(p, sizeof p, "spaces/%d/cells", (int)space);
+    wait_int_eq(&c, A, p, 1);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, A, p, "x[-inf,inf) z[-inf,inf)");
+    ck_assert_int_ge(rc_int(&c, "manager", "cells/merges"), 1);
+    ck_assert_int_eq(rc_int(&c, A, "cells/malformed"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(the_last_entity_going_ends_the_space_on_both_cellapps)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    wait_value(&c, "manager", p, A);
+    /* default: the least loaded cellapp not serving it (B), at x = 0 */
+    ck_assert_msg(split(&c, out, sizeof out, sp, NULL, NULL) == 0, "%s", out);
+    ck_assert_msg(strstr(out, B) && strstr(out, "x[0,inf)"), "%s", out);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, B, p, "x[0,inf) z[-inf,inf)");
+    ck_assert_int_eq(rc_int(&c, B, "spaces/count"), 1);
+    /* no other cellapp left to split onto */
+    ck_assert_int_ne(split(&c, out, sizeof out, sp, NULL, NULL), 0);
+    ck_assert_msg(strstr(out, "every live cellapp serves"), "%s", out);
+
+    /* the only entity goes: A's part is empty, so is B's: the manager ends the space and
+     * both let it go */
+    rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
+    wait_int_eq(&c, A, "spaces/count", 0);
+    wait_int_eq(&c, B, "spaces/count", 0);
+    wait_int_eq(&c, "manager", "cells/spaceCount", 0);
+    ck_assert_int_ge(rc_int(&c, A, "cells/notices"), 2); /* entities here, empty */
+    ck_assert_int_ge(rc_int(&c, B, "cells/notices"), 1); /* gone */
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/ended"), 1);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/noticesRefused"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
+static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
+{
+    char v[512];
+    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
+    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
+    v[strlen(v) - 1] = '\0';
+    snprintf(out, n, "%s", v + 1);
+}
+
+/* A CELL mailbox of entity id naming the process at addr (type from a CELL mailbox JSON of
+ * the same entity). */
+static void mailbox_at(char *out, size_t n, int32_t id, const char *addr, const char *cell)
+{
+    const char *t = strstr(cell, "\"type\":");
+    ck_assert_ptr_nonnull(t);
+    snprintf(out, n, "{\"id\":%d,\"addr\":\"%s\",\"component\":\"CELL\",\"type\":%d}",
+             (int)id, addr, atoi(t + 7));
+}
+
+static void ent_path(char *out, size_t n, int32_t id, const char *rest)
+{
+    snprintf(out, n, "entities/%d/%s", (int)id, rest);
+}
+
+/* Poll until proc has no entity id (a ghost deleted). */
+static void wait_gone(rc_cluster *c, const char *proc, int32_t id)
+{
+    char p[96], v[1024];
+    ent_path(p, sizeof p, id, "type");
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        if (rc_get(c, v, sizeof v, proc, p) != 0)
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("%s still holds entity %d", proc, (int)id);
+}
+
+/* Poll until proc's value at path does not contain text. */
+static void wait_without(rc_cluster *c, const char *proc, const char *path, const char *text)
+{
+    char v[4096] = "";
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        rc_value(c, proc, path, v, sizeof v);
+        if (!strstr(v, text))
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("%s %s: still '%s' in %s", proc, path, text, v);
+}
+
+START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    const char *a_addr = c.cell_addr[h], *b_addr = c.cell_addr[1 - h];
+    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-5, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    rc_entity_call(&c, A, a, "note", "[\"private\"]", out, sizeof out);
+    rc_entity_call(&c, A, a, "setHp", "[42]", out, sizeof out);
+    /* w: a second real in the same space, on A */
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = rc_create_probe(&c, "baseapp01", "w");
+    snprintf(args, sizeof args, "[%s]", cell_a);
+    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
+    ent_path(p, sizeof p, w, "props/events");
+    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    ent_path(p, sizeof p, w, "space");
+    ck_assert_int_eq(rc_int(&c, A, p), space);
+
+    /* no split, no ghosts */
+    ck_assert_int_eq(rc_int(&c, A, "ghosts/made"), 0);
+    /* split at x = 0: both reals lie within the ghost distance of B's cell */
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    wait_int_eq(&c, B, "ghosts/held", 2);
+    ent_path(p, sizeof p, a, "real");
+    wait_value(&c, B, p, a_addr);
+    ent_path(p, sizeof p, a, "real");
+    wait_value(&c, A, p, "here");
+    ent_path(p, sizeof p, a, "position");
+    wait_value(&c, B, p, "-5 0 0");
+    /* the ghost has what others may see (hp, ALL_CLIENTS), not what they may not (the
+     * CELL_PRIVATE note) */
+    ent_path(p, sizeof p, a, "props/hp");
+    wait_value(&c, B, p, "42");
+    ent_path(p, sizeof p, a, "props/cellNote");
+    char v[256];
+    rc_value(&c, B, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"\"");
+    rc_value(&c, A, p, v, sizeof v);
+    ck_assert_str_eq(v, "\"private\"");
+    snprintf(p, sizeof p, "spaces/%d/entities", (int)space);
+    ck_assert_int_eq(rc_int(&c, B, p), 2);
+    /* a change on the real reaches its ghost */
+    rc_entity_call(&c, A, a, "setHp", "[43]", out, sizeof out);
+    ent_path(p, sizeof p, a, "props/hp");
+    wait_value(&c, B, p, "43");
+    ck_assert_int_ge(rc_int(&c, A, "ghosts/updates"), 1);
+
+    /* w goes real on B (a teleport next to a's ghost there): A holds w's ghost now */
+    char near_a[512];
+    mailbox_at(near_a, sizeof near_a, a, b_addr, cell_a);
+    snprintf(args, sizeof args, "[%s, 5, 0]", near_a);
+    rc_entity_call(&c, A, w, "teleportTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ent_path(p, sizeof p, w, "real");
+    wait_value(&c, B, p, "here");
+    wait_value(&c, A, p, b_addr);
+    ent_path(p, sizeof p, w, "position");
+    wait_value(&c, A, p, "5 0 0");
+
+    /* witnesses on both sides see across the boundary: a (real on A) sees w's ghost, w
+     * (real on B) sees a's ghost */
+    ck_assert_int_eq(rc_int(&c, A, "cells/malformed"), 0);
+    rc_entity_call(&c, A, a, "watch", "[1, 30, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    rc_entity_call(&c, B, w, "watch", "[1, 30, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_value(&c, A, p, ids);
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)a);
+    wait_value(&c, B, p, ids);
+
+    /* calls to w's ghost on A reach the real on B, all, in order */
+    char cell_w[512], ghost_w[512];
+    cell_json(&c, w, cell_w, sizeof cell_w);
+    mailbox_at(ghost_w, sizeof ghost_w, w, a_addr, cell_w);
+    snprintf(args, sizeof args, "[%s, 300, 1]", ghost_w);
+    rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
+    ck_assert_str_eq(out, "[]");
+    ent_path(p, sizeof p, w, "props/cellSeen");
+    ck_assert_msg(rc_wait_int_at_least(&c, B, p, 300, WAIT_MS), "w saw %lld of 300",
+                  rc_int(&c, B, p));
+    ent_path(p, sizeof p, w, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, B, p), 0);
+    /* (by the forwarding entry w's teleport left on A, or by the ghost itself) */
+    ck_assert_int_ge(rc_int(&c, A, "ghosts/forwarded") + rc_int(&c, A, "moves/forwarded"), 300);
+
+    /* the real moves: its ghost follows; out of the ghost distance, the ghost goes and a's
+     * view loses it */
+    rc_entity_call(&c, B, w, "moveTo", "[12, 1]", out, sizeof out);
+    ent_path(p, sizeof p, w, "position");
+    wait_value(&c, A, p, "12 0 1");
+    rc_entity_call(&c, B, w, "moveTo", "[300, 1]", out, sizeof out);
+    wait_gone(&c, A, w);
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_without(&c, A, p, ids);
+    ck_assert_int_ge(rc_int(&c, B, "ghosts/deletes"), 1);
+    /* and back within it: a ghost again */
+    rc_entity_call(&c, B, w, "moveTo", "[20, 1]", out, sizeof out);
+    ent_path(p, sizeof p, w, "real");
+    wait_value(&c, A, p, b_addr);
+
+    /* a real destroyed: its ghost goes */
+    rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
+    wait_gone(&c, B, a);
+    ck_assert_int_eq(rc_int(&c, A, "ghosts/refused"), 0);
+    ck_assert_int_eq(rc_int(&c, B, "ghosts/refused"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* Index of the cellapp holding entity id real. */
+static int real_holder(rc_cluster *c, int32_t id)
+{
+    char p[96], v[256];
+    ent_path(p, sizeof p, id, "real");
+    for (int i = 0; i < c->ncell; i++)
+        if (c->cell[i] > 0 && rc_get(c, v, sizeof v, c->cell_name[i], p) == 0 &&
+            strstr(v, "here"))
+            return i;
+    return -1;
+}
+
+/* Poll until cellapp i holds entity id real. */
+static void wait_real_on(rc_cluster *c, int32_t id, int i)
+{
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        if (real_holder(c, id) == i)
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("entity %d never became real on %s", (int)id, c->cell_name[i]);
+}
+
+START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordered)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32], via[512];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-20, 0]", out, sizeof out);
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = rc_create_probe(&c, "baseapp01", "w");
+    snprintf(args, sizeof args, "[%s]", cell_a);
+    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
+    ent_path(p, sizeof p, w, "props/events");
+    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    rc_entity_call(&c, A, w, "moveTo", "[-3, 0]", out, sizeof out);
+    rc_entity_call(&c, A, w, "setHp", "[7]", out, sizeof out);
+    /* a, on A's side, watches: w stays in its view whichever cellapp holds it */
+    rc_entity_call(&c, A, a, "watch", "[1, 40, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_value(&c, A, p, ids);
+    /* w watches too: a is in its view */
+    rc_entity_call(&c, A, w, "watch", "[1, 40, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    char a_ids[32];
+    snprintf(a_ids, sizeof a_ids, "%d", (int)a);
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    wait_value(&c, A, p, a_ids);
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, B, p, "x[0,inf)");
+    ck_assert(rc_wait_int_at_least(&c, B, "ghosts/held", 2, WAIT_MS));
+    /* what the witnesses' clients were sent so far (two ENTERs of themselves, one of each
+     * other): an offload with a handed-over view sends no more */
+    long long enters = rc_int(&c, A, "world/enters") + rc_int(&c, B, "world/enters");
+
+    /* w crosses the boundary back and forth; calls through its base stream on meanwhile */
+    char cell_w[512];
+    cell_json(&c, w, cell_w, sizeof cell_w);
+    const char *t = strstr(cell_w, "\"type\":");
+    snprintf(via, sizeof via,
+             "{\"id\":%d,\"addr\":\"%s\",\"component\":\"CELL_VIA_BASE\",\"type\":%d}",
+             (int)w, c.base_addr[0], atoi(t + 7));
+    int sent = 0, at = h;
+    for (int round = 0; round < 6; round++) {
+        snprintf(args, sizeof args, "[%s, 100, %d]", via, sent + 1);
+        rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
+        sent += 100;
+        /* within the hysteresis: it stays */
+        const char *near = at == h ? "[2, 0]" : "[-2, 0]";
+        rc_entity_call(&c, c.cell_name[at], w, "moveTo", near, out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+        snprintf(args, sizeof args, "[%s, 100, %d]", via, sent + 1);
+        rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
+        sent += 100;
+        const char *far = at == h ? "[8, 0]" : "[-8, 0]";
+        rc_entity_call(&c, c.cell_name[at], w, "moveTo", far, out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+        snprintf(args, sizeof args, "[%s, 100, %d]", via, sent + 1);
+        rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
+        sent += 100;
+        at = 1 - at;
+        wait_real_on(&c, w, at);
+        /* its base's cell mailbox follows */
+        ent_path(p, sizeof p, w, "cell");
+        ck_assert(rc_wait_value(&c, "baseapp01", p, c.cell_addr[at], WAIT_MS));
+        /* the other side holds its ghost, with what others may see */
+        ent_path(p, sizeof p, w, "real");
+        wait_value(&c, c.cell_name[1 - at], p, c.cell_addr[at]);
+    }
+    ent_path(p, sizeof p, w, "props/cellSeen");
+    ck_assert_msg(rc_wait_int_at_least(&c, c.cell_name[at], p, sent, WAIT_MS),
+                  "w saw %lld of %d", rc_int(&c, c.cell_name[at], p), sent);
+    ck_assert_int_eq(rc_int(&c, c.cell_name[at], p), sent);
+    ent_path(p, sizeof p, w, "props/cellOrderErrors");
+    ck_assert_int_eq(rc_int(&c, c.cell_name[at], p), 0);
+    ent_path(p, sizeof p, w, "props/hp");
+    wait_value(&c, c.cell_name[at], p, "7");
+    wait_value(&c, c.cell_name[1 - at], p, "7");
+    ck_assert_int_ge(rc_int(&c, A, "ghosts/offloads") + rc_int(&c, B, "ghosts/offloads"), 6);
+    ck_assert_int_ge(rc_int(&c, A, "moves/in") + rc_int(&c, B, "moves/in"), 6);
+    /* w's view went with it: its game heard a enter once and never leave, its client was
+     * sent no ENTER again (nor was a's), and a is in its view where it is now */
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    wait_value(&c, c.cell_name[at], p, a_ids);
+    ent_path(p, sizeof p, w, "props/aoiEvents");
+    char wv[4096], plus[48];
+    rc_value(&c, c.cell_name[at], p, wv, sizeof wv);
+    snprintf(plus, sizeof plus, "+%d;", (int)a);
+    ck_assert_msg(strstr(wv, plus) && !strstr(strstr(wv, plus) + 1, plus), "w's events: %s", wv);
+    snprintf(plus, sizeof plus, "-%d;", (int)a);
+    ck_assert_msg(!strstr(wv, plus), "w's events: %s", wv);
+    ck_assert_int_eq(rc_int(&c, A, "world/enters") + rc_int(&c, B, "world/enters"), enters);
+    /* a's view never lost it (it is there now, and a never heard it leave) */
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    wait_value(&c, A, p, ids);
+    char v[4096];
+    ent_path(p, sizeof p, a, "props/aoiEvents");
+    rc_value(&c, A, p, v, sizeof v);
+    char left[48];
+    snprintf(left, sizeof left, "-%d;", (int)w);
+    ck_assert_msg(!strstr(v, left), "a saw w leave: %s", v);
+    /* one real, one ghost */
+    int reals = 0;
+    for (int i = 0; i < 2; i++) {
+        ent_path(p, sizeof p, w, "real");
+        rc_value(&c, c.cell_name[i], p, v, sizeof v);
+        reals += strstr(v, "here") != NULL;
+    }
+    ck_assert_int_eq(reals, 1);
+    rc_stop(&c);
+}
+END_TEST
+
+/* The manager moves a boundary toward the less loaded side, a little at a time; an entity it
+ * passes under is offloaded and a witness's view of it stays whole. */
+START_TEST(a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-40, 0]", out, sizeof out);
+    cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = rc_create_probe(&c, "baseapp01", "w");
+    snprintf(args, sizeof args, "[%s]", cell_a);
+    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
+    ent_path(p, sizeof p, w, "props/events");
+    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    rc_entity_call(&c, A, w, "moveTo", "[-3, 0]", out, sizeof out);
+    rc_entity_call(&c, A, a, "watch", "[1, 60, 2]", out, sizeof out);
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    snprintf(ids, sizeof ids, "%d", (int)w);
+    wait_value(&c, A, p, ids);
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, B, p, "x[0,inf)");
+    /* A is kept busy; the boundary moves into A's side, 2 m a time, a step a quarter second */
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
+                               "250", NULL),
+                     0);
+    rc_entity_call(&c, A, a, "burn", "[0.8]", out, sizeof out);
+    /* it passes under w (at x = -3, offloaded once 5 m beyond the boundary) */
+    ent_path(p, sizeof p, w, "real");
+    for (int waited = 0; waited < 60000; waited += 100) {
+        char v[256];
+        if (rc_get(&c, v, sizeof v, B, p) == 0 && strstr(v, "here"))
+            break;
+        h_sleep_ms(100);
+    }
+    rc_entity_call(&c, A, a, "burn", "[0]", out, sizeof out);
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
+                               "0", NULL),
+                     0);
+    wait_value(&c, B, p, "here");
+    ck_assert_int_ge(rc_int(&c, "manager", "cells/balanceMoves"), 3);
+    /* the layout both cellapps hold moved: A's cell ends below -8 */
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    char v[256];
+    rc_value(&c, A, p, v, sizeof v);
+    ck_assert_msg(strncmp(v, "\"x[-inf,-", 9) == 0 || strncmp(v, "x[-inf,-", 8) == 0, "%s", v);
+    /* a's view of w never broke */
+    ent_path(p, sizeof p, a, "aoi/viewIds");
+    wait_value(&c, A, p, ids);
+    ent_path(p, sizeof p, a, "props/aoiEvents");
+    char ev[4096], left[48];
+    rc_value(&c, A, p, ev, sizeof ev);
+    snprintf(left, sizeof left, "-%d;", (int)w);
+    ck_assert_msg(!strstr(ev, left), "a saw w leave: %s", ev);
+    rc_stop(&c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("entity_cells");
+    TCase *tc = tcase_create("cells");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies);
+    tcase_add_test(tc, the_last_entity_going_ends_the_space_on_both_cellapps);
+    tcase_add_test(tc, reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real);
+    tcase_add_test(tc, a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordered);
+    tcase_add_test(tc, a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return h_run_suite(suite()); }
