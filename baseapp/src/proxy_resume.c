@@ -9,6 +9,7 @@
  * onClientDeath runs only when it passes without the client coming back. RESUME_PREPARE (a
  * live loginapp only) names the entity, serial and account; a match gets a session issued as
  * PREPARE_LOGIN's, marked as a resumption, and the serial is spent at once (single use). */
+#include "backup.h"
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/client_wire.h"
@@ -104,6 +105,9 @@ static void issue(base_clients *bc, proxy_client *pc, mc_entity *ent)
         snprintf(rs->account, sizeof rs->account, "%s", pc->account);
         bc->st.tickets++;
         pc->ticket_renew_at = mc_clock_now_us() + bc->ticket_ms * MC_US_PER_MS / 2;
+        /* the base's backup carries the serial: sent at once, so that a restore of it just
+         * after a login or a giveClientTo lets the client resume (not a period later) */
+        backup_send_now(bc->e, ent->id);
     } else if (!rs->serial && !rs->account[0]) {
         drop_state(bc, ent->id); /* a new state that never had a ticket */
     }
