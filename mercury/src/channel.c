@@ -443,6 +443,11 @@ static mc_time_us fast_delay(const mc_channel *ch)
     return d < ch->nub->cfg.min_resend_delay_us ? ch->nub->cfg.min_resend_delay_us : d;
 }
 
+/* Time from t to now; 0 when t is later (a time read after the caller read `now`: the
+ * timer's `now` is taken once for every channel, and a packet may arrive or go meanwhile).
+ * Never an unsigned wrap that would make a channel look silent for 584,000 years. */
+static mc_time_us since(mc_time_us now, mc_time_us t) { return now > t ? now - t : 0; }
+
 void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
 {
     (void)timer;
@@ -452,7 +457,7 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
     mc_time_us delay = resend_delay(ch);
     /* The age rule only applies while acknowledgements have stopped making progress: while
      * they flow, the newer-acked rule finds losses without guessing at queueing delay. */
-    bool stalled = now - ch->last_ack_progress >= delay;
+    bool stalled = since(now, ch->last_ack_progress) >= delay;
     /* Interactive traffic (few packets in flight, e.g. a message per tick): a sparse stream
      * has too few later packets for the newer-acked rule and keeps acks flowing, so the
      * stalled age rule would wait for the next packets' acks or 2 x RTT. Here a packet is
@@ -469,10 +474,10 @@ void mc_channel_check_resends(mc_channel *ch, mc_time_us now, bool timer)
         mc_unacked *e = slot(ch, ch->tx_head);
         bool lost = e->tx_order + MC_REORDER_TOLERANCE <= ch->highest_acked_tx;
         uint32_t backoff = e->resends < 5 ? e->resends : 5;
-        bool old = stalled && now - e->last_sent >= (delay << backoff);
+        bool old = stalled && since(now, e->last_sent) >= (delay << backoff);
         bool alive = e->resends == 0 || ch->last_received > e->last_sent ||
-                     now - ch->last_received < ch->nub->cfg.keepalive_interval_us + fast;
-        bool late = interactive && alive && now - e->last_sent >= fast;
+                     since(now, ch->last_received) < ch->nub->cfg.keepalive_interval_us + fast;
+        bool late = interactive && alive && since(now, e->last_sent) >= fast;
         if (!lost && !old && !late)
             break;
         if (unproven(ch)) {
@@ -632,11 +637,11 @@ void mc_channel_tick(mc_channel *ch, mc_time_us now)
     if (ch->tx_head != MC_NIL)
         mc_channel_check_resends(ch, now, true);
     pump_overflow(ch, now);
-    if (now - ch->last_received >= ch->inactivity_timeout) {
+    if (since(now, ch->last_received) >= ch->inactivity_timeout) {
         char a[MC_ADDRESS_STRLEN];
         MC_WARNING("channel %s: nothing received for %.1f s; channel is dead",
                    mc_address_format(&ch->addr, a, sizeof a),
-                   (double)(now - ch->last_received) / 1e6);
+                   (double)since(now, ch->last_received) / 1e6);
         ch->dead = true;
         ch->death_reason = MC_CHANNEL_DEATH_INACTIVITY;
         return;
@@ -646,7 +651,7 @@ void mc_channel_tick(mc_channel *ch, mc_time_us now)
         ch->death_reason = MC_CHANNEL_DEATH_INACTIVITY; /* not reported: condemned */
         return;
     }
-    if (now - ch->last_sent >= ch->nub->cfg.keepalive_interval_us) {
+    if (since(now, ch->last_sent) >= ch->nub->cfg.keepalive_interval_us) {
         mc_packet *p = mc_packet_alloc(ch->nub);
         if (p)
             transmit_unreliable(ch, p, now);
