@@ -54,7 +54,7 @@ static const char *res_dir(void)
 /* Copy from to a temporary file beside to, then rename it over to (as a build does). */
 static void install(const char *from, const char *to)
 {
-    char tmp[800], cmd[2000];
+    char tmp[800], cmd[4096];
     snprintf(tmp, sizeof tmp, "%s.new", to);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s' && mv -f '%s' '%s'", from, tmp, tmp, to);
     ck_assert_msg(system(cmd) == 0, "%s", cmd);

@@ -126,7 +126,7 @@ static int reload_now(mc_engine *e, const char *path, char *why, size_t whylen)
                  r->nretired, (unsigned)r->retired_max);
         return -1;
     }
-    char copy[64], err[600];
+    char copy[64], err[PATH_MAX + 700];
     int fd = private_copy(path, copy, sizeof copy, err, sizeof err);
     if (fd < 0) {
         snprintf(why, whylen, "%s", err);
@@ -188,7 +188,7 @@ static void on_reload_event(evutil_socket_t sock, short what, void *ctx)
     r->done = NULL;
     if (!done)
         return;
-    char why[800];
+    char why[2 * PATH_MAX + 1024];
     if (reload_now(e, r->want_path, why, sizeof why) != 0) {
         r->failures++;
         MC_WARNING("game module reload refused, the running one stays: %s", why);
