@@ -147,7 +147,8 @@ static void create_account(prepare_op *op)
     memset(val, 0, sizeof val);
     for (size_t i = 0; i < td->nprops; i++) {
         const mc_def_property *p = &td->props[i];
-        if (p->identifier && p->part_index[MC_PART_BASE] >= 0 &&
+        /* the identifier, on the base or in the cellData (an Identifier on the cell) */
+        if (p->identifier &&
             (p->type->kind == MC_TYPE_STRING || p->type->kind == MC_TYPE_UNICODE_STRING)) {
             if (mc_value_set_bytes(&val[0], p->type->kind, op->name, strlen(op->name)) != 0)
                 break;

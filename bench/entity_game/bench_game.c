@@ -72,7 +72,6 @@ static void pump_one_way(const mc_call_ctx *call, Bench_base *self);
 static void on_sync(const mc_call_ctx *call, void *ud, int status, uint32_t seen,
                     uint32_t order_errors)
 {
-    (void)ud;
     Bench_base *self = mc_self(call);
     if (!self || self->state != STATE_RUNNING)
         return;
@@ -119,7 +118,6 @@ static int send_rtt(const mc_call_ctx *call, Bench_base *self);
 
 static void on_rtt(const mc_call_ctx *call, void *ud, int status, uint32_t seq)
 {
-    (void)ud;
     Bench_base *self = mc_self(call);
     if (!self || self->state != STATE_RUNNING)
         return;
@@ -170,14 +168,12 @@ int Bench_base_makeCell(const mc_call_ctx *call, Bench_base *self)
 
 int Bench_base_onGetCell(const mc_call_ctx *call, Bench_base *self)
 {
-    (void)call;
     self->hasCell = 1;
     return 0;
 }
 
 int Bench_base_onLoseCell(const mc_call_ctx *call, Bench_base *self)
 {
-    (void)call;
     self->hasCell = 0;
     if (self->state == STATE_RUNNING)
         fail(call, self, MC_CALL_ERR_NO_ENTITY);
@@ -186,8 +182,6 @@ int Bench_base_onLoseCell(const mc_call_ctx *call, Bench_base *self)
 
 int Bench_base_onCreateCellFailure(const mc_call_ctx *call, Bench_base *self, const char *reason)
 {
-    (void)call;
-    (void)reason;
     self->lastError = MC_CALL_ERR_UNAVAILABLE;
     return 0;
 }
@@ -246,7 +240,6 @@ int Bench_base_report(const mc_call_ctx *call, Bench_base *self, int32_t *out_st
                       double *out_elapsedUs, double *out_p50Us, double *out_p99Us,
                       double *out_maxUs)
 {
-    (void)call;
     *out_state = self->state;
     *out_hasCell = self->hasCell;
     *out_done = self->answered;
@@ -263,8 +256,6 @@ int Bench_base_report(const mc_call_ctx *call, Bench_base *self, int32_t *out_st
 
 int Bench_base_onDestroy(const mc_call_ctx *call, Bench_base *self)
 {
-    (void)call;
-    (void)self;
     free(run_.samples);
     memset(&run_, 0, sizeof run_);
     return 0;
@@ -274,7 +265,6 @@ int Bench_base_onDestroy(const mc_call_ctx *call, Bench_base *self)
 
 int Bench_cell_reset(const mc_call_ctx *call, Bench_cell *self)
 {
-    (void)call;
     self->seen = self->last = self->orderErrors = 0;
     self->sum = 0;
     return 0;
@@ -282,7 +272,6 @@ int Bench_cell_reset(const mc_call_ctx *call, Bench_cell *self)
 
 int Bench_cell_hit(const mc_call_ctx *call, Bench_cell *self, uint32_t seq, float x)
 {
-    (void)call;
     if (seq != self->last + 1)
         self->orderErrors++;
     self->last = seq;
@@ -294,7 +283,6 @@ int Bench_cell_hit(const mc_call_ctx *call, Bench_cell *self, uint32_t seq, floa
 int Bench_cell_sync(const mc_call_ctx *call, Bench_cell *self, uint32_t upTo, uint32_t *out_seen,
                     uint32_t *out_orderErrors)
 {
-    (void)call;
     if (upTo != self->last)
         self->orderErrors++;
     *out_seen = self->seen;
@@ -304,7 +292,6 @@ int Bench_cell_sync(const mc_call_ctx *call, Bench_cell *self, uint32_t upTo, ui
 
 int Bench_cell_rtt(const mc_call_ctx *call, Bench_cell *self, uint32_t seq, uint32_t *out_seq)
 {
-    (void)call;
     self->seen++;
     *out_seq = seq;
     return 0;

@@ -16,6 +16,7 @@ function(mc_add_game_module name)
     ${res}/entities.xml ${res}/entity_defs/*.def ${res}/entity_defs/*.xml)
   add_custom_command(
     OUTPUT ${gen}/game_module.c ${gen}/game_types.c ${gen}/game_client.c ${gen}/game.h
+           ${gen}/game_values.c ${gen}/game_values.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
     COMMAND $<TARGET_FILE:defc> --res ${res} --out ${gen} --module ${name}
     DEPENDS defc ${def_files}
@@ -23,6 +24,10 @@ function(mc_add_game_module name)
     VERBATIM)
   add_library(${name} SHARED ${gen}/game_module.c ${gen}/game_types.c ${ARG_SOURCES})
   target_include_directories(${name} PRIVATE ${gen})
+  # Every handler and engine callback has a generated prototype: a function the game defines
+  # without one (a misspelt hook or handler) is an error, not code that never runs. Their
+  # parameters are the SDK's, not the game's choice: one a handler does not need is no error.
+  target_compile_options(${name} PRIVATE -Wmissing-prototypes -Werror -Wno-unused-parameter)
   target_link_libraries(${name} PRIVATE mc_defs)
   set_target_properties(${name} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
   # Only mc_game_module_get is visible: the static libraries linked in stay private.
@@ -47,7 +52,8 @@ function(mc_add_game_client name)
   file(GLOB_RECURSE def_files CONFIGURE_DEPENDS
     ${res}/entities.xml ${res}/entity_defs/*.def ${res}/entity_defs/*.xml)
   add_custom_command(
-    OUTPUT ${gen}/game_types.c ${gen}/game_client.c ${gen}/game.h
+    OUTPUT ${gen}/game_types.c ${gen}/game_client.c ${gen}/game.h ${gen}/game_values.c
+           ${gen}/game_values.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
     COMMAND $<TARGET_FILE:defc> --res ${res} --out ${gen} --module ${name}
     DEPENDS defc ${def_files}
@@ -55,6 +61,7 @@ function(mc_add_game_client name)
     VERBATIM)
   add_library(${name} STATIC ${gen}/game_types.c ${gen}/game_client.c ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${gen})
+  target_compile_options(${name} PRIVATE -Wmissing-prototypes -Werror -Wno-unused-parameter)
   target_compile_definitions(${name} PRIVATE MC_GAME_CLIENT_SIDE)
   target_link_libraries(${name} PUBLIC mc_defs)
 endfunction()

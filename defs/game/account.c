@@ -1,55 +1,73 @@
-/* Example game: the Account proxy's base handlers. */
+/* Example game: the Account proxy's base handlers.
+ *
+ * The idioms of the SDK, one per thing (docs/ENTITIES.md, "Writing a game"):
+ *   - a handler returns a status: MC_CALL_OK (0) or the failing call's;
+ *   - my own client is mc_ownClient(call), my own mailbox call->self;
+ *   - containers through their generated accessors (AVATAR_LIST_*, AVATAR_SUMMARY_*);
+ *   - entities created and loaded by type (create_Avatar_*, load_Avatar_*), with their
+ *     starting properties in an Avatar_new. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
-#include "common/entity_api.h"
 #include "game.h"
 
 #define AVATAR_NAME_MAX 32u
 
-/* The Account's own client, reached through its base. */
-static mc_mailbox_ref own_client(const mc_call_ctx *call)
-{
-    mc_mailbox_ref to = call->self;
-    mc_mailbox_ref_set_component(&to, MC_COMPONENT_CLIENT);
-    return to;
-}
-
+/* The index of the Account's avatar of that name, or -1. */
 static int find_avatar(const Account_base *self, const char *name)
 {
-    for (uint32_t i = 0; i < self->avatars.as.list.count; i++) {
-        const mc_value *summary = &self->avatars.as.list.items[i];
-        if (!strcmp(summary->as.list.items[0].as.bytes.data, name))
+    for (uint32_t i = 0; i < AVATAR_LIST_count(&self->avatars); i++) {
+        const mc_value *summary;
+        const char *have;
+        if (AVATAR_LIST_at(&self->avatars, i, &summary) == MC_CALL_OK &&
+            AVATAR_SUMMARY_get_name(summary, &have) == MC_CALL_OK && !strcmp(have, name))
             return (int)i;
     }
     return -1;
+}
+
+/* Tell the player why its choice was refused. */
+static int refuse(const mc_call_ctx *call, const char *reason)
+{
+    mc_mailbox_ref client = mc_ownClient(call);
+    return send_Account_client_onSelectFailed(call->sink, &client, reason);
+}
+
+/* A new Avatar's starting properties: every default but its name. */
+static int avatar_named(const mc_call_ctx *call, const char *name, Avatar_new *props)
+{
+    int rc = init_Avatar_new(call, props);
+    if (rc == MC_CALL_OK && (rc = mc_str_set(&props->base.name, name)) != MC_CALL_OK)
+        free_Avatar_new(props);
+    return rc;
 }
 
 /* selectAvatar: the player picks one of its avatars; it is created here and the Account
  * hands it its client (giveClientTo): the client's player is the Avatar from now on. */
 int Account_base_selectAvatar(const mc_call_ctx *call, Account_base *self, const char *name)
 {
-    mc_mailbox_ref client = own_client(call);
     if (find_avatar(self, name) < 0)
-        return send_Account_client_onSelectFailed(call->sink, &client, "no such avatar");
+        return refuse(call, "no such avatar");
     self->lastLogin = (int64_t)(mc_clock_now_us() / 1000000u);
-    mc_value v = mc_gen_str(MC_TYPE_STRING, name);
-    mc_prop_init props[] = {{"name", &v}};
+    Avatar_new props;
     mc_mailbox_ref avatar;
-    if (mc_createBaseLocally(call, "Avatar", props, 1, &avatar) != MC_CALL_OK)
-        return send_Account_client_onSelectFailed(call->sink, &client, "cannot create it");
+    int rc = avatar_named(call, name, &props);
+    if (rc != MC_CALL_OK)
+        return rc;
+    rc = create_Avatar_locally(call, &props, &avatar);
+    free_Avatar_new(&props);
+    if (rc != MC_CALL_OK)
+        return refuse(call, "cannot create it");
     self->avatar = avatar;
-    mc_mailbox_ref me = call->self;
-    mc_mailbox_ref_set_component(&me, MC_COMPONENT_BASE);
-    send_Avatar_base_setAccount(call->sink, &avatar, me);
-    return mc_giveClientTo(call, &avatar) == MC_CALL_OK ? 0 : -1;
+    send_Avatar_base_setAccount(call->sink, &avatar, call->self);
+    return mc_giveClientTo(call, &avatar);
 }
 
 /* A client has this Account as its player (it connected): it hears its avatars. */
 int Account_base_onEntitiesEnabled(const mc_call_ctx *call, Account_base *self)
 {
-    mc_mailbox_ref client = own_client(call);
+    mc_mailbox_ref client = mc_ownClient(call);
     return send_Account_client_onAvatarList(call->sink, &client, &self->avatars);
 }
 
@@ -57,7 +75,6 @@ int Account_base_onEntitiesEnabled(const mc_call_ctx *call, Account_base *self)
  * that the account can log in again. */
 int Account_base_avatarLoggedOff(const mc_call_ctx *call, Account_base *self)
 {
-    (void)self;
     return mc_destroy(call);
 }
 
@@ -65,60 +82,57 @@ int Account_base_avatarLoggedOff(const mc_call_ctx *call, Account_base *self)
  * Account goes too (written a last time when it has a database id). */
 int Account_base_onClientDeath(const mc_call_ctx *call, Account_base *self)
 {
-    (void)self;
     return mc_destroy(call);
 }
 
+/* createAvatar: a new summary in the Account's list (level 1); the client hears the list. */
 int Account_base_createAvatar(const mc_call_ctx *call, Account_base *self, const char *name,
                               const mc_value *look)
 {
-    mc_mailbox_ref client = own_client(call);
-    (void)look;
     if (!name[0] || strlen(name) > AVATAR_NAME_MAX)
-        return send_Account_client_onSelectFailed(call->sink, &client, "bad avatar name");
+        return refuse(call, "bad avatar name");
     if (find_avatar(self, name) >= 0)
-        return send_Account_client_onSelectFailed(call->sink, &client, "name taken");
-    mc_value fields[2];
-    if (mc_value_set_bytes(&fields[0], MC_TYPE_STRING, name, strlen(name)) != 0)
-        return -1;
-    fields[1] = mc_gen_uint(MC_TYPE_UINT8, 1);
-    mc_value summary = {.kind = MC_TYPE_FIXED_DICT};
-    summary.as.list.items = fields;
-    summary.as.list.count = 2;
-    int rc = mc_value_append(&self->avatars, &summary);
-    mc_value_free(&fields[0]);
-    if (rc != 0)
-        return -1;
+        return refuse(call, "name taken");
+    mc_value *summary;
+    int rc = AVATAR_LIST_append(&self->avatars, &summary);
+    if (rc != MC_CALL_OK)
+        return rc;
+    if ((rc = AVATAR_SUMMARY_set_name(summary, name)) != MC_CALL_OK ||
+        (rc = AVATAR_SUMMARY_set_level(summary, 1)) != MC_CALL_OK) {
+        AVATAR_LIST_remove(&self->avatars, AVATAR_LIST_count(&self->avatars) - 1);
+        return rc;
+    }
+    mc_mailbox_ref client = mc_ownClient(call);
     return send_Account_client_onAvatarList(call->sink, &client, &self->avatars);
 }
 
 int Account_base_getAvatarCount(const mc_call_ctx *call, Account_base *self, uint16_t *out_count)
 {
-    (void)call;
-    *out_count = (uint16_t)self->avatars.as.list.count;
-    return 0;
+    *out_count = (uint16_t)AVATAR_LIST_count(&self->avatars);
+    return MC_CALL_OK;
 }
 
-/* play: the Account creates its Avatar on the least-loaded baseapp and introduces itself. */
+/* play: the Account's Avatar exists (created or loaded): it learns its Account. */
 static void on_avatar_created(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
                               const char *reason)
 {
-    (void)ud;
-    (void)reason;
     Account_base *self = mc_self(call);
     if (!self || status != MC_CALL_OK)
         return;
     self->avatar = base;
-    mc_mailbox_ref me = call->self;
-    mc_mailbox_ref_set_component(&me, MC_COMPONENT_BASE);
-    send_Avatar_base_setAccount(call->sink, &base, me);
+    send_Avatar_base_setAccount(call->sink, &base, call->self);
 }
 
+/* A new Avatar of that name on the least-loaded baseapp. */
 static int create_avatar(const mc_call_ctx *call, const char *name)
 {
-    mc_value v = mc_gen_str(MC_TYPE_STRING, name);
-    mc_prop_init props[] = {{"name", &v}};
-    return mc_createBaseAnywhere(call, "Avatar", props, 1, on_avatar_created, NULL);
+    Avatar_new props;
+    int rc = avatar_named(call, name, &props);
+    if (rc != MC_CALL_OK)
+        return rc;
+    rc = create_Avatar_anywhere(call, &props, on_avatar_created, NULL);
+    free_Avatar_new(&props);
+    return rc;
 }
 
 /* The Avatar of that name was looked up in the database: loaded (or live already) on the
@@ -127,8 +141,6 @@ static void on_avatar_loaded(const mc_call_ctx *call, void *ud, int status, mc_m
                              int64_t dbid, bool was_live, const char *reason)
 {
     char *name = ud;
-    (void)dbid;
-    (void)was_live;
     if (status == MC_CALL_OK)
         on_avatar_created(call, NULL, status, base, reason);
     else if (status == MC_CALL_ERR_NOT_FOUND && mc_self(call))
@@ -136,17 +148,16 @@ static void on_avatar_loaded(const mc_call_ctx *call, void *ud, int status, mc_m
     free(name);
 }
 
+/* play: the Account's Avatar of that name, on the least-loaded baseapp. Avatars are
+ * persistent: the one of that name (its Identifier) is loaded if it was ever written;
+ * without a database a new one is created. */
 int Account_base_play(const mc_call_ctx *call, Account_base *self, const char *name)
 {
-    (void)self;
     if (!name[0] || strlen(name) > AVATAR_NAME_MAX)
-        return -1;
-    /* Avatars are persistent: load this one (by its Identifier, its name) if it was ever
-     * written; without a database, create it. */
+        return MC_CALL_ERR_ARGS;
     char *copy = strdup(name);
-    if (copy && mc_createBaseAnywhereFromDBByName(call, "Avatar", name, on_avatar_loaded,
-                                                  copy) == MC_CALL_OK)
-        return 0;
+    if (copy && load_Avatar_anywhere_by_name(call, name, on_avatar_loaded, copy) == MC_CALL_OK)
+        return MC_CALL_OK;
     free(copy);
-    return create_avatar(call, name) == MC_CALL_OK ? 0 : -1;
+    return create_avatar(call, name);
 }

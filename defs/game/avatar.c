@@ -1,29 +1,26 @@
-/* Example game: the Avatar's base and cell handlers. */
+/* Example game: the Avatar's base and cell handlers (the idioms: defs/game/account.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/entity_api.h"
 #include "game.h"
-#include "tagged.h"
 
-int Avatar_base_onTimer(const mc_call_ctx *call, Avatar_base *self, uint32_t arg1, int64_t arg2)
+/* Timed's onTimer (a def method that is the engine callback): the user argument is xp. */
+int Avatar_base_onTimer(const mc_call_ctx *call, Avatar_base *self, uint32_t timerId,
+                        int64_t userArg)
 {
-    (void)call;
-    (void)arg1;
-    self->xp += arg2;
-    return 0;
+    self->xp += userArg;
+    return MC_CALL_OK;
 }
 
 int Avatar_base_setAccount(const mc_call_ctx *call, Avatar_base *self, mc_mailbox_ref account)
 {
-    (void)call;
     if (!mc_mailbox_ref_is_none(&account) &&
         mc_mailbox_ref_component(&account) != MC_COMPONENT_BASE)
-        return -1;
+        return MC_CALL_ERR_MAILBOX;
     self->account = account;
-    return 0;
+    return MC_CALL_OK;
 }
 
 /* logout: the player goes back to its Account (when it has a client and the Account is on
@@ -33,7 +30,7 @@ int Avatar_base_logout(const mc_call_ctx *call, Avatar_base *self)
     if (mc_hasClient(call) && !mc_mailbox_ref_is_none(&self->account))
         mc_giveClientTo(call, &self->account);
     memset(&self->account, 0, sizeof(self->account));
-    return 0;
+    return MC_CALL_OK;
 }
 
 /* Its player went (logged off, silent, kicked): the Account is told, the cell destroyed, then
@@ -46,48 +43,45 @@ int Avatar_base_onClientDeath(const mc_call_ctx *call, Avatar_base *self)
     self->leaving = 1;
     mc_mailbox_ref cell = mc_base_cell(call);
     if (!mc_mailbox_ref_is_none(&cell))
-        return mc_destroyCellEntity(call) == MC_CALL_OK ? 0 : -1;
-    return mc_destroy(call) == MC_CALL_OK ? 0 : -1;
+        return mc_destroyCellEntity(call);
+    return mc_destroy(call);
 }
 
 /* A cell that was still being created when the player went: it goes at once. */
 int Avatar_base_onGetCell(const mc_call_ctx *call, Avatar_base *self)
 {
-    return self->leaving ? (mc_destroyCellEntity(call) == MC_CALL_OK ? 0 : -1) : 0;
+    return self->leaving ? mc_destroyCellEntity(call) : MC_CALL_OK;
 }
 
 int Avatar_base_onLoseCell(const mc_call_ctx *call, Avatar_base *self)
 {
-    return self->leaving ? (mc_destroy(call) == MC_CALL_OK ? 0 : -1) : 0;
+    return self->leaving ? mc_destroy(call) : MC_CALL_OK;
 }
 
 int Avatar_base_getName(const mc_call_ctx *call, Avatar_base *self, char **out_name)
 {
-    (void)call;
     *out_name = strdup(self->name ? self->name : "");
-    return *out_name ? 0 : -1;
+    return *out_name ? MC_CALL_OK : MC_CALL_ERR_BUSY;
 }
 
-int Avatar_cell_addTag(const mc_call_ctx *call, Avatar_cell *self, const char *arg1)
+/* Tagged's addTag: the interface's TAGS alias gives both Avatar and Space its accessors. */
+int Avatar_cell_addTag(const mc_call_ctx *call, Avatar_cell *self, const char *tag)
 {
-    (void)call;
-    return tagged_add(&self->tags, arg1);
+    return TAGS_append(&self->tags, tag);
 }
 
 /* Chat: every client that sees the speaker hears it, the speaker's own too (allClients:
  * the cellapp fans it out to the clients of the witnesses that see this entity). */
 int Avatar_cell_chat(const mc_call_ctx *call, Avatar_cell *self, const char *text)
 {
-    (void)self;
     if (!text[0])
-        return -1;
+        return MC_CALL_ERR_ARGS;
     mc_mailbox_ref to = mc_allClients(call);
     return send_Avatar_client_onChat(call->sink, &to, call->caller_id, text);
 }
 
 int Avatar_cell_emote(const mc_call_ctx *call, Avatar_cell *self, uint16_t emoteId)
 {
-    (void)self;
     char text[32];
     snprintf(text, sizeof(text), "*emote %u*", (unsigned)emoteId);
     mc_mailbox_ref to = mc_allClients(call);
@@ -97,32 +91,33 @@ int Avatar_cell_emote(const mc_call_ctx *call, Avatar_cell *self, uint16_t emote
 /* train: every client that sees it learns the new level, only its own the health it cost. */
 int Avatar_cell_train(const mc_call_ctx *call, Avatar_cell *self, uint8_t levels)
 {
-    (void)call;
     if (!levels || self->level > 255 - levels)
-        return -1;
+        return MC_CALL_ERR_ARGS;
     self->level = (uint8_t)(self->level + levels);
     self->health -= levels;
-    return 0;
+    return MC_CALL_OK;
 }
 
+/* setTarget: an OPTIONAL_TARGET (None: no target), read and kept field by field. */
 int Avatar_cell_setTarget(const mc_call_ctx *call, Avatar_cell *self, const mc_value *target)
 {
-    (void)call;
-    mc_value copy;
-    if (mc_value_copy(&copy, target) != 0)
-        return -1;
-    mc_value_free(&self->target);
-    self->target = copy;
-    return 0;
+    if (OPTIONAL_TARGET_is_none(target))
+        return OPTIONAL_TARGET_set_none(&self->target);
+    mc_mailbox_ref entity;
+    double since;
+    int rc;
+    if ((rc = OPTIONAL_TARGET_get_entity(target, &entity)) != MC_CALL_OK ||
+        (rc = OPTIONAL_TARGET_get_since(target, &since)) != MC_CALL_OK ||
+        (rc = OPTIONAL_TARGET_set_entity(&self->target, entity)) != MC_CALL_OK)
+        return rc;
+    return OPTIONAL_TARGET_set_since(&self->target, since);
 }
 
 int Avatar_cell_teleport(const mc_call_ctx *call, Avatar_cell *self, mc_vector3 position,
                          mc_vector3 direction)
 {
-    (void)call;
-    (void)direction;
     self->spawnPoint = position;
-    return 0;
+    return MC_CALL_OK;
 }
 
 /* ---- life in the world ----------------------------------------------------------------- */
@@ -132,7 +127,6 @@ int Avatar_cell_teleport(const mc_call_ctx *call, Avatar_cell *self, mc_vector3 
 static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref cell,
                           mc_vector3 world_spawn)
 {
-    (void)ud;
     if (status != MC_CALL_OK || mc_mailbox_ref_is_none(&cell) || !mc_self(call))
         return;
     Avatar_cell *data = mc_cellData(call);
@@ -149,7 +143,6 @@ static void on_world_cell(const mc_call_ctx *call, void *ud, int status, mc_mail
 /* The world's base answered the lookup with a SERVICE mailbox: ask it for its cell. */
 static void on_world(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref world)
 {
-    (void)ud;
     if (status == MC_CALL_OK && mc_self(call))
         send_Space_base_getCell(call->sink, &world, on_world_cell, NULL);
 }
@@ -159,12 +152,11 @@ static void on_world(const mc_call_ctx *call, void *ud, int status, mc_mailbox_r
  * takes a cell in it. A loaded one enters the world the same way. */
 int Avatar_base_onCreated(const mc_call_ctx *call, Avatar_base *self)
 {
-    (void)self;
     const Avatar_cell *data = mc_cellData(call);
     bool npc = data && data->wanderRadius > 0; /* Space.populate's crowd: never written */
     if (mc_databaseID(call) == 0 && !npc)
         mc_writeToDB(call, NULL, NULL);
-    return mc_lookUpBaseByName(call, "world", on_world, NULL) == MC_CALL_OK ? 0 : -1;
+    return mc_lookUpBaseByName(call, "world", on_world, NULL);
 }
 
 /* meet: a call chain through every kind of mailbox.
@@ -176,37 +168,32 @@ int Avatar_base_onCreated(const mc_call_ctx *call, Avatar_base *self)
  *   log in). */
 int Avatar_base_meet(const mc_call_ctx *call, Avatar_base *self, mc_mailbox_ref other)
 {
-    (void)self;
     if (mc_mailbox_ref_component(&other) != MC_COMPONENT_BASE)
-        return -1;
-    mc_mailbox_ref me = call->self;
-    return send_Avatar_base_hello(call->sink, &other, me);
+        return MC_CALL_ERR_MAILBOX;
+    return send_Avatar_base_hello(call->sink, &other, call->self);
 }
 
 int Avatar_base_hello(const mc_call_ctx *call, Avatar_base *self, mc_mailbox_ref from)
 {
-    (void)self;
     mc_mailbox_ref their_cell = mc_mailbox_cell(from);
     mc_mailbox_ref my_cell = mc_base_cell(call);
     if (mc_mailbox_ref_is_none(&their_cell) || mc_mailbox_ref_is_none(&my_cell))
-        return -1;
+        return MC_CALL_ERR_STATE;
     return send_Avatar_cell_wave(call->sink, &their_cell, my_cell);
 }
 
 int Avatar_cell_wave(const mc_call_ctx *call, Avatar_cell *self, mc_mailbox_ref from)
 {
-    (void)self;
     mc_mailbox_ref their_base = mc_mailbox_base(from);
-    mc_mailbox_ref my_client = mc_mailbox_client(call->self);
+    mc_mailbox_ref my_client = mc_ownClient(call);
     send_Avatar_client_onChat(call->sink, &my_client, call->self.id, "*waves*");
     return send_Avatar_base_thank(call->sink, &their_base);
 }
 
 int Avatar_base_thank(const mc_call_ctx *call, Avatar_base *self)
 {
-    (void)call;
     self->xp += 10;
-    return 0;
+    return MC_CALL_OK;
 }
 
 /* ---- non-player Avatars (Space.populate) ------------------------------------------------ */
@@ -217,8 +204,8 @@ int Avatar_base_thank(const mc_call_ctx *call, Avatar_base *self)
 int Avatar_cell_onCreated(const mc_call_ctx *call, Avatar_cell *self)
 {
     if (self->wanderRadius > 0)
-        mc_addTimer(call, WANDER_TICK_S, WANDER_TICK_S, 0, NULL);
-    return 0;
+        return mc_addTimer(call, WANDER_TICK_S, WANDER_TICK_S, 0, NULL);
+    return MC_CALL_OK;
 }
 
 /* A step of up to half a metre in a direction that drifts, turned back toward its spawn
@@ -226,10 +213,8 @@ int Avatar_cell_onCreated(const mc_call_ctx *call, Avatar_cell *self)
 int Avatar_cell_onTimer(const mc_call_ctx *call, Avatar_cell *self, uint32_t timerId,
                         int64_t userArg)
 {
-    (void)timerId;
-    (void)userArg;
     if (!(self->wanderRadius > 0))
-        return 0;
+        return MC_CALL_OK;
     uint32_t h = (uint32_t)call->self.id * 2654435761u + (uint32_t)(mc_time(call) * 10.0);
     h ^= h >> 15;
     h *= 2246822519u;

@@ -1,48 +1,41 @@
-/* Example game: the Space's base and cell handlers. */
+/* Example game: the Space's base and cell handlers (the idioms: defs/game/account.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/clock.h"
-#include "common/entity_api.h"
 #include "game.h"
-#include "tagged.h"
 
-int Space_base_onTimer(const mc_call_ctx *call, Space_base *self, uint32_t arg1, int64_t arg2)
+int Space_base_onTimer(const mc_call_ctx *call, Space_base *self, uint32_t timerId,
+                       int64_t userArg)
 {
-    (void)call;
-    (void)arg1;
     /* The first timer of a space that was never loaded stamps its creation time (seconds in
      * the user argument). */
     if (self->createdAt == 0.0)
-        self->createdAt = (double)arg2;
-    return 0;
+        self->createdAt = (double)userArg;
+    return MC_CALL_OK;
 }
 
 int Space_base_onLoaded(const mc_call_ctx *call, Space_base *self)
 {
-    (void)call;
     self->createdAt = (double)mc_clock_now_us() / 1e6;
-    return 0;
+    return MC_CALL_OK;
 }
 
-int Space_cell_addTag(const mc_call_ctx *call, Space_cell *self, const char *arg1)
+int Space_cell_addTag(const mc_call_ctx *call, Space_cell *self, const char *tag)
 {
-    (void)call;
-    return tagged_add(&self->tags, arg1);
+    return TAGS_append(&self->tags, tag);
 }
 
 int Space_cell_addEntity(const mc_call_ctx *call, Space_cell *self, mc_mailbox_ref entity,
                          mc_vector3 position)
 {
-    (void)call;
-    (void)position;
     if (mc_mailbox_ref_is_none(&entity) || mc_mailbox_ref_component(&entity) != MC_COMPONENT_CELL)
-        return -1;
+        return MC_CALL_ERR_MAILBOX;
     if (self->population == UINT16_MAX)
-        return -1;
+        return MC_CALL_ERR_BUSY;
     self->population++;
-    return 0;
+    return MC_CALL_OK;
 }
 
 /* A new Space makes itself known cluster-wide by its name ("world" when it has none) and
@@ -50,9 +43,8 @@ int Space_cell_addEntity(const mc_call_ctx *call, Space_cell *self, mc_mailbox_r
 int Space_base_onCreated(const mc_call_ctx *call, Space_base *self)
 {
     const char *name = self->spaceName && self->spaceName[0] ? self->spaceName : "world";
-    if (mc_registerGlobally(call, name, NULL, NULL) != MC_CALL_OK)
-        return -1;
-    return mc_createInNewSpace(call, NULL, NULL) == MC_CALL_OK ? 0 : -1;
+    int rc = mc_registerGlobally(call, name, NULL, NULL);
+    return rc == MC_CALL_OK ? mc_createInNewSpace(call, NULL, NULL) : rc;
 }
 
 /* The k-th newcomer's spawn point: spread evenly over the disc of spawnRadius around the
@@ -75,7 +67,7 @@ int Space_base_getCell(const mc_call_ctx *call, Space_base *self, mc_mailbox_ref
 {
     *out_cell = mc_base_cell(call);
     *out_spawn = spawn_point(self->spawnRadius, self->arrivals++);
-    return 0;
+    return MC_CALL_OK;
 }
 
 /* populate: count non-player Avatars created here (each finds the "world" and takes a cell
@@ -84,33 +76,21 @@ int Space_base_getCell(const mc_call_ctx *call, Space_base *self, mc_mailbox_ref
 int Space_base_populate(const mc_call_ctx *call, Space_base *self, uint16_t count, float radius,
                         float wander)
 {
-    (void)self;
     if (!(radius >= 0) || !(wander >= 0) || radius > 1e5f || wander > 1e5f)
-        return -1;
-    for (uint16_t i = 0; i < count; i++) {
+        return MC_CALL_ERR_ARGS;
+    Avatar_new npc;
+    int rc = init_Avatar_new(call, &npc);
+    for (uint16_t i = 0; i < count && rc == MC_CALL_OK; i++) {
         char name[32];
         snprintf(name, sizeof name, "npc%d-%u", (int)call->self.id, (unsigned)i);
         float r = radius * sqrtf(((float)i + 0.5f) / (float)count);
         float a = 2.39996323f * (float)i; /* the golden angle */
-        mc_value vname, vspawn, vwander;
-        memset(&vname, 0, sizeof vname);
-        memset(&vspawn, 0, sizeof vspawn);
-        memset(&vwander, 0, sizeof vwander);
-        if (mc_value_set_bytes(&vname, MC_TYPE_STRING, name, strlen(name)) != 0)
-            return -1;
-        vspawn.kind = MC_TYPE_VECTOR3;
-        vspawn.as.vec[0] = r * cosf(a);
-        vspawn.as.vec[1] = 0;
-        vspawn.as.vec[2] = r * sinf(a);
-        vwander.kind = MC_TYPE_FLOAT32;
-        vwander.as.f = wander;
-        mc_prop_init init[] = {{"name", &vname}, {"spawnPoint", &vspawn},
-                               {"wanderRadius", &vwander}};
+        npc.cell.spawnPoint = (mc_vector3){r * cosf(a), 0, r * sinf(a)};
+        npc.cell.wanderRadius = wander;
         mc_mailbox_ref made;
-        int rc = mc_createBaseLocally(call, "Avatar", init, 3, &made);
-        mc_value_free(&vname);
-        if (rc != MC_CALL_OK)
-            return -1;
+        if ((rc = mc_str_set(&npc.base.name, name)) == MC_CALL_OK)
+            rc = create_Avatar_locally(call, &npc, &made);
     }
-    return 0;
+    free_Avatar_new(&npc); /* also after a failed init: it leaves nothing to free */
+    return rc;
 }

@@ -10,11 +10,10 @@ static example_client_log the_log;
 example_client_log *example_client_heard(void) { return &the_log; }
 
 int Account_client_onAvatarList(const mc_call_ctx *call, Account_client *self,
-                                const mc_value *arg1)
+                                const mc_value *avatars)
 {
-    (void)call;
     the_log.avatar_lists++;
-    the_log.last_avatar_count = (int)arg1->as.list.count;
+    the_log.last_avatar_count = (int)AVATAR_LIST_count(avatars);
     snprintf(the_log.account_name, sizeof the_log.account_name, "%s",
              self->accountName ? self->accountName : "");
     return 0;
@@ -23,8 +22,6 @@ int Account_client_onAvatarList(const mc_call_ctx *call, Account_client *self,
 int Account_client_onSelectFailed(const mc_call_ctx *call, Account_client *self,
                                   const char *reason)
 {
-    (void)call;
-    (void)self;
     snprintf(the_log.select_failed, sizeof the_log.select_failed, "%s", reason);
     the_log.select_failed_count++;
     return 0;
@@ -33,17 +30,12 @@ int Account_client_onSelectFailed(const mc_call_ctx *call, Account_client *self,
 int Avatar_client_onChat(const mc_call_ctx *call, Avatar_client *self, int32_t speaker,
                          const char *text)
 {
-    (void)call;
-    (void)self;
-    (void)speaker;
     snprintf(the_log.chat, sizeof the_log.chat, "%s", text);
     return 0;
 }
 
-int Avatar_client_onHealthChanged(const mc_call_ctx *call, Avatar_client *self, int32_t arg1)
+int Avatar_client_onHealthChanged(const mc_call_ctx *call, Avatar_client *self, int32_t health)
 {
-    (void)call;
-    (void)self;
-    the_log.health = arg1;
+    the_log.health = health;
     return 0;
 }

@@ -33,7 +33,6 @@ int Probe_cell_every(const mc_call_ctx *call, Probe_cell *self, int8_t i8, int16
                      mc_mailbox_ref mb, const mc_value *arr, const mc_value *tup,
                      const mc_value *dict)
 {
-    (void)call;
     self->i8 = i8;
     self->i16 = i16;
     self->i32 = i32;
@@ -60,7 +59,6 @@ int Probe_cell_numbers(const mc_call_ctx *call, Probe_cell *self, int8_t i8, int
                        uint64_t u64, float f32, double f64, mc_vector2 v2, mc_vector3 v3,
                        mc_vector4 v4)
 {
-    (void)call;
     self->i8 = i8;
     self->i16 = i16;
     self->i32 = i32;
@@ -84,8 +82,6 @@ int Probe_base_numbersBack(const mc_call_ctx *call, Probe_base *self, int32_t ar
                            double *out_f64, mc_vector2 *out_v2, mc_vector3 *out_v3,
                            mc_vector4 *out_v4)
 {
-    (void)call;
-    (void)self;
     if (arg1 < 0)
         return -1;
     *out_i8 = (int8_t)-arg1;
@@ -112,7 +108,6 @@ int Probe_base_twoWay(const mc_call_ctx *call, Probe_base *self, int32_t arg1, i
                       mc_mailbox_ref *out_mb, mc_value *out_arr, mc_value *out_tup,
                       mc_value *out_dict)
 {
-    (void)self;
     if (arg1 < 0)
         return -1;
     *out_i8 = (int8_t)-arg1;
@@ -144,7 +139,6 @@ int Probe_base_twoWay(const mc_call_ctx *call, Probe_base *self, int32_t arg1, i
     mc_value_free(&out_tup->as.list.items[1]);
     if (mc_value_set_bytes(&out_tup->as.list.items[1], MC_TYPE_STRING, "second", 6) != 0)
         return -1;
-    (void)out_dict;
     return 0;
 }
 
@@ -152,14 +146,12 @@ int Probe_base_twoWay(const mc_call_ctx *call, Probe_base *self, int32_t arg1, i
  * base ones write what they saw into the text buffer call->engine points at (64 bytes). */
 int Probe_base_onCreated(const mc_call_ctx *call, Probe_base *self)
 {
-    (void)self;
     snprintf(call->engine, 64, "created %d", (int)call->self.id);
     return 0;
 }
 
 int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self, const char *reason)
 {
-    (void)self;
     snprintf(call->engine, 64, "no cell: %s", reason);
     return 7;
 }
@@ -167,7 +159,6 @@ int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self, co
 int Probe_cell_onTimer(const mc_call_ctx *call, Probe_cell *self, uint32_t timerId,
                        int64_t userArg)
 {
-    (void)call;
     self->u32 = timerId;
     self->i64 = userArg;
     return 0;

@@ -198,9 +198,9 @@ static const bad_case cases[] = {
      NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "Identifier must be a STRING"}},
     {"identifier not persistent", NULL, PROP("STRING", "BASE", "<Identifier> true </Identifier>\n"),
      NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "Identifier must be Persistent"}},
-    {"identifier on the cell", NULL,
-     PROP("STRING", "CELL_PUBLIC", "<Persistent> true </Persistent>\n<Identifier> true </Identifier>\n"),
-     NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "Identifier must live on the base"}},
+    {"identifier on no part", NULL,
+     PROP("STRING", "EDITOR_ONLY", "<Persistent> true </Persistent>\n<Identifier> true </Identifier>\n"),
+     NULL, NULL, NULL, NULL, {"E.def:3: <p>: ", "EDITOR_ONLY property exists on no server part"}},
     {"two identifiers", NULL,
      "<root>\n<Properties>\n<a> <Type> STRING </Type> <Flags> BASE </Flags> <Persistent/> <Identifier/> </a>\n"
      "<b> <Type> STRING </Type> <Flags> BASE </Flags> <Persistent/> <Identifier/> </b>\n</Properties>\n</root>\n",

@@ -12,9 +12,6 @@
 static void written(const mc_call_ctx *call, void *ud, int status, int64_t dbid,
                     const char *reason)
 {
-    (void)ud;
-    (void)dbid;
-    (void)reason;
     Hero_base *self = mc_self(call);
     if (!self)
         return;
@@ -27,40 +24,31 @@ static void written(const mc_call_ctx *call, void *ud, int status, int64_t dbid,
     }
 }
 
-static void set_str(mc_value *v, mc_type_kind kind, const char *text)
-{
-    memset(v, 0, sizeof *v);
-    mc_value_set_bytes(v, kind, text, strlen(text));
-}
-
+/* count Heroes here, each with its persistent properties filled and `writes` writes to make. */
 static void spawn(const mc_call_ctx *call, uint32_t count, uint32_t writes)
 {
+    Hero_new hero;
+    if (init_Hero_new(call, &hero) != MC_CALL_OK)
+        return;
     for (uint32_t i = 0; i < count; i++) {
         char name[32], title[48], guild[48], motto[48];
         snprintf(name, sizeof name, "hero%u", i);
         snprintf(title, sizeof title, "title of hero %u", i);
         snprintf(guild, sizeof guild, "guild of hero %u", i);
         snprintf(motto, sizeof motto, "motto of hero %u", i);
-        mc_value vname, vtitle, vguild, vmotto;
-        set_str(&vname, MC_TYPE_STRING, name);
-        set_str(&vtitle, MC_TYPE_STRING, title);
-        set_str(&vguild, MC_TYPE_STRING, guild);
-        set_str(&vmotto, MC_TYPE_UNICODE_STRING, motto);
-        mc_value vleft = {.kind = MC_TYPE_UINT32, .as.u = writes};
-        mc_value vlevel = {.kind = MC_TYPE_INT32, .as.i = (int64_t)(i % 100)};
-        mc_value vxp = {.kind = MC_TYPE_UINT64, .as.u = (uint64_t)i * 1000u};
-        mc_value vhome = {.kind = MC_TYPE_VECTOR3, .as.vec = {(float)i, 1.5f, -2.0f}};
-        mc_prop_init props[] = {
-            {"name", &vname}, {"title", &vtitle}, {"guild", &vguild}, {"motto", &vmotto},
-            {"left", &vleft}, {"level", &vlevel}, {"xp", &vxp},      {"home", &vhome},
-        };
+        if (mc_str_set(&hero.base.name, name) != MC_CALL_OK ||
+            mc_str_set(&hero.base.title, title) != MC_CALL_OK ||
+            mc_str_set(&hero.base.guild, guild) != MC_CALL_OK ||
+            mc_str_set(&hero.base.motto, motto) != MC_CALL_OK)
+            break;
+        hero.base.left = writes;
+        hero.base.level = (int32_t)(i % 100);
+        hero.base.xp = (uint64_t)i * 1000u;
+        hero.base.home = (mc_vector3){(float)i, 1.5f, -2.0f};
         mc_mailbox_ref mb;
-        mc_createBaseLocally(call, "Hero", props, sizeof props / sizeof props[0], &mb);
-        mc_value_free(&vname);
-        mc_value_free(&vtitle);
-        mc_value_free(&vguild);
-        mc_value_free(&vmotto);
+        create_Hero_locally(call, &hero, &mb);
     }
+    free_Hero_new(&hero);
 }
 
 int Hero_base_onCreated(const mc_call_ctx *call, Hero_base *self)

@@ -54,4 +54,30 @@ void defc_emit_flat_put(FILE *f, const char *indent, const char *p, mc_type_kind
                         const char *e);
 void defc_emit_flat_get(FILE *f, const char *b, size_t off, mc_type_kind k, const char *ctype);
 
+/* C code of a value view (mc_value) of C expression e of kind k (a generic kind: e is an
+ * mc_value, or a pointer to one when pointer_generic). */
+void defc_emit_view(FILE *f, mc_type_kind k, const char *e, bool pointer_generic);
+
+/* Container accessors (defc_access.c): for a container type (FIXED_DICT, ARRAY, TUPLE) and
+ * its C name, the prototypes / definitions of its typed accessors and of those of the
+ * anonymous containers inside it; the global names they define. */
+typedef void (*defc_name_fn)(void *ud, const char *name);
+void defc_access_names(const mc_def_type *t, const char *name, defc_name_fn fn, void *ud);
+void defc_emit_access_decls(FILE *f, const mc_def_type *t, const char *name);
+void defc_emit_access_defs(FILE *f, const mc_def_type *t, const char *name);
+/* The containers that get accessors: every container alias (once), and per entity type the
+ * anonymous container types of its properties (<Type>_<prop>), arguments and return values
+ * (<Type>_<part>_<method>_<arg>). fn gets the type, its C name and where it comes from. */
+typedef void (*defc_container_fn)(void *ud, const mc_def_type *t, const char *name,
+                                  const char *file, int line, const char *elem);
+void defc_alias_containers(const mc_entity_defs *defs, defc_container_fn fn, void *ud);
+void defc_type_containers(const mc_entity_type_def *t, defc_container_fn fn, void *ud);
+
+/* Typed entity creation (defc_create.c): per entity type T the T_new struct (its base and
+ * cell properties) and create_T_* / load_T_* over the engine API, without type names as
+ * strings. Declarations into T.h, definitions into T.c; the global names they define. */
+void defc_emit_create_decls(FILE *f, const mc_entity_type_def *t);
+void defc_emit_create_defs(FILE *f, const mc_entity_type_def *t);
+void defc_create_names(const mc_entity_type_def *t, defc_name_fn fn, void *ud);
+
 #endif

@@ -269,9 +269,10 @@ static void add_fixed_idents(ident_set *s)
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         ident_add(s, false, src, fixed[i], "generated table code");
     ident_add(s, true, src, "MC_GEN_GAME_H", "game.h's include guard");
+    ident_add(s, true, src, "MC_GEN_GAME_VALUES_H", "game_values.h's include guard");
     ident_add(s, true, src, "MC_GAME_DIGEST", "game.h");
     static const char *const files[] = {"game.h", "game_module.c", "game_types.c",
-                                        "game_client.c"};
+                                        "game_client.c", "game_values.h", "game_values.c"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         ident_add(s, false, src, files[i], "a generated file");
 }
@@ -354,6 +355,35 @@ static void add_hook_idents(ident_set *s, const mc_entity_type_def *t)
                      h->name, t->name, pt);
             ident_add(s, false, src, IDF("%s_%s_%s", t->name, pt, h->name), what);
         }
+}
+
+/* Names of generated accessors and creation functions, each with what made it. */
+typedef struct {
+    ident_set *s;
+    ident_src src;
+    char what[512];
+} name_sink;
+
+static void add_name(void *ud, const char *name)
+{
+    name_sink *k = ud;
+    ident_add(k->s, false, k->src, name, k->what);
+}
+
+static void add_container(void *ud, const mc_def_type *t, const char *name, const char *file,
+                          int line, const char *elem)
+{
+    name_sink k = {ud, {file, line, elem}, ""};
+    snprintf(k.what, sizeof k.what, "an accessor of container %s", name);
+    defc_access_names(t, name, add_name, &k);
+}
+
+static void add_sdk_idents(ident_set *s, const mc_entity_type_def *t)
+{
+    defc_type_containers(t, add_container, s);
+    name_sink k = {s, {t->file, 0, t->name}, ""};
+    snprintf(k.what, sizeof k.what, "a creation function of entity type %s", t->name);
+    defc_create_names(t, add_name, &k);
 }
 
 static void src_loc(char *buf, size_t len, const char *file, int line)
@@ -503,7 +533,9 @@ size_t defc_check_codegen(FILE *out, const mc_entity_defs *defs)
             for (size_t k = 0; k < t->nmethods[part]; k++)
                 add_method_idents(&s, t, &t->methods[part][k]);
         add_hook_idents(&s, t);
+        add_sdk_idents(&s, t);
     }
+    defc_alias_containers(defs, add_container, &s);
     if (s.oom) {
         fprintf(out, "defc: out of memory checking generated names\n");
         ident_set_free(&s);

@@ -16,6 +16,24 @@ static const char *const part_tags[MC_PART_COUNT] = {"base", "cell", "client"};
 #define CN(name, buf) defc_cname((name), (buf), sizeof(buf))
 
 static void emit_reply_typedef(FILE *f, const mc_entity_type_def *t, const mc_def_method *m);
+
+static void decl_container(void *ud, const mc_def_type *t, const char *name, const char *file,
+                           int line, const char *elem)
+{
+    (void)file;
+    (void)line;
+    (void)elem;
+    defc_emit_access_decls(ud, t, name);
+}
+
+static void def_container(void *ud, const mc_def_type *t, const char *name, const char *file,
+                          int line, const char *elem)
+{
+    (void)file;
+    (void)line;
+    (void)elem;
+    defc_emit_access_defs(ud, t, name);
+}
 static void emit_hook_decls(FILE *f, const mc_entity_type_def *t);
 static void emit_hooks(FILE *f, const mc_entity_type_def *t);
 
@@ -94,7 +112,7 @@ static char *arg_name(const mc_def_arg *a, size_t i, char *buf, size_t len)
 }
 
 /* Value view of C expression e of kind k (for senders and returns). */
-static void emit_view(FILE *f, mc_type_kind k, const char *e, bool pointer_generic)
+void defc_emit_view(FILE *f, mc_type_kind k, const char *e, bool pointer_generic)
 {
     const char *kn = mc_type_kind_name(k);
     if (is_int(k))
@@ -180,7 +198,9 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
             t->name, t->name, (unsigned)t->id,
             t->client_server ? "client-server" : "server only");
     fprintf(f, "#ifndef MC_GEN_%s_H\n#define MC_GEN_%s_H\n\n", t->name, t->name);
-    fprintf(f, "#include <stdbool.h>\n#include <stdint.h>\n\n#include \"common/game_module.h\"\n\n");
+    fprintf(f, "#include <stdbool.h>\n#include <stdint.h>\n\n#include \"common/entity_api.h\"\n"
+               "#include \"common/game_module.h\"\n#include \"common/gen_access.h\"\n"
+               "#include \"game_values.h\"\n\n");
     fprintf(f, "#define %s_TYPE_ID %uu\n\n", t->name, (unsigned)t->id);
     char nb[80];
     for (int part = 0; part < MC_PART_COUNT; part++) {
@@ -223,7 +243,12 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
                    "bool persistent_only,\n    mc_istream *is, char *why, size_t whylen);\n\n",
                 t->name, part_tags[part], t->name, part_tags[part]);
     }
-    fprintf(f, "/* Reply callbacks of two-way methods: status MC_CALL_OK with the return values "
+    fprintf(f, "/* Container accessors of the anonymous FIXED_DICT, ARRAY and TUPLE types of "
+               "%s's\n * properties, arguments and return values (aliases: game_values.h). */\n",
+            t->name);
+    defc_type_containers(t, decl_container, f);
+    defc_emit_create_decls(f, t);
+    fprintf(f, "\n/* Reply callbacks of two-way methods: status MC_CALL_OK with the return values "
                "(valid\n * during the call only), or an error status with zero / NULL "
                "values. */\n");
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
@@ -360,7 +385,7 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
                     (unsigned)i, p->name);
             fprintf(f, "    if (!p)\n        goto defs;\n");
             fprintf(f, "    if (!persistent_only || p->persistent) {\n        v = ");
-            emit_view(f, p->type->kind, e, false);
+            defc_emit_view(f, p->type->kind, e, false);
             fprintf(f, ";\n        if (mc_gen_encode_prop(defs, p, &v, os, why, whylen) != 0)\n"
                        "            goto fail;\n    }\n");
         }
@@ -449,7 +474,7 @@ static void emit_props_one(FILE *f, const mc_entity_type_def *t, int part)
         fprintf(f, "    case %zu:\n        if (!(p = mc_gen_property(defs, %s_TYPE_ID, %zu, \"%s\")))"
                    "\n            break;\n        v = ",
                 i, t->name, i, p->name);
-        emit_view(f, p->type->kind, e, false);
+        defc_emit_view(f, p->type->kind, e, false);
         fprintf(f, ";\n        return mc_gen_encode_prop(defs, p, &v, os, why, whylen);\n");
     }
     fprintf(f, "    default:\n        snprintf(why, whylen, \"%s has no %s property %%u\", "
@@ -543,7 +568,7 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
         fprintf(f, "    const mc_value defc_args[%zu] = {\n", m->nargs);
         for (size_t i = 0; i < m->nargs; i++) {
             fprintf(f, "        ");
-            emit_view(f, m->args[i].type->kind, arg_name(&m->args[i], i, nb, sizeof(nb)), true);
+            defc_emit_view(f, m->args[i].type->kind, arg_name(&m->args[i], i, nb, sizeof(nb)), true);
             fprintf(f, ",\n");
         }
         fprintf(f, "    };\n");
@@ -680,7 +705,8 @@ static void emit_hook_decls(FILE *f, const mc_entity_type_def *t)
 {
     fprintf(f, "\n/* Engine callbacks (mc_game_hooks): define any of these and the engine calls "
                "it; one left\n * undefined leaves its slot NULL. Return 0, or non-zero to report "
-               "a failure. */\n");
+               "a failure. Game modules\n * build with -Wmissing-prototypes: a callback or handler "
+               "whose name or arguments differ\n * from these prototypes does not build. */\n");
     for (int part = MC_PART_BASE; part <= MC_PART_CELL; part++)
         for (size_t i = 0; i < defc_nhooks; i++) {
             const defc_hook *h = &defc_hooks[i];
@@ -841,7 +867,7 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
             char rb[32];
             snprintf(rb, sizeof(rb), "r%zu", i);
             fprintf(f, "            ");
-            emit_view(f, m->returns[i].type->kind, rb, false);
+            defc_emit_view(f, m->returns[i].type->kind, rb, false);
             fprintf(f, ",\n");
         }
         fprintf(f, "        };\n        if (mc_defs_encode_returns(call->defs, m, rv, reply, why, "
@@ -921,6 +947,7 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
     for (int part = 0; part < MC_PART_COUNT; part++)
         for (size_t i = 0; i < t->nmethods[part]; i++)
             emit_sender(f, t, &t->methods[part][i]);
+    defc_type_containers(t, def_container, f);
     /* A C client compiles the types with MC_GAME_CLIENT_SIDE (mc_add_game_client): property
      * structs and senders, without the server handlers' dispatchers and callbacks. */
     fprintf(f, "#ifndef MC_GAME_CLIENT_SIDE\n");
@@ -937,6 +964,7 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
         fprintf(f, "};\n\n");
     }
     emit_hooks(f, t);
+    defc_emit_create_defs(f, t);
     fprintf(f, "#endif /* MC_GAME_CLIENT_SIDE */\n");
     return 0;
 }
@@ -1059,6 +1087,31 @@ static int close_out(FILE *f, const char *path)
     return 0;
 }
 
+/* game_values.h / game_values.c: the accessors of every container alias. */
+static int emit_values(const mc_entity_defs *defs, const char *out_dir)
+{
+    char path[4096];
+    FILE *h = open_out(out_dir, "game_values", ".h", path, sizeof(path));
+    if (!h)
+        return -1;
+    fprintf(h, "/* Generated by defc from entity_defs/alias.xml: do not edit.\n * Typed accessors "
+               "of the FIXED_DICT, ARRAY and TUPLE aliases (common/gen_access.h\n * gives the "
+               "statuses). */\n#ifndef MC_GEN_GAME_VALUES_H\n#define MC_GEN_GAME_VALUES_H\n\n"
+               "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+               "#include \"common/game_module.h\"\n#include \"common/gen_access.h\"\n\n");
+    defc_alias_containers(defs, decl_container, h);
+    fprintf(h, "\n#endif\n");
+    if (close_out(h, path) != 0)
+        return -1;
+    FILE *c = open_out(out_dir, "game_values", ".c", path, sizeof(path));
+    if (!c)
+        return -1;
+    fprintf(c, "/* Generated by defc from entity_defs/alias.xml: do not edit. */\n"
+               "#include \"game_values.h\"\n\n#include <string.h>\n\n");
+    defc_alias_containers(defs, def_container, c);
+    return close_out(c, path);
+}
+
 int defc_generate(const mc_entity_defs *defs, const char *out_dir, const char *module)
 {
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
@@ -1082,10 +1135,13 @@ int defc_generate(const mc_entity_defs *defs, const char *out_dir, const char *m
         if (close_out(f, path) != 0)
             return -1;
     }
+    if (emit_values(defs, out_dir) != 0)
+        return -1;
     FILE *all = open_out(out_dir, "game_types", ".c", path, sizeof(path));
     if (!all)
         return -1;
     fprintf(all, "/* Generated by defc: every entity type's source, in one unit for the build. */\n");
+    fprintf(all, "#include \"game_values.c\"\n");
     for (size_t i = 0; i < mc_defs_type_count(defs); i++)
         fprintf(all, "#include \"%s.c\"\n", mc_defs_type(defs, (uint16_t)i)->name);
     if (close_out(all, path) != 0)

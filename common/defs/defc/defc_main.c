@@ -19,8 +19,12 @@ static void usage(FILE *out)
             "  --check        validate and print a summary (types, properties, methods per\n"
             "                 component, exposed methods, digest); exit 0, or print every\n"
             "                 error and exit 2\n"
-            "  --out DIR      generate per entity type <Type>.h and <Type>.c, plus\n"
-            "                 game_module.h/.c (registration table), into DIR\n"
+            "  --out DIR      generate per entity type <Type>.h and <Type>.c (property\n"
+            "                 structs, container accessors, typed creation, senders,\n"
+            "                 handler and callback prototypes, dispatchers), plus game.h,\n"
+            "                 game_values.h/.c (accessors of container aliases),\n"
+            "                 game_types.c, game_module.c (registration table) and\n"
+            "                 game_client.c, into DIR\n"
             "  --module NAME  module name recorded in the registration table (default game)\n"
             "  --help         this text\n");
 }

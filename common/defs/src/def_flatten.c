@@ -204,9 +204,13 @@ int flatten_type(loader *L, mc_entity_type_def *t, raw_def *rd)
                         "entity type %s has more than one Identifier property", t->name);
             F.rc = -1;
         }
-        if (p->identifier && !mc_prop_flags_on_part(p->flags, MC_PART_BASE)) {
+        /* On the base or, as BigWorld's database takes it, on the cell (ALL_CLIENTS ...): the
+         * base writes its cell's properties with its own and loads them into its cellData. */
+        if (p->identifier && !mc_prop_flags_on_part(p->flags, MC_PART_BASE) &&
+            !mc_prop_flags_on_part(p->flags, MC_PART_CELL)) {
             mc_errs_add(&L->errs, p->file, p->line, p->name,
-                        "an Identifier must live on the base (BASE or BASE_AND_CLIENT)");
+                        "an Identifier must live on the base or the cell, not %s",
+                        mc_prop_flags_name(p->flags));
             F.rc = -1;
         }
         if (!t->client_server && mc_prop_flags_on_part(p->flags, MC_PART_CLIENT)) {

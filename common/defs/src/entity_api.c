@@ -285,6 +285,12 @@ mc_mailbox_ref mc_mailbox_client(mc_mailbox_ref m)
     return convert(m, MC_COMPONENT_CELL, MC_COMPONENT_CLIENT_VIA_CELL);
 }
 
+mc_mailbox_ref mc_ownClient(const mc_call_ctx *call)
+{
+    mc_mailbox_ref none = {0};
+    return call ? mc_mailbox_client(call->self) : none;
+}
+
 /* allClients / otherClients: a CLIENT mailbox of the calling cell with no address (port 0:
  * all, 1: others), which the engine's sink recognises and no wire check accepts. */
 static mc_mailbox_ref clients_of(const mc_call_ctx *call, uint16_t which)

@@ -75,24 +75,18 @@ static int burn(const mc_call_ctx *call, int32_t *timer, float fraction)
 
 int Probe_base_ping(const mc_call_ctx *call, Probe_base *self, uint32_t seq)
 {
-    (void)call;
     seen(seq, &self->baseSeen, &self->baseLast, &self->baseOrderErrors);
     return 0;
 }
 
 int Probe_base_echo(const mc_call_ctx *call, Probe_base *self, int32_t x, int32_t *out_y)
 {
-    (void)call;
-    (void)self;
     *out_y = x;
     return 0;
 }
 
 int Probe_base_fail(const mc_call_ctx *call, Probe_base *self, int32_t *out_y)
 {
-    (void)call;
-    (void)self;
-    (void)out_y;
     return -1;
 }
 
@@ -116,13 +110,11 @@ static int blast(const mc_call_ctx *call, mc_mailbox_ref to, uint32_t count, uin
 int Probe_base_blast(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
                      uint32_t count, uint32_t first)
 {
-    (void)self;
     return blast(call, to, count, first);
 }
 
 static void on_answer(const mc_call_ctx *call, void *ud, int status, int32_t y)
 {
-    (void)ud;
     Probe_base *self = mc_self(call);
     if (!self)
         return;
@@ -145,7 +137,6 @@ int Probe_base_ask(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
 
 int Probe_base_remember(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref mb)
 {
-    (void)call;
     self->peer = mb;
     return 0;
 }
@@ -181,7 +172,6 @@ int Probe_base_dropCell(const mc_call_ctx *call, Probe_base *self)
 
 int Probe_base_die(const mc_call_ctx *call, Probe_base *self, int32_t *out_result)
 {
-    (void)self;
     *out_result = mc_destroy(call);
     return 0;
 }
@@ -196,8 +186,6 @@ static void record_created(Probe_base *self, int32_t id)
 static void on_spawned(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
                        const char *reason)
 {
-    (void)ud;
-    (void)reason;
     Probe_base *self = mc_self(call);
     if (!self)
         return;
@@ -211,7 +199,7 @@ static void on_spawned(const mc_call_ctx *call, void *ud, int status, mc_mailbox
 int Probe_base_spawn(const mc_call_ctx *call, Probe_base *self, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++)
-        if (mc_createBaseAnywhere(call, "Probe", NULL, 0, on_spawned, NULL) != MC_CALL_OK)
+        if (create_Probe_anywhere(call, NULL, on_spawned, NULL) != MC_CALL_OK)
             self->spawnFailures++;
     return 0;
 }
@@ -240,7 +228,6 @@ static void stream_one(const mc_call_ctx *call, Probe_base *self)
 
 int Probe_base_streamPeer(const mc_call_ctx *call, Probe_base *self, float period)
 {
-    (void)self;
     uint32_t id;
     return mc_addTimer(call, period, period, STREAM_ARG, &id) == MC_CALL_OK ? 0 : -1;
 }
@@ -248,7 +235,6 @@ int Probe_base_streamPeer(const mc_call_ctx *call, Probe_base *self, float perio
 int Probe_base_onTimer(const mc_call_ctx *call, Probe_base *self, uint32_t timerId,
                        int64_t userArg)
 {
-    (void)call;
     if (userArg == 7 && (int32_t)timerId == self->defc_timer1)
         self->timerFires++;
     else if (userArg == STREAM_ARG)
@@ -260,8 +246,6 @@ int Probe_base_onTimer(const mc_call_ctx *call, Probe_base *self, uint32_t timer
 
 static void on_registered(const mc_call_ctx *call, void *ud, int status, const char *reason)
 {
-    (void)ud;
-    (void)reason;
     Probe_base *self = mc_self(call);
     if (self) {
         self->lastStatus = status;
@@ -271,13 +255,11 @@ static void on_registered(const mc_call_ctx *call, void *ud, int status, const c
 
 int Probe_base_registerAs(const mc_call_ctx *call, Probe_base *self, const char *name)
 {
-    (void)self;
     return mc_registerGlobally(call, name, on_registered, NULL) == MC_CALL_OK ? 0 : -1;
 }
 
 static void on_found(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref service)
 {
-    (void)ud;
     Probe_base *self = mc_self(call);
     if (!self)
         return;
@@ -289,27 +271,23 @@ static void on_found(const mc_call_ctx *call, void *ud, int status, mc_mailbox_r
 
 int Probe_base_lookup(const mc_call_ctx *call, Probe_base *self, const char *name)
 {
-    (void)self;
     return mc_lookUpBaseByName(call, name, on_found, NULL) == MC_CALL_OK ? 0 : -1;
 }
 
 int Probe_base_cellMailbox(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref *out_cell)
 {
-    (void)self;
     *out_cell = mc_base_cell(call);
     return 0;
 }
 
 int Probe_base_event(const mc_call_ctx *call, Probe_base *self, const char *text)
 {
-    (void)call;
     add_event(self, text);
     return 0;
 }
 
 int Probe_base_onGetCell(const mc_call_ctx *call, Probe_base *self)
 {
-    (void)call;
     add_event(self, "getCell");
     return 0;
 }
@@ -323,7 +301,6 @@ int Probe_base_onRestoreCell(const mc_call_ctx *call, Probe_base *self)
 
 int Probe_base_onLoseCell(const mc_call_ctx *call, Probe_base *self)
 {
-    (void)call;
     add_event(self, "loseCell");
     /* cellData holds what the cell had: its note survives the cell. */
     Probe_cell *data = mc_cellData(call);
@@ -338,7 +315,6 @@ int Probe_base_onLoseCell(const mc_call_ctx *call, Probe_base *self)
 int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self,
                                    const char *reason)
 {
-    (void)call;
     char e[128];
     snprintf(e, sizeof e, "createCellFailure:%.100s", reason);
     add_event(self, e);
@@ -347,8 +323,6 @@ int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self,
 
 int Probe_base_onDestroy(const mc_call_ctx *call, Probe_base *self)
 {
-    (void)call;
-    (void)self;
     return 0;
 }
 
@@ -364,7 +338,7 @@ int Probe_base_spawnHere(const mc_call_ctx *call, Probe_base *self, uint32_t cou
     memset(&none, 0, sizeof none);
     for (uint32_t i = 0; i < count; i++) {
         mc_mailbox_ref mb;
-        if (mc_createBaseLocally(call, "Probe", NULL, 0, &mb) != MC_CALL_OK) {
+        if (create_Probe_locally(call, NULL, &mb) != MC_CALL_OK) {
             self->spawnFailures++;
             continue;
         }
@@ -378,7 +352,6 @@ int Probe_base_spawnHere(const mc_call_ctx *call, Probe_base *self, uint32_t cou
 int Probe_base_tell(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
                     mc_mailbox_ref mb)
 {
-    (void)self;
     return send_Probe_base_remember(call->sink, &to, mb) == MC_CALL_OK ? 0 : -1;
 }
 
@@ -394,10 +367,6 @@ int Probe_base_askFail(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref
 
 static void on_died(const mc_call_ctx *call, void *ud, int status, int32_t result)
 {
-    (void)call;
-    (void)ud;
-    (void)status;
-    (void)result;
 }
 
 int Probe_base_dieAndAsk(const mc_call_ctx *call, Probe_base *self, mc_mailbox_ref to,
@@ -433,22 +402,18 @@ int Probe_base_cellSoon(const mc_call_ctx *call, Probe_base *self, uint32_t coun
 
 int Probe_cell_ping(const mc_call_ctx *call, Probe_cell *self, uint32_t seq)
 {
-    (void)call;
     seen(seq, &self->cellSeen, &self->cellLast, &self->cellOrderErrors);
     return 0;
 }
 
 int Probe_cell_echo(const mc_call_ctx *call, Probe_cell *self, int32_t x, int32_t *out_y)
 {
-    (void)call;
-    (void)self;
     *out_y = x;
     return 0;
 }
 
 int Probe_cell_note(const mc_call_ctx *call, Probe_cell *self, const char *text)
 {
-    (void)call;
     char *copy = strdup(text);
     if (!copy)
         return -1;
@@ -459,26 +424,22 @@ int Probe_cell_note(const mc_call_ctx *call, Probe_cell *self, const char *text)
 
 int Probe_cell_die(const mc_call_ctx *call, Probe_cell *self)
 {
-    (void)self;
     return mc_destroy(call) == MC_CALL_OK ? 0 : -1;
 }
 
 int Probe_cell_killSpace(const mc_call_ctx *call, Probe_cell *self)
 {
-    (void)self;
     return mc_destroySpace(call) == MC_CALL_OK ? 0 : -1;
 }
 
 int Probe_cell_blast(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_ref to,
                      uint32_t count, uint32_t first)
 {
-    (void)self;
     return blast(call, to, count, first);
 }
 
 int Probe_cell_onSpaceGone(const mc_call_ctx *call, Probe_cell *self)
 {
-    (void)self;
     mc_mailbox_ref base = mc_cell_base(call);
     return send_Probe_base_event(call->sink, &base, "spaceGone");
 }
@@ -494,7 +455,6 @@ int Probe_cell_burn(const mc_call_ctx *call, Probe_cell *self, float fraction)
 int Probe_cell_onTimer(const mc_call_ctx *call, Probe_cell *self, uint32_t timerId,
                        int64_t userArg)
 {
-    (void)call;
     if (userArg >= BURN_ARG && userArg <= BURN_ARG + 1000)
         spin(userArg);
     else if (userArg == CELL_TIMER_ARG && (int32_t)timerId == self->cellTimer)
@@ -535,20 +495,17 @@ static int aoi_event(Probe_cell *self, char sign, int32_t id)
 
 int Probe_cell_onEnteredAoI(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_ref entity)
 {
-    (void)call;
     return aoi_event(self, '+', entity.id);
 }
 
 int Probe_cell_onLeftAoI(const mc_call_ctx *call, Probe_cell *self, int32_t entityId)
 {
-    (void)call;
     return aoi_event(self, '-', entityId);
 }
 
 int Probe_cell_moveTo(const mc_call_ctx *call, Probe_cell *self, float x, float z,
                       int32_t *out_rc)
 {
-    (void)self;
     mc_vector3 p = mc_position(call);
     p.x = x;
     p.z = z;
@@ -558,7 +515,6 @@ int Probe_cell_moveTo(const mc_call_ctx *call, Probe_cell *self, float x, float 
 
 int Probe_cell_setHp(const mc_call_ctx *call, Probe_cell *self, int32_t hp)
 {
-    (void)call;
     self->hp = hp;
     return 0;
 }
@@ -566,7 +522,6 @@ int Probe_cell_setHp(const mc_call_ctx *call, Probe_cell *self, int32_t hp)
 int Probe_cell_shout(const mc_call_ctx *call, Probe_cell *self, uint32_t seq, uint8_t all,
                      int32_t *out_rc)
 {
-    (void)self;
     mc_mailbox_ref to = all ? mc_allClients(call) : mc_otherClients(call);
     *out_rc = send_Probe_client_onPing(call->sink, &to, seq);
     return 0;
@@ -575,7 +530,6 @@ int Probe_cell_shout(const mc_call_ctx *call, Probe_cell *self, uint32_t seq, ui
 int Probe_cell_watch(const mc_call_ctx *call, Probe_cell *self, uint8_t on, float radius,
                      float hysteresis, int32_t *out_rc)
 {
-    (void)self;
     int rc = radius != 0 ? mc_setAoIRadius(call, radius, hysteresis) : MC_CALL_OK;
     *out_rc = rc == MC_CALL_OK ? mc_setWitness(call, on != 0) : rc;
     return 0;
@@ -584,7 +538,6 @@ int Probe_cell_watch(const mc_call_ctx *call, Probe_cell *self, uint8_t on, floa
 int Probe_cell_scan(const mc_call_ctx *call, Probe_cell *self, float radius, const char *type,
                     int32_t *out_rc, uint32_t *out_count, char **out_ids)
 {
-    (void)self;
     mc_mailbox_ref found[64];
     size_t n = 0;
     *out_rc = mc_entitiesInRange(call, radius, *type ? type : NULL, found, 64, &n);
@@ -601,7 +554,6 @@ int Probe_cell_scan(const mc_call_ctx *call, Probe_cell *self, float radius, con
 int Probe_cell_teleportTo(const mc_call_ctx *call, Probe_cell *self, mc_mailbox_ref near,
                           float x, float z, int32_t *out_rc)
 {
-    (void)self;
     mc_vector3 p = {x, 0, z}, d = mc_direction(call);
     *out_rc = mc_teleport(call, &near, p, d);
     return 0;

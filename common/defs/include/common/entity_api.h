@@ -290,6 +290,11 @@ int mc_entitiesInRange(const mc_call_ctx *call, float radius, const char *type,
  * a cell. */
 mc_mailbox_ref mc_allClients(const mc_call_ctx *call);
 mc_mailbox_ref mc_otherClients(const mc_call_ctx *call);
+/* The calling entity's own client (BigWorld's self.client on a base, self.ownClient on a
+ * cell): its CLIENT_VIA_BASE mailbox from a base handler, CLIENT_VIA_CELL from a cell one
+ * (the cell's base relays to the client). The one way game code reaches "my own client";
+ * a call on it when the entity has none is refused with MC_CALL_ERR_NO_CLIENT and counted. */
+mc_mailbox_ref mc_ownClient(const mc_call_ctx *call);
 /* Whether m is an allClients / otherClients mailbox (*all: which). */
 bool mc_mailbox_is_clients(const mc_mailbox_ref *m, bool *all);
 

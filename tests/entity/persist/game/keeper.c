@@ -21,14 +21,12 @@ int Keeper_base_onCreated(const mc_call_ctx *call, Keeper_base *self)
 
 int Keeper_base_bump(const mc_call_ctx *call, Keeper_base *self, int64_t n)
 {
-    (void)call;
     self->counter += n;
     return 0;
 }
 
 int Keeper_base_setScratch(const mc_call_ctx *call, Keeper_base *self, uint32_t n)
 {
-    (void)call;
     self->scratch = n;
     return 0;
 }
@@ -36,7 +34,6 @@ int Keeper_base_setScratch(const mc_call_ctx *call, Keeper_base *self, uint32_t 
 static void on_saved(const mc_call_ctx *call, void *ud, int status, int64_t dbid,
                      const char *reason)
 {
-    (void)ud;
     Keeper_base *self = mc_self(call);
     if (!self)
         return;
@@ -62,8 +59,6 @@ int Keeper_base_save(const mc_call_ctx *call, Keeper_base *self)
 static void on_saved_one(const mc_call_ctx *call, void *ud, int status, int64_t dbid,
                          const char *reason)
 {
-    (void)dbid;
-    (void)reason;
     Keeper_base *self = mc_self(call);
     if (!self)
         return;
@@ -104,7 +99,6 @@ int Keeper_base_onTimer(const mc_call_ctx *call, Keeper_base *self, uint32_t tim
 static void on_loaded(const mc_call_ctx *call, void *ud, int status, mc_mailbox_ref base,
                       int64_t dbid, bool was_live, const char *reason)
 {
-    (void)ud;
     Keeper_base *self = mc_self(call);
     if (!self)
         return;
@@ -128,23 +122,19 @@ static int started(Keeper_base *self, int rc)
 int Keeper_base_loadId(const mc_call_ctx *call, Keeper_base *self, int64_t dbid,
                        uint8_t anywhere)
 {
-    return started(self, anywhere ? mc_createBaseAnywhereFromDB(call, "Keeper", dbid, on_loaded,
-                                                                NULL)
-                                  : mc_createBaseFromDB(call, "Keeper", dbid, on_loaded, NULL));
+    return started(self, anywhere ? load_Keeper_anywhere(call, dbid, on_loaded, NULL)
+                                  : load_Keeper(call, dbid, on_loaded, NULL));
 }
 
 int Keeper_base_loadName(const mc_call_ctx *call, Keeper_base *self, const char *name,
                          uint8_t anywhere)
 {
-    return started(self, anywhere ? mc_createBaseAnywhereFromDBByName(call, "Keeper", name,
-                                                                      on_loaded, NULL)
-                                  : mc_createBaseFromDBByName(call, "Keeper", name, on_loaded,
-                                                              NULL));
+    return started(self, anywhere ? load_Keeper_anywhere_by_name(call, name, on_loaded, NULL)
+                                  : load_Keeper_by_name(call, name, on_loaded, NULL));
 }
 
 int Keeper_base_makeCell(const mc_call_ctx *call, Keeper_base *self)
 {
-    (void)self;
     /* NULL position and direction: the cell starts where cellData says (a loaded base:
      * where its cell was when it was written). */
     return mc_createInNewSpace(call, NULL, NULL) == MC_CALL_OK ? 0 : -1;
@@ -152,33 +142,28 @@ int Keeper_base_makeCell(const mc_call_ctx *call, Keeper_base *self)
 
 int Keeper_base_dropCell(const mc_call_ctx *call, Keeper_base *self)
 {
-    (void)self;
     return mc_destroyCellEntity(call) == MC_CALL_OK ? 0 : -1;
 }
 
 int Keeper_base_quit(const mc_call_ctx *call, Keeper_base *self, uint8_t deleteFromDB,
                      uint8_t writeToDB)
 {
-    (void)self;
     return mc_destroyBase(call, deleteFromDB != 0, writeToDB != 0) == MC_CALL_OK ? 0 : -1;
 }
 
 int Keeper_base_autoLoad(const mc_call_ctx *call, Keeper_base *self, uint8_t on)
 {
-    (void)self;
     return mc_setAutoLoad(call, on != 0) == MC_CALL_OK ? 0 : -1;
 }
 
 int Keeper_base_dbid(const mc_call_ctx *call, Keeper_base *self, int64_t *out_dbid)
 {
-    (void)self;
     *out_dbid = mc_databaseID(call);
     return 0;
 }
 
 int Keeper_cell_setNote(const mc_call_ctx *call, Keeper_cell *self, const char *text)
 {
-    (void)call;
     free(self->note);
     self->note = strdup(text);
     self->hits++;
@@ -187,7 +172,6 @@ int Keeper_cell_setNote(const mc_call_ctx *call, Keeper_cell *self, const char *
 
 int Keeper_cell_moveTo(const mc_call_ctx *call, Keeper_cell *self, float x, float y, float z)
 {
-    (void)self;
     mc_vector3 p = {x, y, z};
     return mc_setPosition(call, p) == MC_CALL_OK ? 0 : -1;
 }

@@ -1,0 +1,36 @@
+# Compiles each case of this folder as a game module's source (the generated headers of the
+# SDK test game, -Wall -Wextra -Wmissing-prototypes -Werror) and checks the outcome: ok.c
+# builds; every other case fails with the diagnostic its first line names
+# (/* expect: REGEX */). Run by CTest (tests/defs/CMakeLists.txt, test_defs_sdk_misuse).
+set(flags -std=c11 -Wall -Wextra -Wmissing-prototypes -Werror -fsyntax-only
+          -I${GEN} -I${SRC}/common/defs/include -I${SRC}/common/include)
+file(GLOB cases ${CASES}/*.c)
+list(LENGTH cases ncases)
+if(ncases LESS 2)
+  message(FATAL_ERROR "no cases in ${CASES}")
+endif()
+foreach(c ${cases})
+  get_filename_component(name ${c} NAME)
+  execute_process(COMMAND ${CC} ${flags} ${c} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE out)
+  if(name STREQUAL "ok.c")
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${name} must build, but: ${out}")
+    endif()
+    message(STATUS "${name}: builds")
+    continue()
+  endif()
+  file(STRINGS ${c} first LIMIT_COUNT 1)
+  string(REGEX MATCH "expect: (.*) \\*/" m "${first}")
+  if(NOT m)
+    message(FATAL_ERROR "${name}: its first line must be /* expect: REGEX */")
+  endif()
+  set(want "${CMAKE_MATCH_1}")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "${name} built, but it must not (${want})")
+  endif()
+  if(NOT out MATCHES "${want}")
+    message(FATAL_ERROR "${name} failed, but not with '${want}': ${out}")
+  endif()
+  message(STATUS "${name}: refused (${want})")
+endforeach()
