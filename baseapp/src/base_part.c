@@ -85,6 +85,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_PREPARE_LOGIN:
         login_on_prepare(e, o, data);
         return;
+    case MC_MSG_RESUME_PREPARE:
+        proxy_on_resume_prepare(e, o, data);
+        return;
     case MC_MSG_CLIENT_UPDATE:
         base_on_client_update(e, o, data);
         return;

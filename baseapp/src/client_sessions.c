@@ -6,6 +6,7 @@
 #include "u64map.h"
 
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@ typedef struct {
     int32_t entity_id;
     mc_time_us expires_at;
     uint8_t key[MC_SECURE_KEY_BYTES];
+    char name[BASE_SESSION_NAME_MAX + 1]; /* the account it was issued for ("" unknown) */
+    bool resume;                          /* issued by a RESUME (proxy_resume.h) */
 } session;
 
 /* Sessions gone (taken, expired, forgotten) are remembered by id for a while, so that a
@@ -105,8 +108,8 @@ bool base_sessions_has_entity(const base_sessions *s, int32_t entity_id)
     return false;
 }
 
-int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_id,
-                        uint8_t key[MC_SECURE_KEY_BYTES])
+int base_sessions_issue(base_sessions *s, int32_t entity_id, const char *name, bool resume,
+                        uint64_t *session_id, uint8_t key[MC_SECURE_KEY_BYTES])
 {
     if (s->by_id.count >= s->max) {
         s->st.refused_full++;
@@ -120,6 +123,8 @@ int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_i
         randombytes_buf(&id, sizeof id);
     while (id == 0 || u64map_get(&s->by_id, id));
     x->entity_id = entity_id;
+    snprintf(x->name, sizeof x->name, "%s", name ? name : "");
+    x->resume = resume;
     x->expires_at = mc_clock_now_us() + s->expiry_us;
     randombytes_buf(x->key, sizeof x->key);
     if (u64map_put(&s->by_id, id, x) != 0) {
@@ -151,12 +156,17 @@ int base_sessions_lookup(void *ctx, uint64_t session_id, uint8_t key[MC_SECURE_K
     return 0;
 }
 
-int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id)
+int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id,
+                       char name[BASE_SESSION_NAME_MAX + 1], bool *resume)
 {
     session *x = live(s, session_id);
     if (!x)
         return -1;
     *entity_id = x->entity_id;
+    if (name)
+        memcpy(name, x->name, sizeof x->name);
+    if (resume)
+        *resume = x->resume;
     drop(s, session_id, x);
     s->st.taken++;
     return 0;

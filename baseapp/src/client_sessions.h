@@ -21,6 +21,8 @@
 
 typedef struct base_sessions base_sessions;
 
+#define BASE_SESSION_NAME_MAX 64u /* an account name (MC_LOGIN_NAME_MAX) */
+
 typedef struct {
     uint64_t issued, taken, expired, refused_full, unknown_lookups;
 } base_sessions_stats;
@@ -31,15 +33,19 @@ base_sessions *base_sessions_new(size_t max, uint32_t expiry_ms);
 void base_sessions_free(base_sessions *s);
 
 /* A new session for the base with this entity id: a random session id (never 0, unique
- * among the live ones) and a random key. 0, or -1 when `max` sessions are live. */
-int base_sessions_issue(base_sessions *s, int32_t entity_id, uint64_t *session_id,
-                        uint8_t key[MC_SECURE_KEY_BYTES]);
+ * among the live ones) and a random key. name: the account it is for (NULL or "": not
+ * known; resumption tickets carry it), resume: issued by a RESUME. 0, or -1 when `max`
+ * sessions are live. */
+int base_sessions_issue(base_sessions *s, int32_t entity_id, const char *name, bool resume,
+                        uint64_t *session_id, uint8_t key[MC_SECURE_KEY_BYTES]);
 /* mc_secure_session_lookup (ctx: the base_sessions): 0 with the key of a live, unexpired
  * session; -1 otherwise. */
 int base_sessions_lookup(void *ctx, uint64_t session_id, uint8_t key[MC_SECURE_KEY_BYTES]);
-/* The client connected with this session: the entity id it was issued for, and the session
- * is gone (one-time). 0, or -1 when it is unknown or expired. */
-int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id);
+/* The client connected with this session: the entity id it was issued for (and, when not
+ * NULL, its account name and whether a RESUME issued it), and the session is gone
+ * (one-time). 0, or -1 when it is unknown or expired. */
+int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id,
+                       char name[BASE_SESSION_NAME_MAX + 1], bool *resume);
 /* Forget every session issued for this entity (its base is destroyed, or a newer login
  * replaced them). Returns how many. */
 size_t base_sessions_forget_entity(base_sessions *s, int32_t entity_id);

@@ -168,7 +168,7 @@ static void session_expired(void *ctx, int32_t entity_id)
     base_db *db = ctx;
     mc_entity *ent = mc_engine_find(db->e, entity_id);
     if (!ent || ent->part != MC_PART_BASE || ent->in_reap || proxy_has_client(db->e, ent) ||
-        base_sessions_has_entity(db->sessions, entity_id))
+        base_sessions_has_entity(db->sessions, entity_id) || proxy_in_grace(db->e, entity_id))
         return;
     MC_INFO("%s %d: its client never came with its login session: onClientDeath",
             ent->td->name, (int)ent->id);

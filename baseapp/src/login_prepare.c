@@ -83,7 +83,7 @@ static void issue(prepare_op *op, mc_entity *ent, uint64_t dbid, bool forget_old
     }
     uint64_t sid = 0;
     uint8_t key[MC_SECURE_KEY_BYTES];
-    if (base_sessions_issue(db->sessions, ent->id, &sid, key) != 0) {
+    if (base_sessions_issue(db->sessions, ent->id, op->name, false, &sid, key) != 0) {
         reply_status(e, &op->origin, MC__LOGIN__PREPARE_STATUS__PREPARE_BUSY,
                      "too many login sessions waiting (--maxSessions)", NULL);
         finish(op);

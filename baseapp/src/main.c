@@ -8,14 +8,20 @@
 int main(int argc, char **argv)
 {
     /* the role's options: persistence's and the external interface's */
-    mc_option opts[BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT + BASE_RESTORE_OPTION_COUNT];
-    memcpy(opts, base_db_options, sizeof base_db_options);
-    memcpy(opts + BASE_DB_OPTION_COUNT, proxy_options, sizeof proxy_options);
-    memcpy(opts + BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT, base_restore_options,
-           sizeof base_restore_options);
+    mc_option opts[BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT + BASE_RESTORE_OPTION_COUNT +
+                   PROXY_RESUME_OPTION_COUNT];
+    size_t n = 0;
+    memcpy(opts + n, base_db_options, sizeof base_db_options);
+    n += BASE_DB_OPTION_COUNT;
+    memcpy(opts + n, proxy_options, sizeof proxy_options);
+    n += PROXY_OPTION_COUNT;
+    memcpy(opts + n, base_restore_options, sizeof base_restore_options);
+    n += BASE_RESTORE_OPTION_COUNT;
+    memcpy(opts + n, proxy_resume_options, sizeof proxy_resume_options);
+    n += PROXY_RESUME_OPTION_COUNT;
     mc_role_part part = base_role_part;
     part.options = opts;
-    part.option_count = BASE_DB_OPTION_COUNT + PROXY_OPTION_COUNT + BASE_RESTORE_OPTION_COUNT;
+    part.option_count = n;
     return mc_engine_main(MC_ROLE_BASEAPP,
                           "The Mercury Cluster baseapp: hosts base entities, creates their "
                           "cells, relays calls to them and holds its players' client "

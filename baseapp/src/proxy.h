@@ -19,6 +19,9 @@
 
 #define PROXY_OPTION_COUNT 9
 extern const mc_option proxy_options[PROXY_OPTION_COUNT];
+/* Resumption (proxy_resume.c): --resumeGraceMs, --resumeTicketMs, --faultKnobs. */
+#define PROXY_RESUME_OPTION_COUNT 3
+extern const mc_option proxy_resume_options[PROXY_RESUME_OPTION_COUNT];
 
 /* Open the external interface (after base_db_init: sessions live there). 0 or -1 with why. */
 int proxy_init(mc_engine *e, char *err, size_t errlen);
@@ -45,6 +48,12 @@ void proxy_world_attached(mc_engine *e, mc_entity *ent);
 /* The engine API (base_engine_ops). */
 int proxy_op_give_client_to(const mc_call_ctx *call, const mc_mailbox_ref *to);
 bool proxy_op_has_client(const mc_call_ctx *call);
+
+/* RESUME_PREPARE (a request) from a loginapp: a session for the proxy a ticket names when
+ * its serial is the one the proxy honours (docs/PROTOCOL.md "Resuming"). */
+void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* Whether base id's client is gone and its grace time runs (it may still resume). */
+bool proxy_in_grace(mc_engine *e, int32_t id);
 
 /* Operator commands (command/issueSession, command/kickClient). */
 int proxy_add_commands(mc_engine *e);

@@ -113,7 +113,19 @@ void proxy_close(base_clients *bc, proxy_client *pc, int reason, const char *tex
     pc->close_at = mc_clock_now_us() + CLOSE_GRACE_US;
 }
 
+static void gone(base_clients *bc, proxy_client *pc, bool drop_endpoint, bool lost);
+
 void proxy_gone(base_clients *bc, proxy_client *pc, bool drop_endpoint)
+{
+    gone(bc, pc, drop_endpoint, false);
+}
+
+void proxy_lost(base_clients *bc, proxy_client *pc, bool drop_endpoint)
+{
+    gone(bc, pc, drop_endpoint, true);
+}
+
+static void gone(base_clients *bc, proxy_client *pc, bool drop_endpoint, bool lost)
 {
     int32_t id = pc->entity_id;
     unbind(bc, pc);
@@ -131,6 +143,9 @@ void proxy_gone(base_clients *bc, proxy_client *pc, bool drop_endpoint)
     if (id > 0 && !bc->freeing && !mc_engine_freeing(bc->e)) {
         mc_entity *ent = mc_engine_find(bc->e, id);
         if (ent && ent->part == MC_PART_BASE && !ent->in_reap) {
+            if (lost && proxy_resume_grace(bc, id))
+                return; /* onClientDeath when the grace time runs out, unless it resumes */
+            proxy_resume_forget(bc, id);
             bc->st.deaths++;
             mc_engine_run_hook(bc->e, ent, MC_HOOK_CLIENT_DEATH, NULL);
         }
@@ -245,9 +260,16 @@ void proxy_send_ready(base_clients *bc)
             continue;
         pc->need_player = false;
         send_player(bc, pc, ent);
+        bool resumed = pc->resumed;
+        pc->resumed = false;
+        proxy_resume_attached(bc, pc, ent); /* a new ticket; the grace time ends */
         flush(pc);
         proxy_world_attached(bc->e, ent); /* its cell introduces the view to this client */
         mc_engine_run_hook(bc->e, ent, MC_HOOK_ENTITIES_ENABLED, NULL);
+        if (resumed) {
+            bc->st.resumed++;
+            mc_engine_run_hook(bc->e, ent, MC_HOOK_CLIENT_RESUMED, NULL);
+        }
         proxy_after_call(bc->e, ent);
     }
     free(ids);
@@ -306,6 +328,7 @@ void proxy_tick(base_clients *bc)
             proxy_after_call(bc->e, ent); /* timers and callbacks change values too */
     }
     free(all);
+    proxy_resume_tick(bc);
 }
 
 /* ---- the base going, the engine API ------------------------------------------------------ */
@@ -316,6 +339,7 @@ void proxy_on_destroy(mc_engine *e, mc_entity *ent)
     base_db *db = base_db_of(e);
     if (db && db->sessions)
         base_sessions_forget_entity(db->sessions, ent->id);
+    proxy_resume_forget(bc, ent->id);
     proxy_client *pc = proxy_of_entity(bc, ent->id);
     if (!pc)
         return;
@@ -361,6 +385,7 @@ int proxy_op_give_client_to(const mc_call_ctx *call, const mc_mailbox_ref *to)
     if (!other->td->client_server || proxy_of_entity(bc, other->id))
         return MC_CALL_ERR_STATE;
     unbind(bc, pc);
+    proxy_resume_forget(bc, ent->id); /* its ticket goes: the next is the other base's */
     pc->type = other->type;
     if (snap_init(bc, pc) != 0 || u64map_put(&bc->by_entity, (uint64_t)other->id, pc) != 0) {
         proxy_close(bc, pc, MC_CW_BYE_KICKED, "out of memory giving the client away");

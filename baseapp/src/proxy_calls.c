@@ -98,7 +98,7 @@ static void mc_cw_on_log_off(void *ctx, const mc_message_info *info, mc_istream 
     char a[MC_ADDRESS_STRLEN];
     MC_INFO("client %s of entity %d logged off", mc_address_format(&pc->peer, a, sizeof a),
             (int)pc->entity_id);
-    proxy_gone(bc, pc, true);
+    proxy_gone(bc, pc, true); /* no grace: it went on purpose (proxy_resume_forget) */
 }
 
 static const mc_message_def iface_defs[] = {MC_CW_TO_BASEAPP(MC_DEF_WITH_HANDLER)};

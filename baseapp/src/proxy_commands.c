@@ -47,7 +47,7 @@ static bool cmd_issue(void *ctx, int argc, const char *const *argv, char **resul
     }
     uint64_t sid;
     uint8_t key[MC_SECURE_KEY_BYTES];
-    if (base_sessions_issue(base_db_of(e)->sessions, ent->id, &sid, key) != 0) {
+    if (base_sessions_issue(base_db_of(e)->sessions, ent->id, NULL, false, &sid, key) != 0) {
         snprintf(why, whylen, "too many sessions wait for their clients (--maxSessions)");
         return false;
     }
@@ -80,6 +80,7 @@ static bool cmd_kick(void *ctx, int argc, const char *const *argv, char **result
     int32_t id = ent->id;
     proxy_close(bc, pc, MC_CW_BYE_KICKED, "an operator dropped the client");
     ent = mc_engine_find(e, id);
+    proxy_resume_forget(bc, id);
     if (ent && !ent->in_reap) {
         bc->st.deaths++;
         mc_engine_run_hook(e, ent, MC_HOOK_CLIENT_DEATH, NULL);

@@ -61,7 +61,9 @@ static int on_connected(void *ctx, mc_secure_endpoint *ep)
     mc_address peer = {.ip = ep->peer.ip, .port = ep->peer.port};
     char a[MC_ADDRESS_STRLEN];
     int32_t id = 0;
-    if (base_sessions_take(db->sessions, ep->session_id, &id) != 0) {
+    char account[BASE_SESSION_NAME_MAX + 1] = "";
+    bool resumed = false;
+    if (base_sessions_take(db->sessions, ep->session_id, &id, account, &resumed) != 0) {
         bc->st.session_refused++;
         if (proxy_log_allowed(bc->st.session_refused))
             MC_WARNING("client %s refused: its session is used or expired (%llu refused)",
@@ -78,6 +80,8 @@ static int on_connected(void *ctx, mc_secure_endpoint *ep)
         return -1;
     }
     ep->user = pc;
+    memcpy(pc->account, account, sizeof pc->account);
+    pc->resumed = resumed;
     bc->st.connects++;
     MC_INFO("client %s connected: its player is %s %d", mc_address_format(&peer, a, sizeof a),
             mc_defs_type(mc_engine_defs(bc->e), pc->type)->name, (int)id);
@@ -97,7 +101,7 @@ static void on_gone(void *ctx, mc_secure_endpoint *ep)
         MC_INFO("client %s of entity %d went silent (or started again): dropped",
                 mc_address_format(&pc->peer, a, sizeof a), (int)pc->entity_id);
     }
-    proxy_gone(bc, pc, false); /* the transport forgets the endpoint itself */
+    proxy_lost(bc, pc, false); /* the transport forgets the endpoint itself */
 }
 
 static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death why)
@@ -119,7 +123,7 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death why)
     MC_INFO("client %s of entity %d: its channel died (%s)",
             mc_address_format(&pc->peer, a, sizeof a), (int)pc->entity_id,
             mc_channel_death_name(why));
-    proxy_gone(bc, pc, true);
+    proxy_lost(bc, pc, true);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
@@ -143,7 +147,7 @@ enum {
     W_CALLS_OUT, W_PROPS, W_KICKED, W_REFUSED_TOTAL, W_HELLOS, W_HANDSHAKES, W_REJECTED,
     W_REPEATED, W_AUTH_FAILURES, W_RATE_LIMITED, W_NO_ENDPOINT, W_DROPPED, W_DATA_IN,
     W_DATA_OUT, W_SEND_ERRORS, W_UNKNOWN_SESSION, W_MOVES, W_MOVES_DROPPED, W_CALLS_DROPPED,
-    W_KICKED_CALLS, W_CUT_OFF_QUEUE, W_REFUSED /* + reason */
+    W_KICKED_CALLS, W_CUT_OFF_QUEUE, W_BYTES_OUT, W_REFUSED /* + reason */
 };
 
 static const struct {
@@ -176,6 +180,7 @@ static const struct {
     {"clients/dropped", W_DROPPED},
     {"clients/packetsIn", W_DATA_IN},
     {"clients/packetsOut", W_DATA_OUT},
+    {"clients/bytesOut", W_BYTES_OUT},
     {"clients/sendErrors", W_SEND_ERRORS},
     {"clients/unknownSession", W_UNKNOWN_SESSION},
 };
@@ -216,6 +221,7 @@ static void get_counter(void *ctx, mc_watch_value *out)
     case W_DROPPED: v = ts.dropped; break;
     case W_DATA_IN: v = ts.data_in; break;
     case W_DATA_OUT: v = ts.data_out; break;
+    case W_BYTES_OUT: v = ts.bytes_out; break;
     case W_SEND_ERRORS: v = ts.send_errors; break;
     case W_UNKNOWN_SESSION: v = ts.unknown_session; break;
     default:
@@ -363,8 +369,11 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
     bc->tick_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_tick, bc);
     bc->ready_ev = event_new(mc_server_event_base(s), -1, 0, on_ready, bc);
     struct timeval tv = {0, PROXY_TICK_MS * 1000};
+    if (proxy_resume_init(bc, err, errlen) != 0)
+        return -1;
     if (!bc->tick_ev || !bc->ready_ev || event_add(bc->tick_ev, &tv) != 0 ||
-        add_watchers(bc) != 0 || proxy_add_commands(e) != 0) {
+        add_watchers(bc) != 0 || proxy_add_commands(e) != 0 ||
+        proxy_resume_add_watchers(bc) != 0) {
         snprintf(err, errlen, "cannot set up the external interface's events and watchers");
         return -1;
     }
@@ -424,6 +433,7 @@ void proxy_free(mc_engine *e)
     free_records(bc);
     if (bc->nub)
         mc_nub_free(bc->nub);
+    proxy_resume_free(bc);
     u64map_free(&bc->by_entity);
     u64map_free(&bc->by_peer);
     base_db_of(e)->clients = NULL;

@@ -5,6 +5,7 @@
 
 #include "client_limits.h"
 #include "client_parse.h"
+#include "client_sessions.h"
 #include "mercury/mercury.h"
 #include "proxy.h"
 #include "secure/transport.h"
@@ -26,6 +27,9 @@ typedef struct proxy_client {
     client_limit_state lim;    /* its MOVE and call rates (client_limits.h) */
     uint32_t vol_stamp;        /* the last WORLD_VOLATILE's stamp (they go 1, 2, 3...) */
     mc_time_us close_at;
+    char account[BASE_SESSION_NAME_MAX + 1]; /* the account its session was for ("": none) */
+    bool resumed;              /* it came with a session a RESUME issued */
+    mc_time_us ticket_renew_at; /* its next resumption ticket (0: none issued yet) */
     /* BASE_AND_CLIENT values as the client last heard them (type property index order) */
     size_t nsnap;
     uint16_t *snap_idx;
@@ -41,7 +45,18 @@ typedef struct {
      * because their channel's queue of unacknowledged packets overflowed */
     uint64_t moves_dropped, calls_dropped, kicked_calls, cut_off_queue;
     uint64_t refused[CLIENT_REFUSE_COUNT];
+    /* resumption (proxy_resume.c) */
+    uint64_t tickets, resumed, grace_started, grace_expired, resume_ok, resume_not_here,
+        resume_used, resume_expired, resume_refused, knob_dropped;
 } proxy_stats;
+
+/* What a proxy keeps to be resumed (proxy_resume.c), per base entity, while it has a client
+ * or is within the grace time after its client's channel died. */
+typedef struct {
+    uint32_t serial;              /* the one ticket serial it honours (0: none) */
+    char account[BASE_SESSION_NAME_MAX + 1];
+    mc_time_us grace_until;       /* its client's channel died: onClientDeath then (0: not) */
+} proxy_resume_state;
 
 typedef struct base_clients {
     mc_engine *e;
@@ -52,6 +67,10 @@ typedef struct base_clients {
     struct event *tick_ev;     /* property sweep, closing clients */
     struct event *ready_ev;    /* deferred BASE_PLAYER after the ACCEPT went out */
     bool freeing;
+    /* resumption (proxy_resume.c) */
+    u64map resume;             /* entity id -> proxy_resume_state */
+    uint8_t ticket_key[32];    /* derived from the cluster secret ("mc-resume-ticket") */
+    uint64_t grace_ms, ticket_ms;
     client_limits limits;
     uint32_t max_overflow;     /* --clientMaxOverflowPackets */
     proxy_stats st;
@@ -79,6 +98,9 @@ void proxy_close(base_clients *bc, proxy_client *pc, int reason, const char *tex
 /* The client went (idle, channel dead, replaced): onClientDeath when it had a player; the
  * record is freed. drop_endpoint: also forget its endpoint in the transport. */
 void proxy_gone(base_clients *bc, proxy_client *pc, bool drop_endpoint);
+/* As proxy_gone, for a client whose channel died or that went silent: its base keeps it
+ * for the grace time (--resumeGraceMs) before onClientDeath, so that it can resume. */
+void proxy_lost(base_clients *bc, proxy_client *pc, bool drop_endpoint);
 /* Send BASE_PLAYER to clients that wait for it, then onEntitiesEnabled. */
 void proxy_send_ready(base_clients *bc);
 /* Property sweep and closing clients (tick). */
@@ -90,6 +112,21 @@ void proxy_refuse(base_clients *bc, const mc_address *peer, client_refuse r, con
  * a client past the hard call limit is told and disconnected). */
 bool proxy_limit_move(base_clients *bc, proxy_client *pc);
 bool proxy_limit_call(base_clients *bc, proxy_client *pc);
+
+/* proxy_resume.c: resumption tickets, the grace time, RESUME_PREPARE, the fault knob. */
+int proxy_resume_init(base_clients *bc, char *err, size_t errlen);
+void proxy_resume_free(base_clients *bc);
+/* pc got its player ent (BASE_PLAYER went): the grace ends, the game hears onClientResumed
+ * when pc came with a RESUME's session, and pc gets a new ticket. */
+void proxy_resume_attached(base_clients *bc, proxy_client *pc, mc_entity *ent);
+/* The client of entity id went without logging off (its channel died, it went silent):
+ * true when the grace time starts (onClientDeath is deferred), false: run it now. */
+bool proxy_resume_grace(base_clients *bc, int32_t id);
+/* The entity's client went for good (logged off, kicked, destroyed): forget its ticket. */
+void proxy_resume_forget(base_clients *bc, int32_t id);
+/* Graces that ran out (onClientDeath) and tickets due for renewal. */
+void proxy_resume_tick(base_clients *bc);
+int proxy_resume_add_watchers(base_clients *bc);
 
 /* proxy_calls.c: the client nub's interface (client -> baseapp messages). */
 extern const mc_interface proxy_client_iface;

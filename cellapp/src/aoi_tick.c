@@ -3,6 +3,7 @@
 #include "cellapp.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "server/histogram.h"
 #include "server/sliced.h"
 
 #include <event2/event.h>
@@ -26,6 +27,7 @@ struct cell_aoi_tick {
     mc_ostream scratch;
     uint64_t slice_ms;         /* aoi/sliceMs */
     uint64_t ticks_late;
+    struct mc_histogram *tick_hist, *update_hist; /* served on /metrics (server/histogram.h) */
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -112,6 +114,11 @@ static void done(void *ctx)
     cs->aoi.updates++;
     cs->aoi.in_view = t->in_view;
     cs->aoi.last_update_us = st->last_wall_us;
+    mc_time_us now = mc_clock_now_us();
+    if (t->tick_hist)
+        mc_histogram_observe_us(t->tick_hist, st->last_work_us, now);
+    if (t->update_hist)
+        mc_histogram_observe_us(t->update_hist, st->last_wall_us, now);
     if (st->last_wall_us > cs->aoi.max_update_us)
         cs->aoi.max_update_us = st->last_wall_us;
     if (t->due && begin_tick(t)) {
@@ -179,6 +186,11 @@ int cell_aoi_tick_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     }
     mc_sliced_stats *st = mc_sliced_stats_of(t->job);
+    t->tick_hist = mc_server_histogram(srv, "cellapp_tick_seconds",
+                                       "Work time of a view update tick (its slices summed).");
+    t->update_hist = mc_server_histogram(
+        srv, "cellapp_update_latency_seconds",
+        "Wall time from a view update tick's start to its updates written.");
     mc_watchers *w = mc_server_watchers(srv);
     int bad = mc_watch_add(w, "aoi/sliceMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_slice_ms,
                            set_slice_ms, t);

@@ -1,6 +1,8 @@
 /* The game client's channel to its baseapp (mcclient/client.h). */
 #include "mcclient/client.h"
+#include "common/clock.h"
 #include "common/game_module.h"
+#include "mcclient/login.h"
 #include "world_view.h"
 #include "mercury/mercury.h"
 #include "secure/transport.h"
@@ -27,7 +29,20 @@ struct mc_client {
     mc_call_sink sink;
     mc_client_stats st;
     world_view view;
+    /* resumption */
+    uint8_t ticket[MC_RESUME_TICKET_SIZE];
+    uint8_t resume_key[MC_RESUME_KEY_BYTES];
+    bool has_ticket;
+    bool want_resume;          /* the channel died: resume at the next tick */
+    mc_login_attempt *resume;  /* the RESUME under way (NULL: waiting to try) */
+    uint32_t tries;
+    uint64_t next_try_ms;
+    uint64_t old_packets_sent, old_bytes_sent, old_packets_received, old_bytes_received;
+    char loginapp[64], bind_ip[48]; /* copies of config.loginapp and bind_ip */
 };
+
+/* One RESUME attempt's limit (a forged or foreign ticket is never answered). */
+#define RESUME_ATTEMPT_MS 4000u
 
 static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
                      const uint8_t *args, size_t len);
@@ -271,10 +286,30 @@ static void mc_cw_on_world_volatile(void *ctx, const mc_message_info *info, mc_i
     on_world(c, stamp, data);
 }
 
+/* TICKET: the resumption ticket and its key (kept until the next one, or until used). */
+static void mc_cw_on_ticket(void *ctx, const mc_message_info *info, mc_istream *data)
+{
+    mc_client *c = from(ctx, info);
+    if (!c)
+        return;
+    uint32_t lifetime_ms;
+    if (!mc_cw_read_ticket(data, c->ticket, c->resume_key, &lifetime_ms)) {
+        c->st.ignored++;
+        return;
+    }
+    c->has_ticket = true;
+    c->st.tickets++;
+}
+
 static const mc_message_def client_defs[] = {MC_CW_TO_CLIENT(MC_DEF_WITH_HANDLER)};
 static const mc_interface client_iface = MC_INTERFACE("client", client_defs);
 
 /* ---- the transport and the channel ----------------------------------------------------- */
+
+static bool can_resume(const mc_client *c)
+{
+    return c->cfg.loginapp && c->has_ticket && c->state == MC_CLIENT_CONNECTED;
+}
 
 static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death why)
 {
@@ -282,6 +317,10 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death why)
     if (mc_channel_user_data(ch) != c)
         return;
     c->ch = NULL;
+    if (can_resume(c)) {
+        c->want_resume = true; /* at the end of this tick: the nub is running now */
+        return;
+    }
     finish(c, MC_CLIENT_END_LOST, 0, mc_channel_death_name(why));
 }
 
@@ -305,38 +344,14 @@ static void on_handshake(void *ctx, int status, uint8_t reject_status)
     c->state = MC_CLIENT_CONNECTED;
 }
 
-mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errlen)
+/* The nub and the encrypted transport of a channel to baseapp with this session (the first
+ * packet goes out now). 0, or -1 with a reason. */
+static int open_channel(mc_client *c, const char *baseapp, uint64_t session_id,
+                        const uint8_t session_key[MC_SECURE_KEY_BYTES], char *err, size_t errlen)
 {
-    if (!cfg || !cfg->defs || !cfg->baseapp) {
-        snprintf(err, errlen, "a client needs the baseapp's address and the defs");
-        return NULL;
-    }
-    mc_client *c = calloc(1, sizeof *c);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    c->cfg = *cfg;
-    c->sink = (mc_call_sink){.defs = cfg->defs, .send = sink_send, .ctx = c};
-    if (!c->cfg.timeout_ms)
-        c->cfg.timeout_ms = 10000;
-    if (!c->cfg.idle_ms)
-        c->cfg.idle_ms = 10000;
-    if (mc_address_parse(cfg->baseapp, &c->server) != MC_OK || !c->server.port) {
-        snprintf(err, errlen, "baseapp address '%s' is not a.b.c.d:port", cfg->baseapp);
-        mc_client_free(c);
-        return NULL;
-    }
-    struct event_config *ec = event_config_new();
-    if (ec) {
-        event_config_avoid_method(ec, "select"); /* no fd limit surprises */
-        c->base = event_base_new_with_config(ec);
-        event_config_free(ec);
-    }
-    if (!c->base) {
-        snprintf(err, errlen, "cannot create the client's event base");
-        mc_client_free(c);
-        return NULL;
+    if (mc_address_parse(baseapp, &c->server) != MC_OK || !c->server.port) {
+        snprintf(err, errlen, "baseapp address '%s' is not a.b.c.d:port", baseapp);
+        return -1;
     }
     mc_nub_config nc;
     mc_nub_config_init(&nc);
@@ -350,8 +365,7 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
     nc.socket_buffer_bytes = 256u * 1024u;
     if (mc_nub_new(c->base, &nc, &c->nub) != MC_OK) {
         snprintf(err, errlen, "cannot create the client's nub");
-        mc_client_free(c);
-        return NULL;
+        return -1;
     }
     mc_secure_transport_config tc;
     memset(&tc, 0, sizeof tc);
@@ -360,15 +374,199 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
     tc.ctx = c;
     tc.timeout_ms = c->cfg.timeout_ms;
     tc.on_handshake = on_handshake;
-    c->t = mc_secure_transport_client(c->base, &tc, cfg->baseapp, cfg->session_id,
-                                      cfg->session_key, err, errlen);
+    c->t = mc_secure_transport_client(c->base, &tc, baseapp, session_id, session_key, err,
+                                      errlen);
+    return c->t ? 0 : -1;
+}
+
+/* Free the channel's transport and nub (its counters are kept). */
+static void close_channel(mc_client *c)
+{
+    if (c->ch) {
+        mc_channel_set_user_data(c->ch, NULL);
+        c->ch = NULL;
+    }
+    if (c->t)
+        mc_secure_transport_free(c->t);
+    c->t = NULL;
+    if (c->nub) {
+        mc_nub_stats ns;
+        mc_nub_get_stats(c->nub, &ns);
+        c->old_packets_sent += ns.packets_sent;
+        c->old_bytes_sent += ns.bytes_sent;
+        c->old_packets_received += ns.packets_received;
+        c->old_bytes_received += ns.bytes_received;
+        mc_nub_free(c->nub);
+    }
+    c->nub = NULL;
+}
+
+mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg || !cfg->defs || !cfg->baseapp) {
+        snprintf(err, errlen, "a client needs the baseapp's address and the defs");
+        return NULL;
+    }
+    mc_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->cfg = *cfg;
+    c->cfg.baseapp = NULL; /* the caller's strings are not kept: copies */
+    if (cfg->loginapp) {
+        if (strlen(cfg->loginapp) >= sizeof c->loginapp) {
+            snprintf(err, errlen, "loginapp address '%s' is not a.b.c.d:port", cfg->loginapp);
+            sodium_memzero(c, sizeof *c);
+            free(c);
+            return NULL;
+        }
+        snprintf(c->loginapp, sizeof c->loginapp, "%s", cfg->loginapp);
+        c->cfg.loginapp = c->loginapp;
+    }
+    if (cfg->bind_ip) {
+        snprintf(c->bind_ip, sizeof c->bind_ip, "%s", cfg->bind_ip);
+        c->cfg.bind_ip = c->bind_ip;
+    }
+    c->sink = (mc_call_sink){.defs = cfg->defs, .send = sink_send, .ctx = c};
+    if (!c->cfg.timeout_ms)
+        c->cfg.timeout_ms = 10000;
+    if (!c->cfg.idle_ms)
+        c->cfg.idle_ms = 10000;
+    if (!c->cfg.resume_tries)
+        c->cfg.resume_tries = 5;
+    if (!c->cfg.resume_backoff_ms)
+        c->cfg.resume_backoff_ms = 500;
+    struct event_config *ec = event_config_new();
+    if (ec) {
+        event_config_avoid_method(ec, "select"); /* no fd limit surprises */
+        c->base = event_base_new_with_config(ec);
+        event_config_free(ec);
+    }
+    if (!c->base) {
+        snprintf(err, errlen, "cannot create the client's event base");
+        mc_client_free(c);
+        return NULL;
+    }
+    int rc = open_channel(c, cfg->baseapp, cfg->session_id, cfg->session_key, err, errlen);
     sodium_memzero(c->cfg.session_key, sizeof c->cfg.session_key);
-    if (!c->t) {
+    if (rc != 0) {
         mc_client_free(c);
         return NULL;
     }
     c->state = MC_CLIENT_CONNECTING;
     return c;
+}
+
+/* ---- resuming ---------------------------------------------------------------------------- */
+
+static void begin_resume(mc_client *c)
+{
+    c->want_resume = false;
+    close_channel(c);
+    world_view_clear(&c->view); /* the cell introduces the view again, in full */
+    c->state = MC_CLIENT_RESUMING;
+    c->tries = 0;
+    c->next_try_ms = mc_clock_now_us() / 1000u;
+}
+
+static bool retriable(int status)
+{
+    /* the loginapp or the baseapps could not answer now; a proxy being restored on another
+     * baseapp is not found for a moment */
+    return status == MC_LOGIN_TIMED_OUT || status == MC_LOGIN_SERVER_ERROR ||
+           status == MC_LOGIN_OVERLOADED || status == MC_LOGIN_RATE_LIMITED ||
+           status == MC_LOGIN_ENTITY_GONE || status == MC_LOGIN_NO_BASEAPP;
+}
+
+static void resume_done(mc_client *c, int status)
+{
+    if (c->cfg.cb.on_resume)
+        c->cfg.cb.on_resume(c->cfg.ud, c, status, mc_login_status_name(status));
+}
+
+static void resume_failed(mc_client *c, int status)
+{
+    c->has_ticket = false;
+    sodium_memzero(c->resume_key, sizeof c->resume_key);
+    c->st.resume_failures++;
+    resume_done(c, status);
+    char text[96];
+    snprintf(text, sizeof text, "cannot resume: %s", mc_login_status_name(status));
+    finish(c, MC_CLIENT_END_LOST, 0, text);
+}
+
+static void resume_step(mc_client *c)
+{
+    uint64_t now = mc_clock_now_us() / 1000u;
+    char err[256];
+    if (!c->resume) {
+        if (now < c->next_try_ms)
+            return;
+        mc_login_config lc;
+        memset(&lc, 0, sizeof lc);
+        lc.loginapp = c->cfg.loginapp;
+        lc.bind_ip = c->cfg.bind_ip;
+        lc.timeout_ms = RESUME_ATTEMPT_MS;
+        c->tries++;
+        c->st.resume_attempts++;
+        c->resume = mc_resume_start(&lc, c->ticket, c->resume_key, now, err, sizeof err);
+        if (!c->resume) {
+            resume_failed(c, MC_LOGIN_SERVER_ERROR);
+            return;
+        }
+    }
+    int status = mc_login_tick(c->resume, now);
+    if (status == MC_LOGIN_PENDING)
+        return;
+    mc_login_result r = *mc_login_result_of(c->resume);
+    mc_login_free(c->resume);
+    c->resume = NULL;
+    if (status == MC_LOGIN_OK) {
+        char addr[MC_ADDRESS_STRLEN];
+        snprintf(addr, sizeof addr, "%u.%u.%u.%u:%u", r.baseapp_ip >> 24,
+                 (r.baseapp_ip >> 16) & 255, (r.baseapp_ip >> 8) & 255, r.baseapp_ip & 255,
+                 r.baseapp_port);
+        int rc = open_channel(c, addr, r.session_id, r.session_key, err, sizeof err);
+        sodium_memzero(&r, sizeof r);
+        if (rc != 0) {
+            close_channel(c);
+            resume_failed(c, MC_LOGIN_SERVER_ERROR);
+            return;
+        }
+        c->has_ticket = false; /* spent: the baseapp sends a new one with the player */
+        c->state = MC_CLIENT_CONNECTING;
+        c->st.resumes++;
+        resume_done(c, MC_LOGIN_OK);
+        return;
+    }
+    sodium_memzero(&r, sizeof r);
+    if (retriable(status) && c->tries < c->cfg.resume_tries) {
+        uint64_t wait = (uint64_t)c->cfg.resume_backoff_ms << (c->tries - 1 < 6 ? c->tries - 1 : 6);
+        c->next_try_ms = now + wait;
+        return;
+    }
+    resume_failed(c, status);
+}
+
+int mc_client_resume_now(mc_client *c)
+{
+    if (!can_resume(c))
+        return MC_CALL_ERR_STATE;
+    c->want_resume = true;
+    return MC_CALL_OK;
+}
+
+bool mc_client_has_ticket(const mc_client *c) { return c->has_ticket; }
+
+int mc_client_ticket(const mc_client *c, uint8_t ticket[MC_CW_TICKET_BYTES],
+                     uint8_t key[MC_CW_RESUME_KEY_BYTES])
+{
+    if (!c->has_ticket)
+        return -1;
+    memcpy(ticket, c->ticket, MC_CW_TICKET_BYTES);
+    memcpy(key, c->resume_key, MC_CW_RESUME_KEY_BYTES);
+    return 0;
 }
 
 static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
@@ -396,7 +594,12 @@ mc_mailbox_ref mc_client_player_mailbox(const mc_client *c, mc_component compone
     return m;
 }
 
-int mc_client_fd(const mc_client *c) { return mc_secure_transport_fd(c->t); }
+int mc_client_fd(const mc_client *c)
+{
+    if (c->state == MC_CLIENT_RESUMING)
+        return c->resume ? mc_login_fd(c->resume) : -1;
+    return c->t ? mc_secure_transport_fd(c->t) : -1;
+}
 int mc_client_state(const mc_client *c) { return c->state; }
 int mc_client_end_of(const mc_client *c) { return c->end; }
 int32_t mc_client_player_id(const mc_client *c) { return c->player_id; }
@@ -405,20 +608,28 @@ void mc_client_get_stats(const mc_client *c, mc_client_stats *out)
 {
     *out = c->st;
     out->world_stale = c->view.stale;
+    out->packets_sent = c->old_packets_sent;
+    out->bytes_sent = c->old_bytes_sent;
+    out->packets_received = c->old_packets_received;
+    out->bytes_received = c->old_bytes_received;
     if (c->nub) {
         mc_nub_stats ns;
         mc_nub_get_stats(c->nub, &ns);
-        out->packets_sent = ns.packets_sent;
-        out->bytes_sent = ns.bytes_sent;
-        out->packets_received = ns.packets_received;
-        out->bytes_received = ns.bytes_received;
+        out->packets_sent += ns.packets_sent;
+        out->bytes_sent += ns.bytes_sent;
+        out->packets_received += ns.packets_received;
+        out->bytes_received += ns.bytes_received;
     }
 }
 
 int mc_client_tick(mc_client *c)
 {
-    if (c->state != MC_CLIENT_ENDED)
+    if (c->state == MC_CLIENT_CONNECTING || c->state == MC_CLIENT_CONNECTED)
         event_base_loop(c->base, EVLOOP_NONBLOCK);
+    if (c->want_resume && c->state == MC_CLIENT_CONNECTED)
+        begin_resume(c);
+    if (c->state == MC_CLIENT_RESUMING)
+        resume_step(c);
     return c->state;
 }
 
@@ -531,6 +742,7 @@ void mc_client_free(mc_client *c)
 {
     if (!c)
         return;
+    mc_login_free(c->resume);
     if (c->t)
         mc_secure_transport_free(c->t);
     if (c->nub)

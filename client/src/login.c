@@ -1,5 +1,6 @@
 /* The client side of logging in (mcclient/login.h). */
 #include "mcclient/login.h"
+#include "secure/resume.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +18,9 @@ struct mc_login_attempt {
     int fd;
     mc_secure_client sc;
     mc_login_credentials cred;
+    bool resume;                                 /* a RESUME (mc_resume_start) */
+    uint8_t ticket[MC_RESUME_TICKET_SIZE];
+    uint8_t resume_key[MC_RESUME_KEY_BYTES];
     uint64_t started_ms, last_sent_ms, challenged_ms;
     int final;                 /* MC_LOGIN_PENDING until done */
     mc_login_result result;
@@ -48,6 +52,10 @@ static void send_now(mc_login_attempt *a, uint64_t now_ms)
     size_t n = 0;
     if (a->sc.state == MC_SECURE_CLIENT_HELLO)
         n = mc_secure_client_packet(&a->sc, buf);
+    else if (a->resume)
+        n = mc_resume_client_request(&a->sc, a->ticket, a->resume_key, buf) == MC_SECURE_OK
+                ? MC_RESUME_SIZE
+                : 0;
     else if (mc_login_client_request(&a->sc, &a->cred, a->cfg.loginapp_pk, buf) == MC_SECURE_OK)
         n = MC_LOGIN_SIZE;
     if (n && send(a->fd, buf, n, 0) == (ssize_t)n)
@@ -64,7 +72,52 @@ static void finish(mc_login_attempt *a, int status)
         close(a->fd);
     a->fd = -1;
     sodium_memzero(&a->cred, sizeof a->cred);
+    sodium_memzero(a->resume_key, sizeof a->resume_key);
     mc_secure_client_clear(&a->sc);
+}
+
+/* The attempt's socket, connected to the loginapp (bound to cfg->bind_ip when set), and the
+ * first packet. 0, or -1 with a reason (the attempt is then finished). */
+static int open_and_send(mc_login_attempt *a, const struct sockaddr_in *to, uint64_t now_ms,
+                         char *err, size_t errlen)
+{
+    const mc_login_config *cfg = &a->cfg;
+    uint8_t zero[MC_SECURE_KEY_BYTES] = {0};
+    a->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    errno = 0;
+    if (a->fd >= 0 && cfg->bind_ip &&
+        (inet_pton(AF_INET, cfg->bind_ip, &src.sin_addr) != 1 ||
+         bind(a->fd, (struct sockaddr *)&src, sizeof src) != 0)) {
+        snprintf(err, errlen, "cannot bind the login socket to '%s': %s", cfg->bind_ip,
+                 strerror(errno ? errno : EINVAL));
+        finish(a, MC_LOGIN_SERVER_ERROR);
+        return -1;
+    }
+    if (a->fd < 0 || connect(a->fd, (const struct sockaddr *)to, sizeof *to) != 0 ||
+        mc_secure_client_init(&a->sc, 0, zero) != 0) {
+        snprintf(err, errlen, "cannot open a socket to %s: %s", cfg->loginapp, strerror(errno));
+        finish(a, MC_LOGIN_SERVER_ERROR);
+        return -1;
+    }
+    a->started_ms = now_ms;
+    send_now(a, now_ms);
+    return 0;
+}
+
+static mc_login_attempt *new_attempt(const mc_login_config *cfg)
+{
+    mc_login_attempt *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->cfg = *cfg;
+    if (!a->cfg.resend_ms)
+        a->cfg.resend_ms = 250;
+    if (!a->cfg.timeout_ms)
+        a->cfg.timeout_ms = 10000;
+    a->final = MC_LOGIN_PENDING;
+    a->fd = -1;
+    return a;
 }
 
 mc_login_attempt *mc_login_start(const mc_login_config *cfg, const char *name,
@@ -90,44 +143,46 @@ mc_login_attempt *mc_login_start(const mc_login_config *cfg, const char *name,
         snprintf(err, errlen, "unknown login flags 0x%x", (unsigned)flags);
         return NULL;
     }
-    mc_login_attempt *a = calloc(1, sizeof *a);
+    mc_login_attempt *a = new_attempt(cfg);
     if (!a) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    a->cfg = *cfg;
-    if (!a->cfg.resend_ms)
-        a->cfg.resend_ms = 250;
-    if (!a->cfg.timeout_ms)
-        a->cfg.timeout_ms = 10000;
-    a->final = MC_LOGIN_PENDING;
     memcpy(a->cred.name, name, nl);
     memcpy(a->cred.password, password, pl);
     a->cred.password_len = pl;
     memcpy(a->cred.digest, cfg->digest, MC_LOGIN_DIGEST_BYTES);
     a->cred.flags = flags;
-    uint8_t zero[MC_SECURE_KEY_BYTES] = {0};
-    a->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in src = {.sin_family = AF_INET};
-    errno = 0;
-    if (a->fd >= 0 && cfg->bind_ip &&
-        (inet_pton(AF_INET, cfg->bind_ip, &src.sin_addr) != 1 ||
-         bind(a->fd, (struct sockaddr *)&src, sizeof src) != 0)) {
-        snprintf(err, errlen, "cannot bind the login socket to '%s': %s", cfg->bind_ip,
-                 strerror(errno ? errno : EINVAL));
-        finish(a, MC_LOGIN_SERVER_ERROR);
+    if (open_and_send(a, &to, now_ms, err, errlen) != 0) {
         free(a);
         return NULL;
     }
-    if (a->fd < 0 || connect(a->fd, (struct sockaddr *)&to, sizeof to) != 0 ||
-        mc_secure_client_init(&a->sc, 0, zero) != 0) {
-        snprintf(err, errlen, "cannot open a socket to %s: %s", cfg->loginapp, strerror(errno));
-        finish(a, MC_LOGIN_SERVER_ERROR);
+    return a;
+}
+
+mc_login_attempt *mc_resume_start(const mc_login_config *cfg,
+                                  const uint8_t ticket[MC_RESUME_TICKET_SIZE],
+                                  const uint8_t resume_key[MC_RESUME_KEY_BYTES], uint64_t now_ms,
+                                  char *err, size_t errlen)
+{
+    struct sockaddr_in to;
+    if (!cfg || parse_addr(cfg->loginapp, &to) != 0) {
+        snprintf(err, errlen, "loginapp address '%s' is not a.b.c.d:port",
+                 cfg && cfg->loginapp ? cfg->loginapp : "");
+        return NULL;
+    }
+    mc_login_attempt *a = new_attempt(cfg);
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->resume = true;
+    memcpy(a->ticket, ticket, MC_RESUME_TICKET_SIZE);
+    memcpy(a->resume_key, resume_key, MC_RESUME_KEY_BYTES);
+    if (open_and_send(a, &to, now_ms, err, errlen) != 0) {
         free(a);
         return NULL;
     }
-    a->started_ms = now_ms;
-    send_now(a, now_ms);
     return a;
 }
 
@@ -155,9 +210,12 @@ static void receive(mc_login_attempt *a, const uint8_t *buf, size_t n, uint64_t 
             send_now(a, now_ms); /* the LOGIN at once */
         return;
     }
-    if (n && buf[0] == MC_SECURE_LOGIN_REPLY && a->sc.state == MC_SECURE_CLIENT_CONNECT) {
+    if (n && buf[0] == (a->resume ? MC_SECURE_RESUME_REPLY : MC_SECURE_LOGIN_REPLY) &&
+        a->sc.state == MC_SECURE_CLIENT_CONNECT) {
         mc_login_result r;
-        if (mc_login_client_reply(&a->sc, a->cfg.loginapp_pk, buf, n, &r) != MC_SECURE_OK) {
+        int rc = a->resume ? mc_resume_client_reply(&a->sc, a->resume_key, buf, n, &r)
+                           : mc_login_client_reply(&a->sc, a->cfg.loginapp_pk, buf, n, &r);
+        if (rc != MC_SECURE_OK) {
             a->ignored++;
             return;
         }

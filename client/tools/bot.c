@@ -80,7 +80,7 @@ int bot_fd(const bot *b)
     if (b->state == BOT_LOGIN)
         return mc_login_fd(b->login);
     if (b->c && (b->state == BOT_CONNECT || b->state == BOT_PLAY || b->state == BOT_QUIET))
-        return mc_client_fd(b->c);
+        return mc_client_fd(b->c); /* it changes when the channel is resumed */
     return -1;
 }
 
@@ -221,6 +221,21 @@ static void cb_end(void *ud, mc_client *c, int how, int reason, const char *text
         b->baseapp->ended_early++;
 }
 
+/* Its channel died and the library resumed it with its ticket (no login), or could not. */
+static void cb_resume(void *ud, mc_client *c, int status, const char *name)
+{
+    (void)c;
+    (void)name;
+    bot *b = ud;
+    if (status == MC_LOGIN_OK) {
+        b->sh->st->resumes++;
+        return;
+    }
+    b->sh->st->resume_failed++;
+    b->sh->st->resume_failed_by_status[status > 0 && status < MC_LOGIN_STATUS_COUNT ? status
+                                                                                    : 0]++;
+}
+
 static void connect_channel(bot *b, const mc_login_result *r)
 {
     char addr[32], err[256];
@@ -228,7 +243,9 @@ static void connect_channel(bot *b, const mc_login_result *r)
              (r->baseapp_ip >> 16) & 255, (r->baseapp_ip >> 8) & 255, r->baseapp_ip & 255,
              r->baseapp_port);
     mc_client_config cfg = {.baseapp = addr, .session_id = r->session_id, .defs = b->sh->defs,
-                            .ud = b, .idle_ms = b->sh->idle_ms};
+                            .ud = b, .idle_ms = b->sh->idle_ms,
+                            .loginapp = b->sh->login.loginapp,
+                            .bind_ip = b->source[0] ? b->source : NULL};
     b->baseapp = bots_stats_baseapp(b->sh->st, addr);
     if (b->baseapp)
         b->baseapp->logged_in++;
@@ -236,6 +253,7 @@ static void connect_channel(bot *b, const mc_login_result *r)
     cfg.cb.on_call = cb_call;
     cfg.cb.on_world = cb_world;
     cfg.cb.on_end = cb_end;
+    cfg.cb.on_resume = cb_resume;
     b->c = mc_client_connect(&cfg, err, sizeof err);
     memset(cfg.session_key, 0, sizeof cfg.session_key);
     if (!b->c) {
@@ -356,6 +374,13 @@ void bot_logout(bot *b)
         b->login = NULL;
     }
     if (b->c) {
+        if (mc_client_state(b->c) == MC_CLIENT_RESUMING) {
+            /* its channel died and it had not come back by the end: it did not play on */
+            b->sh->st->ended_early++;
+            b->sh->st->ended_by_how[MC_CLIENT_END_LOST]++;
+            if (b->baseapp)
+                b->baseapp->ended_early++;
+        }
         mc_client_close(b->c);
         mc_client_stats cs;
         mc_client_get_stats(b->c, &cs);

@@ -87,7 +87,7 @@ static void usage(FILE *f)
             "  --area METRES          side of the square around the origin they roam (200)\n"
             "  --move-ms MS           between moves (200)\n"
             "  --chat-ms MS           mean time between chats (10000)\n"
-            "  --idle-ms MS           a silent baseapp is lost after MS (10000)\n"
+            "  --idle-ms MS           a baseapp silent this long: the bot resumes (10000)\n"
             "  --takeover             ask to take over accounts that are online (the loginapp\n"
             "                         must run with --onlineLogin=takeover)\n"
             "  --sources N            spread logins over N loopback source addresses\n"

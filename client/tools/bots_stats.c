@@ -111,6 +111,12 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
         if (s->ended_by_how[h])
             fprintf(f, "    %-16s %llu\n", mc_client_end_name(h),
                     (unsigned long long)s->ended_by_how[h]);
+    fprintf(f, "  resumed          %llu\n", (unsigned long long)s->resumes);
+    fprintf(f, "  resume failed    %llu\n", (unsigned long long)s->resume_failed);
+    for (int st = 1; st < MC_LOGIN_STATUS_COUNT; st++)
+        if (s->resume_failed_by_status[st])
+            fprintf(f, "    %-16s %llu\n", mc_login_status_name(st),
+                    (unsigned long long)s->resume_failed_by_status[st]);
     fprintf(f, "  calls sent       %llu\n", (unsigned long long)s->calls_sent);
     fprintf(f, "  calls answered   %llu\n", (unsigned long long)s->calls_answered);
     fprintf(f, "  chats heard      %llu\n", (unsigned long long)s->chats_heard);
@@ -160,6 +166,13 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
         if (s->ended_by_how[h])
             fprintf(f, "%s\"%s\":%llu", n++ ? "," : "", mc_client_end_name(h),
                     (unsigned long long)s->ended_by_how[h]);
+    fprintf(f, "},\"resumes\":%llu,\"resume_failed\":%llu,\"resume_failed_by\":{",
+            (unsigned long long)s->resumes, (unsigned long long)s->resume_failed);
+    n = 0;
+    for (int st = 1; st < MC_LOGIN_STATUS_COUNT; st++)
+        if (s->resume_failed_by_status[st])
+            fprintf(f, "%s\"%s\":%llu", n++ ? "," : "", mc_login_status_name(st),
+                    (unsigned long long)s->resume_failed_by_status[st]);
     fprintf(f, "},\"calls_sent\":%llu,\"calls_answered\":%llu,\"chats_heard\":%llu,"
                "\"moves_sent\":%llu,\"corrections\":%llu,\"rtt_p50_ms\":%.3f,"
                "\"rtt_p99_ms\":%.3f,\"rtt_max_ms\":%.3f,\"bytes_sent\":%llu,"

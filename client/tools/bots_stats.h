@@ -31,6 +31,10 @@ typedef struct {
     uint64_t failed_by_status[MC_LOGIN_TIMED_OUT + 1];
     uint64_t ended_early;                        /* channels that ended before the logout */
     uint64_t ended_by_how[BOTS_END_KINDS];
+    /* resumptions: channels that died and came back with their ticket (no login), and
+     * those that could not (the bot then ends: lost), by status */
+    uint64_t resumes, resume_failed;
+    uint64_t resume_failed_by_status[MC_LOGIN_STATUS_COUNT];
     uint64_t calls_sent, calls_answered, chats_heard, moves_sent, corrections;
     uint64_t bytes_sent, bytes_received, packets_sent, packets_received;
     uint64_t view_checked, view_mismatches, view_unknown, view_ids_compared;

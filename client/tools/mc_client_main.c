@@ -28,6 +28,8 @@ typedef struct {
     const char *user, *password_file, *script_path;
     bool takeover, json, moves;
     uint64_t timeout_ms;
+    uint32_t idle_ms;    /* --idle-ms: the baseapp silent this long: the channel is lost and
+                            resumed (0: the library's 10000) */
     /* state */
     mcc_printer pr;
     mc_entity_defs *defs;
@@ -73,6 +75,8 @@ static void usage(FILE *f)
             "  --json                  JSON lines instead of text\n"
             "  --no-moves              do not print other entities' moves (volatile updates)\n"
             "  --timeout SECONDS       login, a call waiting for the player, expect (10)\n"
+            "  --idle-ms MS            the baseapp silent this long: the channel is lost and\n"
+            "                          resumed with the ticket, no login (10000)\n"
             "  --loginapp IP:PORT      default: the cluster file's loginapp\n"
             "  --public-key HEX        default: the cluster file's loginPublicKey\n"
             "  --res DIR               the defs (default: <repo>/defs)\n"
@@ -139,6 +143,21 @@ static void on_end(void *ud, mc_client *c, int how, int reason, const char *text
                    : how == MC_CLIENT_END_DISCONNECTED ? TOOL_EXIT_DISCONNECTED
                                                        : TOOL_EXIT_LOST;
     m->done = true;
+}
+
+/* A resumption finished: its channel died and it came back with its ticket (no login), or
+ * could not (then on_end follows: lost). */
+static void on_resume(void *ud, mc_client *c, int status, const char *name)
+{
+    mcc *m = ud;
+    mc_client_stats st;
+    mc_client_get_stats(c, &st);
+    char text[160];
+    snprintf(text, sizeof text, "%s%s (resumed %llu, failed %llu)",
+             status == MC_LOGIN_OK ? "resumed without a login" : "cannot resume: ",
+             status == MC_LOGIN_OK ? "" : name, (unsigned long long)st.resumes,
+             (unsigned long long)st.resume_failures);
+    mcc_print_info(&m->pr, "resume", text);
 }
 
 /* ---- commands ---------------------------------------------------------------------------- */
@@ -343,6 +362,7 @@ static int parse_args(mcc *m, int argc, char **argv, const char **opt_loginapp,
         {"json", no_argument, NULL, 'j'},           {"no-moves", no_argument, NULL, 'M'},
         {"timeout", required_argument, NULL, 't'},  {"loginapp", required_argument, NULL, 'l'},
         {"public-key", required_argument, NULL, 'k'}, {"res", required_argument, NULL, 'r'},
+        {"idle-ms", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     int o;
     double secs;
@@ -360,6 +380,13 @@ static int parse_args(mcc *m, int argc, char **argv, const char **opt_loginapp,
                 return -1;
             }
             m->timeout_ms = (uint64_t)(secs * 1000);
+            break;
+        case 'i':
+            if (tool_parse_double(optarg, 1000, 600000, &secs) != 0) {
+                fprintf(stderr, "mc-client: --idle-ms '%s': 1000..600000\n", optarg);
+                return -1;
+            }
+            m->idle_ms = (uint32_t)secs;
             break;
         case 'l': *opt_loginapp = optarg; break;
         case 'k': *opt_pk = optarg; break;
@@ -440,10 +467,12 @@ int main(int argc, char **argv)
              addr);
     mcc_print_info(&m.pr, "login", info);
     mc_client_config cfg = {.baseapp = addr, .session_id = res.session_id, .defs = m.defs,
-                            .ud = &m, .timeout_ms = (uint32_t)m.timeout_ms};
+                            .ud = &m, .timeout_ms = (uint32_t)m.timeout_ms,
+                            .loginapp = tc.loginapp, .idle_ms = m.idle_ms};
     memcpy(cfg.session_key, res.session_key, sizeof cfg.session_key);
     sodium_memzero(&res, sizeof res);
-    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, on_world};
+    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, on_world,
+                                   on_resume};
     m.c = mc_client_connect(&cfg, err, sizeof err);
     sodium_memzero(cfg.session_key, sizeof cfg.session_key);
     if (!m.c) {

@@ -3,7 +3,10 @@
  * (mc_server_release_external). HELLO is answered
  * with a CHALLENGE at once, keeping nothing; a LOGIN is checked (cookie), answered from the
  * remembered replies, held to its address's bucket, and only then opened (the boxed
- * credentials: one X25519) and becomes a login, or is answered or dropped and counted. Every other datagram is dropped and counted. */
+ * credentials: one X25519) and becomes a login, or is answered or dropped and counted. A
+ * RESUME (secure/resume.h) goes through the same checks, then its ticket is opened and its
+ * proof checked (no public-key work) and it becomes a resumption (resume_flow.c). Every
+ * other datagram is dropped and counted. */
 #include "loginapp.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -132,6 +135,78 @@ static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pk
     mc_login_request_clear(&req);
 }
 
+/* A RESUME: as a LOGIN, everything without key work first (the cookie, the remembered
+ * answers, the source address's bucket); then the ticket is opened (symmetric: no public-key
+ * operation at all) and its proof checked. A ticket that does not open, or a proof not by its
+ * resume key, is dropped unanswered and counted (whoever sent it cannot read an answer). */
+static void on_resume_packet(loginapp *la, mc_secure_peer from, const uint8_t *pkt, size_t len)
+{
+    mc_resume_request req;
+    int rc = mc_resume_server_check(&la->secret, from, now_ms(), pkt, len, &req);
+    switch (rc) {
+    case MC_SECURE_OK:
+        break;
+    case MC_SECURE_BAD_COOKIE:
+        la->st.dropped[LA_DROP_BAD_COOKIE]++;
+        return;
+    case MC_SECURE_EXPIRED:
+        la->st.dropped[LA_DROP_EXPIRED]++;
+        return;
+    default:
+        la->st.dropped[LA_DROP_MALFORMED]++;
+        return;
+    }
+    la->st.resumes++;
+    if (la->freeing || la->shutting_down) {
+        la->st.dropped[LA_DROP_SHUTDOWN]++;
+        return;
+    }
+    uint64_t now = mc_clock_now_us();
+    la_reply_key key = {.ip = from.ip, .port = from.port};
+    memcpy(key.nonce, req.client_nonce, sizeof key.nonce);
+    uint8_t reply[MC_LOGIN_REPLY_SIZE];
+    switch (la_replies_lookup(la->replies, &key, now, reply)) {
+    case LA_REPLY_ANSWERED:
+        la->st.repeated++;
+        la_send(la, from, reply, sizeof reply);
+        return;
+    case LA_REPLY_PENDING:
+        la->st.dropped[LA_DROP_PENDING]++;
+        return;
+    case LA_REPLY_NONE:
+        break;
+    }
+    uint32_t ip = from.ip;
+    bool within = mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL);
+    if (!within && !mc_limits_take(la->addr_refusals, &ip, sizeof ip, now, NULL)) {
+        la->st.dropped[LA_DROP_RATE_LIMITED]++;
+        return;
+    }
+    rc = mc_resume_server_open(la->ticket_key, pkt, len, &req);
+    if (rc == MC_SECURE_AUTH) {
+        la->st.resume_forged++;
+        if (la->st.resume_forged <= 10 || la->st.resume_forged % 1000 == 0)
+            MC_WARNING("RESUME from %u.%u.%u.%u dropped: its ticket was not sealed by this "
+                       "cluster (%llu so far)", from.ip >> 24, (from.ip >> 16) & 255,
+                       (from.ip >> 8) & 255, from.ip & 255,
+                       (unsigned long long)la->st.resume_forged);
+    } else if (rc == MC_SECURE_BAD_PROOF) {
+        la->st.resume_bad_proof++;
+        if (la->st.resume_bad_proof <= 10 || la->st.resume_bad_proof % 1000 == 0)
+            MC_WARNING("RESUME from %u.%u.%u.%u dropped: a real ticket without its key's "
+                       "proof (copied?) (%llu so far)", from.ip >> 24, (from.ip >> 16) & 255,
+                       (from.ip >> 8) & 255, from.ip & 255,
+                       (unsigned long long)la->st.resume_bad_proof);
+    } else if (rc != MC_SECURE_OK) {
+        la->st.dropped[LA_DROP_MALFORMED]++;
+    } else if (!within) {
+        la_resume_refuse(la, from, &req, MC_LOGIN_RATE_LIMITED);
+    } else {
+        la_resume_start(la, from, &req);
+    }
+    mc_resume_request_clear(&req);
+}
+
 static void on_datagram(loginapp *la, mc_secure_peer from, const uint8_t *pkt, size_t len)
 {
     la->st.datagrams++;
@@ -151,6 +226,10 @@ static void on_datagram(loginapp *la, mc_secure_peer from, const uint8_t *pkt, s
     }
     if (pkt[0] == MC_SECURE_LOGIN) {
         on_login_packet(la, from, pkt, len);
+        return;
+    }
+    if (pkt[0] == MC_SECURE_RESUME) {
+        on_resume_packet(la, from, pkt, len);
         return;
     }
     la->st.dropped[LA_DROP_MALFORMED]++;

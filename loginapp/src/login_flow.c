@@ -9,6 +9,7 @@
  * memory. */
 #include "loginapp.h"
 #include "common/clock.h"
+#include "server/histogram.h"
 #include "common/log.h"
 #include "mercury/channel.h"
 #include "mercury/request.h"
@@ -136,6 +137,11 @@ static void answer_result(login_op *op, const mc_login_result *res, const char *
     loginapp *la = op->la;
     op->answered = true;
     la->in_flight--;
+    mc_time_us now = mc_clock_now_us();
+    struct mc_histogram *lh = mc_server_histogram(la->server, LA_LOGIN_HISTOGRAM, LA_LOGIN_HISTOGRAM_HELP);
+    if (lh)
+        mc_histogram_observe_us(lh, now - (op->deadline_us - la->login_timeout_ms * MC_US_PER_MS),
+                                now);
     if (res->status == MC_LOGIN_SERVER_ERROR)
         log_error(la, op->req.cred.name, why ? why : "?");
     else

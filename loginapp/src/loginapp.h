@@ -7,7 +7,9 @@
  * on the hashing pool's threads (pwhash_pool.h), the least-loaded baseapp asked of the
  * manager, PREPARE_LOGIN to that baseapp (proto/login.h), and the LOGIN_REPLY with its
  * external address and the session, or the status saying why not. Answers are remembered
- * while the client's cookie lives (replies.h), so a resent LOGIN gets the same reply.
+ * while the client's cookie lives (replies.h), so a resent LOGIN gets the same reply. A
+ * RESUME (a client whose channel died, with its resumption ticket) is checked the same way
+ * and answered after the live baseapps were asked which holds its proxy (resume_flow.c).
  *
  * This header is the loginapp's state, shared by its modules (one concept per file).
  */
@@ -19,6 +21,7 @@
 #include "pwhash_pool.h"
 #include "replies.h"
 #include "secure/login.h"
+#include "secure/resume.h"
 #include "server/server.h"
 
 #include <stdbool.h>
@@ -27,6 +30,7 @@
 struct event;
 typedef struct login_op login_op;
 typedef struct la_rehash la_rehash;
+typedef struct la_resume_op la_resume_op;
 
 /* Why a packet on the external socket was dropped unanswered. */
 typedef enum {
@@ -45,6 +49,12 @@ typedef struct {
     uint64_t datagrams, hellos, logins, repeated, created, takeovers, redirects,
         send_errors, redis_errors, rehashed;
     uint64_t status[MC_LOGIN_STATUS_COUNT]; /* answers by mc_login_status */
+    /* resumptions (resume_flow.c): RESUMEs whose cookie was good, tickets that did not
+     * open (forged, changed, another cluster's), real tickets without their key's proof
+     * (copied), resumptions that got a session, waves of RESUME_PREPARE and baseapps
+     * asked, answers by status */
+    uint64_t resumes, resume_forged, resume_bad_proof, resumed, resume_waves, resume_asked;
+    uint64_t resume_status[MC_LOGIN_STATUS_COUNT];
     uint64_t dropped[LA_DROP_COUNT];
 } la_stats;
 
@@ -55,6 +65,10 @@ typedef struct {
     uint64_t redis_commands, redis_errors, redis_reconnects, redis_stalls, redis_waiting;
     bool redis_connected;
 } la_gauges;
+
+/* The login time histogram (served on /metrics): from the LOGIN opened to the reply. */
+#define LA_LOGIN_HISTOGRAM "login_duration_seconds"
+#define LA_LOGIN_HISTOGRAM_HELP "Time from a LOGIN opened to its reply (any status)."
 
 typedef enum { LA_ONLINE_REFUSE, LA_ONLINE_TAKEOVER } la_online_policy;
 
@@ -72,6 +86,8 @@ typedef struct loginapp {
     uint64_t max_in_flight;
     uint64_t login_timeout_ms;
     uint64_t prepare_timeout_ms;
+    uint64_t resume_fan_out;   /* RESUME_PREPAREs in flight per resumption at most */
+    uint8_t ticket_key[32];    /* opens resumption tickets (from the cluster secret) */
     uint64_t error_log_us; /* server errors are logged at most once a second */
     uint64_t errors_unlogged;
     /* the external socket (external.c) */
@@ -92,7 +108,8 @@ typedef struct loginapp {
     struct event *tick_ev;
     /* logins in progress (login_flow.c) */
     login_op *ops;
-    uint64_t in_flight;
+    la_resume_op *resumes;     /* resumptions in progress (resume_flow.c) */
+    uint64_t in_flight;        /* logins and resumptions */
     bool shutting_down; /* graceful shutdown: new LOGINs are dropped */
     bool freeing;
     la_stats st;
@@ -126,6 +143,15 @@ void la_login_refuse(loginapp *la, mc_secure_peer from, const mc_login_request *
 void la_logins_tick(loginapp *la);
 /* Free every login left (after the server and its callbacks are gone). */
 void la_logins_free(loginapp *la);
+
+/* resume_flow.c: one resumption from an opened RESUME (its address within its bucket) to
+ * its answer. */
+void la_resume_start(loginapp *la, mc_secure_peer from, const mc_resume_request *req);
+/* Answer an opened RESUME at once with status, not remembered (over its address's bucket). */
+void la_resume_refuse(loginapp *la, mc_secure_peer from, const mc_resume_request *req,
+                      int status);
+void la_resumes_tick(loginapp *la);
+void la_resumes_free(loginapp *la);
 
 /* watchers.c: login/... */
 int la_add_watchers(loginapp *la);

@@ -30,6 +30,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
         la->secret_rotated_ms = now;
     }
     la_logins_tick(la);
+    la_resumes_tick(la);
     la_refresh_gauges(la);
 }
 
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
         mc_server_free(la->server);
     }
     la_logins_free(la);
+    la_resumes_free(la);
     la_external_close(la);
     mc_limits_free(la->addr_limits);
     mc_limits_free(la->addr_refusals);

@@ -2,6 +2,7 @@
  * login key, the digest clients must match). */
 #include "loginapp.h"
 #include "mercury/address.h"
+#include "mercury/auth.h"
 
 #include <sodium.h>
 #include <stdio.h>
@@ -55,6 +56,9 @@ const mc_option la_options[] = {
      "that address waits this x 2^(k-1) before its next try on that name (1..600000)"},
     {"failedBackoffMaxMs", MC_OPT_UINT, "60000",
      "the longest such wait (>= --failedBackoffMs, at most 3600000)"},
+    {"resumeFanOut", MC_OPT_UINT, "16",
+     "RESUME_PREPARE requests one resumption sends at once to find the baseapp holding the "
+     "proxy (in waves of this many until one has it; 1..256)"},
     {"limitKeys", MC_OPT_UINT, "100000",
      "source addresses and account names the limits remember each (1..10000000)"},
 };
@@ -108,7 +112,8 @@ bool la_check_config(const mc_config *cfg, char *err, size_t errlen)
         !range(cfg, "failedBackoffMs", 1, 600000, err, errlen) ||
         !range(cfg, "failedBackoffMaxMs", mc_config_get_uint(cfg, "failedBackoffMs"), 3600000,
                err, errlen) ||
-        !range(cfg, "limitKeys", 1, 10000000, err, errlen))
+        !range(cfg, "limitKeys", 1, 10000000, err, errlen) ||
+        !range(cfg, "resumeFanOut", 1, 256, err, errlen))
         return false;
     if (!(mc_config_get_float(cfg, "addressRefusals") >= 1)) {
         snprintf(err, errlen, "--addressRefusals: must be at least 1");
@@ -186,5 +191,16 @@ int la_configure(loginapp *la, const mc_config *cfg, char *err, size_t errlen)
     la->max_in_flight = mc_config_get_uint(cfg, "maxLoginsInFlight");
     la->login_timeout_ms = mc_config_get_uint(cfg, "loginTimeoutMs");
     la->prepare_timeout_ms = la->login_timeout_ms / 2;
+    la->resume_fan_out = mc_config_get_uint(cfg, "resumeFanOut");
+    /* resumption tickets: sealed by the baseapps with a key from the cluster secret */
+    uint8_t secret[MC_AUTH_SECRET_BYTES];
+    if (mc_server_load_secret(la->server, secret, err, errlen) != 0)
+        return -1;
+    int rc = mc_resume_ticket_key(secret, la->ticket_key);
+    mc_auth_wipe_secret(secret);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot derive the resumption ticket key");
+        return -1;
+    }
     return 0;
 }

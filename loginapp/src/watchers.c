@@ -8,7 +8,8 @@
 /* Watcher names of the statuses, in mc_login_status order. */
 static const char *const status_paths[MC_LOGIN_STATUS_COUNT] = {
     "ok", "noSuchUser", "badPassword", "alreadyLoggedIn", "badDigest", "noBaseapp",
-    "overloaded", "rateLimited", "malformed", "serverError", "timedOut",
+    "overloaded", "rateLimited", "malformed", "serverError", "timedOut", "ticketExpired",
+    "ticketUsed", "entityGone",
 };
 
 static const char *const drop_paths[LA_DROP_COUNT] = {
@@ -47,12 +48,21 @@ int la_add_watchers(loginapp *la)
 {
     mc_watchers *w = mc_server_watchers(la->server);
     char path[MC_WATCH_MAX_PATH];
-    int bad = 0;
+    int bad = mc_server_histogram(la->server, LA_LOGIN_HISTOGRAM, LA_LOGIN_HISTOGRAM_HELP) ? 0 : -1;
     for (int i = 0; i < MC_LOGIN_STATUS_COUNT; i++) {
         if (i == MC_LOGIN_TIMED_OUT)
             continue; /* the client's own verdict: never answered */
         snprintf(path, sizeof path, "login/status/%s", status_paths[i]);
         bad |= mc_watch_add_uint(w, path, &la->st.status[i], MC_WATCH_READ_ONLY);
+    }
+    static const int resume_statuses[] = {MC_LOGIN_OK, MC_LOGIN_OVERLOADED,
+                                          MC_LOGIN_RATE_LIMITED, MC_LOGIN_SERVER_ERROR,
+                                          MC_LOGIN_TICKET_EXPIRED, MC_LOGIN_TICKET_USED,
+                                          MC_LOGIN_ENTITY_GONE};
+    for (size_t i = 0; i < sizeof resume_statuses / sizeof resume_statuses[0]; i++) {
+        snprintf(path, sizeof path, "resume/status/%s", status_paths[resume_statuses[i]]);
+        bad |= mc_watch_add_uint(w, path, &la->st.resume_status[resume_statuses[i]],
+                                 MC_WATCH_READ_ONLY);
     }
     for (int i = 0; i < LA_DROP_COUNT; i++) {
         snprintf(path, sizeof path, "login/dropped/%s", drop_paths[i]);
@@ -88,6 +98,13 @@ int la_add_watchers(loginapp *la)
         {"login/redis/stalls", &la->g.redis_stalls},
         {"login/redis/waiting", &la->g.redis_waiting},
         {"login/maxInFlight", &la->max_in_flight},
+        {"resume/resumes", &la->st.resumes},
+        {"resume/forged", &la->st.resume_forged},
+        {"resume/badProof", &la->st.resume_bad_proof},
+        {"resume/resumed", &la->st.resumed},
+        {"resume/waves", &la->st.resume_waves},
+        {"resume/baseappsAsked", &la->st.resume_asked},
+        {"resume/fanOut", &la->resume_fan_out},
     };
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         bad |= mc_watch_add_uint(w, u[i].path, u[i].var, MC_WATCH_READ_ONLY);

@@ -1,5 +1,6 @@
 /* The manager: registry bookkeeping, notifications and queries over the control plane. */
 #include "manager_internal.h"
+#include "console.h"
 #include "common/log.h"
 #include "mercury/address.h"
 #include "mercury/status.h"
@@ -35,6 +36,18 @@ static const mc_option manager_options[] = {
     {"spaceHomesMax", MC_OPT_UINT, "65536",
      "lost spaces whose restoring cellapp is remembered (QUERY_SPACE_HOME; 16..10000000): "
      "beyond, the oldest is forgotten"},
+    {"consolePasswordFile", MC_OPT_STRING, "",
+     "the operator password (first line, mode 0600) of the web console served on the --metrics "
+     "port; empty: no console (deploy/cluster makes one per run dir)"},
+    {"consoleSessions", MC_OPT_UINT, "16",
+     "console sessions at once; a login beyond ends the least recently used (1..1024)"},
+    {"consoleSessionIdleS", MC_OPT_UINT, "3600",
+     "a console session unused this long ends (1..604800)"},
+    {"consoleLoginFailures", MC_OPT_UINT, "10",
+     "failed console logins checked per minute; beyond, logins are refused (429) until the "
+     "minute is over (1..10000)"},
+    {"consoleSampleMs", MC_OPT_UINT, "2000",
+     "how often the console samples the cluster for its plots (500..60000)"},
     {"faultKnobs", MC_OPT_BOOL, "false",
      "publish the test fault knobs (faults/ignoreHeartbeatsFrom): for tests and rehearsals "
      "only, never in production"},
@@ -106,6 +119,8 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
                  (unsigned long long)homes, MC_SPACE_HOMES_MIN, MC_SPACE_HOMES_MAX);
         return false;
     }
+    if (!mc_console_check(cfg, err, errlen))
+        return false;
     /* A corrupt state file stops the manager before anything else happens. */
     return mc_id_ranges_check(mc_config_get_string(cfg, "stateFile"), err, errlen);
 }
@@ -507,6 +522,15 @@ static void on_ready(mc_server *s, void *ctx)
     mc_manager_publish(m);
     mc_manager_publish_ids(m);
     mc_manager_publish_globals(m);
+    if (*mc_config_get_string(cfg, "consolePasswordFile")) {
+        char why[300];
+        m->console = mc_console_new(m, s, why, sizeof why);
+        if (!m->console) {
+            MC_CRITICAL("console: %s", why);
+            mc_server_shutdown(s, "the console could not start");
+            return;
+        }
+    }
     if (m->ids.path[0])
         MC_INFO("entity ids: state file %s, continuing from id %llu", m->ids.path,
                 (unsigned long long)m->ids.next);
@@ -525,6 +549,8 @@ static void on_ready(mc_server *s, void *ctx)
 static void on_free(mc_server *s, void *ctx)
 {
     mc_manager *m = ctx;
+    mc_console_free(m->console);
+    m->console = NULL;
     if (m->expire_ev)
         event_free(m->expire_ev);
     m->expire_ev = NULL;

@@ -49,6 +49,7 @@ struct mc_manager {
      * neither answered nor counted as signs of life (a partition between it and us). */
     char ignore_heartbeats_from[64];
     uint64_t ignored_heartbeats;
+    struct mc_console *console; /* the web console (console.h), NULL when off */
 };
 
 /* manager.c: count (and, rate-limited, log) a control message the manager cannot use. */

@@ -21,8 +21,8 @@ START_TEST(a_session_is_looked_up_then_taken_once)
     ck_assert_ptr_nonnull(s);
     uint64_t id1 = 0, id2 = 0;
     uint8_t k1[MC_SECURE_KEY_BYTES], k2[MC_SECURE_KEY_BYTES], got[MC_SECURE_KEY_BYTES];
-    ck_assert_int_eq(base_sessions_issue(s, 7, &id1, k1), 0);
-    ck_assert_int_eq(base_sessions_issue(s, 7, &id2, k2), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 7, NULL, false, &id1, k1), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 7, NULL, false, &id2, k2), 0);
     ck_assert(id1 != 0 && id2 != 0 && id1 != id2);
     ck_assert(memcmp(k1, k2, sizeof k1) != 0);
     ck_assert_int_eq(base_sessions_lookup(s, id1, got), 0);
@@ -30,9 +30,9 @@ START_TEST(a_session_is_looked_up_then_taken_once)
     ck_assert_int_eq(base_sessions_lookup(s, id1 ^ 1, got), -1);
     ck_assert_int_eq(base_sessions_lookup(s, 0, got), -1);
     int32_t ent = 0;
-    ck_assert_int_eq(base_sessions_take(s, id1, &ent), 0);
+    ck_assert_int_eq(base_sessions_take(s, id1, &ent, NULL, NULL), 0);
     ck_assert_int_eq(ent, 7);
-    ck_assert_int_eq(base_sessions_take(s, id1, &ent), -1); /* one-time */
+    ck_assert_int_eq(base_sessions_take(s, id1, &ent, NULL, NULL), -1); /* one-time */
     ck_assert_int_eq(base_sessions_lookup(s, id1, got), -1);
     ck_assert_uint_eq(base_sessions_count(s), 1);
     base_sessions_stats st;
@@ -63,8 +63,8 @@ START_TEST(sessions_expire_are_bounded_and_go_with_their_entity)
     uint64_t id[4];
     uint8_t k[MC_SECURE_KEY_BYTES];
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(base_sessions_issue(s, 10 + (i == 2), &id[i], k), 0);
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[3], k), -1); /* full */
+        ck_assert_int_eq(base_sessions_issue(s, 10 + (i == 2), NULL, false, &id[i], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 12, NULL, false, &id[3], k), -1); /* full */
     ck_assert(base_sessions_has_entity(s, 10) && base_sessions_has_entity(s, 11));
     /* just before the expiry: still there; at it: refused, until the sweep reports it */
     fake_now += 499 * MC_US_PER_MS;
@@ -72,7 +72,7 @@ START_TEST(sessions_expire_are_bounded_and_go_with_their_entity)
     fake_now += 1 * MC_US_PER_MS;
     ck_assert_int_eq(base_sessions_lookup(s, id[0], k), -1);
     int32_t ent;
-    ck_assert_int_eq(base_sessions_take(s, id[1], &ent), -1);
+    ck_assert_int_eq(base_sessions_take(s, id[1], &ent, NULL, NULL), -1);
     ck_assert(!base_sessions_has_entity(s, 10));
     ck_assert_uint_eq(base_sessions_count(s), 3);
     nexpired = 0;
@@ -85,12 +85,12 @@ START_TEST(sessions_expire_are_bounded_and_go_with_their_entity)
     ck_assert_uint_eq(st.expired, 3);
     ck_assert_uint_eq(st.refused_full, 1);
     /* an entity's sessions go with it, others stay */
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[0], k), 0);
-    ck_assert_int_eq(base_sessions_issue(s, 12, &id[2], k), 0);
-    ck_assert_int_eq(base_sessions_issue(s, 13, &id[1], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 12, NULL, false, &id[0], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 12, NULL, false, &id[2], k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 13, NULL, false, &id[1], k), 0);
     ck_assert_uint_eq(base_sessions_forget_entity(s, 12), 2);
     ck_assert_uint_eq(base_sessions_count(s), 1);
-    ck_assert_int_eq(base_sessions_take(s, id[1], &ent), 0);
+    ck_assert_int_eq(base_sessions_take(s, id[1], &ent, NULL, NULL), 0);
     ck_assert_int_eq(ent, 13);
     /* a taken or forgotten session is never reported */
     fake_now += 1000 * MC_US_PER_MS;
@@ -108,11 +108,11 @@ START_TEST(many_sessions_stay_exact)
     static uint64_t ids[4000];
     uint8_t k[MC_SECURE_KEY_BYTES];
     for (int i = 0; i < 4000; i++)
-        ck_assert_int_eq(base_sessions_issue(s, i % 100, &ids[i], k), 0);
+        ck_assert_int_eq(base_sessions_issue(s, i % 100, NULL, false, &ids[i], k), 0);
     ck_assert_uint_eq(base_sessions_forget_entity(s, 5), 40);
     for (int i = 0; i < 4000; i++) {
         int32_t ent = -1;
-        int rc = base_sessions_take(s, ids[i], &ent);
+        int rc = base_sessions_take(s, ids[i], &ent, NULL, NULL);
         if (i % 100 == 5)
             ck_assert_int_eq(rc, -1);
         else {
@@ -135,12 +135,12 @@ START_TEST(only_issued_sessions_are_known)
     ck_assert_ptr_nonnull(s);
     uint64_t id = 0;
     uint8_t k[MC_SECURE_KEY_BYTES];
-    ck_assert_int_eq(base_sessions_issue(s, 7, &id, k), 0);
+    ck_assert_int_eq(base_sessions_issue(s, 7, NULL, false, &id, k), 0);
     ck_assert(base_sessions_known(s, id));
     ck_assert(!base_sessions_known(s, id ^ 1));
     ck_assert(!base_sessions_known(s, 0));
     int32_t ent;
-    ck_assert_int_eq(base_sessions_take(s, id, &ent), 0);
+    ck_assert_int_eq(base_sessions_take(s, id, &ent, NULL, NULL), 0);
     ck_assert(base_sessions_known(s, id)); /* used: answered, then refused in the handshake */
     fake_now += 59 * MC_US_PER_S;
     ck_assert(base_sessions_known(s, id));

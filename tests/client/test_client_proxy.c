@@ -186,7 +186,7 @@ static void connect_client(tclient *t, const cluster *c, const session *s)
     mc_client_config cfg = {.baseapp = s->addr, .session_id = s->sid, .defs = c->defs,
                             .ud = t, .timeout_ms = 5000};
     memcpy(cfg.session_key, s->key, sizeof cfg.session_key);
-    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, NULL};
+    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, NULL, NULL};
     char err[256];
     t->c = mc_client_connect(&cfg, err, sizeof err);
     ck_assert_msg(t->c != NULL, "%s", err);
@@ -459,7 +459,7 @@ START_TEST(a_typed_client_uses_the_generated_senders_and_handlers)
     mc_client_config cfg = {.baseapp = s.addr, .session_id = s.sid, .defs = c.defs, .ud = &t,
                             .module = mc_game_client_get()};
     memcpy(cfg.session_key, s.key, sizeof cfg.session_key);
-    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, NULL};
+    cfg.cb = (mc_client_callbacks){on_player, on_call, on_property, on_end, NULL, NULL};
     char err[256];
     t.c = mc_client_connect(&cfg, err, sizeof err);
     ck_assert_msg(t.c != NULL, "%s", err);

@@ -13,6 +13,7 @@
 #ifndef MC_CLIENT_CLIENT_H
 #define MC_CLIENT_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,8 @@ typedef enum {
     MC_CLIENT_CONNECTING = 0, /* the handshake is under way */
     MC_CLIENT_CONNECTED = 1,  /* the channel is up (the player follows) */
     MC_CLIENT_ENDED = 2,      /* final: mc_client_end says how */
+    MC_CLIENT_RESUMING = 3,   /* the channel died: resuming with the ticket (then CONNECTING
+                                 on a new channel, or ENDED when it cannot) */
 } mc_client_state_t;
 
 /* How the channel ended. */
@@ -68,6 +71,11 @@ typedef struct {
      * after its cellapp died, or moved): every entity of the old view is handed over as a
      * LEAVE first and the new view is introduced afresh. */
     void (*on_world)(void *ud, mc_client *c, const mc_world_record *r);
+    /* a resumption finished (config.loginapp set): status MC_LOGIN_OK (a new channel is
+     * being opened to the baseapp holding the player; BASE_PLAYER and the world view come
+     * again in full) or why it cannot (mc_login_status, name: mc_login_status_name(status);
+     * on_end follows with MC_CLIENT_END_LOST: log in again) */
+    void (*on_resume)(void *ud, mc_client *c, int status, const char *status_name);
 } mc_client_callbacks;
 
 typedef struct {
@@ -83,13 +91,36 @@ typedef struct {
      * with mc_add_game_client): the player's client-part struct is kept (mc_client_props)
      * and client method calls also run the game's <Type>_client_<method> handlers with it */
     const mc_game_module *module;
+    /* optional: resumption (docs/CLIENT.md "Resuming"). With the loginapp's address, a
+     * channel that dies (silence: idle_ms; or mc_client_resume_now) is resumed with the
+     * latest ticket the baseapp gave (TICKET), no login: at most resume_tries attempts (0:
+     * 5), waiting resume_backoff_ms (0: 500) before the second, twice that before the
+     * third... Without it a dead channel ends the client (MC_CLIENT_END_LOST). Both strings
+     * are copied. */
+    const char *loginapp;
+    const char *bind_ip;     /* source address of the RESUMEs (NULL: the system's choice) */
+    uint32_t resume_tries;
+    uint32_t resume_backoff_ms;
 } mc_client_config;
 
 /* Start connecting (the first packet goes out now). NULL with a reason in err. The key is
  * copied (wipe yours). */
 mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errlen);
-/* The socket to poll for reading. */
+/* The socket to poll for reading. It changes when the client resumes: ask again after
+ * each mc_client_tick. */
 int mc_client_fd(const mc_client *c);
+/* The channel is to be given up and resumed now (the host knows its network changed: a
+ * phone moving to another network), from a new socket. 0, or MC_CALL_ERR_STATE (not
+ * connected, no ticket yet, or no config.loginapp). */
+int mc_client_resume_now(mc_client *c);
+/* Whether the client holds a resumption ticket (the baseapp sends one after each
+ * BASE_PLAYER and renews it). */
+bool mc_client_has_ticket(const mc_client *c);
+/* Copy the current ticket and its resume key (a host may keep them to resume after its own
+ * restart with mc_resume_start; tests replay them). 0, or -1 when there is none. Keep the
+ * key secret: with it the ticket is the player's session. */
+int mc_client_ticket(const mc_client *c, uint8_t ticket[MC_CW_TICKET_BYTES],
+                     uint8_t key[MC_CW_RESUME_KEY_BYTES]);
 /* Process what arrived and what is due; callbacks run from here. The state after it. */
 int mc_client_tick(mc_client *c);
 int mc_client_state(const mc_client *c);
@@ -151,6 +182,9 @@ typedef struct {
     /* Mercury datagrams and their bytes each way on the channel (resends and acks
      * included; before encryption, which adds its header and tag to each) */
     uint64_t packets_sent, bytes_sent, packets_received, bytes_received;
+    uint64_t tickets;                 /* resumption tickets received */
+    uint64_t resumes, resume_failures; /* resumptions that gave a new channel / that did not */
+    uint64_t resume_attempts;         /* RESUME attempts (retries included) */
 } mc_client_stats;
 void mc_client_get_stats(const mc_client *c, mc_client_stats *out);
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "secure/login.h"
+#include "secure/resume.h"
 
 #define MC_LOGIN_PENDING (-1) /* mc_login_tick: not finished yet */
 
@@ -34,6 +35,15 @@ typedef struct mc_login_attempt mc_login_attempt;
 mc_login_attempt *mc_login_start(const mc_login_config *cfg, const char *name,
                                  const char *password, uint8_t flags, uint64_t now_ms,
                                  char *err, size_t errlen);
+/* Resume instead (secure/resume.h, docs/CLIENT.md "Resuming"): a RESUME with the ticket the
+ * baseapp gave and its resume key (cfg->loginapp_pk and digest are not used). The attempt
+ * runs as a login's does and ends with MC_LOGIN_OK and a new session, or why not
+ * (MC_LOGIN_TICKET_EXPIRED, _TICKET_USED, _ENTITY_GONE, _RATE_LIMITED, _OVERLOADED,
+ * _SERVER_ERROR, _TIMED_OUT: a forged or foreign ticket is never answered). */
+mc_login_attempt *mc_resume_start(const mc_login_config *cfg,
+                                  const uint8_t ticket[MC_RESUME_TICKET_SIZE],
+                                  const uint8_t resume_key[MC_RESUME_KEY_BYTES], uint64_t now_ms,
+                                  char *err, size_t errlen);
 /* The socket to poll for reading. */
 int mc_login_fd(const mc_login_attempt *a);
 /* When mc_login_tick must run at the latest (a resend or the timeout). */

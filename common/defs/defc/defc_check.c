@@ -105,6 +105,7 @@ const defc_hook defc_hooks[] = {
     {"onLeftAoI", "on_left_aoi", 1u << MC_PART_CELL, DEFC_HOOK_ENTITY_ID},
     {"onClientDeath", "on_client_death", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
     {"onEntitiesEnabled", "on_entities_enabled", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
+    {"onClientResumed", "on_client_resumed", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
     {"onTeleportFailure", "on_teleport_failure", 1u << MC_PART_CELL, DEFC_HOOK_STATUS},
     {"onRestoreCell", "on_restore_cell", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
 };

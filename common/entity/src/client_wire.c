@@ -178,3 +178,26 @@ bool mc_cw_read_disconnect(mc_istream *is, uint8_t *reason, char *text, size_t t
     text[k] = '\0';
     return true;
 }
+
+void mc_cw_write_ticket(mc_ostream *os, const uint8_t ticket[MC_CW_TICKET_BYTES],
+                        const uint8_t key[MC_CW_RESUME_KEY_BYTES], uint32_t lifetime_ms)
+{
+    mc_write_bytes(os, ticket, MC_CW_TICKET_BYTES);
+    mc_write_bytes(os, key, MC_CW_RESUME_KEY_BYTES);
+    mc_write_u32(os, lifetime_ms);
+}
+
+bool mc_cw_read_ticket(mc_istream *is, uint8_t ticket[MC_CW_TICKET_BYTES],
+                       uint8_t key[MC_CW_RESUME_KEY_BYTES], uint32_t *lifetime_ms)
+{
+    if (mc_istream_remaining(is) != MC_CW_TICKET_MESSAGE)
+        return false;
+    const uint8_t *t = mc_read_bytes(is, MC_CW_TICKET_BYTES);
+    const uint8_t *k = mc_read_bytes(is, MC_CW_RESUME_KEY_BYTES);
+    *lifetime_ms = mc_read_u32(is);
+    if (!t || !k || !mc_istream_ok(is) || !mc_istream_done(is))
+        return false;
+    memcpy(ticket, t, MC_CW_TICKET_BYTES);
+    memcpy(key, k, MC_CW_RESUME_KEY_BYTES);
+    return true;
+}

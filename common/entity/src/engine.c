@@ -74,6 +74,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_FETCH_CELL, "FETCH_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_LOAD_BASE, "LOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_RESUME_PREPARE, "RESUME_PREPARE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_UPDATE, "CLIENT_UPDATE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_ATTACHED, "CLIENT_ATTACHED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CLIENT_MOVE, "CLIENT_MOVE", MC_MSG_VARIABLE, 4, on_entity_message},

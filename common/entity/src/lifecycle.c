@@ -126,6 +126,10 @@ int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *r
         name = "onEntitiesEnabled";
         rc = h->on_entities_enabled ? h->on_entities_enabled(&f.ctx, ent->props) : 0;
         break;
+    case MC_HOOK_CLIENT_RESUMED:
+        name = "onClientResumed";
+        rc = h->on_client_resumed ? h->on_client_resumed(&f.ctx, ent->props) : 0;
+        break;
     case MC_HOOK_RESTORE_CELL:
         name = "onRestoreCell";
         rc = h->on_restore_cell ? h->on_restore_cell(&f.ctx, ent->props) : 0;

@@ -24,7 +24,8 @@ mc_time_us mc_clock_now_us(void);
 /* Substitute the clock (tests). Pass NULL to restore the system monotonic clock. */
 void mc_clock_set_source(mc_clock_source source, void *ctx);
 
-/* Wall-clock time as seconds and microseconds since the Unix epoch (log timestamps only). */
+/* Wall-clock time as seconds and microseconds since the Unix epoch: log timestamps and the
+ * expiry of resumption tickets (secure/resume.h), which other hosts check; never a timer. */
 void mc_clock_wall(int64_t *seconds, int32_t *micros);
 
 #endif

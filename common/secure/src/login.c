@@ -17,6 +17,7 @@ _Static_assert(OFF_BOX + BOX_MAX <= MC_LOGIN_SIZE, "the longest credentials fit 
 static const char *const status_names[MC_LOGIN_STATUS_COUNT] = {
     "ok", "no such user", "bad password", "already logged in", "bad def digest",
     "no baseapp", "overloaded", "rate limited", "malformed", "server error", "timed out",
+    "ticket expired", "ticket used", "entity gone",
 };
 
 const char *mc_login_status_name(int status)

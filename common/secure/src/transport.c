@@ -70,6 +70,7 @@ static int output(void *ctx, const mc_address *to, const uint8_t *data, size_t l
         return -1;
     send_to(t, to, pkt, n);
     t->st.data_out++;
+    t->st.bytes_out += n;
     if (n > t->st.largest_out)
         t->st.largest_out = n;
     return 0;

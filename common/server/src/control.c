@@ -442,3 +442,13 @@ bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role 
             return true;
     return false;
 }
+
+int mc_server_load_secret(mc_server *s, uint8_t secret[32], char *err, size_t errlen)
+{
+    const char *file = mc_auth_secret_file(mc_config_get_string(s->cfg, "secretFile"));
+    if (!file) {
+        snprintf(err, errlen, "no cluster secret: give --secretFile FILE or set MC_SECRET_FILE");
+        return -1;
+    }
+    return mc_auth_load_secret(file, secret, err, errlen);
+}

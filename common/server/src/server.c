@@ -202,6 +202,10 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         fail(exit_code, program, "cannot publish the standard watchers");
         goto bad;
     }
+    if (mc_server_http_open(s, err, sizeof err) != 0) {
+        fail(exit_code, program, err);
+        goto bad;
+    }
     s->sigterm_ev = evsignal_new(s->base, SIGTERM, on_signal, s);
     s->sigint_ev = evsignal_new(s->base, SIGINT, on_signal, s);
     s->tick_ev = event_new(s->base, -1, EV_PERSIST, on_tick, s);
@@ -264,6 +268,7 @@ void mc_server_free(mc_server *s)
     if (s->shutdown_ev)
         event_free(s->shutdown_ev);
     mc_server_close_interfaces(s);
+    mc_server_http_free(s);
     for (size_t i = 0; i < s->npeers; i++)
         free(s->peers[i]);
     free(s->peers);

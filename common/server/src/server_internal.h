@@ -8,6 +8,8 @@
 #include "common/defs.h"
 #include "mercury/mercury.h"
 #include "server/control.h"
+#include "server/histogram.h"
+#include "server/http.h"
 #include "server/lease.h"
 #include "server/load.h"
 #include "server/server.h"
@@ -26,6 +28,9 @@ typedef enum {
     REG_BACKOFF,     /* waiting before the next attempt */
     REG_REGISTERED,
 } reg_state;
+
+/* Latency histograms a process keeps at most (mc_server_histogram). */
+#define MC_SERVER_MAX_HISTOGRAMS 8
 
 /* Peers remembered at most; beyond, a dead or stopped one's slot is reused. */
 #define MC_SERVER_MAX_PEERS 2048
@@ -160,6 +165,11 @@ struct mc_server {
         uint64_t stalls;         /* lags of a second or more */
     } lag;
 
+    /* The HTTP port (--metrics; metrics_endpoint.c) and the latency histograms it serves. */
+    mc_http *http;
+    mc_histogram *hists[MC_SERVER_MAX_HISTOGRAMS];
+    size_t nhists;
+
     /* Shutdown. */
     bool shutting_down;
     bool deregistered;
@@ -167,6 +177,11 @@ struct mc_server {
     mc_time_us shutdown_started;
     char shutdown_reason[128];
 };
+
+/* The HTTP port (metrics_endpoint.c): open it when --metrics names one (0 or -1 with a
+ * reason); free it and the histograms. */
+int mc_server_http_open(mc_server *s, char *err, size_t errlen);
+void mc_server_http_free(mc_server *s);
 
 /* Options (server_options.c). */
 int mc_server_build_options(mc_server *s);

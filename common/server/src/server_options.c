@@ -23,6 +23,14 @@ static const mc_option common_options[] = {
     {"secretFile", MC_OPT_STRING, "",
      "the cluster secret (64 hex characters, mode 0600) that authenticates every internal "
      "packet; required (default: $MC_SECRET_FILE; deploy/cluster makes one per cluster)"},
+    {"metrics", MC_OPT_STRING, "",
+     "IP:PORT of the HTTP port serving /metrics (Prometheus) and, on the manager, the web "
+     "console; a specific IP (the internal one); empty: off"},
+    {"httpMaxConnections", MC_OPT_UINT, "32",
+     "HTTP connections served at once on --metrics; more wait (1..4096)"},
+    {"httpMaxRequestBytes", MC_OPT_UINT, "16384",
+     "largest HTTP request headers, and body, accepted on --metrics (256..16777216)"},
+    {"httpTimeoutS", MC_OPT_UINT, "10", "an idle HTTP connection is closed after (1..3600)"},
     {"portableAuth", MC_OPT_BOOL, "false",
      "tag internal packets with ChaCha20-Poly1305 instead of AES-GCM (every host verifies "
      "both; set it on every process of a cluster with hosts whose CPU lacks AES-NI)"},
@@ -75,6 +83,9 @@ bool mc_server_check_options(const mc_config *cfg, char *err, size_t errlen)
         {"registerTimeoutMs", 100, 3600000},
         {"leaseHeldMax", 1, 10000000},
         {"leaseHeldBytes", 1024, 4294967296ull},
+        {"httpMaxConnections", 1, 4096},
+        {"httpMaxRequestBytes", 256, 16777216},
+        {"httpTimeoutS", 1, 3600},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         if (!mc_config_has(cfg, ranges[i].name))

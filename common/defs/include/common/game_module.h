@@ -119,6 +119,9 @@ typedef struct {
      * has it as its player now (connected, or given by giveClientTo) */
     int (*on_client_death)(const mc_call_ctx *call, void *props);
     int (*on_entities_enabled)(const mc_call_ctx *call, void *props);
+    /* base proxies: its client came back with a resumption ticket (a new channel, no login)
+     * after its old channel died, within the grace time (so no onClientDeath ran) */
+    int (*on_client_resumed)(const mc_call_ctx *call, void *props);
     /* cell: a move to a space on another cellapp failed and the cell stays where it was, as
      * it was (reason: MC_TELEPORT_REFUSED, _TIMED_OUT, _PEER_DEAD or _NOT_SENT, in
      * common/entity_api.h); once per failed move */

@@ -29,6 +29,11 @@
 #define MC_CW_MAX_MESSAGE (64u * 1024u)
 /* Longest disconnect reason text. */
 #define MC_CW_REASON_MAX 200u
+/* TICKET: a resumption ticket (secure/resume.h MC_RESUME_TICKET_SIZE), its resume key
+ * (MC_RESUME_KEY_BYTES) and its lifetime. */
+#define MC_CW_TICKET_BYTES 154u
+#define MC_CW_RESUME_KEY_BYTES 32u
+#define MC_CW_TICKET_MESSAGE (MC_CW_TICKET_BYTES + MC_CW_RESUME_KEY_BYTES + 4u)
 
 /* Messages the baseapp sends (the client's interface). X(NAME, ID, STYLE, HANDLER). */
 #define MC_CW_TO_CLIENT(X)                                                     \
@@ -37,7 +42,8 @@
     X(MC_CW_PROPERTY, 3, MC_VARIABLE(4), mc_cw_on_property)                    \
     X(MC_CW_DISCONNECT, 4, MC_VARIABLE(1), mc_cw_on_disconnect)                \
     X(MC_CW_WORLD, 5, MC_VARIABLE(4), mc_cw_on_world)                          \
-    X(MC_CW_WORLD_VOLATILE, 6, MC_VARIABLE(2), mc_cw_on_world_volatile)
+    X(MC_CW_WORLD_VOLATILE, 6, MC_VARIABLE(2), mc_cw_on_world_volatile)        \
+    X(MC_CW_TICKET, 7, MC_VARIABLE(2), mc_cw_on_ticket)
 
 /* Messages the client sends (the baseapp's external interface). */
 #define MC_CW_TO_BASEAPP(X)                                                    \
@@ -78,6 +84,10 @@ void mc_cw_write_property(mc_ostream *os, int32_t id, uint16_t index, const uint
                           size_t len);
 /* DISCONNECT: u8 reason, string text (packed length, at most MC_CW_REASON_MAX). */
 void mc_cw_write_disconnect(mc_ostream *os, uint8_t reason, const char *text);
+/* TICKET: the ticket (MC_CW_TICKET_BYTES), the resume key (MC_CW_RESUME_KEY_BYTES), u32
+ * lifetime in ms: exactly MC_CW_TICKET_MESSAGE bytes. */
+void mc_cw_write_ticket(mc_ostream *os, const uint8_t ticket[MC_CW_TICKET_BYTES],
+                        const uint8_t key[MC_CW_RESUME_KEY_BYTES], uint32_t lifetime_ms);
 
 /* ---- decoding (hostile input: bounded, never trusts a length) --------------------------- */
 
@@ -106,6 +116,9 @@ int mc_cw_read_property(const mc_entity_defs *defs, uint16_t type, mc_istream *i
                         size_t whylen);
 /* DISCONNECT: the reason code and its text (NUL-terminated into text[textlen]). */
 bool mc_cw_read_disconnect(mc_istream *is, uint8_t *reason, char *text, size_t textlen);
+/* TICKET: false unless exactly MC_CW_TICKET_MESSAGE bytes remain. */
+bool mc_cw_read_ticket(mc_istream *is, uint8_t ticket[MC_CW_TICKET_BYTES],
+                       uint8_t key[MC_CW_RESUME_KEY_BYTES], uint32_t *lifetime_ms);
 
 /* Whether the own client of an entity sees this property from its base part
  * (BASE_AND_CLIENT). */

@@ -163,6 +163,7 @@ typedef enum {
     MC_HOOK_SPACE_GONE,
     MC_HOOK_CLIENT_DEATH,       /* base proxies: its client went */
     MC_HOOK_ENTITIES_ENABLED,   /* base proxies: a client has it as its player now */
+    MC_HOOK_CLIENT_RESUMED,     /* base proxies: its client resumed (a ticket, no login) */
     MC_HOOK_RESTORE_CELL,       /* base: its cell came back after its cellapp died */
 } mc_hook;
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason);

@@ -58,6 +58,10 @@ typedef enum {
     MC_LOGIN_MALFORMED = 8,
     MC_LOGIN_SERVER_ERROR = 9,
     MC_LOGIN_TIMED_OUT = 10, /* the client's own verdict: no reply in time */
+    /* answers to a RESUME (secure/resume.h): log in again */
+    MC_LOGIN_TICKET_EXPIRED = 11, /* the resumption ticket is past its expiry */
+    MC_LOGIN_TICKET_USED = 12,    /* it was used already (or a newer one replaced it) */
+    MC_LOGIN_ENTITY_GONE = 13,    /* no live baseapp holds its proxy (destroyed, or lost) */
     MC_LOGIN_STATUS_COUNT
 } mc_login_status;
 

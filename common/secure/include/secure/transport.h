@@ -58,6 +58,7 @@ typedef struct {
     uint64_t hellos, connects, accepted, rejected, repeated, dropped, data_in, data_out,
         auth_failures, rate_limited, no_endpoint, send_errors;
     uint64_t unknown_session; /* server: HELLOs naming no session it issued (unanswered) */
+    uint64_t bytes_out;   /* bytes of sealed DATA packets sent */
     uint64_t largest_out; /* the largest sealed DATA packet sent (at most 1472: the transport
                              limits its nub's packets by the overhead) */
 } mc_secure_transport_stats;

@@ -44,6 +44,8 @@
 
 struct event_base;
 struct mc_lease;
+struct mc_http;
+struct mc_histogram;
 typedef struct mc_server mc_server;
 
 /* A control message the framework does not handle itself (the manager's register,
@@ -125,6 +127,27 @@ const char *mc_server_external_addr(const mc_server *s);
 /* The most recent load measurement (CPU time / wall time over the last interval). */
 double mc_server_load(const mc_server *s);
 
+/* --- operators' HTTP port (--metrics IP:PORT; off by default) -------------------------
+ * /metrics serves the watchers as Prometheus text (server/metrics.h); the manager adds its
+ * web console to the same server. NULL when --metrics is not given. */
+struct mc_http *mc_server_http(mc_server *s);
+/* A latency histogram (server/histogram.h) named name (the metric after "mc_", ending in
+ * _seconds), served on /metrics and published under histograms/<name>/; the same one when
+ * asked twice. NULL when out of memory or MC_SERVER_MAX_HISTOGRAMS (8) exist. The role
+ * records with mc_histogram_observe_us. */
+struct mc_histogram *mc_server_histogram(mc_server *s, const char *name, const char *help);
+
+/* Ask the process whose internal address is addr ("IP:PORT", not this process's) for one
+ * watcher operation (a WATCHER request, as the watcher tool sends) on the channel to it. fn
+ * is called exactly once: with the reply, or with NULL when no answer came within
+ * timeout_ms (or the server is being freed); the reply is valid during the call only.
+ * Returns 0 or a negative mercury status (then fn is not called). */
+typedef void (*mc_server_watcher_fn)(mc_server *s, void *ctx,
+                                     const Mc__Control__WatcherReply *reply);
+int mc_server_ask_watcher(mc_server *s, const char *addr,
+                              const Mc__Control__WatcherRequest *req, uint64_t timeout_ms,
+                              mc_server_watcher_fn fn, void *ctx);
+
 /* Send a protobuf-c message as control message msg_id to addr ("IP:PORT") on the channel
  * to that address (one-way). Returns 0 or a negative mercury status. */
 int mc_server_send(mc_server *s, const char *addr, uint8_t msg_id, const void *msg);
@@ -147,6 +170,10 @@ mc_nub *mc_server_internal_nub(mc_server *s);
  * role can bind its own endpoint on exactly mc_server_external_addr() (the baseapp's secure
  * client transport); the address stays what registration announces. Idempotent. */
 void mc_server_release_external(mc_server *s);
+/* Read the cluster secret again (--secretFile or $MC_SECRET_FILE, as the internal nub did)
+ * into secret (MC_AUTH_SECRET_BYTES), for a part that derives a key of its own from it with
+ * a context of its own (then wipes it: mc_auth_wipe_secret). 0, or -1 with a reason. */
+int mc_server_load_secret(mc_server *s, uint8_t secret[32], char *err, size_t errlen);
 /* The channel to a peer's internal address (created if needed; flushed at shutdown like
  * the framework's own). NULL when out of memory or addr is our own address. */
 mc_channel *mc_server_channel(mc_server *s, const mc_address *addr);
