@@ -3,6 +3,7 @@
  * its client (sent on the client's channel, proxy.h; refused with "no client" when the base
  * has none). */
 #include "baseapp.h"
+#include "backup.h"
 #include "proxy.h"
 #include "common/log.h"
 
@@ -76,6 +77,9 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 {
     mc_component c = mc_salt_component(h->salt);
     mc_entity *ent;
+    /* a base of a dead baseapp whose backup is here, not restored yet: the call waits */
+    if (!mc_engine_find(e, h->entity_id) && backup_hold_call(e, o, h, args, len))
+        return;
     switch (c) {
     case MC_COMPONENT_BASE:
     case MC_COMPONENT_SERVICE:

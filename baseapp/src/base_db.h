@@ -19,6 +19,7 @@
 #define MC_BASEAPP_BASE_DB_H
 
 #include "baseapp.h"
+#include "backup.h"
 #include "base_world.h"
 #include "client_sessions.h"
 #include "entity/persist_wire.h"
@@ -28,7 +29,7 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT 12
+#define BASE_DB_OPTION_COUNT (12 + BACKUP_OPTION_COUNT)
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
@@ -117,6 +118,7 @@ typedef struct base_db {
         size_t off;               /* of the counter in base_sessions_stats; -1: live count */
         struct base_db *db;
     } session_watch[7];
+    struct base_backup *backup;   /* backups of bases and their restore (backup.h) */
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;
@@ -186,6 +188,17 @@ void db_release(base_db *db, const mc_entity_type_def *td, uint64_t dbid, const 
 /* Tell the store the check-out is live with the base's mailbox; a failure is retried with
  * back-off (bounded), FENCED ends the copy as a fenced write does. */
 void db_mark_live(base_db *db, db_rec *rec);
+/* Send the writes that waited for a base's create (or check-out takeover): gone, they fail
+ * DESTROYED; closed, UNAVAILABLE. */
+void db_send_waiting(base_db *db, int32_t id, struct db_waiter *waiting, bool gone,
+                     bool closed);
+/* The copy here holds no check-out (refused by token, or a takeover failed): its cell is
+ * destroyed, then the base, without writing. */
+void db_evict(base_db *db, db_rec *rec);
+/* db_takeover.c: a restored base takes its check-out over from its dead owner (issue 20):
+ * writes wait meanwhile; refused, the copy here goes (db_evict). 0 or an mc_call_status. */
+int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
+                 const char *old_owner);
 /* Free the mark_live retries still waiting (the store was freed: none is in it). */
 void db_lives_free(base_db *db);
 /* db/faults/holdWrites and db/faults/heldWrites (the rehearsal of a late resent write). */

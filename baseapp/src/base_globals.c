@@ -190,3 +190,61 @@ void base_drop_globals(mc_engine *e, mc_entity *ent)
     ent->global_names = NULL;
     ent->nglobal_names = 0;
 }
+
+/* ---- restored bases (backup_restore.c) ------------------------------------------------ */
+
+typedef struct {
+    int32_t id;
+    mc_mailbox_ref mb;
+    char name[72];
+} restore_req;
+
+static void restore_cancel(mc_engine *e, void *ctx)
+{
+    (void)e;
+    free(ctx);
+}
+
+static void on_registered_again(mc_server *s, void *ctx, mc_global_status st,
+                                const mc_mailbox_ref *mb, const char *reason)
+{
+    (void)mb;
+    restore_req *g = mc_engine_wait_ctx(ctx);
+    mc_engine *e = mc_engine_wait_end(ctx);
+    if (!e)
+        return;
+    mc_entity *ent = mc_engine_find(e, g->id);
+    if (st == MC_GLOBAL_OK) {
+        if (!ent || ent->in_reap || !remember(ent, g->name))
+            mc_server_global_deregister(s, g->name, &g->mb, NULL, NULL);
+        else
+            MC_INFO("%s %d (restored) registered globally as '%s' again", ent->td->name,
+                    (int)ent->id, g->name);
+    } else {
+        MC_WARNING("restored base %d could not register '%s' again: %s (%s)", (int)g->id,
+                   g->name, mc_global_status_name(st), reason ? reason : "");
+    }
+    free(g);
+}
+
+int base_globals_register_restored(mc_engine *e, mc_entity *ent, const char *name)
+{
+    restore_req *g = calloc(1, sizeof *g);
+    if (!g)
+        return MC_CALL_ERR_BUSY;
+    g->id = ent->id;
+    g->mb = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE);
+    snprintf(g->name, sizeof g->name, "%.64s", name);
+    mc_engine_wait *w = mc_engine_wait_new(e, restore_cancel, g);
+    if (!w) {
+        free(g);
+        return MC_CALL_ERR_UNAVAILABLE;
+    }
+    if (mc_server_global_register(mc_engine_server(e), g->name, &g->mb, on_registered_again,
+                                  w) != 0) {
+        mc_engine_wait_drop(w);
+        free(g);
+        return MC_CALL_ERR_ARGS;
+    }
+    return MC_CALL_OK;
+}

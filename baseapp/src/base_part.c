@@ -7,6 +7,7 @@
 #include "proto/login.h"
 #include "common/log.h"
 #include "proxy.h"
+#include "entity/backup_wire.h"
 #include "entity/move_wire.h"
 
 #include <stdio.h>
@@ -91,6 +92,10 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_CLIENT_UPDATE:
         base_on_client_update(e, o, data);
         return;
+    case MC_MSG_BACKUP_BASE:
+    case MC_MSG_BACKUP_DROP:
+        backup_on_message(e, id, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a baseapp does not take message %u", (unsigned)id);
@@ -104,6 +109,7 @@ static void on_destroy(mc_engine *e, mc_entity *ent)
     base_drop_globals(e, ent);
     proxy_on_destroy(e, ent);
     db_on_destroy(e, ent);
+    backup_on_destroy(e, ent);
 }
 
 static const char *const cell_states[] = {"none", "creating", "live", "destroying"};
@@ -157,7 +163,8 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the baseapp's commands");
         return -1;
     }
-    if (base_db_init(e, err, errlen) != 0 || base_restore_init(e, err, errlen) != 0)
+    if (base_db_init(e, err, errlen) != 0 || base_restore_init(e, err, errlen) != 0 ||
+        backup_init(e, err, errlen) != 0)
         return -1;
     if (login_prepare_init(e) != 0) {
         snprintf(err, errlen, "cannot publish the login/prepare watchers");
@@ -176,8 +183,25 @@ static void on_free(mc_engine *e)
 {
     proxy_free(e);
     login_prepare_free(e);
+    backup_free(e);
     base_restore_free(e);
     base_db_free(e);
+}
+
+/* A baseapp died: its bases held here as backups are restored (their check-outs taken over),
+ * and what no restorer took over is released once the grace has passed (backup_state.c). A
+ * graceful stop releases its own check-outs. */
+static void on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
+                             uint64_t incarnation, const char *addr, bool stopped)
+{
+    if (!name || strncmp(name, "baseapp", 7) != 0)
+        return;
+    if (stopped) {
+        backup_on_process_death(e, addr, incarnation, name, true);
+        db_on_process_death(e, name, pid, host, incarnation, addr, true);
+        return;
+    }
+    backup_on_process_death(e, addr, incarnation, name, false);
 }
 
 const mc_role_part base_role_part = {
@@ -194,5 +218,5 @@ const mc_role_part base_role_part = {
     .options = base_db_options,
     .option_count = BASE_DB_OPTION_COUNT,
     .after_run = db_after_run,
-    .on_process_death = db_on_process_death,
+    .on_process_death = on_process_death,
 };

@@ -101,6 +101,9 @@ int base_op_register_globally(const mc_call_ctx *call, const char *name, mc_done
                               void *ud);
 int base_op_deregister_globally(const mc_call_ctx *call, const char *name);
 int base_op_look_up(const mc_call_ctx *call, const char *name, mc_lookup_fn fn, void *ud);
+/* A restored base registers a name it had again (the manager dropped it with its dead
+ * baseapp); remembered once the manager says OK, logged otherwise. */
+int base_globals_register_restored(mc_engine *e, mc_entity *ent, const char *name);
 /* Drop an entity's names (destroyed): tells the manager unless the engine is freeing. */
 void base_drop_globals(mc_engine *e, mc_entity *ent);
 

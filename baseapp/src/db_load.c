@@ -199,6 +199,16 @@ static void on_dead_released(void *ctx, const mc_persist_result *r)
 
 static void release_gone_owner(db_load_op *op, mc_persist_store *store, const char *why)
 {
+    /* A baseapp that died just now: its bases are being restored from their backups, each
+     * taking its check-out over; the load waits for that (or for the release after the
+     * grace) and finds the restored base then. */
+    if (backup_owner_in_grace(op->db->e, op->owner, op->owner_inc)) {
+        if (mc_clock_now_us() > op->hard_deadline)
+            fail_busy(op);
+        else
+            schedule(op, 250);
+        return;
+    }
     /* Its owner is gone but its check-out was not released yet: release it, by its key
      * (the owner's set may not name it), only if owner and incarnation still match. */
     base_db *db = op->db;

@@ -46,6 +46,7 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "a base loaded from a record written while it had a cell gets its cell back, in its "
      "space when a live cell of that space is known here, else in a new space (default "
      "false: the game creates cells itself, as the example game does)"},
+    BACKUP_OPTIONS,
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }
@@ -443,6 +444,7 @@ void db_rec_set_dbid(base_db *db, db_rec *r, uint64_t dbid, const char *token)
 {
     r->dbid = dbid;
     snprintf(r->token, sizeof r->token, "%s", token ? token : "");
+    backup_send_now(db->e, r->id); /* its backup holds its check-out from now on */
     if (u64map_put(&db->by_dbid, db_key(r->type, dbid), r) != 0)
         MC_ERROR("out of memory indexing database id %llu", (unsigned long long)dbid);
     if (r->archive_slot != SIZE_MAX)
@@ -513,6 +515,15 @@ static void on_released(void *ctx, const mc_persist_result *r)
         rc->db->st.released_of_dead += r->count;
         MC_INFO("persistence: released %llu check-outs of %s (dead)",
                 (unsigned long long)r->count, rc->name);
+        if (r->count && rc->db->backup) {
+            /* after the restore's grace: bases nobody restored (their backup never arrived
+             * or could not be restored): loadable again with their last write */
+            rc->db->backup->st.lost_bases += r->count;
+            MC_WARNING("%llu persistent bases of %s were not restored from a backup "
+                       "(backups/lostBases): their check-outs are released, they can be "
+                       "loaded again with what they had at their last write",
+                       (unsigned long long)r->count, rc->name);
+        }
     } else if (r->status != MC_PERSIST_CLOSED) {
         MC_WARNING("persistence: cannot release the check-outs of %s: %s (%s)", rc->name,
                    mc_persist_status_name(r->status), r->reason ? r->reason : "");

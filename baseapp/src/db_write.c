@@ -84,6 +84,9 @@ void db_on_cell_change(mc_engine *e, int32_t id)
 /* Redis refused a write by token: another check-out holds the entity now (this baseapp was
  * declared dead and the entity loaded elsewhere). The copy here must not live on: its cell
  * is destroyed, then the base, without writing. */
+static void fenced(base_db *db, db_rec *rec);
+void db_evict(base_db *db, db_rec *rec) { fenced(db, rec); }
+
 static void fenced(base_db *db, db_rec *rec)
 {
     db->st.fenced++;
@@ -385,12 +388,18 @@ static void on_created(void *ctx, const mc_persist_result *res)
         release_then_finish(w, status);
     else
         finish(w, status, w->dbid, r->reason);
+    db_send_waiting(db, id, waiting, gone, r->status == MC_PERSIST_CLOSED);
+}
+
+void db_send_waiting(base_db *db, int32_t id, struct db_waiter *waiting, bool gone,
+                     bool closed)
+{
     /* Writes asked meanwhile go now (with the values the base has now). */
     while (waiting) {
         db_waiter *next = waiting->next;
         mc_entity *ent = gone ? NULL : mc_engine_find(db->e, id);
         int rc = MC_CALL_ERR_DESTROYED;
-        if (r->status == MC_PERSIST_CLOSED)
+        if (closed)
             rc = MC_CALL_ERR_UNAVAILABLE;
         else if (ent && !ent->in_reap)
             rc = db_write(db, ent, waiting->release_after, waiting->done, waiting->ctx);

@@ -54,6 +54,13 @@ bool proxy_op_has_client(const mc_call_ctx *call);
 void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* Whether base id's client is gone and its grace time runs (it may still resume). */
 bool proxy_in_grace(mc_engine *e, int32_t id);
+/* What a base's backup carries of its client (backup_send.c): u32 the serial of the ticket
+ * it honours, string its account name; nothing when it has no client to resume. */
+void proxy_resume_export(mc_engine *e, int32_t id, mc_ostream *os);
+/* A base restored from its backup (backup_restore.c) with those bytes: its client may resume
+ * here within the grace time (--resumeGraceMs), else onClientDeath. False (nothing taken)
+ * when the bytes are empty or malformed, or resumption is off. */
+bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t len);
 
 /* Operator commands (command/issueSession, command/kickClient). */
 int proxy_add_commands(mc_engine *e);

@@ -56,6 +56,8 @@ typedef struct {
     uint32_t serial;              /* the one ticket serial it honours (0: none) */
     char account[BASE_SESSION_NAME_MAX + 1];
     mc_time_us grace_until;       /* its client's channel died: onClientDeath then (0: not) */
+    bool restored;                /* restored from a backup that may predate the client's
+                                   * newest ticket: the first resumption may bring any serial */
 } proxy_resume_state;
 
 typedef struct base_clients {

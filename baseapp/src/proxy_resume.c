@@ -181,6 +181,51 @@ void proxy_resume_tick(base_clients *bc)
     }
 }
 
+/* ---- in a base's backup ------------------------------------------------------------------ */
+
+void proxy_resume_export(mc_engine *e, int32_t id, mc_ostream *os)
+{
+    base_clients *bc = proxy_state(e);
+    proxy_resume_state *rs = bc ? state_of(bc, id) : NULL;
+    if (!rs || !rs->account[0])
+        return;
+    mc_write_u32(os, rs->serial);
+    mc_write_string(os, rs->account);
+}
+
+bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t len)
+{
+    base_clients *bc = proxy_state(e);
+    if (!bc || !bc->grace_ms || bc->freeing || !bytes || !len || id <= 0)
+        return false;
+    mc_istream is;
+    mc_istream_init(&is, bytes, len);
+    uint32_t serial = mc_read_u32(&is);
+    char account[BASE_SESSION_NAME_MAX + 1] = "";
+    bool got = mc_read_string_into(&is, account, sizeof account);
+    if (!got || !mc_istream_ok(&is) || mc_istream_remaining(&is) ||
+        !mc_login_name_ok(account, strlen(account))) {
+        bc->st.resume_refused++;
+        return false;
+    }
+    proxy_resume_state *rs = state_of(bc, id);
+    if (!rs) {
+        rs = calloc(1, sizeof *rs);
+        if (!rs || u64map_put(&bc->resume, (uint64_t)id, rs) != 0) {
+            free(rs);
+            return false;
+        }
+    }
+    rs->serial = serial ? serial : 1u; /* (any serial once: see restored) */
+    snprintf(rs->account, sizeof rs->account, "%s", account);
+    rs->restored = true;
+    rs->grace_until = mc_clock_now_us() + bc->grace_ms * MC_US_PER_MS;
+    bc->st.grace_started++;
+    MC_INFO("entity %d (restored): its client may resume here within %llu ms", (int)id,
+            (unsigned long long)bc->grace_ms);
+    return true;
+}
+
 /* ---- RESUME_PREPARE ------------------------------------------------------------------ */
 
 static void reply(mc_engine *e, const mc_origin *o, const Mc__Login__ResumePrepareReply *r)
@@ -244,8 +289,11 @@ void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
         bc->st.resume_expired++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_EXPIRED,
                      "its client is gone (the grace time ran out, or it logged off)");
-    } else if (!rs->serial || rs->serial != q->serial ||
+    } else if (!rs->serial || (rs->serial != q->serial && !rs->restored) ||
                strcmp(rs->account, q->account_name) != 0) {
+        /* (a restored base's backup may predate the client's newest ticket: the loginapp
+         * checked the ticket, its expiry and the client's proof of its key, so the first
+         * resumption after the restore may bring any serial of this entity and account) */
         bc->st.resume_used++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_USED,
                      "that ticket was used or replaced");
@@ -257,6 +305,7 @@ void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
                          "too many login sessions waiting (--maxSessions)");
         } else {
             rs->serial = 0; /* spent: single use (a new ticket comes with the new channel) */
+            rs->restored = false;
             bc->st.resume_ok++;
             MC_INFO("%s %d: resumption of '%s' accepted, a session issued", ent->td->name,
                     (int)ent->id, rs->account);

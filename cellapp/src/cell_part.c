@@ -1,6 +1,7 @@
 /* The cellapp's role table for the engine: its engine API (position, direction, space,
  * base, destroy, destroySpace), its messages, what happens when a cell goes, and watchers. */
 #include "cellapp.h"
+#include "entity/backup_wire.h"
 #include "entity/restore_wire.h"
 #include "entity/move_wire.h"
 #include "entity/persist_wire.h"
@@ -164,6 +165,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_CLIENT_MOVE:
         cell_on_client_move(e, o, data);
+        return;
+    case MC_MSG_BASE_RESTORED:
+        cell_on_base_restored(e, o, data);
         return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,

@@ -130,6 +130,8 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 
 /* cell_create.c */
 void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* cell_restored.c: BASE_RESTORED, a cell's base lives on its backup baseapp now. */
+void cell_on_base_restored(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* The answer to CREATE_CELL and CELL_MIGRATE: the status, the space the cell is in (0 when
  * refused) and a reason (why: NULL when none). */
 void cell_answer_placed(mc_engine *e, const mc_origin *o, int status, int32_t space,

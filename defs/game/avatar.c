@@ -58,6 +58,19 @@ int Avatar_base_onLoseCell(const mc_call_ctx *call, Avatar_base *self)
     return self->leaving ? mc_destroy(call) : MC_CALL_OK;
 }
 
+/* Restored from its backup on another baseapp after its own died (same id, its last
+ * backed-up state, timers and cell back): one whose player was leaving finishes leaving (its
+ * cell first, as in onClientDeath); any other plays on where it is now. */
+int Avatar_base_onRestore(const mc_call_ctx *call, Avatar_base *self)
+{
+    if (!self->leaving)
+        return 0;
+    mc_mailbox_ref cell = mc_base_cell(call);
+    if (!mc_mailbox_ref_is_none(&cell))
+        return mc_destroyCellEntity(call) == MC_CALL_OK ? 0 : -1;
+    return mc_destroy(call) == MC_CALL_OK ? 0 : -1;
+}
+
 int Avatar_base_getName(const mc_call_ctx *call, Avatar_base *self, char **out_name)
 {
     *out_name = strdup(self->name ? self->name : "");

@@ -153,6 +153,9 @@ static void broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_e
     ev.kind = kind;
     ev.process = &info;
     ev.reason = (char *)(reason ? reason : "");
+    Mc__Control__BackupRing ring = MC__CONTROL__BACKUP_RING__INIT;
+    if (mc_manager_ring_fill(m, &ring))
+        ev.ring = &ring;
     size_t told = 0;
     for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
         mc_reg_entry *e = mc_registry_at(m->registry, i);
@@ -171,6 +174,7 @@ static void broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_e
         *heap = info;
         mc_pb_free(heap);
     }
+    mc_manager_ring_clear(&ring);
     MC_DEBUG("told %zu processes about %s", told, about->name);
 }
 
@@ -181,6 +185,7 @@ static void on_death(void *ctx, mc_reg_entry *e)
     mc_server_forget_peer(m->server, e->internal_addr);
     MC_WARNING("%s (pid %u at %s) is dead: %s", e->name, e->pid, e->internal_addr, e->reason);
     mc_manager_drop_globals(m, e);
+    mc_manager_ring_changed(m, e);
     broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
 }
 
@@ -332,6 +337,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     if (!repeated) {
         m->registrations++;
         mc_manager_publish_entry(m, e);
+        mc_manager_ring_changed(m, e);
     }
     MC_INFO("%s %s: pid %u, internal %s%s%s, host %s", repeated ? "registered again" : "registered",
             e->name, e->pid, e->internal_addr, e->external_addr[0] ? ", external " : "",
@@ -342,6 +348,9 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     reply.heartbeat_interval_ms = (uint32_t)m->heartbeat_ms;
     reply.dead_after_ms = (uint32_t)mc_manager_dead_after_ms(m, e->role);
     reply.self = mc_manager_info(e, now);
+    Mc__Control__BackupRing ring = MC__CONTROL__BACKUP_RING__INIT;
+    if (mc_manager_ring_fill(m, &ring))
+        reply.ring = &ring;
     size_t n = mc_registry_count(m->registry) + 1;
     reply.peers = calloc(n, sizeof *reply.peers);
     if (reply.peers) {
@@ -364,6 +373,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     for (size_t i = 0; i < reply.n_peers; i++)
         mc_pb_free(reply.peers[i]);
     free(reply.peers);
+    mc_manager_ring_clear(&ring);
     if (!repeated)
         broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
 }
@@ -444,6 +454,7 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             mc_server_forget_peer(m->server, e->internal_addr);
             MC_INFO("%s deregistered: %s", e->name, reason);
             mc_manager_drop_globals(m, e);
+            mc_manager_ring_changed(m, e);
             broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
         }
     } else {
@@ -522,6 +533,8 @@ static void on_ready(mc_server *s, void *ctx)
     mc_manager_publish(m);
     mc_manager_publish_ids(m);
     mc_manager_publish_globals(m);
+    if (mc_manager_publish_ring(m) != 0)
+        MC_WARNING("cannot publish the backupRing/ watchers");
     if (*mc_config_get_string(cfg, "consolePasswordFile")) {
         char why[300];
         m->console = mc_console_new(m, s, why, sizeof why);

@@ -50,7 +50,18 @@ struct mc_manager {
     char ignore_heartbeats_from[64];
     uint64_t ignored_heartbeats;
     struct mc_console *console; /* the web console (console.h), NULL when off */
+    uint32_t ring_version; /* the backup ring's (manager_ring.c) */
 };
+
+/* manager_ring.c: the backup ring (server/backup_ring.h) every process is told. A baseapp
+ * was born, died or stopped: the ring has a new version. */
+void mc_manager_ring_changed(mc_manager *m, const mc_reg_entry *e);
+/* The current ring (live baseapps in registry order) into out; its strings point into the
+ * registry (valid until it changes). False when out of memory; free with
+ * mc_manager_ring_clear. */
+bool mc_manager_ring_fill(mc_manager *m, Mc__Control__BackupRing *out);
+void mc_manager_ring_clear(Mc__Control__BackupRing *r);
+int mc_manager_publish_ring(mc_manager *m);
 
 /* manager.c: count (and, rate-limited, log) a control message the manager cannot use. */
 void mc_manager_unusable(mc_manager *m, const char *what, const char *src);

@@ -15,7 +15,7 @@
  * A flood of RESUMEs from one address is limited as LOGINs are. Finally mc-client plays, its
  * channel is dropped and it chats on after resuming; then bots play, every channel is
  * dropped, and each bot resumes by itself (counted in --json). Last a player's baseapp is
- * killed (kill -9): with no backup of its proxy anywhere, the client is told 'entity gone'
+ * killed (kill -9): with no backup of its proxy anywhere (backups off here), the client is told 'entity gone'
  * and ends lost. Every process is stopped by the test. */
 #include "check_main.h"
 #include "harness.h"
@@ -594,7 +594,9 @@ START_TEST(tools_resume_by_themselves)
     ck_assert_int_eq(counter(&c, "loginapp01", "login/status/ok"), logins); /* no new login */
     ck_assert_int_ge(counter(&c, "loginapp01", "resume/resumed"), 21);
 
-    /* a proxy that dies with its baseapp (kill -9; no backups yet): its player tries to resume,
+    /* a proxy that dies with its baseapp (kill -9; this cluster's baseapps run with backups
+     * off, --backupPeriodMs=0, so nothing restores it: with backups, integration_fault_bench
+     * sees players resume on the restorer): its player tries to resume,
      * is told 'entity gone' (after a 'server error' while the dead baseapp was still asked),
      * and ends lost: it can log in again */
     ck_assert(wait_counter_eq(&c, "cellapp01", "entities/count", 1)); /* the bots left */

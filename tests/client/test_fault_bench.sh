@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # The fault benchmark through the whole private cluster (world-bench --kill, bench/world/):
-# 20 bots play while the cellapp serving their world, the loginapp, the manager and Redis
-# are each killed with SIGKILL (the cells are restored on the other cellapp from their bases'
-# copies; the others are started again, as the reviver does). Every kill must keep every
-# player (K = N: each bot playing at the kill sees the world again and still plays at the
-# end) and lose no entity.
+# 20 bots play while the baseapp holding the world's Space (and most of them), the cellapp
+# serving their world, the loginapp, the manager and Redis are each killed with SIGKILL (the
+# bases are restored from their backups on the other baseapp and the bots resume there; the
+# cells are restored on the other cellapp from their bases' copies; the others are started
+# again, as the reviver does). Every kill must keep every player (K = N: each bot playing at
+# the kill sees the world again and still plays at the end) and lose no entity.
 # Not a timing assertion: recovery times are printed, never compared with a bound.
 set -uo pipefail
 BIN=${MC_BIN_DIR:?set MC_BIN_DIR to the bin dir of a build}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$BIN/world-bench" --bots 20 --duration 30 --area 60 --kill cellapp --kill loginapp \
-  --kill manager --kill redis >"$out" 2>&1
+"$BIN/world-bench" --bots 20 --duration 36 --area 60 --kill baseapp --kill cellapp \
+  --kill loginapp --kill manager --kill redis >"$out" 2>&1
 rc=$?
 cat "$out"
 die() { echo "test_fault_bench: $*" >&2; exit 1; }
 [ "$rc" = 0 ] || die "exit status $rc"
 [ "$(tail -n 1 "$out" | grep -Ec '^update p99 at 20 bots: [0-9]+\.[0-9]+ ms$')" = 1 ] ||
   die "the last line is not the closing line"
-for who in 'cellapp0[12]' loginapp01 manager redis; do
+for who in baseapp01 'cellapp0[12]' loginapp01 manager redis; do
   line=$(grep -E "^kept after kill -9 of $who: " "$out") || die "no line for the kill of $who"
   [[ $line =~ :\ ([0-9]+)/([0-9]+)\ players,\ recovery\ p99\ ([0-9]+)\ ms,\ entities\ lost\ ([0-9]+)$ ]] ||
     die "malformed: $line"

@@ -139,10 +139,11 @@ static pid_t start_baseapp(pc_cluster *c, int slot, bool in_ns, int port, const 
     snprintf(pwopt, sizeof pwopt, "--redisPasswordFile=%s", pwfile);
     snprintf(c->log_base[slot], sizeof c->log_base[slot], "%s/baseapp%d.log", c->dir, slot + 1);
     h_bin("baseapp", bin, sizeof bin);
+    /* No base backups: the survivor loads the entity from Redis (what this test rehearses). */
     char *plain[] = {bin, internal, external, mopt, ropt, gopt, redopt, pwopt,
-                     "--archivePeriodS=1", NULL};
+                     "--archivePeriodS=1", "--backupPeriodMs=0", NULL};
     char *netns[] = {ip_bin, "netns", "exec", ns, bin, internal, external, mopt, ropt, gopt,
-                     redopt, pwopt, "--archivePeriodS=1", NULL};
+                     redopt, pwopt, "--archivePeriodS=1", "--backupPeriodMs=0", NULL};
     pid_t pid = h_spawn(in_ns ? netns : plain, c->log_base[slot]);
     ck_assert_int_gt(pid, 0);
     c->base[slot] = pid;

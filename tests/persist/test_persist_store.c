@@ -363,6 +363,103 @@ START_TEST(token_fencing)
 }
 END_TEST
 
+/* A base restored from its backup takes its check-out over from its dead owner (issue 20):
+ * only with the dead owner's name and token; the record names the new owner with a new
+ * token and the restored mailbox; a write with the new token lands (its serials start
+ * afresh), one with the old token is refused; a second takeover with the old token, or one
+ * naming another owner, is refused; a released record cannot be taken over. */
+START_TEST(take_over_passes_a_checkout)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *a = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    mc_persist_store *b = pt_store(f.base, &f.redis, f.defs, "baseapp02");
+    char old_tok[40];
+    uint64_t id = create_thing(&f, a, "restored", old_tok);
+    pt_entity pe;
+    pt_entity_init(&pe, f.thing);
+    pt_set_str(&pe, "name", "restored");
+    pe.e.dbid = id;
+    pe.e.serial = 5; /* a's writes had come this far */
+    pt_set_int(&pe, "i32", 5);
+    pt_res r = {0};
+    mc_persist_write(a, &pe.e, old_tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    const uint8_t mb[12] = {0, 0, 0, 9, 127, 0, 0, 1, 0x4e, 0x20, 0x20, 0x01};
+    /* the wrong owner, or the wrong token: refused, nothing changes */
+    mc_persist_take_over(b, f.thing, id, "baseapp03", old_tok, mb, sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
+    pt_res_clear(&r);
+    mc_persist_take_over(b, f.thing, id, "baseapp01", "0123456789abcdef0123456789abcdef", mb,
+                         sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
+    pt_res_clear(&r);
+    /* the dead owner's name and token: taken over */
+    mc_persist_take_over(b, f.thing, id, "baseapp01", old_tok, mb, sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "take_over: %s", r.reason);
+    char new_tok[40];
+    ck_assert_uint_eq(strlen(r.token), 32);
+    strcpy(new_tok, r.token);
+    ck_assert_str_ne(new_tok, old_tok);
+    pt_res_clear(&r);
+    /* a check-out elsewhere finds the new owner, live, with the restored mailbox */
+    mc_persist_checkout(a, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OWNED);
+    ck_assert_str_eq(r.owner, "baseapp02");
+    ck_assert_int_eq(r.owner_state, MC_PERSIST_LIVE);
+    ck_assert_uint_eq(r.mailbox_len, sizeof mb);
+    ck_assert_int_eq(memcmp(r.mailbox, mb, sizeof mb), 0);
+    pt_res_clear(&r);
+    /* the old token is refused; the new one lands, its serials start afresh */
+    pt_set_int(&pe, "i32", 6);
+    pe.e.serial = 6;
+    mc_persist_write(a, &pe.e, old_tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
+    pt_res_clear(&r);
+    pt_set_int(&pe, "i32", 7);
+    pe.e.serial = 1;
+    mc_persist_write(b, &pe.e, new_tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_load(b, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.values[mc_defs_property_by_name(f.thing, "i32")->index].as.i, 7);
+    pt_res_clear(&r);
+    /* taken over already: the old token is no good any more */
+    mc_persist_take_over(a, f.thing, id, "baseapp01", old_tok, mb, sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
+    pt_res_clear(&r);
+    /* the dead owner's release finds nothing of its own (the record names baseapp02) */
+    mc_persist_release_owner(a, "baseapp01", 0, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    ck_assert_uint_eq(r.count, 0);
+    pt_res_clear(&r);
+    /* released: nothing to take over */
+    mc_persist_release(b, f.thing, id, new_tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_take_over(a, f.thing, id, "baseapp02", new_tok, mb, sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
+    pt_res_clear(&r);
+    pt_entity_free(&pe);
+    mc_persist_store_free(a);
+    mc_persist_store_free(b);
+    teardown(&f);
+}
+END_TEST
+
 /* The write gate (the baseapp's manager lease): closed, a write is not sent, and what is
  * queued behind it waits too; opened, it lands. */
 static bool gate_flag;
@@ -1386,6 +1483,7 @@ static Suite *suite(void)
     tcase_add_test(tc, identifier_index);
     tcase_add_test(tc, checkout_race_one_winner);
     tcase_add_test(tc, token_fencing);
+    tcase_add_test(tc, take_over_passes_a_checkout);
     tcase_add_test(tc, write_gate_holds_changes);
     tcase_add_test(tc, dead_owner_release_from_two_survivors);
     tcase_add_test(tc, release_checkout_by_key);

@@ -108,6 +108,7 @@ const defc_hook defc_hooks[] = {
     {"onClientResumed", "on_client_resumed", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
     {"onTeleportFailure", "on_teleport_failure", 1u << MC_PART_CELL, DEFC_HOOK_STATUS},
     {"onRestoreCell", "on_restore_cell", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
+    {"onRestore", "on_restore", 1u << MC_PART_BASE, DEFC_HOOK_PLAIN},
 };
 const size_t defc_nhooks = sizeof(defc_hooks) / sizeof(defc_hooks[0]);
 

@@ -1,6 +1,7 @@
 /* The engine's life: options, loading the game module, the server glue (messages, peer
  * deaths, shutdown), the timer tick, and freeing. */
 #include "engine_internal.h"
+#include "entity/backup_wire.h"
 #include "entity/move_wire.h"
 #include "common/log.h"
 #include "entity/persist_wire.h"
@@ -83,6 +84,9 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_COPY, "CELL_COPY", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_RESTORE_CELL, "RESTORE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_BACKUP_DROP, "BACKUP_DROP", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_BASE_RESTORED, "BASE_RESTORED", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 
@@ -123,11 +127,15 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
         return;
     if (ev->kind == MC__CONTROL__EVENT_KIND__EVENT_BIRTH) {
         engine_mark_peer(e, addr, false); /* a new process at that address */
+        engine_forget_new_home(e, addr);
         return;
     }
     if (ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH)
         return;
     engine_mark_peer(e, addr, true);
+    if (ev->process->role == MC_ROLE_BASEAPP &&
+        ev->process->state != MC__CONTROL__PROCESS_STATE__STATE_STOPPED)
+        engine_note_new_homes(e, addr); /* its bases are restored on their backups */
     engine_fail_pending_to(e, addr);
     if (e->part->on_peer_death)
         e->part->on_peer_death(e, addr);
@@ -291,6 +299,7 @@ static void engine_free(mc_engine *e)
     free(e->reap);
     free(e->dirty);
     free(e->dead);
+    engine_new_homes_free(e);
     mc_entity_table_free(&e->table);
     free(e->type_counts);
     /* Last: callbacks of calls failed above may have run code of a replaced module. */

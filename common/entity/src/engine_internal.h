@@ -66,6 +66,7 @@ typedef struct {
     /* The manager lease (lease_hold.c) and peers declared dead (engine.c). */
     uint64_t lease_held, lease_full, lease_dropped, lease_release_failed;
     uint64_t dropped_from_dead;
+    uint64_t redirected; /* calls to a dead baseapp's base sent to its new home */
 } engine_stats;
 
 
@@ -95,6 +96,8 @@ struct mc_engine {
     mc_address *dirty;
     size_t ndirty, dirty_cap;
     struct event *tick_ev;
+    struct engine_new_home *homes[16]; /* backup rings at baseapp deaths (new_homes.c) */
+    size_t nhomes;
 
     engine_timer *timers;       /* min-heap on due */
     size_t ntimers, timers_cap;
@@ -144,6 +147,15 @@ void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
 /* Handle an entity message from a peer or from ourselves. */
 void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
                            size_t len);
+
+/* new_homes.c: the backup ring at each baseapp's death, and calls sent on to the new home
+ * of a dead baseapp's base. */
+void engine_note_new_homes(mc_engine *e, const char *addr);
+void engine_forget_new_home(mc_engine *e, const char *addr);
+void engine_new_homes_free(mc_engine *e);
+/* A call to `to` whose address (*addr) is a dead baseapp's: *addr becomes the entity's backup
+ * baseapp on the ring of that death (true), or stays (false). */
+bool engine_redirect(mc_engine *e, const mc_mailbox_ref *to, mc_address *addr);
 
 /* pick.c */
 void engine_waits_init(mc_engine *e);

@@ -134,6 +134,10 @@ int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *r
         name = "onRestoreCell";
         rc = h->on_restore_cell ? h->on_restore_cell(&f.ctx, ent->props) : 0;
         break;
+    case MC_HOOK_RESTORE:
+        name = "onRestore";
+        rc = h->on_restore ? h->on_restore(&f.ctx, ent->props) : 0;
+        break;
     }
     return hook_result(e, ent, name, rc);
 }

@@ -154,6 +154,19 @@ size_t mc_engine_export_timers(mc_engine *e, mc_entity *ent, mc_timer_export *ou
     return n;
 }
 
+size_t mc_engine_peek_timers(mc_engine *e, const mc_entity *ent, mc_timer_export *out,
+                             size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->ntimers && n < max && ent->ntimers; i++) {
+        const engine_timer *t = &e->timers[i];
+        if (t->entity == ent->id && entity_has_timer(ent, t->id, NULL))
+            out[n++] = (mc_timer_export){.id = t->id, .due = t->due, .repeat = t->repeat,
+                                         .user_arg = t->user_arg};
+    }
+    return n;
+}
+
 int mc_engine_import_timer(mc_engine *e, mc_entity *ent, const mc_timer_export *t)
 {
     if (t->id == 0 || entity_has_timer(ent, t->id, NULL))

@@ -410,6 +410,7 @@ int mc_engine_call(mc_engine *e, const mc_mailbox_ref *to, uint16_t method, int3
     mc_store_u32(hdr + 8, (uint32_t)(caller_id > 0 ? caller_id : 0));
     mc_address addr;
     mc_mailbox_address(to, &addr);
+    engine_redirect(e, to, &addr); /* a dead baseapp's base: to its new home */
     int rc;
     if (!done && !mc_engine_is_self(e, &addr)) {
         rc = send_call_direct(e, &addr, hdr, args, len);

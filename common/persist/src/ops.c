@@ -115,6 +115,7 @@ void mc_ops_reply(mc_persist_req *r, const redisReply *reply)
     case OP_IMPORT: op_import_reply(r, reply); return;
     case OP_CHECKOUT: op_checkout_reply(r, reply); return;
     case OP_MARK_LIVE: op_fenced_or_ok(r, reply); return;
+    case OP_TAKE_OVER: op_take_over_reply(r, reply); return;
     case OP_RELEASE: op_release_reply(r, reply); return;
     case OP_RELEASE_OWNER: op_release_owner_reply(r, reply); return;
     case OP_LOAD: op_load_reply(r, reply); return;

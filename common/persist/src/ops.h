@@ -61,6 +61,8 @@ void op_import_reply(mc_persist_req *r, const redisReply *reply);
 void op_checkout_reply(mc_persist_req *r, const redisReply *reply);
 void op_release_reply(mc_persist_req *r, const redisReply *reply);
 void op_release_owner_reply(mc_persist_req *r, const redisReply *reply);
+/* ops_takeover.c */
+void op_take_over_reply(mc_persist_req *r, const redisReply *reply);
 void op_load_reply(mc_persist_req *r, const redisReply *reply);
 void op_lookup_reply(mc_persist_req *r, const redisReply *reply);
 void op_pairs_reply(mc_persist_req *r, const redisReply *reply);

@@ -218,7 +218,7 @@ bool mc_op_changes(mc_op op)
     switch (op) {
     case OP_CREATE: case OP_WRITE: case OP_DELETE: case OP_IMPORT: case OP_CHECKOUT:
     case OP_MARK_LIVE: case OP_RELEASE: case OP_RELEASE_OWNER: case OP_AUTOLOAD:
-    case OP_DROP_IDENT:
+    case OP_DROP_IDENT: case OP_TAKE_OVER:
         return true;
     default:
         return false;

@@ -108,6 +108,15 @@ static const char *const sources[MC_SCRIPT_COUNT] = {
         "redis.call('DEL', KEYS[1])\n"
         "if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end\n"
         "return {'OK'}\n",
+    [MC_SCRIPT_TAKE_OVER] =
+        "local o = redis.call('HMGET', KEYS[1], 'owner', 'token')\n"
+        "if not o[2] then return {'FENCED', 'not checked out'} end\n"
+        "if o[2] ~= ARGV[2] or o[1] ~= ARGV[1] then\n"
+        "  return {'FENCED', 'checked out with another token'} end\n"
+        "redis.call('HSET', KEYS[1], 'owner', ARGV[3], 'incarnation', ARGV[4], 'token',"
+        " ARGV[5], 'state', 'live', 'mailbox', ARGV[6])\n"
+        "redis.call('HDEL', KEYS[1], 'serial')\n"
+        "return {'OK'}\n",
     [MC_SCRIPT_RAISE] =
         "local v = tonumber(redis.call('GET', KEYS[1]) or '0') or 0\n"
         "if v < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end\n"

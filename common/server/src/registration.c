@@ -177,6 +177,7 @@ static void on_register_reply(mc_server *s, int status, const uint8_t *data, siz
     s->dead_after_ms = r->dead_after_ms;
     for (size_t i = 0; i < r->n_peers; i++)
         mc_server_peer_upsert(s, r->peers[i]);
+    mc_server_take_ring(s, r->ring);
     s->reg = REG_REGISTERED;
     s->registrations++;
     /* The manager's channel keeps itself alive (keepalives every second): if it goes
@@ -336,6 +337,25 @@ void mc_server_reg_tick(mc_server *s, mc_time_us now)
     }
 }
 
+void mc_server_take_ring(mc_server *s, const Mc__Control__BackupRing *ring)
+{
+    if (!ring)
+        return; /* a manager that publishes none */
+    /* Messages from the manager may be taken out of order (a birth notice before the
+     * registration's reply): of one manager instance, only a newer ring replaces ours. */
+    if (s->ring.version && ring->manager_instance == s->ring.instance &&
+        ring->version <= s->ring.version)
+        return;
+    if (!mc_backup_ring_from_pb(&s->ring, ring)) {
+        MC_WARNING("malformed backup ring from the manager; keeping version %u",
+                   (unsigned)s->ring.version);
+        return;
+    }
+    s->ring_updates++;
+}
+
+const mc_backup_ring *mc_server_backup_ring(const mc_server *s) { return &s->ring; }
+
 void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len)
 {
     Mc__Control__ProcessEvent *ev = mc__control__process_event__unpack(NULL, len, data);
@@ -349,6 +369,7 @@ void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len)
         return;
     }
     mc_server_peer_upsert(s, ev->process);
+    mc_server_take_ring(s, ev->ring);
     if (ev->kind == MC__CONTROL__EVENT_KIND__EVENT_BIRTH) {
         s->births_seen++;
         MC_INFO("manager: %s (%s) was born at %s", ev->process->name,

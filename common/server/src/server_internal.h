@@ -7,6 +7,7 @@
 #include "common/watcher.h"
 #include "common/defs.h"
 #include "mercury/mercury.h"
+#include "server/backup_ring.h"
 #include "server/control.h"
 #include "server/histogram.h"
 #include "server/http.h"
@@ -136,6 +137,8 @@ struct mc_server {
     size_t peers_cap;
     uint64_t births_seen;
     uint64_t deaths_seen;
+    mc_backup_ring ring;         /* the manager's latest backup ring (backup_ring.h) */
+    uint64_t ring_updates;       /* rings received */
 
     /* Watcher requests served; control messages dropped (too long, wrong sender). */
     uint64_t watcher_requests;
@@ -241,6 +244,8 @@ void mc_server_lag_free(mc_server *s);
 /* Registration and heartbeats (registration.c). */
 void mc_server_reg_tick(mc_server *s, mc_time_us now);
 void mc_server_reg_on_event(mc_server *s, const uint8_t *data, size_t len);
+/* Keep the manager's backup ring (NULL: none given). */
+void mc_server_take_ring(mc_server *s, const Mc__Control__BackupRing *ring);
 void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len);
 /* The channel to the manager died; restarted: the manager opened a new one (it restarted). */
 void mc_server_reg_on_manager_dead(mc_server *s, bool restarted);

@@ -80,6 +80,18 @@ void mc_server_peer_watch(mc_server *s, const server_peer *p)
         MC_WARNING("cannot publish %s: %s", path, mc_watch_status_name(st));
 }
 
+static void get_ring(void *ctx, mc_watch_value *out)
+{
+    char text[MC_RING_MAX * (MC_ADDRESS_STRLEN + 1) + 16];
+    mc_backup_ring_text(mc_server_backup_ring(ctx), text, sizeof text);
+    out->as.s = strdup(text);
+}
+
+static void get_ring_version(void *ctx, mc_watch_value *out)
+{
+    out->as.u = mc_server_backup_ring(ctx)->version;
+}
+
 int mc_server_add_std_watchers(mc_server *s)
 {
     mc_watchers *w = s->watchers;
@@ -134,6 +146,12 @@ int mc_server_add_std_watchers(mc_server *s)
                                  MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "peers/births", &s->births_seen, MC_WATCH_READ_ONLY);
         bad |= mc_watch_add_uint(w, "peers/deaths", &s->deaths_seen, MC_WATCH_READ_ONLY);
+        bad |= mc_watch_add(w, "backupRing/members", MC_WATCH_STRING, MC_WATCH_READ_ONLY,
+                            get_ring, NULL, s);
+        bad |= mc_watch_add(w, "backupRing/version", MC_WATCH_UINT, MC_WATCH_READ_ONLY,
+                            get_ring_version, NULL, s);
+        bad |= mc_watch_add_uint(w, "backupRing/updates", &s->ring_updates,
+                                 MC_WATCH_READ_ONLY);
         bad |= mc_server_lease_publish(s) != 0;
         bad |= mc_server_globals_publish(s) != 0;
     }

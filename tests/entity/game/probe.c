@@ -312,6 +312,16 @@ int Probe_base_onLoseCell(const mc_call_ctx *call, Probe_base *self)
     return 0;
 }
 
+/* Restored from its backup after its baseapp died: noted with its timer fires so far. */
+int Probe_base_onRestore(const mc_call_ctx *call, Probe_base *self)
+{
+    (void)call;
+    char e[64];
+    snprintf(e, sizeof e, "restore:%u", (unsigned)self->timerFires);
+    add_event(self, e);
+    return 0;
+}
+
 int Probe_base_onCreateCellFailure(const mc_call_ctx *call, Probe_base *self,
                                    const char *reason)
 {

@@ -37,8 +37,24 @@ static pid_t spawn(pc_cluster *c, const char *role, const char *addr, const char
     snprintf(redis, sizeof redis, "--%s=%s", strchr(c->redis, ',') ? "redisCluster" : "redis",
              c->redis);
     bool base = strcmp(role, "baseapp") == 0;
-    char *argv[] = {(char *)h_bin(role, bin, sizeof bin), internal, mopt, ropt, gopt,
-                    base ? external : NULL, redis, (char *)extra, NULL};
+    char *argv[12];
+    int n = 0;
+    argv[n++] = (char *)h_bin(role, bin, sizeof bin);
+    argv[n++] = internal;
+    argv[n++] = mopt;
+    argv[n++] = ropt;
+    argv[n++] = gopt;
+    if (base) {
+        argv[n++] = external;
+        argv[n++] = redis;
+        /* These tests rehearse deaths without base backups (a dead baseapp's bases come
+         * back only from Redis) unless the extra option turns them on. */
+        if (!(extra && strstr(extra, "--backup")))
+            argv[n++] = "--backupPeriodMs=0";
+        if (extra)
+            argv[n++] = (char *)extra;
+    }
+    argv[n] = NULL;
     pid_t pid = h_spawn(argv, log);
     ck_assert_int_gt(pid, 0);
     return pid;

@@ -261,6 +261,10 @@ static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
     argv[n++] = iopt;
     if (base)
         argv[n++] = eopt;
+    /* These tests rehearse deaths without base backups (their restore has its own tests,
+     * tests/entity/backup) unless the slot's options turn them on. */
+    if (base && !(extra && strstr(extra, "--backup")))
+        argv[n++] = "--backupPeriodMs=0";
     /* extra: one option, or several separated by spaces (at most 5) */
     snprintf(extras, sizeof extras, "%s", extra ? extra : "");
     char *save = NULL;

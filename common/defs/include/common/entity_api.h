@@ -14,8 +14,8 @@
  * function returned MC_CALL_OK, and never when it returned an error.
  *
  * Engine callbacks (onCreated, onDestroy, onGetCell, onLoseCell, onCreateCellFailure,
- * onSpaceGone, onTimer, onEnteredAoI, onLeftAoI, onTeleportFailure, onRestoreCell, and for
- * proxies onEntitiesEnabled and onClientDeath) are functions the game defines as
+ * onSpaceGone, onTimer, onEnteredAoI, onLeftAoI, onTeleportFailure, onRestoreCell, onRestore,
+ * and for proxies onEntitiesEnabled and onClientDeath) are functions the game defines as
  * <Type>_<part>_<callback> (see mc_game_hooks in common/game_module.h and docs/ENTITIES.md).
  */
 #ifndef MC_COMMON_ENTITY_API_H

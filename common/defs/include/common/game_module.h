@@ -24,9 +24,10 @@
 #include "common/value.h"
 
 /* The layout of the tables below, as generated code fills them. Bumped whenever it changes
- * (6: mc_game_hooks.on_teleport_failure; 7: on_restore_cell); mc_game_check refuses a
- * module of another ABI. */
-#define MC_GAME_ABI 7u
+ * (6: mc_game_hooks.on_teleport_failure; 7: on_restore_cell; 8: on_restore; 9:
+ * on_client_resumed); mc_game_check
+ * refuses a module of another ABI. */
+#define MC_GAME_ABI 9u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -130,6 +131,9 @@ typedef struct {
      * the base kept (same id, space id, position and cell properties); cell timers are not
      * restored */
     int (*on_restore_cell)(const mc_call_ctx *call, void *props);
+    /* base: it was restored from its backup on this baseapp after its baseapp died (same
+     * id, its last backed-up state, timers and global names back) */
+    int (*on_restore)(const mc_call_ctx *call, void *props);
 } mc_game_hooks;
 
 /* Decode args for one method, run the handler on props, encode return values into reply

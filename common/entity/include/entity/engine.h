@@ -165,6 +165,7 @@ typedef enum {
     MC_HOOK_ENTITIES_ENABLED,   /* base proxies: a client has it as its player now */
     MC_HOOK_CLIENT_RESUMED,     /* base proxies: its client resumed (a ticket, no login) */
     MC_HOOK_RESTORE_CELL,       /* base: its cell came back after its cellapp died */
+    MC_HOOK_RESTORE,            /* bases: restored from a backup after its baseapp died */
 } mc_hook;
 int mc_engine_run_hook(mc_engine *e, mc_entity *ent, mc_hook hook, const char *reason);
 /* Run a cell's onTeleportFailure(reason) (an MC_TELEPORT_* of common/entity_api.h): its
@@ -222,6 +223,11 @@ int mc_engine_props_by_name(mc_engine *e, const mc_entity_type_def *td,
                             const mc_prop_init *props, size_t n, uint16_t **indices,
                             mc_value **values, char *why, size_t whylen);
 
+/* The baseapp that restores (or restored) entity id of the dead baseapp at `dead`: its
+ * backup on the ring published with that death (server/backup_ring.h). False when the
+ * engine knows of no such death or the ring named no other baseapp. */
+bool mc_engine_new_home(mc_engine *e, const mc_address *dead, int32_t id, mc_address *out);
+
 /* Counters the roles bump. */
 void mc_engine_count_relayed(mc_engine *e);
 void mc_engine_count_refused(mc_engine *e, mc_refuse_reason r);
@@ -276,6 +282,9 @@ typedef struct {
     int64_t user_arg;
 } mc_timer_export;
 size_t mc_engine_export_timers(mc_engine *e, mc_entity *ent, mc_timer_export *out, size_t max);
+/* The same without taking them: a copy of the entity's live timers (a base's backup). */
+size_t mc_engine_peek_timers(mc_engine *e, const mc_entity *ent, mc_timer_export *out,
+                             size_t max);
 /* A timer arriving with an entity keeps its id (the game may have stored it): 0, or an
  * mc_call_status (MC_CALL_ERR_ARGS: id 0 or one the entity has; MC_CALL_ERR_BUSY: out of
  * memory). Timers this engine gives later get higher ids, so they never collide with one

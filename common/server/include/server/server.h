@@ -36,6 +36,7 @@
 #include "mercury/channel.h"
 #include "mercury/interface.h"
 #include "proto/control.pb-c.h"
+#include "server/backup_ring.h"
 #include "server/role.h"
 
 #include <stdbool.h>
@@ -183,6 +184,10 @@ Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *i
 /* Whether the manager told us of a live process of that role at this internal address
  * (what a request that only a certain role may make is checked against). */
 bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role role);
+/* The manager's latest backup ring (server/backup_ring.h; version 0 until one came): the
+ * live baseapps, from the registration reply and every birth and death notice. */
+const mc_backup_ring *mc_server_backup_ring(const mc_server *s);
+
 /* How long a registered process waits for a silent manager before it registers again: twice
  * the dead-after time the manager last gave, at least 5 s. A live
  * process registers again with a restarted manager within about this plus a retry (1 s). */

@@ -1,0 +1,96 @@
+/* Base backups on the wire (issue 20; docs/PROTOCOL.md "Base backups"): what a baseapp sends
+ * its backup baseapp about each base, and what a restorer tells a cell whose base it
+ * restored. Pure encoders and bounded decoders of peer input (fuzzed: fuzz_backup_wire).
+ *
+ *   id  message        direction                 payload
+ *   64  BACKUP_BASE    owner -> backup baseapp   BackupHead, then blob base properties, blob
+ *                                                cellData properties (each the part stream
+ *                                                of the type), blob proxy facts
+ *   65  BACKUP_DROP    owner -> backup baseapp   i32 entity id: the base is gone (or its
+ *                                                backup moved elsewhere)
+ *   66  BASE_RESTORED  restorer -> cellapp       i32 entity id, MAILBOX its new BASE: the
+ *                                                base of this cell lives there now
+ *
+ * BackupHead: i32 entity id, u16 type, u32 serial (the owner's, rising with every backup of
+ * the base), u8 flags (bit 0: it has a live cell, bit 1: it has a client, bit 2: its first
+ * write was in flight), MAILBOX cell
+ * (the none mailbox without a cell), 6 x f32 cellData position and direction, i32 its cell's
+ * space id (0: none known), u64 database
+ * id (0: none), string check-out token (at most 95 bytes), u8 n global names, n x string
+ * (1..64 bytes), u16 n timers (at most MC_BACKUP_TIMERS_MAX), n x (u32 timer id, u64
+ * microseconds until due, u64 period in microseconds (0: once), i64 user argument).
+ */
+#ifndef MC_ENTITY_BACKUP_WIRE_H
+#define MC_ENTITY_BACKUP_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/defs.h"
+#include "common/game_module.h"
+#include "common/mailbox_ref.h"
+#include "common/stream.h"
+
+enum {
+    MC_MSG_BACKUP_BASE = 64,
+    MC_MSG_BACKUP_DROP = 65,
+    MC_MSG_BASE_RESTORED = 66,
+};
+
+#define MC_BACKUP_NAMES_MAX 32u
+#define MC_BACKUP_TIMERS_MAX 1024u
+#define MC_BACKUP_TOKEN_MAX 95u
+#define MC_BACKUP_FLAG_CELL 1u
+#define MC_BACKUP_FLAG_CLIENT 2u
+#define MC_BACKUP_FLAG_CREATING 4u /* its first write (which gives it a database id) was in
+                                    * flight: it is not restored (the write may have landed) */
+
+typedef struct {
+    uint32_t id;
+    uint64_t due_in_us;
+    uint64_t repeat_us;
+    int64_t user_arg;
+} mc_backup_timer;
+
+typedef struct {
+    int32_t entity_id;
+    uint16_t type;
+    uint32_t serial;
+    uint8_t flags;
+    mc_mailbox_ref cell;               /* none without a cell */
+    mc_vector3 position, direction;    /* cellData's */
+    int32_t space;                     /* its cell's space (0: none known) */
+    uint64_t dbid;
+    char token[MC_BACKUP_TOKEN_MAX + 1];
+    size_t nnames;
+    char names[MC_BACKUP_NAMES_MAX][65];
+    size_t ntimers;
+    mc_backup_timer *timers;           /* decode: heap (mc_backup_head_free); encode: caller's */
+    /* views into the decoded buffer (decode only) */
+    const uint8_t *base_props, *cell_props, *proxy;
+    size_t base_len, cell_len, proxy_len;
+} mc_backup_head;
+
+/* Encode a whole BACKUP_BASE from h and the three blobs. */
+void mc_backup_encode(mc_ostream *os, const mc_backup_head *h, const uint8_t *base_props,
+                      size_t base_len, const uint8_t *cell_props, size_t cell_len,
+                      const uint8_t *proxy, size_t proxy_len);
+/* Decode a whole BACKUP_BASE (no trailing bytes): false with the reason when malformed (id
+ * not positive, unknown type, a cell mailbox that is not this entity's CELL, positions not
+ * finite, too many names or timers, a timer id 0, a name empty or too long). The blobs are
+ * views into the stream's buffer; the properties in them are the caller's to decode. */
+bool mc_backup_decode(const mc_entity_defs *defs, mc_istream *is, mc_backup_head *h, char *why,
+                      size_t whylen);
+void mc_backup_head_free(mc_backup_head *h);
+
+/* BACKUP_DROP. */
+void mc_backup_drop_encode(mc_ostream *os, int32_t entity_id);
+bool mc_backup_drop_decode(mc_istream *is, int32_t *entity_id);
+
+/* BASE_RESTORED: false when malformed (not the BASE mailbox of that entity). */
+void mc_base_restored_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *base);
+bool mc_base_restored_decode(const mc_entity_defs *defs, mc_istream *is, int32_t *entity_id,
+                             mc_mailbox_ref *base);
+
+#endif

@@ -1,0 +1,74 @@
+/* The backup ring the manager publishes (server/backup_ring.h): the live baseapps in
+ * registry order and a version bumped on every baseapp birth, death or stop. It travels in
+ * every RegisterReply and ProcessEvent; watchers backupRing/version and backupRing/members. */
+#include "manager_internal.h"
+#include "common/log.h"
+#include "server/backup_ring.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mc_manager_ring_changed(mc_manager *m, const mc_reg_entry *e)
+{
+    if (e->role != MC_ROLE_BASEAPP)
+        return;
+    m->ring_version++;
+    MC_INFO("backup ring version %u: %s %s", (unsigned)m->ring_version, e->name,
+            e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE ? "joined" : "left");
+}
+
+bool mc_manager_ring_fill(mc_manager *m, Mc__Control__BackupRing *out)
+{
+    size_t n = 0, count = mc_registry_count(m->registry);
+    char **addrs = calloc(count ? count : 1, sizeof *addrs);
+    if (!addrs)
+        return false;
+    for (size_t i = 0; i < count && n < MC_RING_MAX; i++) {
+        mc_reg_entry *e = mc_registry_at(m->registry, i);
+        if (e->role == MC_ROLE_BASEAPP && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+            addrs[n++] = e->internal_addr;
+    }
+    out->version = m->ring_version;
+    out->manager_instance = m->instance;
+    out->n_baseapps = n;
+    out->baseapps = addrs;
+    return true;
+}
+
+void mc_manager_ring_clear(Mc__Control__BackupRing *r)
+{
+    free(r->baseapps);
+    r->baseapps = NULL;
+    r->n_baseapps = 0;
+}
+
+static void get_members(void *ctx, mc_watch_value *out)
+{
+    mc_manager *m = ctx;
+    Mc__Control__BackupRing pb = MC__CONTROL__BACKUP_RING__INIT;
+    mc_backup_ring ring;
+    mc_backup_ring_clear(&ring);
+    if (mc_manager_ring_fill(m, &pb))
+        mc_backup_ring_from_pb(&ring, &pb);
+    mc_manager_ring_clear(&pb);
+    char text[MC_RING_MAX * (MC_ADDRESS_STRLEN + 1) + 16];
+    mc_backup_ring_text(&ring, text, sizeof text);
+    out->as.s = strdup(text);
+}
+
+static void get_version(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((mc_manager *)ctx)->ring_version;
+}
+
+int mc_manager_publish_ring(mc_manager *m)
+{
+    mc_watchers *w = mc_server_watchers(m->server);
+    int bad = 0;
+    bad |= mc_watch_add(w, "backupRing/version", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_version,
+                        NULL, m) != MC_WATCH_OK;
+    bad |= mc_watch_add(w, "backupRing/members", MC_WATCH_STRING, MC_WATCH_READ_ONLY,
+                        get_members, NULL, m) != MC_WATCH_OK;
+    return bad ? -1 : 0;
+}
