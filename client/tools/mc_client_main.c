@@ -48,6 +48,7 @@ typedef struct {
     struct {
         uint64_t seq;
         char name[64];
+        char args[512];         /* its arguments as JSON (cut at 511 bytes) */
     } ring[RING];
     uint64_t seq, mark;
     int exit_code;
@@ -64,7 +65,7 @@ static void usage(FILE *f)
             "  base METHOD [JSON-ARGS]   call an exposed base method   base createAvatar [\"Hero\",[1,2,3,4]]\n"
             "  cell METHOD [JSON-ARGS]   call an exposed cell method   cell chat [\"hi\"]\n"
             "  move X Y Z [DX DY DZ]     move the player's entity\n"
-            "  wait MS | expect NAME | quit\n"
+            "  wait MS | expect NAME [TEXT] | quit\n"
             "options:\n"
             "  --user NAME             the account name\n"
             "  --password-file FILE    the password is its first line (default: the first\n"
@@ -89,11 +90,14 @@ static void usage(FILE *f)
 
 /* ---- what the client hears --------------------------------------------------------------- */
 
-static void remember(mcc *m, const char *name)
+static void remember(mcc *m, const mc_def_method *method, const mc_value *args)
 {
     m->seq++;
     m->ring[m->seq % RING].seq = m->seq;
-    snprintf(m->ring[m->seq % RING].name, sizeof m->ring[0].name, "%s", name);
+    snprintf(m->ring[m->seq % RING].name, sizeof m->ring[0].name, "%s", method->name);
+    char *json = args ? mc_json_from_values(method->args, method->nargs, args) : NULL;
+    snprintf(m->ring[m->seq % RING].args, sizeof m->ring[0].args, "%s", json ? json : "");
+    free(json);
 }
 
 static void on_player(void *ud, mc_client *c, const mc_cw_player *pl)
@@ -107,7 +111,7 @@ static void on_call(void *ud, mc_client *c, int32_t id, const mc_def_method *met
 {
     mcc *m = ud;
     mcc_print_call(&m->pr, id, mc_client_player_type(c), method, args);
-    remember(m, method->name);
+    remember(m, method, args);
 }
 
 static void on_property(void *ud, mc_client *c, int32_t id, const mc_def_property *p,
@@ -124,7 +128,7 @@ static void on_world(void *ud, mc_client *c, const mc_world_record *r)
     const mc_client_entity *e = mc_client_entity_of(c, r->id);
     mcc_print_world(&m->pr, r, r->kind == MC_WORLD_ENTER ? r->type : e ? e->type : 0);
     if (r->kind == MC_WORLD_CALL && r->method)
-        remember(m, r->method->name);
+        remember(m, r->method, r->values);
 }
 
 static void on_end(void *ud, mc_client *c, int how, int reason, const char *text)
@@ -273,7 +277,8 @@ static bool step(mcc *m, uint64_t now)
         for (uint64_t s = m->mark + 1; s <= m->seq; s++) {
             if (s + RING <= m->seq) /* older than the ring holds */
                 continue;
-            if (!strcmp(m->ring[s % RING].name, m->cmd.name)) {
+            if (!strcmp(m->ring[s % RING].name, m->cmd.name) &&
+                (!m->cmd.text[0] || strstr(m->ring[s % RING].args, m->cmd.text))) {
                 m->mark = s;
                 return true;
             }

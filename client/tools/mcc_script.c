@@ -87,11 +87,14 @@ int mcc_parse(char *line, mcc_command *out, char *err, size_t errlen)
     if (!strcmp(verb, "expect")) {
         out->kind = MCC_EXPECT;
         char *n = word(&p);
-        if (!*n || strlen(n) >= sizeof out->name || *skip_ws(p)) {
-            snprintf(err, errlen, "expect NAME: one client method name");
+        const char *text = skip_ws(p);
+        if (!*n || strlen(n) >= sizeof out->name || strlen(text) >= sizeof out->text) {
+            snprintf(err, errlen, "expect NAME [TEXT]: a client method name (and at most %zu "
+                                  "bytes of text its arguments contain)", sizeof out->text - 1);
             return -1;
         }
         snprintf(out->name, sizeof out->name, "%s", n);
+        snprintf(out->text, sizeof out->text, "%s", text);
         return 0;
     }
     if (!strcmp(verb, "quit") || !strcmp(verb, "exit")) {

@@ -3,7 +3,8 @@
  *   cell METHOD [JSON-ARGS]   an exposed cell method of the player
  *   move X Y Z [DX DY DZ]     move the player's cell entity
  *   wait MS                   let MS milliseconds pass (printing what arrives)
- *   expect NAME               wait (at most --timeout) for a client call named NAME
+ *   expect NAME [TEXT]        wait (at most --timeout) for a client call named NAME (whose
+ *                             arguments, as JSON, contain TEXT when given)
  *   quit                      log off and exit 0
  * Blank lines and lines starting with '#' are skipped.
  */
@@ -29,6 +30,7 @@ typedef enum {
 typedef struct {
     mcc_kind kind;
     char name[128];           /* BASE/CELL: the method; EXPECT: the call's name */
+    char text[256];           /* EXPECT: what its arguments' JSON must contain ("": any) */
     const char *json;         /* BASE/CELL: the arguments (points into the line; "" = none) */
     mc_vector3 pos, dir;      /* MOVE */
     unsigned long ms;         /* WAIT */

@@ -421,6 +421,20 @@ START_TEST(up_status_down_leaves_nothing)
     rc = cluster_cmd(&d, "logs", "baseapp02", out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "registered as baseapp02"), "%d %s", rc, out);
 
+    /* reload: every baseapp and cellapp loads its --game module again (issue 21 item 6: the
+     * file a rebuild replaces), answered per process; one process; a role without a game
+     * module is refused. */
+    rc = cluster_cmd(&d, "reload", NULL, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: reloaded"), "reload (%d): %s", rc, out);
+    for (size_t i = 2; i < sizeof names / sizeof names[0]; i++)
+        ck_assert_msg(strstr(out, names[i]), "%s missing from reload:\n%s", names[i], out);
+    ck_assert_msg(strstr(out, "reloaded /"), "%s", out);
+    rc = cluster_cmd(&d, "reload", "cellapp02", out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cellapp02") && !strstr(out, "cellapp01"), "%d %s",
+                  rc, out);
+    rc = cluster_cmd(&d, "reload", "loginapp01", out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "neither"), "%d %s", rc, out);
+
     /* The manager keeps its entity id reservation in the run dir. */
     char mstate[700];
     snprintf(mstate, sizeof mstate, "%s/manager.state", d.run);

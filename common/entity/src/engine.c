@@ -27,6 +27,9 @@ const mc_option mc_engine_options[] = {
      "how long a two-way call or a creation waits for its answer (100..600000)"},
     {"cellQueueMax", MC_OPT_UINT, "1024",
      "calls a base holds for a cell that is being created (1..1000000)"},
+    {"gameRetiredMax", MC_OPT_UINT, "32",
+     "game modules replaced by command/reloadGame that are kept open (calls in flight may "
+     "still run their code); a reload past it is refused (1..1000)"},
 };
 const size_t mc_engine_option_count = sizeof mc_engine_options / sizeof mc_engine_options[0];
 
@@ -105,6 +108,12 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
     if (q < 1 || q > 1000000) {
         snprintf(err, errlen, "--cellQueueMax: %llu is not within 1..1000000",
                  (unsigned long long)q);
+        return false;
+    }
+    uint64_t r = mc_config_get_uint(cfg, "gameRetiredMax");
+    if (r < 1 || r > 1000) {
+        snprintf(err, errlen, "--gameRetiredMax: %llu is not within 1..1000",
+                 (unsigned long long)r);
         return false;
     }
     return true;
@@ -216,6 +225,7 @@ static mc_engine *engine_new(mc_server *s, const mc_role_part *part, char *err, 
         return NULL;
     }
     e->server = s;
+    e->rl.fd = -1;
     e->part = part;
     e->defs = mc_server_defs(s);
     e->started_at = mc_clock_now_us();
@@ -260,7 +270,8 @@ static mc_engine *engine_new(mc_server *s, const mc_role_part *part, char *err, 
     }
     struct timeval tv = {0, ENGINE_TICK_MS * 1000};
     event_add(e->tick_ev, &tv);
-    if (engine_add_watchers(e) != 0 || engine_add_commands(e) != 0) {
+    if (engine_add_watchers(e) != 0 || engine_add_commands(e) != 0 ||
+        engine_reload_init(e, path, (uint32_t)mc_config_get_uint(cfg, "gameRetiredMax")) != 0) {
         snprintf(err, errlen, "cannot publish the entity watchers");
         goto bad;
     }
@@ -308,8 +319,11 @@ static void engine_free(mc_engine *e)
     engine_new_homes_free(e);
     mc_entity_table_free(&e->table);
     free(e->type_counts);
+    /* Last: callbacks of calls failed above may have run code of a replaced module. */
+    engine_reload_free(e);
     if (e->game)
         mc_game_close(e->game);
+    engine_reload_close_running(e);
     free(e);
 }
 

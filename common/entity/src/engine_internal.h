@@ -7,6 +7,7 @@
 #include "mercury/mercury.h"
 
 #include <event2/event.h>
+#include <limits.h>
 
 /* A request this engine waits on (to a peer through mercury, or to itself). */
 typedef struct mc_pending {
@@ -36,6 +37,27 @@ typedef struct {
     uint32_t id;
     int64_t user_arg;
 } engine_timer;
+
+/* A game module replaced by a reload, kept open (reload.c). */
+typedef struct {
+    mc_game *game;
+    int fd;                     /* its private copy's descriptor, -1 when loaded by path */
+} engine_module_slot;
+
+/* Hot reload of the game module (reload.c). */
+typedef struct {
+    char game_path[PATH_MAX];   /* --game: what a reload without a path loads again */
+    char module_path[PATH_MAX]; /* where the running module was loaded from */
+    int fd;                     /* the running module's private copy, -1 when loaded by path */
+    uint64_t loaded_at;         /* Unix seconds */
+    uint64_t reloads, failures;
+    engine_module_slot *retired;
+    size_t nretired;
+    uint32_t retired_max;       /* --gameRetiredMax */
+    struct event *ev;           /* the swap runs from here, between two turns of the loop */
+    mc_watch_done *done;        /* the reloadGame call waiting for it */
+    char want_path[PATH_MAX];
+} engine_reload;
 
 typedef struct {
     uint64_t sent, received, relayed, refused_total, two_way_sent, replies_received;
@@ -90,6 +112,7 @@ struct mc_engine {
     uint64_t *type_counts;      /* live entities per type */
     uint64_t live;
     bool freeing;
+    engine_reload rl;
 };
 
 /* transport.c */
@@ -154,6 +177,13 @@ void engine_remove_entity_watchers(mc_engine *e, mc_entity *ent);
 /* props.c: one property of a part struct as JSON text (heap), NULL when unavailable. */
 char *engine_property_text(mc_engine *e, const mc_entity *ent, mc_part part, const void *props,
                            uint16_t part_index);
+
+/* reload.c: command/reloadGame and the game/ watchers (path: the module loaded at start). */
+int engine_reload_init(mc_engine *e, const char *path, uint32_t retired_max);
+/* Close the replaced modules (after everything that could call into them is gone). */
+void engine_reload_free(mc_engine *e);
+/* Close the running module's private copy (after the module itself). */
+void engine_reload_close_running(mc_engine *e);
 
 /* commands.c */
 int engine_add_commands(mc_engine *e);

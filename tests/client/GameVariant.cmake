@@ -1,0 +1,68 @@
+# mc_game_variant(<name> FROM <game module target> FILE <file name> REPLACE <from> <to> ...)
+#
+# Another build of a game module (mc_add_game_module) from the same definitions and the
+# same sources, except one file (a handler source, or a generated one) copied with each
+# <from> text replaced by <to>: the hot reload tests' "rebuilt module" (same digest, other
+# behaviour) and broken builds. The build fails when a <from> text is not in the file, so a
+# change to the original cannot silently make the variant identical to it.
+set(MC_GAME_VARIANT_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/game_variant_replace.cmake)
+
+function(mc_game_variant name)
+  cmake_parse_arguments(ARG "" "FROM;FILE" "REPLACE" ${ARGN})
+  get_target_property(srcs ${ARG_FROM} SOURCES)
+  get_target_property(srcdir ${ARG_FROM} SOURCE_DIR)
+  get_target_property(bindir ${ARG_FROM} BINARY_DIR)
+  get_target_property(incs ${ARG_FROM} INCLUDE_DIRECTORIES)
+  set(work ${CMAKE_CURRENT_BINARY_DIR}/${name}-src)
+  # the replacements, as bracket arguments (any text but ]==])
+  set(pairs "")
+  list(LENGTH ARG_REPLACE n)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE 0 ${last} 2)
+    math(EXPR j "${i} + 1")
+    list(GET ARG_REPLACE ${i} from)
+    list(GET ARG_REPLACE ${j} to)
+    string(APPEND pairs "list(APPEND FROMS [==[${from}]==])\nlist(APPEND TOS [==[${to}]==])\n")
+  endforeach()
+  file(WRITE ${work}/replace.cmake "${pairs}")
+  set(out "")
+  set(found FALSE)
+  foreach(s ${srcs})
+    if(NOT IS_ABSOLUTE ${s})
+      set(s ${srcdir}/${s})
+    endif()
+    string(FIND "${s}" "${bindir}/" at)
+    if(at EQUAL 0)
+      set_source_files_properties(${s} PROPERTIES GENERATED TRUE)
+    endif()
+    get_filename_component(base ${s} NAME)
+    if(base STREQUAL ARG_FILE AND NOT found)
+      set(found TRUE)
+      set(copy ${work}/${base})
+      add_custom_command(OUTPUT ${copy}
+        COMMAND ${CMAKE_COMMAND} -DIN=${s} -DOUT=${copy} -DPAIRS=${work}/replace.cmake
+                -P ${MC_GAME_VARIANT_SCRIPT}
+        DEPENDS ${s} ${MC_GAME_VARIANT_SCRIPT} ${work}/replace.cmake
+        COMMENT "game variant ${name}: ${base} changed"
+        VERBATIM)
+      get_filename_component(dir ${s} DIRECTORY)
+      list(APPEND incs ${dir})
+      list(APPEND out ${copy})
+    else()
+      list(APPEND out ${s})
+    endif()
+  endforeach()
+  if(NOT found)
+    message(FATAL_ERROR "mc_game_variant(${name}): ${ARG_FROM} has no source ${ARG_FILE}")
+  endif()
+  add_library(${name} SHARED ${out})
+  add_dependencies(${name} ${ARG_FROM})
+  target_include_directories(${name} PRIVATE ${incs})
+  foreach(prop COMPILE_OPTIONS COMPILE_DEFINITIONS LINK_OPTIONS LINK_LIBRARIES)
+    get_target_property(v ${ARG_FROM} ${prop})
+    if(v)
+      set_property(TARGET ${name} PROPERTY ${prop} ${v})
+    endif()
+  endforeach()
+  set_target_properties(${name} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
+endfunction()

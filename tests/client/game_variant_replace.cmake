@@ -1,0 +1,17 @@
+# cmake -DIN=FILE -DOUT=FILE -DPAIRS=replace.cmake -P game_variant_replace.cmake: copy IN to
+# OUT with each FROMS[i] replaced by TOS[i] (GameVariant.cmake); fails when one is missing.
+include(${PAIRS})
+file(READ ${IN} text)
+list(LENGTH FROMS n)
+math(EXPR last "${n} - 1")
+foreach(i RANGE 0 ${last})
+  list(GET FROMS ${i} from)
+  list(GET TOS ${i} to)
+  string(FIND "${text}" "${from}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${IN} has no '${from}' any more: update the variant's replacement")
+  endif()
+  string(REPLACE "${from}" "${to}" text "${text}")
+endforeach()
+file(WRITE ${OUT}.tmp "${text}")
+file(RENAME ${OUT}.tmp ${OUT})
