@@ -67,6 +67,60 @@ void la_send(loginapp *la, mc_secure_peer to, const uint8_t *data, size_t len)
         la->st.send_errors++;
 }
 
+/* The verdict of a cookie check (LOGIN and RESUME): true to go on; else the drop is
+ * counted by its reason. */
+static bool cookie_ok(loginapp *la, int rc)
+{
+    switch (rc) {
+    case MC_SECURE_OK:
+        return true;
+    case MC_SECURE_BAD_COOKIE:
+        la->st.dropped[LA_DROP_BAD_COOKIE]++;
+        return false;
+    case MC_SECURE_EXPIRED:
+        la->st.dropped[LA_DROP_EXPIRED]++;
+        return false;
+    default:
+        la->st.dropped[LA_DROP_MALFORMED]++;
+        return false;
+    }
+}
+
+/* What a LOGIN or a RESUME with a good cookie meets before any key work: a loginapp
+ * shutting down, a remembered answer (sent again) or one still pending, then the source
+ * address's bucket: over it, a few answers (each costs the work of its box), then silence.
+ * True to go on, *within false when over the bucket (a refusal is answered). */
+static bool before_key_work(loginapp *la, mc_secure_peer from,
+                            const uint8_t nonce[8], bool *within)
+{
+    if (la->freeing || la->shutting_down) {
+        la->st.dropped[LA_DROP_SHUTDOWN]++;
+        return false;
+    }
+    uint64_t now = mc_clock_now_us();
+    la_reply_key key = {.ip = from.ip, .port = from.port};
+    memcpy(key.nonce, nonce, sizeof key.nonce);
+    uint8_t reply[MC_LOGIN_REPLY_SIZE];
+    switch (la_replies_lookup(la->replies, &key, now, reply)) {
+    case LA_REPLY_ANSWERED:
+        la->st.repeated++;
+        la_send(la, from, reply, sizeof reply);
+        return false;
+    case LA_REPLY_PENDING:
+        la->st.dropped[LA_DROP_PENDING]++;
+        return false;
+    case LA_REPLY_NONE:
+        break;
+    }
+    uint32_t ip = from.ip;
+    *within = mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL);
+    if (!*within && !mc_limits_take(la->addr_refusals, &ip, sizeof ip, now, NULL)) {
+        la->st.dropped[LA_DROP_RATE_LIMITED]++;
+        return false;
+    }
+    return true;
+}
+
 /* A LOGIN: everything that costs no public-key operation comes first (the cookie, the
  * remembered answers, the source address's bucket); only then the one X25519 that opens the
  * credentials and boxes the answer. */
@@ -78,48 +132,13 @@ static void on_login_packet(loginapp *la, mc_secure_peer from, const uint8_t *pk
     }
     mc_login_request req;
     int rc = mc_login_server_check(&la->secret, from, now_ms(), pkt, len, &req);
-    switch (rc) {
-    case MC_SECURE_OK:
-        break;
-    case MC_SECURE_BAD_COOKIE:
-        la->st.dropped[LA_DROP_BAD_COOKIE]++;
+    if (!cookie_ok(la, rc))
         return;
-    case MC_SECURE_EXPIRED:
-        la->st.dropped[LA_DROP_EXPIRED]++;
-        return;
-    default:
-        la->st.dropped[LA_DROP_MALFORMED]++;
-        return;
-    }
     /* The cookie is good: the source address is proven. */
     la->st.logins++;
-    if (la->freeing || la->shutting_down) {
-        la->st.dropped[LA_DROP_SHUTDOWN]++;
+    bool within;
+    if (!before_key_work(la, from, req.client_nonce, &within))
         return;
-    }
-    uint64_t now = mc_clock_now_us();
-    la_reply_key key = {.ip = from.ip, .port = from.port};
-    memcpy(key.nonce, req.client_nonce, sizeof key.nonce);
-    uint8_t reply[MC_LOGIN_REPLY_SIZE];
-    switch (la_replies_lookup(la->replies, &key, now, reply)) {
-    case LA_REPLY_ANSWERED:
-        la->st.repeated++;
-        la_send(la, from, reply, sizeof reply);
-        return;
-    case LA_REPLY_PENDING:
-        la->st.dropped[LA_DROP_PENDING]++;
-        return;
-    case LA_REPLY_NONE:
-        break;
-    }
-    /* The source address's bucket, before any public-key work: over it, a few answers
-     * (each costs the X25519 of its box), then silence. */
-    uint32_t ip = from.ip;
-    bool within = mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL);
-    if (!within && !mc_limits_take(la->addr_refusals, &ip, sizeof ip, now, NULL)) {
-        la->st.dropped[LA_DROP_RATE_LIMITED]++;
-        return;
-    }
     rc = mc_login_server_unbox(la->sk, pkt, len, &req);
     if (rc == MC_SECURE_MALFORMED) { /* no key can be agreed with the client's: no answer */
         la->st.dropped[LA_DROP_MALFORMED]++;
@@ -143,45 +162,12 @@ static void on_resume_packet(loginapp *la, mc_secure_peer from, const uint8_t *p
 {
     mc_resume_request req;
     int rc = mc_resume_server_check(&la->secret, from, now_ms(), pkt, len, &req);
-    switch (rc) {
-    case MC_SECURE_OK:
-        break;
-    case MC_SECURE_BAD_COOKIE:
-        la->st.dropped[LA_DROP_BAD_COOKIE]++;
+    if (!cookie_ok(la, rc))
         return;
-    case MC_SECURE_EXPIRED:
-        la->st.dropped[LA_DROP_EXPIRED]++;
-        return;
-    default:
-        la->st.dropped[LA_DROP_MALFORMED]++;
-        return;
-    }
     la->st.resumes++;
-    if (la->freeing || la->shutting_down) {
-        la->st.dropped[LA_DROP_SHUTDOWN]++;
+    bool within;
+    if (!before_key_work(la, from, req.client_nonce, &within))
         return;
-    }
-    uint64_t now = mc_clock_now_us();
-    la_reply_key key = {.ip = from.ip, .port = from.port};
-    memcpy(key.nonce, req.client_nonce, sizeof key.nonce);
-    uint8_t reply[MC_LOGIN_REPLY_SIZE];
-    switch (la_replies_lookup(la->replies, &key, now, reply)) {
-    case LA_REPLY_ANSWERED:
-        la->st.repeated++;
-        la_send(la, from, reply, sizeof reply);
-        return;
-    case LA_REPLY_PENDING:
-        la->st.dropped[LA_DROP_PENDING]++;
-        return;
-    case LA_REPLY_NONE:
-        break;
-    }
-    uint32_t ip = from.ip;
-    bool within = mc_limits_take(la->addr_limits, &ip, sizeof ip, now, NULL);
-    if (!within && !mc_limits_take(la->addr_refusals, &ip, sizeof ip, now, NULL)) {
-        la->st.dropped[LA_DROP_RATE_LIMITED]++;
-        return;
-    }
     rc = mc_resume_server_open(la->ticket_key, pkt, len, &req);
     if (rc == MC_SECURE_AUTH) {
         la->st.resume_forged++;
