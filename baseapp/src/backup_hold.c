@@ -1,6 +1,7 @@
 /* Backups of other baseapps' bases held here, and calls waiting for their restore
  * (backup.h). A backup is taken only from a live baseapp (never from ourselves), whole and
- * well-formed, within --backupHeldMaxBytes; it is forgotten when its owner drops it, when it
+ * well-formed, within --backupHeldMaxBytes (a refused one is answered with BACKUP_REFUSED, so
+ * that its owner sends it again); it is forgotten when its owner drops it, when it
  * is restored, or when its owner shuts down gracefully. */
 #include "backup.h"
 #include "common/log.h"
@@ -54,6 +55,17 @@ static void refuse(base_backup *b, const mc_origin *o, const char *fmt, const ch
     }
 }
 
+/* Tell the owner a backup was not kept, so that it sends it again when the reason may pass. */
+static void tell_refused(base_backup *b, const mc_origin *o, int32_t id, uint8_t reason)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_backup_refused_encode(&os, id, reason);
+    if (mc_engine_send(b->e, &o->addr, MC_MSG_BACKUP_REFUSED, os.data, os.size) == MC_CALL_OK)
+        b->st.refusals_sent++;
+    mc_ostream_free(&os);
+}
+
 void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
 {
     mc_engine *e = b->e;
@@ -61,8 +73,8 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
     const uint8_t *data = is->data + is->pos;
     mc_backup_head h;
     char why[160];
-    if (o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP)) {
-        refuse(b, o, "not from a live baseapp", NULL, 0);
+    if (o->local) {
+        refuse(b, o, "sent to ourselves", NULL, 0);
         return;
     }
     if (!mc_backup_decode(mc_engine_defs(e), is, &h, why, sizeof why)) {
@@ -70,8 +82,23 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
         return;
     }
     mc_backup_head_free(&h);
+    /* A baseapp we have not heard of yet (its birth, or our registration's reply, is still on
+     * its way) is refused for now and told so: it sends the backup again at its next visit. */
+    if (!mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP)) {
+        b->st.not_live++;
+        if (log_allowed(b->st.not_live)) {
+            char a[MC_ADDRESS_STRLEN];
+            MC_INFO("backup of %d from %s not kept: not a live baseapp here (yet)",
+                    (int)h.entity_id, mc_address_format(&o->addr, a, sizeof a));
+        }
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_NOT_LIVE);
+        return;
+    }
     if (mc_engine_find(e, h.entity_id)) {
-        refuse(b, o, "that entity is live here", NULL, h.entity_id);
+        b->st.live_here++;
+        if (log_allowed(b->st.live_here))
+            MC_WARNING("backup of %d not kept: that entity is live here", (int)h.entity_id);
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_LIVE_HERE);
         return;
     }
     backup_held *old = u64map_get(&b->held, (uint64_t)h.entity_id);
@@ -83,11 +110,13 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
                        "(--backupHeldMaxBytes %llu)",
                        (int)h.entity_id, (unsigned long long)b->held_bytes,
                        (unsigned long long)b->held_max_bytes);
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
         return;
     }
     backup_held *n = malloc(sizeof *n + len);
     if (!n) {
         b->st.held_full++;
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
         return;
     }
     n->id = h.entity_id;
@@ -101,6 +130,7 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
     if (u64map_put(&b->held, (uint64_t)n->id, n) != 0) {
         free(n);
         b->st.held_full++;
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
         return;
     }
     b->nheld++;

@@ -156,7 +156,7 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
             free(s);
             return 0;
         }
-    } else if (!mc_address_equal(&s->to, &to)) {
+    } else if (s->to.port && !mc_address_equal(&s->to, &to)) {
         send_drop(b, id, &s->to); /* its backup moved */
     }
     mc_ostream_init(&os);
@@ -225,6 +225,32 @@ void backup_send_now(mc_engine *e, int32_t id)
         return;
     mc_time_us now = mc_clock_now_us();
     b->budget -= (double)visit(b, id, now); /* the sweep makes up for it */
+}
+
+void backup_on_refused(base_backup *b, const mc_origin *o, mc_istream *is)
+{
+    int32_t id;
+    uint8_t reason;
+    if (!mc_backup_refused_decode(is, &id, &reason)) {
+        b->st.refused++;
+        mc_engine_count_refused(b->e, MC_REFUSE_MALFORMED);
+        return;
+    }
+    backup_sent *s = u64map_get(&b->sent, (uint64_t)id);
+    if (!s || o->local || !mc_address_equal(&s->to, &o->addr))
+        return; /* not ours, or about a backup that went elsewhere since */
+    b->st.refusals++;
+    if (b->st.refusals <= 10 || b->st.refusals % 1000 == 0) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_INFO("the backup of %d was refused by %s (%s): sent again at its next visit",
+                (int)id, mc_address_format(&o->addr, a, sizeof a),
+                reason == MC_BACKUP_REFUSED_NOT_LIVE ? "it has not heard of us yet"
+                : reason == MC_BACKUP_REFUSED_FULL   ? "it holds all it may"
+                                                     : "the entity is live there");
+    }
+    /* Nothing is held there: no drop is owed, and the next visit sends it whole. */
+    memset(&s->to, 0, sizeof s->to);
+    s->hash = 0;
 }
 
 void backup_on_destroy(mc_engine *e, mc_entity *ent)
