@@ -22,7 +22,7 @@
 #define MC_BASEAPP_BACKUP_H
 
 #include "baseapp.h"
-#include "u64map.h"
+#include "common/map.h"
 
 #include <event2/event.h>
 
@@ -75,13 +75,13 @@ typedef struct base_backup {
     size_t ndeaths;
     struct event *tick_ev;
     /* sending */
-    u64map sent;             /* entity id -> backup_sent */
+    mc_map sent;             /* entity id -> backup_sent */
     int32_t *sweep;          /* ids of this period's visit */
     size_t nsweep, sweep_pos;
     mc_time_us sweep_started, last_tick;
     double budget;           /* bytes that may go now */
     /* holding */
-    u64map held;             /* entity id -> backup_held */
+    mc_map held;             /* entity id -> backup_held */
     uint64_t nheld, held_bytes;
     /* calls waiting for a restore */
     struct backup_wait *wait_head, *wait_tail;

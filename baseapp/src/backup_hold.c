@@ -14,7 +14,7 @@ static bool log_allowed(uint64_t n) { return n <= 10 || n % 1000 == 0; }
 
 void backup_forget(base_backup *b, backup_held *h)
 {
-    u64map_del(&b->held, (uint64_t)h->id);
+    mc_map_remove(&b->held, (uint64_t)h->id, 0);
     b->nheld--;
     b->held_bytes -= h->len;
     free(h);
@@ -34,11 +34,10 @@ int32_t *backup_held_ids(base_backup *b, const mc_address *owner, size_t *n)
     int32_t *ids = malloc(b->nheld * sizeof *ids);
     if (!ids)
         return NULL;
-    for (size_t i = 0; i < b->held.cap; i++) {
-        backup_held *h = b->held.keys[i] ? b->held.vals[i] : NULL;
-        if (h && mc_address_equal(&h->owner, owner))
+    size_t pos = 0;
+    for (backup_held *h; (h = mc_map_next(&b->held, &pos));)
+        if (mc_address_equal(&h->owner, owner))
             ids[(*n)++] = h->id;
-    }
     qsort(ids, *n, sizeof *ids, cmp_id);
     return ids;
 }
@@ -101,7 +100,7 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
         tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_LIVE_HERE);
         return;
     }
-    backup_held *old = u64map_get(&b->held, (uint64_t)h.entity_id);
+    backup_held *old = mc_map_get(&b->held, (uint64_t)h.entity_id, 0);
     uint64_t after = b->held_bytes - (old ? old->len : 0) + len;
     if (after > b->held_max_bytes) {
         b->st.held_full++;
@@ -127,7 +126,7 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
     memcpy(n->data, data, len);
     if (old)
         backup_forget(b, old);
-    if (u64map_put(&b->held, (uint64_t)n->id, n) != 0) {
+    if (!mc_map_put(&b->held, (uint64_t)n->id, 0, n)) {
         free(n);
         b->st.held_full++;
         tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
@@ -145,7 +144,7 @@ void backup_on_drop(base_backup *b, const mc_origin *o, mc_istream *is)
         refuse(b, o, "malformed BACKUP_DROP", NULL, 0);
         return;
     }
-    backup_held *h = u64map_get(&b->held, (uint64_t)id);
+    backup_held *h = mc_map_get(&b->held, (uint64_t)id, 0);
     if (!h || o->local || !mc_address_equal(&h->owner, &o->addr))
         return; /* not held, or not from its owner: nothing to do */
     backup_release_calls(b, id, false);
@@ -168,7 +167,7 @@ bool backup_hold_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                       const uint8_t *args, size_t len)
 {
     base_backup *b = backup_of(e);
-    if (!b || !u64map_get(&b->held, (uint64_t)h->entity_id))
+    if (!b || !mc_map_get(&b->held, (uint64_t)h->entity_id, 0))
         return false;
     if (b->nwaiting >= b->wait_max) {
         b->st.calls_refused++;
@@ -261,10 +260,10 @@ void backup_expire_calls(base_backup *b, mc_time_us now)
 
 void backup_hold_free(base_backup *b)
 {
-    for (size_t i = 0; i < b->held.cap; i++)
-        if (b->held.keys[i])
-            free(b->held.vals[i]);
-    u64map_free(&b->held);
+    size_t pos = 0;
+    for (void *h; (h = mc_map_next(&b->held, &pos));)
+        free(h);
+    mc_map_free(&b->held);
     b->nheld = b->held_bytes = 0;
     while (b->wait_head) {
         backup_wait *w = b->wait_head;

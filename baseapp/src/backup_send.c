@@ -137,7 +137,7 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
         b->st.no_backup_app++;
         return 0;
     }
-    backup_sent *s = u64map_get(&b->sent, (uint64_t)id);
+    backup_sent *s = mc_map_get(&b->sent, (uint64_t)id, 0);
     mc_ostream os;
     mc_ostream_init(&os);
     if (encode(b, ent, 0, true, now, &os) != MC_CALL_OK) {
@@ -152,7 +152,7 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
     }
     if (!s) {
         s = calloc(1, sizeof *s);
-        if (!s || u64map_put(&b->sent, (uint64_t)id, s) != 0) {
+        if (!s || !mc_map_put(&b->sent, (uint64_t)id, 0, s)) {
             free(s);
             return 0;
         }
@@ -236,7 +236,7 @@ void backup_on_refused(base_backup *b, const mc_origin *o, mc_istream *is)
         mc_engine_count_refused(b->e, MC_REFUSE_MALFORMED);
         return;
     }
-    backup_sent *s = u64map_get(&b->sent, (uint64_t)id);
+    backup_sent *s = mc_map_get(&b->sent, (uint64_t)id, 0);
     if (!s || o->local || !mc_address_equal(&s->to, &o->addr))
         return; /* not ours, or about a backup that went elsewhere since */
     b->st.refusals++;
@@ -256,21 +256,21 @@ void backup_on_refused(base_backup *b, const mc_origin *o, mc_istream *is)
 void backup_on_destroy(mc_engine *e, mc_entity *ent)
 {
     base_backup *b = backup_of(e);
-    backup_sent *s = b ? u64map_get(&b->sent, (uint64_t)ent->id) : NULL;
+    backup_sent *s = b ? mc_map_get(&b->sent, (uint64_t)ent->id, 0) : NULL;
     if (!s)
         return;
     if (s->to.port && !mc_engine_freeing(e))
         send_drop(b, ent->id, &s->to);
-    u64map_del(&b->sent, (uint64_t)ent->id);
+    mc_map_remove(&b->sent, (uint64_t)ent->id, 0);
     free(s);
 }
 
 void backup_send_free(base_backup *b)
 {
-    for (size_t i = 0; i < b->sent.cap; i++)
-        if (b->sent.keys[i])
-            free(b->sent.vals[i]);
-    u64map_free(&b->sent);
+    size_t pos = 0;
+    for (void *s; (s = mc_map_next(&b->sent, &pos));)
+        free(s);
+    mc_map_free(&b->sent);
     free(b->sweep);
     b->sweep = NULL;
     b->nsweep = b->sweep_pos = 0;

@@ -203,7 +203,7 @@ void backup_on_process_death(mc_engine *e, const char *addr, uint64_t incarnatio
         size_t n = 0;
         int32_t *ids = backup_held_ids(b, &dead, &n);
         for (size_t i = 0; i < n; i++) {
-            backup_held *h = u64map_get(&b->held, (uint64_t)ids[i]);
+            backup_held *h = mc_map_get(&b->held, (uint64_t)ids[i], 0);
             if (h) {
                 backup_release_calls(b, h->id, false);
                 backup_forget(b, h);
