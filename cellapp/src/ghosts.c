@@ -268,11 +268,59 @@ void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
     ent->ghost_data = NULL;
 }
 
+/* A real turning into a ghost keeps only what a ghost holds: its ghosted cell properties; the
+ * others (CELL_PRIVATE, OWN_CLIENT) go back to their defaults, as in a ghost made afresh, so
+ * no private value stays behind on the cellapp it left. -1: out of memory or a value that
+ * does not encode (ent unchanged). */
+static int keep_ghosted_only(mc_engine *e, mc_entity *ent)
+{
+    const mc_game_type *gt = ent->gt;
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    size_t size = gt->props_size[MC_PART_CELL];
+    void *fresh = calloc(1, size ? size : 1);
+    if (!fresh)
+        return -1;
+    if (gt->props_init(defs, MC_PART_CELL, fresh) != 0) {
+        free(fresh);
+        return -1;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    char why[MC_REASON_MAX];
+    int rc = 0;
+    for (size_t i = 0; i < ent->td->nprops && rc == 0; i++) {
+        const mc_def_property *p = &ent->td->props[i];
+        if (!p->ghosted || p->part_index[MC_PART_CELL] < 0)
+            continue;
+        mc_ostream_reset(&os);
+        rc = gt->props_encode_one(defs, MC_PART_CELL, ent->props, p->index, &os, why, sizeof why);
+        if (rc == MC_CALL_OK && !mc_ostream_ok(&os))
+            rc = -1;
+        if (rc == MC_CALL_OK) {
+            mc_istream is;
+            mc_istream_init(&is, os.data, os.size);
+            rc = gt->props_decode_one(defs, MC_PART_CELL, fresh, p->index, &is, why, sizeof why);
+        }
+    }
+    mc_ostream_free(&os);
+    if (rc != 0) {
+        gt->props_free(MC_PART_CELL, fresh);
+        free(fresh);
+        return -1;
+    }
+    gt->props_free(MC_PART_CELL, ent->props);
+    free(ent->props);
+    ent->props = fresh;
+    return 0;
+}
+
 int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
 {
     cell_ghosts *g = gh(e);
+    if (!g || keep_ghosted_only(e, ent) != 0)
+        return -1;
     ghost_in *gi = calloc(1, sizeof *gi);
-    if (!g || !gi)
+    if (!gi)
         return -1;
     gi->real = *real;
     ghost_out *go = ent->ghost_data;
