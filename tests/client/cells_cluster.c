@@ -336,7 +336,7 @@ void cells_walk(cells_player *ps, int n, cells_player *p, float x, float z, floa
 
 bool cells_heard(const cells_player *p, int32_t id, const char *name, const char *value)
 {
-    char own[96], rec[32], field[96];
+    char own[128], rec[32], field[96];
     if (value)
         snprintf(field, sizeof field, " %s=%s", name, value);
     else

@@ -6,7 +6,8 @@
  *     through a ghost), both ways, each flag reaches exactly the clients it reaches on one
  *     cellapp (BASE_AND_CLIENT, OWN_CLIENT and CELL_PUBLIC_AND_OWN the owner; ALL_CLIENTS
  *     both; OTHER_CLIENTS the other; BASE, CELL_PUBLIC, CELL_PRIVATE nobody), with the values
- *     set; the ghost holds the CELL_PUBLIC values and never a CELL_PRIVATE or OWN_CLIENT one.
+ *     set; a ghost holds the values others may see, never a CELL_PRIVATE or OWN_CLIENT one
+ *     (also one an offload left behind: it holds what a ghost made afresh holds).
  *   - Volatile updates from ghosts: each player's moves and turns reach the other across the
  *     boundary, one by one, and go on while it walks across (offloaded) and back.
  *   - A boundary moving under clients (a split, then load-balancing steps that follow every
@@ -139,9 +140,10 @@ static bool both_heard(cells_player *ps, int n, const void *arg)
 
 /* Round `round` of the matrix: every flagged property of ps[owner] set (its real on cellapp
  * real_on; ghost_on the cellapp holding its ghost, or -1), then what each client heard, and
- * what the ghost holds. */
+ * what the ghost holds: the ghosted values as on the real, and of the others what a ghost made
+ * afresh holds (kept in fresh when `made` is true; compared with it when false). */
 static void matrix(cells_cluster *c, cells_player *ps, int owner, int round, int real_on,
-                   int ghost_on)
+                   int ghost_on, char fresh[][256], bool made)
 {
     int other = 1 - owner;
     int32_t id = ps[owner].id;
@@ -198,6 +200,14 @@ static void matrix(cells_cluster *c, cells_player *ps, int owner, int round, int
         }
         ck_assert_msg(same == r->ghosted, "round %d: %s on the real %s, on the ghost %s", round,
                       r->name, real, ghost);
+        if (r->ghosted)
+            continue;
+        if (made)
+            snprintf(fresh[i], 256, "%s", ghost);
+        else
+            ck_assert_msg(strcmp(fresh[i], ghost) == 0,
+                          "round %d: %s on the ghost %s, on a ghost made afresh %s", round,
+                          r->name, ghost, fresh[i]);
     }
 }
 
@@ -208,12 +218,14 @@ START_TEST(every_property_flag_reaches_across_a_boundary_whom_it_reaches_on_one_
     int h;
     int32_t space = two_players_apart(&c, ps, &h);
     /* one cellapp: both reals there */
-    matrix(&c, ps, 0, 1, h, -1);
-    matrix(&c, ps, 1, 2, h, -1);
-    /* split between them: each sees the other through a ghost */
+    static char fresh[NROWS][256];
+    matrix(&c, ps, 0, 1, h, -1, fresh, false);
+    matrix(&c, ps, 1, 2, h, -1, fresh, false);
+    /* split between them: each sees the other through a ghost (a's made afresh at the split;
+     * b's is what its offload left behind, which held its private values as a real) */
     split_between(&c, ps, space, h);
-    matrix(&c, ps, 0, 3, h, 1 - h);
-    matrix(&c, ps, 1, 4, 1 - h, h);
+    matrix(&c, ps, 0, 3, h, 1 - h, fresh, true);
+    matrix(&c, ps, 1, 4, 1 - h, h, fresh, false);
     ck_assert_int_eq(ps[0].players, 2); /* its Account, then its Avatar: never again */
     ck_assert_int_eq(ps[1].players, 2);
     ck_assert_int_eq(counter(&c, "cellapp01", "ghosts/refused"), 0);
@@ -416,9 +428,9 @@ START_TEST(a_boundary_moving_under_clients_changes_no_view)
     }
     ck_assert(client_cluster_watch(&c.cc, "manager", "set", "cells/balanceMs", "0", NULL, NULL, v,
                                    sizeof v));
-    char layout[512];
-    snprintf(ids, sizeof ids, "cells/spaces/%d", (int)space);
-    get(&c, "manager", ids, layout, sizeof layout);
+    char layout[512], lpath[64];
+    snprintf(lpath, sizeof lpath, "cells/spaces/%d", (int)space);
+    get(&c, "manager", lpath, layout, sizeof layout);
     fprintf(stderr, "boundary: %lld balance moves, %lld offloads after the split; %s\n",
             moves - moves0, offloads - offloads0, layout);
     ck_assert_msg(offloads >= offloads0 + 4 && moves >= moves0 + 8,
