@@ -40,6 +40,7 @@ typedef struct cell_ghosts {
     mc_ostream scratch;
     uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
     uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
+    uint64_t calls_out, calls_in; /* GHOST_CLIENT_CALLs sent (per ghost) and taken */
 } cell_ghosts;
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -527,6 +528,82 @@ void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
     discard_ghost(e, ent);
 }
 
+void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
+                             const uint8_t *args, size_t len)
+{
+    cell_ghosts *g = gh(e);
+    ghost_out *go = ent->is_ghost ? NULL : ent->ghost_data;
+    if (!g || !go || !go->n)
+        return;
+    mc_ostream buf; /* not the scratch: a handler may call while a tick encodes */
+    mc_ostream *os = &buf;
+    mc_ostream_init(os);
+    mc_ghost_call_encode(os, ent->id, method, args, len);
+    if (!mc_ostream_ok(os)) {
+        mc_ostream_free(os);
+        g->send_failures++;
+        return;
+    }
+    /* on the channel that carried the ghost's GHOST_DATA: each ghost hears it after it was
+     * made, and its witnesses queue it for the clients introduced to it */
+    for (size_t i = 0; i < go->n; i++) {
+        if (mc_engine_send(e, &go->at[i], MC_MSG_GHOST_CLIENT_CALL, os->data, os->size) !=
+            MC_CALL_OK) {
+            g->send_failures++;
+            continue;
+        }
+        g->calls_out++;
+        g->bytes_out += os->size;
+    }
+    mc_ostream_free(os);
+}
+
+void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    cell_ghosts *g = gh(e);
+    char why[MC_REASON_MAX] = "";
+    int32_t id;
+    uint16_t method;
+    const uint8_t *args;
+    size_t len;
+    if (!from_cellapp(e, o)) {
+        refuse(e, o, "GHOST_CLIENT_CALL", "not from a live cellapp");
+        return;
+    }
+    if (!mc_ghost_call_decode(is, &id, &method, &args, &len, why, sizeof why)) {
+        refuse(e, o, "GHOST_CLIENT_CALL", why);
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    if (!ent || !ent->is_ghost || ent->in_reap ||
+        !mc_address_equal(&((ghost_in *)ent->ghost_data)->real, &o->addr)) {
+        g->stale++; /* no ghost here now, or one another cellapp keeps current */
+        return;
+    }
+    /* the arguments as the method's def has them (clients trust what they are sent) */
+    if (method >= ent->td->nmethods[MC_PART_CLIENT]) {
+        refuse(e, o, "GHOST_CLIENT_CALL", "no such client method");
+        return;
+    }
+    const mc_def_method *m = &ent->td->methods[MC_PART_CLIENT][method];
+    mc_value *vals = calloc(m->nargs ? m->nargs : 1, sizeof *vals);
+    if (!vals)
+        return;
+    mc_istream ai;
+    mc_istream_init(&ai, args, len);
+    int rc = mc_defs_decode_args(mc_engine_defs(e), m, &ai, vals, why, sizeof why);
+    if (rc == 0)
+        for (size_t i = 0; i < m->nargs; i++)
+            mc_value_free(&vals[i]);
+    free(vals);
+    if (rc != 0) {
+        refuse(e, o, "GHOST_CLIENT_CALL", why);
+        return;
+    }
+    g->calls_in++;
+    (void)cell_aoi_fan_out(e, ent, false, method, args, len);
+}
+
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
                              const mc_call_header *h, const uint8_t *args, size_t len)
 {
@@ -630,7 +707,9 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/refused", &g->refused},    {"ghosts/stale", &g->stale},
              {"ghosts/forwarded", &g->forwarded},
              {"ghosts/offloads", &g->offloads},
-             {"ghosts/offloadFailures", &g->offload_failures}};
+             {"ghosts/offloadFailures", &g->offload_failures},
+             {"ghosts/clientCallsOut", &g->calls_out},
+             {"ghosts/clientCallsIn", &g->calls_in}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);
