@@ -115,8 +115,13 @@ static void on_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
 {
     (void)c;
     (void)args;
-    char one[128];
-    snprintf(one, sizeof one, "own-call %s %d", m->name, (int)id);
+    char one[512];
+    int at = snprintf(one, sizeof one, "own-call %s %d", m->name, (int)id);
+    for (size_t i = 0; args && i < m->nargs && at < 400; i++) {
+        char *t = mc_value_to_text(&args[i]);
+        at += snprintf(one + at, sizeof one - (size_t)at, " arg=%s", t ? t : "?");
+        free(t);
+    }
     add(ud, one);
 }
 
@@ -141,10 +146,10 @@ static void on_world(void *ud, mc_client *c, const mc_world_record *r)
     int at = snprintf(one, sizeof one, "%d:%d", r->kind, (int)r->id);
     if (r->kind == MC_WORLD_CALL)
         at += snprintf(one + at, sizeof one - (size_t)at, " %s", r->method->name);
-    for (size_t i = 0; r->props && i < r->n && at < 400; i++) {
+    for (size_t i = 0; r->values && i < r->n && at < 400; i++) {
         char *t = mc_value_to_text(&r->values[i]);
-        at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s", r->props[i]->name,
-                       t ? t : "?");
+        at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s",
+                       r->props ? r->props[i]->name : "arg", t ? t : "?");
         free(t);
     }
     add(ud, one);

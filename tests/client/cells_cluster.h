@@ -29,8 +29,9 @@ typedef struct {
     uint16_t type;
     int players;                /* player records heard (2 once in the world: Account, Avatar) */
     int enters, leaves;         /* ENTER and LEAVE records heard, of anything */
-    char log[CELLS_PLAYER_LOG]; /* world records as "KIND:id name=value...;", own-client calls
-                                 * and properties as "own-call M id;", "prop id name=value;" */
+    char log[CELLS_PLAYER_LOG]; /* world records as "KIND:id name=value...;" (a CALL's
+                                 * arguments as "arg=value"), own-client calls and properties
+                                 * as "own-call M id arg=value...;", "prop id name=value;" */
 } cells_player;
 
 void cells_cluster_start(cells_cluster *c);

@@ -7,7 +7,9 @@
  *     cellapp (BASE_AND_CLIENT, OWN_CLIENT and CELL_PUBLIC_AND_OWN the owner; ALL_CLIENTS
  *     both; OTHER_CLIENTS the other; BASE, CELL_PUBLIC, CELL_PRIVATE nobody), with the values
  *     set; a ghost holds the values others may see, never a CELL_PRIVATE or OWN_CLIENT one
- *     (also one an offload left behind: it holds what a ghost made afresh holds).
+ *     (also one an offload left behind: it holds what a ghost made afresh holds); and their
+ *     chat lines (allClients calls) reach the other player's client, each once and in order,
+ *     on one cellapp and across the boundary.
  *   - Volatile updates from ghosts: each player's moves and turns reach the other across the
  *     boundary, one by one, and go on while it walks across (offloaded) and back.
  *   - A boundary moving under clients (a split, then load-balancing steps that follow every
@@ -211,6 +213,72 @@ static void matrix(cells_cluster *c, cells_player *ps, int owner, int round, int
     }
 }
 
+/* ---- client calls to everyone who sees an entity ----------------------------------------- */
+
+/* Whether log holds `n` chat lines "<tag>1" .. "<tag>n" in order (as CALL records of entity
+ * id when `own` is false, as its own client's calls when true), none twice. */
+static bool chat_heard(const char *log, int32_t id, bool own, const char *tag, int n)
+{
+    char rec[64];
+    if (own)
+        snprintf(rec, sizeof rec, "own-call onChat %d ", (int)id);
+    else
+        snprintf(rec, sizeof rec, "5:%d onChat ", (int)id);
+    int next = 1;
+    for (const char *r = strstr(log, rec); r; r = strstr(r + 1, rec)) {
+        const char *end = strchr(r, ';');
+        char want[64];
+        snprintf(want, sizeof want, "%s%d\"", tag, next);
+        const char *w = strstr(r, want);
+        if (!w || (end && w > end)) {
+            snprintf(want, sizeof want, "%s", tag);
+            const char *any = strstr(r, want);
+            if (any && (!end || any < end))
+                return false; /* one of ours, out of order or twice */
+            continue;         /* another speaker's line */
+        }
+        next++;
+    }
+    return next == n + 1;
+}
+
+typedef struct {
+    int speaker;
+    const char *tag;
+    int n;
+} chat_arg;
+
+static bool chats_heard(cells_player *ps, int np, const void *arg)
+{
+    (void)np;
+    const chat_arg *a = arg;
+    int32_t id = ps[a->speaker].id;
+    return chat_heard(ps[1 - a->speaker].log, id, false, a->tag, a->n) &&
+           chat_heard(ps[a->speaker].log, id, true, a->tag, a->n);
+}
+
+/* ps[speaker] chats `n` numbered lines (its cell's allClients): the other player's client
+ * hears each once, in order, as a CALL record of the speaker, and the speaker's own client
+ * each through its base. */
+static void chats(cells_cluster *c, cells_player *ps, int speaker, const char *tag, int n)
+{
+    ps[0].log[0] = ps[1].log[0] = '\0';
+    for (int i = 1; i <= n; i++) {
+        char json[64];
+        snprintf(json, sizeof json, "[\"%s%d\"]", tag, i);
+        client_cluster_call_json(&c->cc, ps[speaker].c, ps[speaker].type, MC_PART_CELL, "chat",
+                                 json);
+        cells_pump(ps, 2, 150, NULL, NULL);
+    }
+    chat_arg a = {speaker, tag, n};
+    ck_assert_msg(cells_pump(ps, 2, WAIT_MS, chats_heard, &a),
+                  "%s: not every line heard once in order: speaker %s | other %s", tag,
+                  ps[speaker].log, ps[1 - speaker].log);
+    cells_pump(ps, 2, 500, NULL, NULL);
+    ck_assert_msg(chats_heard(ps, 2, &a), "%s: a line heard twice: speaker %s | other %s", tag,
+                  ps[speaker].log, ps[1 - speaker].log);
+}
+
 START_TEST(every_property_flag_reaches_across_a_boundary_whom_it_reaches_on_one_cellapp)
 {
     cells_cluster c;
@@ -221,11 +289,16 @@ START_TEST(every_property_flag_reaches_across_a_boundary_whom_it_reaches_on_one_
     static char fresh[NROWS][256];
     matrix(&c, ps, 0, 1, h, -1, fresh, false);
     matrix(&c, ps, 1, 2, h, -1, fresh, false);
+    chats(&c, ps, 0, "one-a-", 5);
+    chats(&c, ps, 1, "one-b-", 5);
     /* split between them: each sees the other through a ghost (a's made afresh at the split;
      * b's is what its offload left behind, which held its private values as a real) */
     split_between(&c, ps, space, h);
     matrix(&c, ps, 0, 3, h, 1 - h, fresh, true);
     matrix(&c, ps, 1, 4, 1 - h, h, fresh, false);
+    /* and their client calls to everyone who sees them (allClients) reach across too */
+    chats(&c, ps, 0, "two-a-", 5);
+    chats(&c, ps, 1, "two-b-", 5);
     ck_assert_int_eq(ps[0].players, 2); /* its Account, then its Avatar: never again */
     ck_assert_int_eq(ps[1].players, 2);
     ck_assert_int_eq(counter(&c, "cellapp01", "ghosts/refused"), 0);
