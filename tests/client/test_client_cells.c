@@ -13,7 +13,9 @@
  *   - Volatile updates from ghosts: each player's moves and turns reach the other across the
  *     boundary, one by one, and go on while it walks across (offloaded) and back.
  *   - A boundary moving under clients (a split, then load-balancing steps that follow every
- *     load difference) changes no client's view: the same entities, no LEAVE or ENTER. */
+ *     load difference) changes no client's view: the same entities, no LEAVE or ENTER.
+ *   - A player chatting from its client while it walks back and forth across the boundary
+ *     (offloaded six times): every line reaches both clients once, in order. */
 #include "cells_cluster.h"
 #include "check_main.h"
 #include "harness.h"
@@ -384,6 +386,57 @@ START_TEST(volatile_updates_from_ghosts_reach_observers_across_the_boundary)
 }
 END_TEST
 
+/* ---- calls to a player walking back and forth across the boundary ------------------------ */
+
+/* a chats numbered lines from its client (an exposed cell method, through its base) while it
+ * walks from one side of the boundary to the other and back, offloaded at every crossing: b,
+ * standing on one side, and a's own client hear every line once, in order. */
+START_TEST(a_players_calls_while_it_walks_back_and_forth_across_the_boundary_all_arrive_in_order)
+{
+    cells_cluster c;
+    cells_player ps[2];
+    int h;
+    int32_t space = two_players_apart(&c, ps, &h);
+    split_between(&c, ps, space, h);
+    cells_walk(ps, 2, &ps[1], 15, 15, 0);
+    ps[0].log[0] = ps[1].log[0] = '\0';
+    int enters0 = ps[0].enters + ps[1].enters, leaves0 = ps[0].leaves + ps[1].leaves;
+    long long in0 = counter(&c, "cellapp01", "moves/in") + counter(&c, "cellapp02", "moves/in");
+    const int CROSSINGS = 6;
+    int lines = 0, at = h;
+    float x = -15;
+    for (int crossing = 0; crossing < CROSSINGS; crossing++) {
+        float dir = at == h ? 1.0f : -1.0f;
+        for (int step = 0; step < 5; step++) {
+            x += dir * 6.0f;
+            ck_assert_int_eq(mc_client_move(ps[0].c, (mc_vector3){x, 0, 0}, (mc_vector3){0, 0, 0}),
+                             0);
+            for (int k = 0; k < 2; k++) {
+                char json[64];
+                snprintf(json, sizeof json, "[\"walk-%d\"]", ++lines);
+                client_cluster_call_json(&c.cc, ps[0].c, ps[0].type, MC_PART_CELL, "chat", json);
+                cells_pump(ps, 2, 150, NULL, NULL);
+            }
+        }
+        at = 1 - at;
+        cells_wait_settled_on(&c, ps, 2, ps[0].id, at);
+    }
+    chat_arg a = {0, "walk-", lines};
+    ck_assert_msg(cells_pump(ps, 2, WAIT_MS, chats_heard, &a),
+                  "not every line heard once in order: a %s | b %s", ps[0].log, ps[1].log);
+    cells_pump(ps, 2, 500, NULL, NULL);
+    ck_assert_msg(chats_heard(ps, 2, &a), "a line heard twice: a %s | b %s", ps[0].log,
+                  ps[1].log);
+    long long in = counter(&c, "cellapp01", "moves/in") + counter(&c, "cellapp02", "moves/in");
+    ck_assert_int_ge(in - in0, CROSSINGS);
+    ck_assert_int_eq(ps[0].enters + ps[1].enters, enters0);
+    ck_assert_int_eq(ps[0].leaves + ps[1].leaves, leaves0);
+    fprintf(stderr, "walk: %d lines over %d crossings\n", lines, CROSSINGS);
+    cells_leave_world(ps, 2);
+    cells_cluster_stop(&c);
+}
+END_TEST
+
 /* ---- a boundary moving under clients ------------------------------------------------------ */
 
 static int cmp_id(const void *x, const void *y)
@@ -541,6 +594,8 @@ static Suite *suite(void)
     tcase_add_test(tc, every_property_flag_reaches_across_a_boundary_whom_it_reaches_on_one_cellapp);
     tcase_add_test(tc, volatile_updates_from_ghosts_reach_observers_across_the_boundary);
     tcase_add_test(tc, a_boundary_moving_under_clients_changes_no_view);
+    tcase_add_test(tc,
+                   a_players_calls_while_it_walks_back_and_forth_across_the_boundary_all_arrive_in_order);
     suite_add_tcase(s, tc);
     return s;
 }
