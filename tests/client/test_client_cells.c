@@ -158,10 +158,11 @@ static void matrix(cells_cluster *c, cells_player *ps, int owner, int round, int
         row_value(&ROWS[i], round, v, sizeof v);
         set_prop(c, ROWS[i].base ? "baseapp01" : cells_cellapp(real_on), id, ROWS[i].name, v);
     }
-    /* the last value any client hears from the cellapp, then more time for any other */
-    char mh[16];
-    snprintf(mh, sizeof mh, "%d", 40 + round);
-    heard_arg h = {owner, other, "maxHealth", mh};
+    /* the last values each client hears from the cellapp (set last: title for the owner,
+     * look for the other), then more time for anything that should not come */
+    char title[32];
+    snprintf(title, sizeof title, "\"Sage%d\"", 40 + round);
+    heard_arg h = {owner, other, "title", title};
     ck_assert_msg(cells_pump(ps, 2, WAIT_MS, both_heard, &h), "round %d: owner %s | other %s",
                   round, ps[owner].log, ps[other].log);
     cells_pump(ps, 2, 1500, NULL, NULL);
