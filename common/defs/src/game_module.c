@@ -263,7 +263,7 @@ static int gen_check_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, ui
         [MC_COMPONENT_SERVICE] = MC_PART_BASE,
     };
     _Static_assert(MC_COMPONENT_COUNT == 8, "a component is 3 bits");
-    if (to->id == 0 || (to->salt & MC_ENTITY_TYPE_MAX) != type_id ||
+    if (to->id == 0 || mc_salt_type(to->salt) != type_id ||
         reaches[mc_salt_component(to->salt)] != (int8_t)part)
         return MC_CALL_ERR_MAILBOX;
     return MC_CALL_OK;

@@ -151,7 +151,7 @@ mc_entity *mc_engine_call_target(mc_engine *e, const mc_origin *o, const mc_call
                          mc_part_name(e->part->part), (int)h->entity_id);
         return NULL;
     }
-    uint16_t type = h->salt & MC_ENTITY_TYPE_MAX;
+    uint16_t type = mc_salt_type(h->salt);
     if (ent->type != type) {
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_TYPE, MC_CALL_ERR_MAILBOX,
                          "entity %d is a %s, the mailbox says type %u", (int)ent->id,

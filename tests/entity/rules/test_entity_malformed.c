@@ -257,7 +257,7 @@ static void take(msg *m, mc_ostream *os)
     mc_ostream_free(os);
 }
 
-static uint16_t salt(mc_component c, uint16_t type) { return (uint16_t)(c << 13 | type); }
+static uint16_t salt(mc_component c, uint16_t type) { return mc_salt_pack(c, type); }
 
 /* An ENTITY_CALL: header then raw argument bytes. */
 static msg call_msg(int32_t id, uint16_t s, uint16_t method, int32_t caller,
