@@ -34,10 +34,7 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
             mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY, "out of memory");
             return;
         }
-        mc_store_u32(raw, (uint32_t)h->entity_id);
-        mc_store_u16(raw + 4, h->salt);
-        mc_store_u16(raw + 6, h->method);
-        mc_store_u32(raw + 8, (uint32_t)h->caller_id);
+        mc_call_header_pack(raw, h);
         if (len)
             memcpy(raw + MC_CALL_HEADER_SIZE, args, len);
         bool taken = cell_move_intercept(e, MC_MSG_ENTITY_CALL, o, h->entity_id, raw,

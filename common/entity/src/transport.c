@@ -403,11 +403,10 @@ int mc_engine_call(mc_engine *e, const mc_mailbox_ref *to, uint16_t method, int3
     if (mc_mailbox_ref_is_none(to) ||
         !mc_mailbox_ref_valid(to, mc_defs_type_count(e->defs), why, sizeof why))
         return MC_CALL_ERR_MAILBOX;
+    mc_call_header h = {.entity_id = to->id, .salt = to->salt, .method = method,
+                        .caller_id = caller_id > 0 ? caller_id : 0};
     uint8_t hdr[MC_CALL_HEADER_SIZE];
-    mc_store_u32(hdr, (uint32_t)to->id);
-    mc_store_u16(hdr + 4, to->salt);
-    mc_store_u16(hdr + 6, method);
-    mc_store_u32(hdr + 8, (uint32_t)(caller_id > 0 ? caller_id : 0));
+    mc_call_header_pack(hdr, &h);
     mc_address addr;
     mc_mailbox_address(to, &addr);
     engine_redirect(e, to, &addr); /* a dead baseapp's base: to its new home */
