@@ -171,12 +171,8 @@ void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_par
                          "entity %d is being destroyed", (int)ent->id);
         return;
     }
-    if (h->method >= ent->gt->nmethods[part]) {
-        mc_engine_refuse(e, o, MC_REFUSE_NO_METHOD, MC_CALL_ERR_NO_METHOD,
-                         "%s has no %s method %u", ent->td->name, mc_part_name(part),
-                         (unsigned)h->method);
-        return;
-    }
+    /* The method index is checked once, where it picks the handler (mc_game_dispatch):
+     * MC_CALL_ERR_NO_METHOD below, counted as noMethod. Relays do not check it. */
     mc_call_frame f;
     mc_engine_frame(e, &f, ent);
     f.ctx.caller_id = h->caller_id;
@@ -199,8 +195,12 @@ void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_par
                              : st == MC_CALL_ERR_NO_METHOD ? MC_REFUSE_NO_METHOD
                                                         : MC_REFUSE_HANDLER;
         const mc_def_method *m = mc_defs_method(ent->td, part, h->method);
-        mc_engine_refuse(e, o, r, st, "%s.%s on entity %d: %s", ent->td->name,
-                         m ? m->name : "?", (int)ent->id, why[0] ? why : mc_call_status_name(st));
+        if (!m)
+            mc_engine_refuse(e, o, r, st, "%s has no %s method %u", ent->td->name,
+                             mc_part_name(part), (unsigned)h->method);
+        else
+            mc_engine_refuse(e, o, r, st, "%s.%s on entity %d: %s", ent->td->name, m->name,
+                             (int)ent->id, why[0] ? why : mc_call_status_name(st));
     }
     mc_ostream_free(&reply);
 }
