@@ -50,16 +50,20 @@ static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t
 {
     (void)part;
     mc_call_frame *f = ctx;
+    return mc_engine_call(f->ctx.engine, to, index, f->ctx.self.id, args, len, NULL, NULL);
+}
+
+/* allClients / otherClients: only the entity itself, on a role that fans out. */
+static int sink_fan_out(void *ctx, const mc_clients *to, uint16_t index, const uint8_t *args,
+                        size_t len)
+{
+    mc_call_frame *f = ctx;
     mc_engine *e = f->ctx.engine;
-    bool all;
-    if (mc_mailbox_is_clients(to, &all)) {
-        /* allClients / otherClients: only the entity itself, on a role that fans out */
-        mc_entity *ent = mc_engine_entity_of(&f->ctx, MC_PART_CELL);
-        if (!ent || ent->id != to->id || !e->part->client_fan_out)
-            return MC_CALL_ERR_MAILBOX;
-        return e->part->client_fan_out(e, ent, all, index, args, len);
-    }
-    return mc_engine_call(e, to, index, f->ctx.self.id, args, len, NULL, NULL);
+    mc_entity *ent = mc_engine_entity_of(&f->ctx, MC_PART_CELL);
+    if (!ent || ent->id != to->entity_id || ent->type != to->entity_type ||
+        !e->part->client_fan_out)
+        return MC_CALL_ERR_MAILBOX;
+    return e->part->client_fan_out(e, ent, to->own_client, index, args, len);
 }
 
 /* A two-way call the game made: who made it and what to call back. */
@@ -118,7 +122,7 @@ void mc_engine_frame(mc_engine *e, mc_call_frame *f, mc_entity *ent)
 {
     /* Built field by field: this runs for every call dispatched. */
     f->sink = (mc_call_sink){.defs = e->defs, .send = sink_send, .request = sink_request,
-                             .ctx = f};
+                             .fan_out = sink_fan_out, .ctx = f};
     f->ctx = (mc_call_ctx){.defs = e->defs, .sink = &f->sink, .engine = e,
                            .ops = e->part->ops};
     if (ent) {
