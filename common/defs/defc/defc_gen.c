@@ -518,8 +518,8 @@ static void emit_flat_sender_body(FILE *f, const mc_entity_type_def *t, const mc
     if (!m->nreturns) {
         fprintf(f, "    return mc_gen_%s_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
                    "0x%08xu /* %s */, %s, %zu);\n}\n\n",
-                fan_out ? "fan_out" : "send", t->name, part_enum(m->part), (unsigned)m->index, (unsigned)m->signature, m->name,
-                buf, size);
+                fan_out ? "fan_out" : "send", t->name, part_enum(m->part), (unsigned)m->index,
+                (unsigned)m->signature, m->name, buf, size);
         return;
     }
     fprintf(f, "    return mc_gen_request_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
@@ -560,8 +560,8 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
     if (!m->nreturns) {
         fprintf(f, "    return mc_gen_%s(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
                    "\"%s\", %s, %zu);\n}\n\n",
-                fan_out ? "fan_out" : "send", t->name, part_enum(m->part), (unsigned)m->index, m->name,
-                m->nargs ? "defc_args" : "NULL", m->nargs);
+                fan_out ? "fan_out" : "send", t->name, part_enum(m->part), (unsigned)m->index,
+                m->name, m->nargs ? "defc_args" : "NULL", m->nargs);
         return;
     }
     fprintf(f, "    return mc_gen_request(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", "
