@@ -218,6 +218,15 @@ void backup_send_tick(base_backup *b, mc_time_us now)
         b->budget -= (double)visit(b, b->sweep[b->sweep_pos++], now);
 }
 
+int backup_encode_live(mc_engine *e, mc_entity *ent, mc_ostream *os)
+{
+    base_backup *b = backup_of(e);
+    if (!b)
+        return MC_CALL_ERR_UNAVAILABLE;
+    backup_sent *s = u64map_get(&b->sent, (uint64_t)ent->id);
+    return encode(b, ent, s ? s->serial + 1 : 1, false, mc_clock_now_us(), os);
+}
+
 void backup_send_now(mc_engine *e, int32_t id)
 {
     base_backup *b = backup_of(e);

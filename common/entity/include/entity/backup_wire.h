@@ -10,6 +10,10 @@
  *                                                backup moved elsewhere)
  *   66  BASE_RESTORED  restorer -> cellapp       i32 entity id, MAILBOX its new BASE: the
  *                                                base of this cell lives there now
+ *   72  OFFLOAD_BASE   retiring -> baseapp, req. string owner name (its check-out owner),
+ *                                                then a BACKUP_BASE payload: take the live
+ *                                                base over now (baseapp/src/retire.h);
+ *                                                reply: i8 mc_call_status, string reason
  *
  * BackupHead: i32 entity id, u16 type, u32 serial (the owner's, rising with every backup of
  * the base), u8 flags (bit 0: it has a live cell, bit 1: it has a client, bit 2: its first
@@ -36,6 +40,7 @@ enum {
     MC_MSG_BACKUP_BASE = 64,
     MC_MSG_BACKUP_DROP = 65,
     MC_MSG_BASE_RESTORED = 66,
+    MC_MSG_OFFLOAD_BASE = 72,
 };
 
 #define MC_BACKUP_NAMES_MAX 32u

@@ -1,0 +1,589 @@
+/* Retiring this baseapp: command/retire, the waves of offloads, the calls that wait for a
+ * base on its way or are sent on to its new home, the graceful stop (retire.h). */
+#include "retire.h"
+#include "backup.h"
+#include "base_db.h"
+#include "common/log.h"
+#include "entity/backup_wire.h"
+#include "proxy.h"
+#include "server/pb.h"
+#include "u64map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RETIRE_TICK_MS 50
+#define RETIRE_WAIT_MAX 100000 /* calls waiting for bases on their way, at most */
+#define RETIRE_TIMERS_MAX 1024
+
+typedef enum { R_IDLE, R_MARKING, R_MOVING, R_LINGER, R_STOPPING } retire_phase;
+static const char *const phase_names[] = {"idle", "marking", "moving", "lingering",
+                                          "stopping"};
+
+typedef struct retire_call {
+    struct retire_call *next;
+    mc_origin origin;
+    mc_call_header header;
+    size_t len;
+    uint8_t args[];
+} retire_call;
+
+/* A base on its way (frozen here). */
+typedef struct {
+    int32_t id;
+    mc_address to;
+    size_t bytes;
+    retire_call *head, *tail;
+    size_t ncalls;
+    mc_timer_export *timers; /* taken out of the engine while it is away */
+    size_t ntimers;
+    char **names;            /* its global names (registered again if it stays) */
+    size_t nnames;
+} retire_move;
+
+typedef struct base_retire {
+    mc_engine *e;
+    retire_phase phase;
+    uint64_t bytes_per_sec, in_flight_max, linger_ms;
+    struct event *tick_ev;
+    u64map moving;           /* id -> retire_move */
+    u64map moved;            /* id -> mc_address (its new home) */
+    uint64_t nmoving, nmoved_map, nwaiting;
+    double budget;
+    mc_time_us last_tick, linger_until;
+    uint64_t started_at_ms;
+    struct {
+        uint64_t offloaded, failed, bytes, forwarded, waited, refused_calls, clients,
+            no_target, waves, received, receive_refused;
+    } st;
+} base_retire;
+
+static base_retire *retire_of(mc_engine *e)
+{
+    base_db *db = base_db_of(e);
+    return db ? db->retire : NULL;
+}
+
+static bool log_allowed(uint64_t n) { return n <= 10 || n % 1000 == 0; }
+
+static size_t live_count(mc_engine *e) { return mc_engine_table(e)->count; }
+
+/* ---- calls ---------------------------------------------------------------------------- */
+
+static void relay_to(mc_engine *e, const mc_address *home, const mc_origin *o,
+                     const mc_call_header *h, const uint8_t *args, size_t len)
+{
+    mc_mailbox_ref to = {.id = h->entity_id, .ip = home->ip, .port = home->port,
+                         .salt = h->salt};
+    mc_engine_relay(e, o, &to, h->method, h->caller_id, args, len);
+}
+
+bool retire_take_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
+                      const uint8_t *args, size_t len)
+{
+    base_retire *r = retire_of(e);
+    if (!r || (!r->nmoving && !r->nmoved_map))
+        return false;
+    mc_address *home = u64map_get(&r->moved, (uint64_t)h->entity_id);
+    if (home) {
+        r->st.forwarded++;
+        relay_to(e, home, o, h, args, len);
+        return true;
+    }
+    retire_move *m = u64map_get(&r->moving, (uint64_t)h->entity_id);
+    if (!m)
+        return false;
+    if (r->nwaiting >= RETIRE_WAIT_MAX) {
+        r->st.refused_calls++;
+        mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY,
+                         "entity %d is moving to another baseapp and %llu calls wait already",
+                         (int)h->entity_id, (unsigned long long)r->nwaiting);
+        return true;
+    }
+    retire_call *c = malloc(sizeof *c + len);
+    if (!c) {
+        r->st.refused_calls++;
+        mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY, "out of memory");
+        return true;
+    }
+    c->next = NULL;
+    c->origin = *o;
+    c->header = *h;
+    c->len = len;
+    if (len)
+        memcpy(c->args, args, len);
+    if (m->tail)
+        m->tail->next = c;
+    else
+        m->head = c;
+    m->tail = c;
+    m->ncalls++;
+    r->nwaiting++;
+    r->st.waited++;
+    return true;
+}
+
+bool retire_is_leaving(mc_engine *e, int32_t id)
+{
+    base_retire *r = retire_of(e);
+    return r && (u64map_get(&r->moving, (uint64_t)id) || u64map_get(&r->moved, (uint64_t)id));
+}
+
+bool retire_quiet_destroy(mc_engine *e, mc_entity *ent)
+{
+    base_retire *r = retire_of(e);
+    if (!r || !u64map_get(&r->moved, (uint64_t)ent->id))
+        return false;
+    /* its check-out is its new home's: no last write, no release */
+    base_db *db = base_db_of(e);
+    db_rec *rec = db_rec_of(db, ent->id);
+    if (rec)
+        db_rec_drop(db, rec);
+    return true;
+}
+
+/* ---- one base's move ------------------------------------------------------------------- */
+
+static void free_move(base_retire *r, retire_move *m)
+{
+    u64map_del(&r->moving, (uint64_t)m->id);
+    r->nmoving--;
+    for (size_t i = 0; i < m->nnames; i++)
+        free(m->names[i]);
+    free(m->names);
+    free(m->timers);
+    free(m);
+}
+
+/* Thaw a base whose move failed: it stays here. */
+static void thaw(base_retire *r, retire_move *m, const char *why)
+{
+    mc_engine *e = r->e;
+    r->st.failed++;
+    retire_call *list = m->head;
+    m->head = m->tail = NULL;
+    r->nwaiting -= m->ncalls;
+    mc_entity *ent = mc_engine_find(e, m->id);
+    if (log_allowed(r->st.failed))
+        MC_WARNING("%s %d stays here for now: its move failed: %s", ent ? ent->td->name : "base",
+                   (int)m->id, why);
+    if (ent) {
+        for (size_t i = 0; i < m->ntimers; i++)
+            mc_engine_import_timer(e, ent, &m->timers[i]);
+        for (size_t i = 0; i < m->nnames; i++)
+            base_globals_register_restored(e, ent, m->names[i]);
+    }
+    free_move(r, m);
+    while (list) {
+        retire_call *c = list;
+        list = c->next;
+        base_on_call(e, &c->origin, &c->header, c->args, c->len);
+        free(c);
+    }
+}
+
+static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    int32_t id = (int32_t)(intptr_t)ctx;
+    base_retire *r = retire_of(e);
+    retire_move *m = r ? u64map_get(&r->moving, (uint64_t)id) : NULL;
+    if (!m)
+        return;
+    int st = status;
+    char why[MC_REASON_MAX + 1] = "";
+    if (st == MC_CALL_OK && (!payload || !mc_call_reply_read(payload, &st, why, sizeof why)))
+        st = MC_CALL_ERR_ARGS, snprintf(why, sizeof why, "a malformed answer");
+    if (st != MC_CALL_OK) {
+        char text[MC_REASON_MAX + 64];
+        snprintf(text, sizeof text, "%s%s%s", mc_call_status_name(st), why[0] ? ": " : "", why);
+        thaw(r, m, text);
+        return;
+    }
+    /* it lives at its new home: calls go there from now on, the waiting ones first */
+    mc_address *home = malloc(sizeof *home);
+    if (home) {
+        *home = m->to;
+        if (u64map_put(&r->moved, (uint64_t)id, home) != 0)
+            free(home);
+        else
+            r->nmoved_map++;
+    }
+    r->st.offloaded++;
+    r->st.bytes += m->bytes;
+    retire_call *list = m->head;
+    m->head = m->tail = NULL;
+    r->nwaiting -= m->ncalls;
+    mc_address to = m->to;
+    free_move(r, m);
+    while (list) {
+        retire_call *c = list;
+        list = c->next;
+        r->st.forwarded++;
+        relay_to(e, &to, &c->origin, &c->header, c->args, c->len);
+        free(c);
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    if (ent && !ent->in_reap) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_INFO("%s %d offloaded to %s", ent->td->name, (int)id,
+                mc_address_format(&to, a, sizeof a));
+        mc_engine_discard_entity(e, ent); /* quietly (retire_quiet_destroy) */
+    }
+}
+
+/* Whether a base can leave now: not being created, destroyed, given a cell or written. */
+static bool movable(base_retire *r, mc_entity *ent)
+{
+    if (ent->destroying || ent->in_reap || ent->part != MC_PART_BASE)
+        return false;
+    if (ent->cell_state != MC_CELL_NONE && ent->cell_state != MC_CELL_LIVE)
+        return false;
+    db_rec *rec = db_rec_of(base_db_of(r->e), ent->id);
+    if (rec && (rec->creating || rec->fenced || rec->evict || rec->inflight || rec->waiting))
+        return false;
+    return true;
+}
+
+/* Start one base's move: the bytes it sends (0: not now). */
+static size_t start_move(base_retire *r, mc_entity *ent)
+{
+    mc_engine *e = r->e;
+    mc_address to;
+    if (!mc_backup_ring_pick(mc_server_backup_ring(mc_engine_server(e)), ent->id,
+                             mc_engine_address(e), &to)) {
+        r->st.no_target++;
+        return 0;
+    }
+    mc_ostream state;
+    mc_ostream_init(&state);
+    if (backup_encode_live(e, ent, &state) != MC_CALL_OK) {
+        mc_ostream_free(&state);
+        return 0;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_write_string(&os, mc_server_name(mc_engine_server(e)));
+    mc_write_bytes(&os, state.data, state.size);
+    mc_ostream_free(&state);
+    retire_move *m = calloc(1, sizeof *m);
+    if (!m || !mc_ostream_ok(&os) || u64map_put(&r->moving, (uint64_t)ent->id, m) != 0) {
+        free(m);
+        mc_ostream_free(&os);
+        return 0;
+    }
+    r->nmoving++;
+    m->id = ent->id;
+    m->to = to;
+    m->bytes = os.size;
+    /* frozen: its timers stop here (they travel in the state) */
+    size_t cap = ent->ntimers < RETIRE_TIMERS_MAX ? ent->ntimers : RETIRE_TIMERS_MAX;
+    if (cap && (m->timers = malloc(cap * sizeof *m->timers)))
+        m->ntimers = mc_engine_export_timers(e, ent, m->timers, cap);
+    /* its names are deregistered before its new home registers them again */
+    if (ent->nglobal_names && (m->names = calloc(ent->nglobal_names, sizeof *m->names))) {
+        for (size_t i = 0; i < ent->nglobal_names; i++)
+            if ((m->names[m->nnames] = strdup(ent->global_names[i])))
+                m->nnames++;
+    }
+    base_drop_globals(e, ent);
+    int rc = mc_engine_request(e, &to, MC_MSG_OFFLOAD_BASE, os.data, os.size, on_offloaded,
+                               (void *)(intptr_t)ent->id);
+    mc_ostream_free(&os);
+    if (rc != MC_CALL_OK) {
+        thaw(r, m, mc_call_status_name(rc));
+        return 0;
+    }
+    /* its client resumes at the new home (after it is there: the loginapp asks every
+     * baseapp, and this one says "not here" from now on) */
+    if (proxy_send_to_resume(e, ent->id))
+        r->st.clients++;
+    return m->bytes;
+}
+
+/* ---- the waves --------------------------------------------------------------------------- */
+
+static void wave(base_retire *r, mc_time_us now)
+{
+    mc_engine *e = r->e;
+    double dt = r->last_tick ? (double)(now - r->last_tick) / 1e6 : 0;
+    r->last_tick = now;
+    r->budget += dt * (double)r->bytes_per_sec;
+    if (r->budget > (double)r->bytes_per_sec)
+        r->budget = (double)r->bytes_per_sec;
+    size_t n = 0;
+    mc_entity **all = mc_entity_table_snapshot(mc_engine_table(e), &n);
+    if (!all && n)
+        return;
+    size_t left = 0, started = 0;
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *ent = all[i];
+        if (ent->part != MC_PART_BASE || u64map_get(&r->moving, (uint64_t)ent->id))
+            continue;
+        left++;
+        if (r->budget <= 0 || r->nmoving >= r->in_flight_max || !movable(r, ent))
+            continue;
+        size_t bytes = start_move(r, ent);
+        if (bytes) {
+            r->budget -= (double)bytes;
+            started++;
+        }
+    }
+    free(all);
+    if (started)
+        r->st.waves++;
+    if (!left && !r->nmoving) {
+        r->phase = R_LINGER;
+        r->linger_until = now + r->linger_ms * MC_US_PER_MS;
+        MC_WARNING("retiring: every base is offloaded (%llu); sending calls on for %llu ms, "
+                   "then stopping", (unsigned long long)r->st.offloaded,
+                   (unsigned long long)r->linger_ms);
+    }
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    base_retire *r = ctx;
+    mc_time_us now = mc_clock_now_us();
+    if (r->phase == R_MOVING) {
+        wave(r, now);
+    } else if (r->phase == R_LINGER) {
+        if (live_count(r->e)) {
+            r->phase = R_MOVING; /* a base was made here meanwhile: it goes too */
+        } else if (now >= r->linger_until) {
+            r->phase = R_STOPPING;
+            mc_server_shutdown(mc_engine_server(r->e), "retired: every base offloaded");
+        }
+    }
+}
+
+/* ---- command/retire ----------------------------------------------------------------------- */
+
+typedef struct {
+    mc_engine_wait *wait;
+    mc_watch_done *done;
+} retire_ask;
+
+static void ask_cancel(mc_engine *e, void *ctx)
+{
+    (void)e;
+    retire_ask *a = ctx;
+    mc_watch_complete(a->done, false, NULL, "the baseapp is going");
+    free(a);
+}
+
+static void on_marked(mc_server *s, void *ctx, const Mc__Control__WatcherReply *reply)
+{
+    (void)s;
+    mc_engine_wait *w = ctx;
+    retire_ask *a = mc_engine_wait_ctx(w);
+    mc_engine *e = mc_engine_wait_end(w);
+    if (!e)
+        return;
+    base_retire *r = retire_of(e);
+    if (!reply || reply->status != MC__CONTROL__WATCHER_STATUS__WS_OK) {
+        char why[300];
+        snprintf(why, sizeof why, "the manager did not mark it retiring: %s",
+                 !reply ? "no answer" : reply->error && *reply->error ? reply->error
+                                                                     : "refused");
+        if (r)
+            r->phase = R_IDLE;
+        mc_watch_complete(a->done, false, NULL, why);
+        free(a);
+        return;
+    }
+    char text[200];
+    snprintf(text, sizeof text, "retiring: %zu bases to offload", live_count(e));
+    if (r && r->phase == R_MARKING) {
+        r->phase = R_MOVING;
+        r->last_tick = mc_clock_now_us();
+        r->budget = 0;
+        MC_WARNING("%s", text);
+    }
+    mc_watch_complete(a->done, true, text, NULL);
+    free(a);
+}
+
+static void cmd_retire(void *ctx, int argc, const char *const *argv, mc_watch_done *done)
+{
+    (void)argv;
+    mc_engine *e = ctx;
+    base_retire *r = retire_of(e);
+    if (argc != 0) {
+        mc_watch_complete(done, false, NULL, "usage: retire");
+        return;
+    }
+    if (!r) {
+        mc_watch_complete(done, false, NULL, "retiring is not set up");
+        return;
+    }
+    if (r->phase != R_IDLE) {
+        char text[120];
+        snprintf(text, sizeof text, "already %s: %zu bases left", phase_names[r->phase],
+                 live_count(e));
+        mc_watch_complete(done, true, text, NULL);
+        return;
+    }
+    mc_server *s = mc_engine_server(e);
+    const char *manager = mc_config_get_string(mc_server_config(s), "manager");
+    retire_ask *a = calloc(1, sizeof *a);
+    mc_engine_wait *w = a ? mc_engine_wait_new(e, ask_cancel, a) : NULL;
+    if (!w) {
+        free(a);
+        mc_watch_complete(done, false, NULL, "out of memory");
+        return;
+    }
+    a->done = done;
+    a->wait = w;
+    Mc__Control__WatcherRequest req = MC__CONTROL__WATCHER_REQUEST__INIT;
+    req.op = MC__CONTROL__WATCHER_OP__WATCHER_CALL;
+    req.path = "command/retireBaseapp";
+    char *args[1] = {(char *)mc_server_name(s)};
+    req.n_args = 1;
+    req.args = args;
+    r->phase = R_MARKING;
+    if (!manager || mc_server_ask_watcher(s, manager, &req, 10000, on_marked, w) != 0) {
+        r->phase = R_IDLE;
+        mc_engine_wait_drop(w);
+        free(a);
+        mc_watch_complete(done, false, NULL, "cannot reach the manager");
+    }
+}
+
+/* ---- watchers, life ------------------------------------------------------------------------ */
+
+static void get_phase(void *ctx, mc_watch_value *out)
+{
+    base_retire *r = ctx;
+    out->as.s = strdup(phase_names[r->phase]);
+}
+
+static void get_left(void *ctx, mc_watch_value *out)
+{
+    base_retire *r = ctx;
+    out->as.u = live_count(r->e);
+}
+
+static int add_watchers(base_retire *r)
+{
+    mc_watchers *w = mc_server_watchers(mc_engine_server(r->e));
+    struct {
+        const char *path;
+        uint64_t *v;
+    } u[] = {
+        {"retire/offloaded", &r->st.offloaded},
+        {"retire/failed", &r->st.failed},
+        {"retire/bytes", &r->st.bytes},
+        {"retire/forwarded", &r->st.forwarded},
+        {"retire/callsWaited", &r->st.waited},
+        {"retire/callsRefused", &r->st.refused_calls},
+        {"retire/callsWaiting", &r->nwaiting},
+        {"retire/clientsMoved", &r->st.clients},
+        {"retire/noTarget", &r->st.no_target},
+        {"retire/waves", &r->st.waves},
+        {"retire/moving", &r->nmoving},
+        {"retire/received", &r->st.received},
+        {"retire/receiveRefused", &r->st.receive_refused},
+        {"retire/bytesPerSec", &r->bytes_per_sec},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        bad |= mc_watch_add_uint(w, u[i].path, u[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK;
+    bad |= mc_watch_add(w, "retire/state", MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_phase, NULL,
+                        r) != MC_WATCH_OK;
+    bad |= mc_watch_add(w, "retire/basesLeft", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_left,
+                        NULL, r) != MC_WATCH_OK;
+    bad |= mc_watch_add_async_callable(w, "command/retire", cmd_retire, r->e,
+                                       "retire: offload every base (and its client) to the "
+                                       "other baseapps, then stop (docs/ENTITIES.md)") !=
+           MC_WATCH_OK;
+    return bad ? -1 : 0;
+}
+
+void retire_count_received(mc_engine *e, bool ok)
+{
+    base_retire *r = retire_of(e);
+    if (!r)
+        return;
+    if (ok)
+        r->st.received++;
+    else
+        r->st.receive_refused++;
+}
+
+bool retire_is_retiring(mc_engine *e)
+{
+    base_retire *r = retire_of(e);
+    return r && r->phase != R_IDLE;
+}
+
+int retire_init(mc_engine *e, char *err, size_t errlen)
+{
+    base_db *db = base_db_of(e);
+    base_retire *r = calloc(1, sizeof *r);
+    if (!db || !r) {
+        free(r);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    r->e = e;
+    db->retire = r;
+    const mc_config *cfg = mc_server_config(mc_engine_server(e));
+    r->bytes_per_sec = mc_config_get_uint(cfg, "retireBytesPerSec");
+    r->in_flight_max = mc_config_get_uint(cfg, "retireInFlight");
+    r->linger_ms = mc_config_get_uint(cfg, "retireLingerMs");
+    if (r->bytes_per_sec < 1000 || r->bytes_per_sec > 1000000000) {
+        snprintf(err, errlen, "--retireBytesPerSec must be 1000..1000000000");
+        return -1;
+    }
+    if (r->in_flight_max < 1 || r->in_flight_max > 100000) {
+        snprintf(err, errlen, "--retireInFlight must be 1..100000");
+        return -1;
+    }
+    if (r->linger_ms > 600000) {
+        snprintf(err, errlen, "--retireLingerMs must be 0..600000");
+        return -1;
+    }
+    r->tick_ev = event_new(mc_server_event_base(mc_engine_server(e)), -1, EV_PERSIST, on_tick, r);
+    if (!r->tick_ev || add_watchers(r) != 0) {
+        snprintf(err, errlen, "cannot set up retiring (out of memory)");
+        return -1;
+    }
+    struct timeval tv = {0, RETIRE_TICK_MS * 1000};
+    event_add(r->tick_ev, &tv);
+    return 0;
+}
+
+void retire_free(mc_engine *e)
+{
+    base_db *db = base_db_of(e);
+    base_retire *r = db ? db->retire : NULL;
+    if (!r)
+        return;
+    if (r->tick_ev)
+        event_free(r->tick_ev);
+    for (size_t i = 0; i < r->moving.cap; i++) {
+        retire_move *m = r->moving.keys[i] ? r->moving.vals[i] : NULL;
+        if (!m)
+            continue;
+        while (m->head) {
+            retire_call *c = m->head;
+            m->head = c->next;
+            free(c);
+        }
+        for (size_t j = 0; j < m->nnames; j++)
+            free(m->names[j]);
+        free(m->names);
+        free(m->timers);
+        free(m);
+    }
+    u64map_free(&r->moving);
+    for (size_t i = 0; i < r->moved.cap; i++)
+        if (r->moved.keys[i])
+            free(r->moved.vals[i]);
+    u64map_free(&r->moved);
+    free(r);
+    db->retire = NULL;
+}
