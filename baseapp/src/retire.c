@@ -232,15 +232,21 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
     }
 }
 
-/* Whether a base can leave now: not being created, destroyed, given a cell or written. */
+/* Whether a base can leave now: not being created, destroyed, given a cell or written, and
+ * no client on its way to it. */
 static bool movable(base_retire *r, mc_entity *ent)
 {
     if (ent->destroying || ent->in_reap || ent->part != MC_PART_BASE)
         return false;
     if (ent->cell_state != MC_CELL_NONE && ent->cell_state != MC_CELL_LIVE)
         return false;
-    db_rec *rec = db_rec_of(base_db_of(r->e), ent->id);
+    base_db *db = base_db_of(r->e);
+    db_rec *rec = db_rec_of(db, ent->id);
     if (rec && (rec->creating || rec->fenced || rec->evict || rec->inflight || rec->waiting))
+        return false;
+    /* a client is on its way here with a session for it (a login or a resumption under
+     * way): it goes once that client came (or its session expired) */
+    if (db->sessions && base_sessions_has_entity(db->sessions, ent->id))
         return false;
     return true;
 }
