@@ -40,6 +40,11 @@ typedef struct {
     size_t ntimers;
     char **names;            /* its global names (registered again if it stays) */
     size_t nnames;
+    size_t names_pending;    /* deregistrations not answered yet: OFFLOAD_BASE waits */
+    uint64_t gen;            /* which move of this id (stale answers are ignored) */
+    unsigned tries;          /* OFFLOAD_BASE sent so far (resent while unanswered) */
+    uint8_t *payload;        /* the OFFLOAD_BASE payload (the frozen state) */
+    size_t len;
 } retire_move;
 
 typedef struct base_retire {
@@ -49,13 +54,15 @@ typedef struct base_retire {
     struct event *tick_ev;
     u64map moving;           /* id -> retire_move */
     u64map moved;            /* id -> mc_address (its new home) */
+    u64map taken;            /* receiving side: id -> mc_address of the baseapp it came from */
+    uint64_t gen;
     uint64_t nmoving, nmoved_map, nwaiting;
     double budget;
     mc_time_us last_tick, linger_until;
     uint64_t started_at_ms;
     struct {
         uint64_t offloaded, failed, bytes, forwarded, waited, refused_calls, clients,
-            no_target, waves, received, receive_refused;
+            no_target, waves, received, receive_refused, resent;
     } st;
 } base_retire;
 
@@ -153,6 +160,7 @@ static void free_move(base_retire *r, retire_move *m)
         free(m->names[i]);
     free(m->names);
     free(m->timers);
+    free(m->payload);
     free(m);
 }
 
@@ -183,6 +191,8 @@ static void thaw(base_retire *r, retire_move *m, const char *why)
     }
 }
 
+static void send_offload(base_retire *r, retire_move *m);
+
 static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payload)
 {
     int32_t id = (int32_t)(intptr_t)ctx;
@@ -194,6 +204,17 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
     char why[MC_REASON_MAX + 1] = "";
     if (st == MC_CALL_OK && (!payload || !mc_call_reply_read(payload, &st, why, sizeof why)))
         st = MC_CALL_ERR_ARGS, snprintf(why, sizeof why, "a malformed answer");
+    if (st == MC_CALL_ERR_TIMEOUT || st == MC_CALL_ERR_BUSY) {
+        /* unanswered, or the new home is still taking it over: it may live there already,
+         * so it is never thawed here for this; asked again (the new home answers OK for a
+         * base it took from us) */
+        r->st.resent++;
+        if (log_allowed(r->st.resent))
+            MC_WARNING("entity %d: OFFLOAD_BASE %s (try %u): sent again", (int)id,
+                       mc_call_status_name(st), m->tries);
+        send_offload(r, m);
+        return;
+    }
     if (st != MC_CALL_OK) {
         char text[MC_REASON_MAX + 64];
         snprintf(text, sizeof text, "%s%s%s", mc_call_status_name(st), why[0] ? ": " : "", why);
@@ -232,8 +253,17 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
     }
 }
 
+static void send_offload(base_retire *r, retire_move *m)
+{
+    m->tries++;
+    int rc = mc_engine_request(r->e, &m->to, MC_MSG_OFFLOAD_BASE, m->payload, m->len,
+                               on_offloaded, (void *)(intptr_t)m->id);
+    if (rc != MC_CALL_OK)
+        thaw(r, m, mc_call_status_name(rc));
+}
+
 /* Whether a base can leave now: not being created, destroyed, given a cell or written, and
- * no client on its way to it. */
+ * no client on its way to it or within its grace time to resume here. */
 static bool movable(base_retire *r, mc_entity *ent)
 {
     if (ent->destroying || ent->in_reap || ent->part != MC_PART_BASE)
@@ -245,10 +275,79 @@ static bool movable(base_retire *r, mc_entity *ent)
     if (rec && (rec->creating || rec->fenced || rec->evict || rec->inflight || rec->waiting))
         return false;
     /* a client is on its way here with a session for it (a login or a resumption under
-     * way): it goes once that client came (or its session expired) */
-    if (db->sessions && base_sessions_has_entity(db->sessions, ent->id))
+     * way), or its channel died and it may still resume here: it goes once that client
+     * came (or its session or grace ran out) */
+    if ((db->sessions && base_sessions_has_entity(db->sessions, ent->id)) ||
+        proxy_in_grace(r->e, ent->id))
         return false;
     return true;
+}
+
+/* Its global names are deregistered (the new home registers them again once they are):
+ * OFFLOAD_BASE goes when every deregistration is answered. */
+typedef struct {
+    int32_t id;
+    uint64_t gen;
+} name_ask;
+
+static void names_cancel(mc_engine *e, void *ctx)
+{
+    (void)e;
+    free(ctx);
+}
+
+static void on_name_dropped(mc_server *s, void *ctx, mc_global_status st,
+                            const mc_mailbox_ref *mb, const char *reason)
+{
+    (void)s;
+    (void)st;
+    (void)mb;
+    (void)reason;
+    name_ask *a = mc_engine_wait_ctx(ctx);
+    mc_engine *e = mc_engine_wait_end(ctx);
+    name_ask copy = *a;
+    free(a);
+    if (!e)
+        return;
+    base_retire *r = retire_of(e);
+    retire_move *m = r ? u64map_get(&r->moving, (uint64_t)copy.id) : NULL;
+    if (!m || m->gen != copy.gen || !m->names_pending)
+        return;
+    if (--m->names_pending == 0)
+        send_offload(r, m);
+}
+
+static void hand_names_over(base_retire *r, retire_move *m, mc_entity *ent)
+{
+    mc_engine *e = r->e;
+    mc_server *s = mc_engine_server(e);
+    mc_mailbox_ref mb = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE);
+    if (ent->nglobal_names && (m->names = calloc(ent->nglobal_names, sizeof *m->names))) {
+        for (size_t i = 0; i < ent->nglobal_names; i++)
+            if ((m->names[m->nnames] = strdup(ent->global_names[i])))
+                m->nnames++;
+    }
+    for (size_t i = 0; i < ent->nglobal_names; i++) {
+        name_ask *a = malloc(sizeof *a);
+        mc_engine_wait *w = a ? mc_engine_wait_new(e, names_cancel, a) : NULL;
+        if (!w) {
+            free(a);
+        } else {
+            a->id = ent->id;
+            a->gen = m->gen;
+            if (mc_server_global_deregister(s, ent->global_names[i], &mb, on_name_dropped, w) ==
+                0)
+                m->names_pending++;
+            else {
+                mc_engine_wait_drop(w);
+                free(a);
+            }
+        }
+        free(ent->global_names[i]);
+    }
+    free(ent->global_names);
+    ent->global_names = NULL;
+    ent->nglobal_names = 0;
 }
 
 /* Start one base's move: the bytes it sends (0: not now). */
@@ -273,38 +372,34 @@ static size_t start_move(base_retire *r, mc_entity *ent)
     mc_write_bytes(&os, state.data, state.size);
     mc_ostream_free(&state);
     retire_move *m = calloc(1, sizeof *m);
-    if (!m || !mc_ostream_ok(&os) || u64map_put(&r->moving, (uint64_t)ent->id, m) != 0) {
+    uint8_t *payload = mc_ostream_ok(&os) ? malloc(os.size) : NULL;
+    if (!m || !payload || u64map_put(&r->moving, (uint64_t)ent->id, m) != 0) {
         free(m);
+        free(payload);
         mc_ostream_free(&os);
         return 0;
     }
+    memcpy(payload, os.data, os.size);
     r->nmoving++;
     m->id = ent->id;
     m->to = to;
-    m->bytes = os.size;
+    m->bytes = m->len = os.size;
+    m->payload = payload;
+    m->gen = ++r->gen;
+    mc_ostream_free(&os);
     /* frozen: its timers stop here (they travel in the state) */
     size_t cap = ent->ntimers < RETIRE_TIMERS_MAX ? ent->ntimers : RETIRE_TIMERS_MAX;
     if (cap && (m->timers = malloc(cap * sizeof *m->timers)))
         m->ntimers = mc_engine_export_timers(e, ent, m->timers, cap);
-    /* its names are deregistered before its new home registers them again */
-    if (ent->nglobal_names && (m->names = calloc(ent->nglobal_names, sizeof *m->names))) {
-        for (size_t i = 0; i < ent->nglobal_names; i++)
-            if ((m->names[m->nnames] = strdup(ent->global_names[i])))
-                m->nnames++;
-    }
-    base_drop_globals(e, ent);
-    int rc = mc_engine_request(e, &to, MC_MSG_OFFLOAD_BASE, os.data, os.size, on_offloaded,
-                               (void *)(intptr_t)ent->id);
-    mc_ostream_free(&os);
-    if (rc != MC_CALL_OK) {
-        thaw(r, m, mc_call_status_name(rc));
-        return 0;
-    }
-    /* its client resumes at the new home (after it is there: the loginapp asks every
+    /* its client resumes at the new home once the base is there (the loginapp asks every
      * baseapp, and this one says "not here" from now on) */
     if (proxy_send_to_resume(e, ent->id))
         r->st.clients++;
-    return m->bytes;
+    size_t bytes = m->bytes;
+    hand_names_over(r, m, ent);
+    if (!m->names_pending)
+        send_offload(r, m); /* (may thaw it: m is gone then) */
+    return bytes;
 }
 
 /* ---- the waves --------------------------------------------------------------------------- */
@@ -492,6 +587,7 @@ static int add_watchers(base_retire *r)
         {"retire/moving", &r->nmoving},
         {"retire/received", &r->st.received},
         {"retire/receiveRefused", &r->st.receive_refused},
+        {"retire/resent", &r->st.resent},
         {"retire/bytesPerSec", &r->bytes_per_sec},
     };
     int bad = 0;
@@ -517,6 +613,29 @@ void retire_count_received(mc_engine *e, bool ok)
         r->st.received++;
     else
         r->st.receive_refused++;
+}
+
+void retire_note_taken(mc_engine *e, int32_t id, const mc_address *from)
+{
+    base_retire *r = retire_of(e);
+    mc_address *a = r ? malloc(sizeof *a) : NULL;
+    if (!a)
+        return;
+    *a = *from;
+    mc_address *old = u64map_get(&r->taken, (uint64_t)id);
+    if (old) {
+        *old = *from;
+        free(a);
+    } else if (u64map_put(&r->taken, (uint64_t)id, a) != 0) {
+        free(a);
+    }
+}
+
+bool retire_was_taken_from(mc_engine *e, int32_t id, const mc_address *from)
+{
+    base_retire *r = retire_of(e);
+    mc_address *a = r ? u64map_get(&r->taken, (uint64_t)id) : NULL;
+    return a && mc_address_equal(a, from);
 }
 
 bool retire_is_retiring(mc_engine *e)
@@ -583,9 +702,14 @@ void retire_free(mc_engine *e)
             free(m->names[j]);
         free(m->names);
         free(m->timers);
+        free(m->payload);
         free(m);
     }
     u64map_free(&r->moving);
+    for (size_t i = 0; i < r->taken.cap; i++)
+        if (r->taken.keys[i])
+            free(r->taken.vals[i]);
+    u64map_free(&r->taken);
     for (size_t i = 0; i < r->moved.cap; i++)
         if (r->moved.keys[i])
             free(r->moved.vals[i]);

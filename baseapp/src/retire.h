@@ -9,8 +9,9 @@
  *   1. the base is frozen: its full current state is encoded as a backup (properties,
  *      cellData, cell mailbox, database id and check-out token, global names, timers by the
  *      time left, the ticket serial and account of its client), its timers stop here, its
- *      global names are deregistered, its client is told to resume (DISCONNECT with reason
- *      5, "resume elsewhere"); calls for it wait here in order;
+ *      client is told to resume (DISCONNECT with reason 5, "resume elsewhere"), its global
+ *      names are deregistered (OFFLOAD_BASE goes once the manager answered, so the new home
+ *      can register them again); calls for it wait here in order;
  *   2. OFFLOAD_BASE (entity message 72, a request) carries it to its new home
  *      (retire_take.c), which makes it live with the same id (as a restore does: the cell is
  *      told BASE_RESTORED, timers, names, the client may resume there) and, for a
@@ -18,8 +19,11 @@
  *   3. answered OK: the calls that waited are sent on to the new home in order, and the copy
  *      here goes without a word (no onDestroy, no write, no release: the check-out is the
  *      new home's); from then on a call for it is sent on to its new home (counted in
- *      retire/forwarded). Refused or unanswered: the base is thawed here (timers, names
- *      back, waiting calls run) and tried again later.
+ *      retire/forwarded). Unanswered within the call timeout, or answered BUSY (the new
+ *      home is still taking its check-out over), it is sent again (retire/resent; the new
+ *      home answers OK for a base it already took from us): it may live there already, so
+ *      it is never thawed for that. Refused (or the new home died): the base is thawed here
+ *      (timers, names back, waiting calls run) and tried again in a later wave.
  *
  * When no base is left it waits --retireLingerMs, still sending calls on, and shuts down
  * gracefully (exit 0). Its death (stopped) tells every process to send calls for its bases
@@ -57,6 +61,10 @@ bool retire_quiet_destroy(mc_engine *e, mc_entity *ent);
  * refused); count an OFFLOAD_BASE taken (ok) or refused (retire/received, receiveRefused). */
 bool retire_is_retiring(mc_engine *e);
 void retire_count_received(mc_engine *e, bool ok);
+/* The receiving side remembers which baseapp each base it took came from: an OFFLOAD_BASE
+ * sent again (its answer was late) is answered for the base already here. */
+void retire_note_taken(mc_engine *e, int32_t id, const mc_address *from);
+bool retire_was_taken_from(mc_engine *e, int32_t id, const mc_address *from);
 
 /* retire_take.c: OFFLOAD_BASE from a retiring baseapp. */
 void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is);

@@ -77,9 +77,22 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
         answer(e, o, MC_CALL_ERR_STATE, "its first write is in flight");
         return;
     }
-    if (mc_engine_find(e, h.entity_id)) {
+    mc_entity *here = mc_engine_find(e, h.entity_id);
+    if (here) {
+        int32_t id = h.entity_id;
         mc_backup_head_free(&h);
-        answer(e, o, MC_CALL_ERR_STATE, "an entity with that id lives here");
+        if (!retire_was_taken_from(e, id, &o->addr)) {
+            answer(e, o, MC_CALL_ERR_STATE, "an entity with that id lives here");
+            return;
+        }
+        /* sent again (our answer was late): it is ours once its check-out is */
+        db_rec *rec = db_rec_of(base_db_of(e), id);
+        if (here->in_reap || here->destroying || (rec && rec->fenced))
+            answer(e, o, MC_CALL_ERR_STATE, "its takeover failed here");
+        else if (rec && rec->creating)
+            answer(e, o, MC_CALL_ERR_BUSY, "its check-out is being taken over");
+        else
+            answer(e, o, MC_CALL_OK, "");
         return;
     }
     mc_entity *ent = mc_engine_new_entity(e, h.type, h.entity_id, why, sizeof why);
@@ -100,6 +113,7 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
         answer(e, o, MC_CALL_ERR_ARGS, why);
         return;
     }
+    retire_note_taken(e, h.entity_id, &o->addr);
     /* a backup of it held here (we are its backup baseapp) is void now */
     base_backup *b = backup_of(e);
     backup_held *held = b ? u64map_get(&b->held, (uint64_t)h.entity_id) : NULL;
