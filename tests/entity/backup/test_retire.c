@@ -8,7 +8,8 @@
  *                        property) and B live on the baseapp that retires; S on the other
  *                        streams pings to A's mailbox (naming the retiring baseapp) from a
  *                        timer, before, during and after the move. command/retire: the
- *                        manager takes it out of the ring; it offloads both to the other
+ *                        manager takes it out of the ring (backupRing/members) and never
+ *                        names it least loaded again; it offloads both to the other
  *                        baseapp and exits 0. A and B live there with the same ids and
  *                        their state (no onRestore: for the game they never stopped), the
  *                        timer fires there, the name resolves there, the cell was told its
@@ -108,6 +109,12 @@ START_TEST(offload_keeps_state_and_calls)
     char out[4096];
     int rc = rc_call(&c, out, sizeof out, S(&c, retiring), "command/retire", NULL);
     ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
+    /* the manager left it out of the ring and places nothing on it any more */
+    char ring[1024] = "", least[128] = "";
+    ck_assert(rc_get(&c, "manager", "backupRing/members", ring, sizeof ring));
+    ck_assert_msg(strstr(ring, c.addr[survivor]) && !strstr(ring, c.addr[retiring]), "%s", ring);
+    ck_assert(rc_get(&c, "manager", "leastLoaded/baseapp", least, sizeof least));
+    ck_assert_msg(strstr(least, S(&c, survivor)), "least loaded: %s", least);
     /* while it lingers (alive, sending calls on): the stream reaches A at its new home
      * through it, none lost, in order */
     long until = rc_now_ms() + WAIT_MS;
