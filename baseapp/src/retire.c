@@ -4,10 +4,10 @@
 #include "backup.h"
 #include "base_db.h"
 #include "common/log.h"
+#include "common/map.h"
 #include "entity/backup_wire.h"
 #include "proxy.h"
 #include "server/pb.h"
-#include "u64map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +52,9 @@ typedef struct base_retire {
     retire_phase phase;
     uint64_t bytes_per_sec, in_flight_max, linger_ms;
     struct event *tick_ev;
-    u64map moving;           /* id -> retire_move */
-    u64map moved;            /* id -> mc_address (its new home) */
-    u64map taken;            /* receiving side: id -> mc_address of the baseapp it came from */
+    mc_map moving;           /* id -> retire_move */
+    mc_map moved;            /* id -> mc_address (its new home) */
+    mc_map taken;            /* receiving side: id -> mc_address of the baseapp it came from */
     uint64_t gen;
     uint64_t nmoving, nmoved_map, nwaiting;
     double budget;
@@ -92,13 +92,13 @@ bool retire_take_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
     base_retire *r = retire_of(e);
     if (!r || (!r->nmoving && !r->nmoved_map))
         return false;
-    mc_address *home = u64map_get(&r->moved, (uint64_t)h->entity_id);
+    mc_address *home = mc_map_get(&r->moved, (uint64_t)h->entity_id, 0);
     if (home) {
         r->st.forwarded++;
         relay_to(e, home, o, h, args, len);
         return true;
     }
-    retire_move *m = u64map_get(&r->moving, (uint64_t)h->entity_id);
+    retire_move *m = mc_map_get(&r->moving, (uint64_t)h->entity_id, 0);
     if (!m)
         return false;
     if (r->nwaiting >= RETIRE_WAIT_MAX) {
@@ -134,13 +134,13 @@ bool retire_take_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 bool retire_is_leaving(mc_engine *e, int32_t id)
 {
     base_retire *r = retire_of(e);
-    return r && (u64map_get(&r->moving, (uint64_t)id) || u64map_get(&r->moved, (uint64_t)id));
+    return r && (mc_map_get(&r->moving, (uint64_t)id, 0) || mc_map_get(&r->moved, (uint64_t)id, 0));
 }
 
 bool retire_quiet_destroy(mc_engine *e, mc_entity *ent)
 {
     base_retire *r = retire_of(e);
-    if (!r || !u64map_get(&r->moved, (uint64_t)ent->id))
+    if (!r || !mc_map_get(&r->moved, (uint64_t)ent->id, 0))
         return false;
     /* its check-out is its new home's: no last write, no release */
     base_db *db = base_db_of(e);
@@ -154,7 +154,7 @@ bool retire_quiet_destroy(mc_engine *e, mc_entity *ent)
 
 static void free_move(base_retire *r, retire_move *m)
 {
-    u64map_del(&r->moving, (uint64_t)m->id);
+    mc_map_remove(&r->moving, (uint64_t)m->id, 0);
     r->nmoving--;
     for (size_t i = 0; i < m->nnames; i++)
         free(m->names[i]);
@@ -197,7 +197,7 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
 {
     int32_t id = (int32_t)(intptr_t)ctx;
     base_retire *r = retire_of(e);
-    retire_move *m = r ? u64map_get(&r->moving, (uint64_t)id) : NULL;
+    retire_move *m = r ? mc_map_get(&r->moving, (uint64_t)id, 0) : NULL;
     if (!m)
         return;
     int st = status;
@@ -225,7 +225,7 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
     mc_address *home = malloc(sizeof *home);
     if (home) {
         *home = m->to;
-        if (u64map_put(&r->moved, (uint64_t)id, home) != 0)
+        if (!mc_map_put(&r->moved, (uint64_t)id, 0, home))
             free(home);
         else
             r->nmoved_map++;
@@ -310,7 +310,7 @@ static void on_name_dropped(mc_server *s, void *ctx, mc_global_status st,
     if (!e)
         return;
     base_retire *r = retire_of(e);
-    retire_move *m = r ? u64map_get(&r->moving, (uint64_t)copy.id) : NULL;
+    retire_move *m = r ? mc_map_get(&r->moving, (uint64_t)copy.id, 0) : NULL;
     if (!m || m->gen != copy.gen || !m->names_pending)
         return;
     if (--m->names_pending == 0)
@@ -373,7 +373,7 @@ static size_t start_move(base_retire *r, mc_entity *ent)
     mc_ostream_free(&state);
     retire_move *m = calloc(1, sizeof *m);
     uint8_t *payload = mc_ostream_ok(&os) ? malloc(os.size) : NULL;
-    if (!m || !payload || u64map_put(&r->moving, (uint64_t)ent->id, m) != 0) {
+    if (!m || !payload || !mc_map_put(&r->moving, (uint64_t)ent->id, 0, m)) {
         free(m);
         free(payload);
         mc_ostream_free(&os);
@@ -419,7 +419,7 @@ static void wave(base_retire *r, mc_time_us now)
     size_t left = 0, started = 0;
     for (size_t i = 0; i < n; i++) {
         mc_entity *ent = all[i];
-        if (ent->part != MC_PART_BASE || u64map_get(&r->moving, (uint64_t)ent->id))
+        if (ent->part != MC_PART_BASE || mc_map_get(&r->moving, (uint64_t)ent->id, 0))
             continue;
         left++;
         if (r->budget <= 0 || r->nmoving >= r->in_flight_max || !movable(r, ent))
@@ -622,11 +622,11 @@ void retire_note_taken(mc_engine *e, int32_t id, const mc_address *from)
     if (!a)
         return;
     *a = *from;
-    mc_address *old = u64map_get(&r->taken, (uint64_t)id);
+    mc_address *old = mc_map_get(&r->taken, (uint64_t)id, 0);
     if (old) {
         *old = *from;
         free(a);
-    } else if (u64map_put(&r->taken, (uint64_t)id, a) != 0) {
+    } else if (!mc_map_put(&r->taken, (uint64_t)id, 0, a)) {
         free(a);
     }
 }
@@ -634,7 +634,7 @@ void retire_note_taken(mc_engine *e, int32_t id, const mc_address *from)
 bool retire_was_taken_from(mc_engine *e, int32_t id, const mc_address *from)
 {
     base_retire *r = retire_of(e);
-    mc_address *a = r ? u64map_get(&r->taken, (uint64_t)id) : NULL;
+    mc_address *a = r ? mc_map_get(&r->taken, (uint64_t)id, 0) : NULL;
     return a && mc_address_equal(a, from);
 }
 
@@ -654,6 +654,9 @@ int retire_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     }
     r->e = e;
+    mc_map_init(&r->moving);
+    mc_map_init(&r->moved);
+    mc_map_init(&r->taken);
     db->retire = r;
     const mc_config *cfg = mc_server_config(mc_engine_server(e));
     r->bytes_per_sec = mc_config_get_uint(cfg, "retireBytesPerSec");
@@ -689,10 +692,9 @@ void retire_free(mc_engine *e)
         return;
     if (r->tick_ev)
         event_free(r->tick_ev);
-    for (size_t i = 0; i < r->moving.cap; i++) {
-        retire_move *m = r->moving.keys[i] ? r->moving.vals[i] : NULL;
-        if (!m)
-            continue;
+    size_t pos = 0;
+    retire_move *m;
+    while ((m = mc_map_next(&r->moving, &pos))) {
         while (m->head) {
             retire_call *c = m->head;
             m->head = c->next;
@@ -705,15 +707,16 @@ void retire_free(mc_engine *e)
         free(m->payload);
         free(m);
     }
-    u64map_free(&r->moving);
-    for (size_t i = 0; i < r->taken.cap; i++)
-        if (r->taken.keys[i])
-            free(r->taken.vals[i]);
-    u64map_free(&r->taken);
-    for (size_t i = 0; i < r->moved.cap; i++)
-        if (r->moved.keys[i])
-            free(r->moved.vals[i]);
-    u64map_free(&r->moved);
+    mc_map_free(&r->moving);
+    void *v;
+    pos = 0;
+    while ((v = mc_map_next(&r->taken, &pos)))
+        free(v);
+    mc_map_free(&r->taken);
+    pos = 0;
+    while ((v = mc_map_next(&r->moved, &pos)))
+        free(v);
+    mc_map_free(&r->moved);
     free(r);
     db->retire = NULL;
 }

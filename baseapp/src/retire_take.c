@@ -9,6 +9,7 @@
 #include "backup.h"
 #include "base_db.h"
 #include "common/log.h"
+#include "common/map.h"
 #include "entity/backup_wire.h"
 #include "proxy.h"
 #include "retire.h"
@@ -116,7 +117,7 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
     retire_note_taken(e, h.entity_id, &o->addr);
     /* a backup of it held here (we are its backup baseapp) is void now */
     base_backup *b = backup_of(e);
-    backup_held *held = b ? u64map_get(&b->held, (uint64_t)h.entity_id) : NULL;
+    backup_held *held = b ? mc_map_get(&b->held, (uint64_t)h.entity_id, 0) : NULL;
     if (held)
         backup_forget(b, held);
     ent->cell_position = h.position;

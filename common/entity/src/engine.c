@@ -90,6 +90,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_BACKUP_DROP, "BACKUP_DROP", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BASE_RESTORED, "BASE_RESTORED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_OFFLOAD_BASE, "OFFLOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_BACKUP_REFUSED, "BACKUP_REFUSED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
 };
