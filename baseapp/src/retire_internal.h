@@ -52,7 +52,6 @@ typedef struct base_retire {
     uint64_t nmoving, nmoved_map, nwaiting;
     double budget;
     mc_time_us last_tick, linger_until;
-    uint64_t started_at_ms;
     struct {
         uint64_t offloaded, failed, bytes, forwarded, waited, refused_calls, clients,
             no_target, waves, received, receive_refused, resent;
