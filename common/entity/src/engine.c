@@ -93,6 +93,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_BACKUP_REFUSED, "BACKUP_REFUSED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_CLIENT_CALL, "GHOST_CLIENT_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 
@@ -240,6 +241,8 @@ static mc_engine *engine_new(mc_server *s, const mc_role_part *part, char *err, 
     mc_address_format(&e->self_addr, e->self_addr_text, sizeof e->self_addr_text);
     engine_transport_init(e);
     engine_waits_init(e);
+    if (engine_handlers_init(e, err, errlen) != 0)
+        goto bad;
 
     char path[PATH_MAX + 64];
     const char *given = mc_config_get_string(cfg, "game");
