@@ -293,7 +293,7 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the cells watchers");
         return -1;
     }
-    if (cell_ghosts_init(e, err, errlen) != 0)
+    if (cell_ghosts_init(e, err, errlen) != 0 || cell_load_init(e, err, errlen) != 0)
         return -1;
     return cell_moves_init(e, err, errlen);
 }
@@ -303,6 +303,7 @@ static void on_free(mc_engine *e)
     cell_moves_free(e);
     cell_copies_free(e);
     cell_ghosts_free(e);
+    cell_load_free(e);
     spaces_free(e);
 }
 

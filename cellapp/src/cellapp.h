@@ -31,6 +31,8 @@ typedef struct {
                                            * (start to end, its slices and the turns
                                            * between them) */
     uint64_t max_update_us;               /* the longest since started (or reset to 0) */
+    double tick_load;                     /* a tick's work over the period, smoothed
+                                           * (aoi_tick.c; reported by cell_load.c) */
     uint64_t in_view;                     /* entities in every witness's view, summed, at the
                                            * last update */
     uint64_t client_budget;               /* --clientBudgetBytes (watcher world/budgetBytes) */
@@ -60,6 +62,7 @@ typedef struct {
 struct cell_moves;
 typedef struct cell_copies cell_copies;
 struct cell_ghosts;
+struct cell_load;
 
 typedef struct {
     mc_space **spaces;
@@ -70,6 +73,7 @@ typedef struct {
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
     struct cell_ghosts *ghosts; /* ghosts.c: ghosts of reals near other cells */
+    struct cell_load *load;     /* cell_load.c: the load reported to the manager */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
     /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
     uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
@@ -136,6 +140,11 @@ void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
  * there. */
 void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
+
+/* cell_load.c: CELL_LOAD to the manager every second (docs/WORLD.md "Automatic splits"):
+ * the smoothed tick load plus the cells/tickLoadBoost knob, reals, the busiest spaces. */
+int cell_load_init(mc_engine *e, char *err, size_t errlen);
+void cell_load_free(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
 #define CELL_AOI_OPTION_COUNT 13 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
