@@ -63,6 +63,7 @@ struct cell_moves;
 typedef struct cell_copies cell_copies;
 struct cell_ghosts;
 struct cell_load;
+struct cell_retire;
 
 typedef struct {
     mc_space **spaces;
@@ -74,6 +75,7 @@ typedef struct {
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
     struct cell_ghosts *ghosts; /* ghosts.c: ghosts of reals near other cells */
     struct cell_load *load;     /* cell_load.c: the load reported to the manager */
+    struct cell_retire *retire; /* cell_retire.c: cells handed over at a graceful stop */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
     /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
     uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
@@ -146,9 +148,17 @@ void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
 int cell_load_init(mc_engine *e, char *err, size_t errlen);
 void cell_load_free(mc_engine *e);
 
+/* cell_retire.c: a retiring cellapp hands its cells of split spaces to their neighbours
+ * and offloads its reals there before it deregisters (--retireMs bounds it). */
+int cell_retire_init(mc_engine *e, char *err, size_t errlen);
+void cell_retire_free(mc_engine *e);
+void cell_retire_on_shutdown(mc_engine *e);
+bool cell_retire_draining(mc_engine *e);
+
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 13 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
-                                  * ghostMargin and offloadHysteresis */
+#define CELL_AOI_OPTION_COUNT 14 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
+                                  * ghostMargin and offloadHysteresis, cell_retire.c's
+                                  * retireMs */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);

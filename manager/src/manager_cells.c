@@ -227,7 +227,7 @@ void mc_manager_cells_on_notice(mc_manager *m, const char *src, const uint8_t *d
                 mc->merges++;
                 MC_INFO("space %d: %s's cell merged into its neighbour (its space went there)",
                         (int)space, e->name);
-                send_layout(mc, space, 0);
+                send_layout(mc, space, e->id); /* it too: a retiring one hands reals over */
             }
         }
     } else {

@@ -18,6 +18,10 @@
  *       them across the boundaries; the cellapp of one quarter is killed with SIGKILL: the
  *       partition (two cells) still covers the plane, its reals are restored each on the
  *       cellapp whose cell holds its position (once), and the witness's view is whole again
+ *   a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour
+ *       a space split over two cellapps, one stopped with SIGTERM: its cell merges into the
+ *       other's and its reals move there before it exits 0, none lost (no onLoseCell, calls
+ *       reach each, the base knows the new address), a witness never seeing them leave
  *   bad_options_are_refused
  *       --cellSplitLoad, --cellMergeLoad (not below half the split load), --cellAutoMs out of
  *       range stop the manager at start with one line naming them */
@@ -402,6 +406,66 @@ START_TEST(a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells)
 }
 END_TEST
 
+START_TEST(a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    set(&c, "manager", "cells/balanceMs", "0");
+    set(&c, "manager", "cells/auto/checkMs", "0");
+    int h;
+    int32_t space, ids[NP];
+    const float xs[NP] = {-30, -20, 10, 20, 30};
+    five_probes(&c, ids, &h, &space, xs);
+    int b = 1 - h;
+    char sp[32], out[4096], p[128], want[256];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp,
+                          c.cell_name[b], "0") == 0,
+                  "%s", out);
+    for (int i = 0; i < NP; i++)
+        wait_real_on(&c, ids[i], xs[i] >= 0 ? b : h);
+    /* a witness on A sees B's reals through their ghosts */
+    rc_entity_call(&c, c.cell_name[h], ids[1], "watch", "[1, 0, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)ids[1]);
+    char id[16];
+    snprintf(id, sizeof id, "%d", (int)ids[2]);
+    wait_value(&c, c.cell_name[h], p, id);
+
+    /* B stops gracefully: its cell goes to A, and its reals first */
+    h_kill(c.cell[b], SIGTERM);
+    int rc = h_wait_exit(c.cell[b], 30000);
+    ck_assert_msg(rc == 0, "%s exited %d (log %s)", c.cell_name[b], rc, c.log_cell[b]);
+    c.cell[b] = -1;
+    ck_assert_msg(h_file_contains(c.log_cell[b], "every real handed over"), "log %s",
+                  c.log_cell[b]);
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[h]);
+    wait_value(&c, "manager", p, want);
+    for (int i = 0; i < NP; i++) {
+        ck_assert_int_eq(real_of(&c, ids[i]), h);
+        rc_entity_call(&c, c.cell_name[h], ids[i], "moveTo", "[2, 2]", out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+        char ev[4096];
+        snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
+        rc_value(&c, "baseapp01", p, ev, sizeof ev);
+        ck_assert_msg(!strstr(ev, "loseCell"), "entity %d lost its cell: %s", (int)ids[i], ev);
+        snprintf(p, sizeof p, "entities/%d/cell", (int)ids[i]);
+        wait_value(&c, "baseapp01", p, c.cell_addr[h]);
+    }
+    /* the witness never saw them leave */
+    snprintf(p, sizeof p, "entities/%d/props/aoiEvents", (int)ids[1]);
+    char ev[4096], left[32];
+    rc_value(&c, c.cell_name[h], p, ev, sizeof ev);
+    for (int i = 2; i < NP; i++) {
+        snprintf(left, sizeof left, "-%d;", (int)ids[i]);
+        ck_assert_msg(!strstr(ev, left), "the witness saw %d leave: %s", (int)ids[i], ev);
+    }
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
 /* The manager with one bad option: it exits non-zero with a line naming it. */
 static void refused(const char *opt, const char *name)
 {
@@ -433,6 +497,7 @@ static Suite *suite(void)
     tcase_add_test(t, a_busy_space_splits_by_itself_and_merges_back_when_idle);
     tcase_add_test(t, a_cellapp_born_into_a_live_cluster_takes_a_share);
     tcase_add_test(t, a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells);
+    tcase_add_test(t, a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour);
     tcase_add_test(t, bad_options_are_refused);
     suite_add_tcase(s, t);
     return s;
