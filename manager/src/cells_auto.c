@@ -16,12 +16,6 @@
 
 #define REPORT_FRESH_US 3000000 /* a report older than this (3 s, three reports) is stale */
 
-typedef struct {
-    int32_t space;
-    uint32_t reals;
-    float x, z;
-} space_load;
-
 /* A cellapp's latest report. */
 typedef struct {
     uint32_t pid;
@@ -30,7 +24,7 @@ typedef struct {
     mc_time_us under_since; /* since when it is at most the merge load (0: it is not) */
     double load;
     uint32_t reals;
-    space_load spaces[MC_CELL_LOAD_SPACES_MAX];
+    mc_cells_space_load spaces[MC_CELL_LOAD_SPACES_MAX];
     size_t nspaces;
 } report;
 
@@ -191,7 +185,7 @@ static bool try_split(mc_cells_auto *a, mc_time_us now)
         return false;
     /* its busiest space (most reals first, as reported) that can be split somewhere */
     for (size_t i = 0; i < busy->nspaces; i++) {
-        const space_load *s = &busy->spaces[i];
+        const mc_cells_space_load *s = &busy->spaces[i];
         if (s->reals < (uint32_t)a->v[P_MIN_REALS])
             break;
         mc_cell_rect r;
@@ -299,20 +293,14 @@ static void refuse(mc_cells_auto *a, const char *why, const char *src)
     mc_manager_unusable(a->m, why, src);
 }
 
-void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, size_t len)
+bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *out, char *why,
+                              size_t whylen)
 {
-    mc_cells_auto *a = m->cells_auto;
-    if (!a)
-        return;
-    mc_reg_entry *e = mc_registry_find_alive_addr(m->registry, src);
-    if (!alive_cellapp(e)) {
-        refuse(a, "CELL_LOAD from a process that is not a live cellapp", src);
-        return;
-    }
+    _Static_assert(MC_CELLS_LOAD_SPACES == MC_CELL_LOAD_SPACES_MAX, "one bound");
     Mc__Control__CellLoad *l = mc__control__cell_load__unpack(NULL, len, data);
     if (!l) {
-        refuse(a, "malformed CELL_LOAD", src);
-        return;
+        snprintf(why, whylen, "malformed CELL_LOAD");
+        return false;
     }
     const char *bad = NULL;
     if (!(l->tick_load >= 0 && l->tick_load <= 1000))
@@ -324,8 +312,34 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
             !isfinite(l->spaces[i]->z))
             bad = "CELL_LOAD with a space id <= 0 or a position that is not finite";
     if (bad) {
-        refuse(a, bad, src);
+        snprintf(why, whylen, "%s", bad);
         mc_pb_free(l);
+        return false;
+    }
+    out->tick_load = l->tick_load;
+    out->reals = l->reals;
+    out->nspaces = l->n_spaces;
+    for (size_t i = 0; i < l->n_spaces; i++)
+        out->spaces[i] = (mc_cells_space_load){l->spaces[i]->space_id, l->spaces[i]->reals,
+                                               l->spaces[i]->x, l->spaces[i]->z};
+    mc_pb_free(l);
+    return true;
+}
+
+void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, size_t len)
+{
+    mc_cells_auto *a = m->cells_auto;
+    if (!a)
+        return;
+    mc_reg_entry *e = mc_registry_find_alive_addr(m->registry, src);
+    if (!alive_cellapp(e)) {
+        refuse(a, "CELL_LOAD from a process that is not a live cellapp", src);
+        return;
+    }
+    mc_cells_load l;
+    char why[128];
+    if (!mc_cells_auto_parse_load(data, len, &l, why, sizeof why)) {
+        refuse(a, why, src);
         return;
     }
     report *r = find_report(a, e->id);
@@ -334,10 +348,8 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
         if (a->nreports == a->capreports) {
             size_t cap = a->capreports ? a->capreports * 2 : 8;
             report *p = realloc(a->reports, cap * sizeof *p);
-            if (!p) {
-                mc_pb_free(l);
+            if (!p)
                 return;
-            }
             a->reports = p;
             a->capreports = cap;
         }
@@ -348,12 +360,10 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
     mc_time_us now = mc_clock_now_us();
     a->loads++;
     r->at = now;
-    r->load = l->tick_load;
-    r->reals = l->reals;
-    r->nspaces = l->n_spaces;
-    for (size_t i = 0; i < l->n_spaces; i++)
-        r->spaces[i] = (space_load){l->spaces[i]->space_id, l->spaces[i]->reals,
-                                    l->spaces[i]->x, l->spaces[i]->z};
+    r->load = l.tick_load;
+    r->reals = l.reals;
+    r->nspaces = l.nspaces;
+    memcpy(r->spaces, l.spaces, l.nspaces * sizeof l.spaces[0]);
     if (r->load >= a->v[P_SPLIT_LOAD]) {
         if (!r->over_since)
             r->over_since = now;
@@ -366,7 +376,6 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
     } else {
         r->under_since = 0;
     }
-    mc_pb_free(l);
     if (first) {
         MC_DEBUG("%s reports its load: looking for a share to give it", e->name);
         look(a); /* a cellapp born into a live cluster takes a share at once */

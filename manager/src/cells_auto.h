@@ -45,6 +45,25 @@ typedef struct mc_cells_auto mc_cells_auto;
      "the least time between two automatic splits or merges, cluster-wide (0..3600000)"}
 #define MC_CELLS_AUTO_OPTION_COUNT 7
 
+/* A cellapp's load report (CELL_LOAD), decoded and checked. */
+#define MC_CELLS_LOAD_SPACES 16 /* = MC_CELL_LOAD_SPACES_MAX */
+typedef struct {
+    int32_t space;
+    uint32_t reals;
+    float x, z; /* the median position of those reals */
+} mc_cells_space_load;
+typedef struct {
+    double tick_load;
+    uint32_t reals;
+    mc_cells_space_load spaces[MC_CELLS_LOAD_SPACES];
+    size_t nspaces;
+} mc_cells_load;
+/* Pure (unit-tested): false with a one-line reason for a payload that does not parse, a
+ * tick load not within 0..1000 (NaN included), more than 16 spaces, a space id <= 0 or a
+ * position that is not finite. */
+bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *out, char *why,
+                              size_t whylen);
+
 bool mc_cells_auto_check(const struct mc_config *cfg, char *err, size_t errlen);
 /* The state, its timer and its watchers (false: out of memory). */
 bool mc_cells_auto_init(struct mc_manager *m);
