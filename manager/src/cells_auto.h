@@ -32,7 +32,7 @@ typedef struct mc_cells_auto mc_cells_auto;
      "least this for cellSplitHoldMs has its busiest space's cell split (0.01..100)"},       \
     {"cellSplitHoldMs", MC_OPT_UINT, "5000",                                                \
      "how long a cellapp's load must stay over cellSplitLoad before a split (0..3600000)"}, \
-    {"cellSplitMinReals", MC_OPT_UINT, "50",                                                \
+    {"cellSplitMinReals", MC_OPT_UINT, "200",                                               \
      "a cell is split only when its cellapp has at least this many reals of the space "     \
      "(2..1000000000)"},                                                                    \
     {"cellMergeLoad", MC_OPT_FLOAT, "0.2",                                                  \
