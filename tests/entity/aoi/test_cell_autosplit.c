@@ -23,8 +23,9 @@
  *       other's and its reals move there before it exits 0, none lost (no onLoseCell, calls
  *       reach each, the base knows the new address), a witness never seeing them leave
  *   bad_options_are_refused
- *       --cellSplitLoad, --cellMergeLoad (not below half the split load), --cellAutoMs out of
- *       range stop the manager at start with one line naming them */
+ *       --cellSplitLoad, --cellMergeLoad (not below half the split load), --cellAutoMs,
+ *       --cellMergeHoldMs, --cellSplitMinReals out of range stop the manager, --retireMs the
+ *       cellapp, at start with one line naming them */
 #include "harness.h"
 #include "rules_cluster.h"
 
@@ -466,26 +467,27 @@ START_TEST(a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour)
 }
 END_TEST
 
-/* The manager with one bad option: it exits non-zero with a line naming it. */
-static void refused(const char *opt, const char *name)
+/* A process with one bad option: it exits non-zero with a line naming it. */
+static void refused(const char *bin, const char *opt, const char *name)
 {
-    char bin[512], internal[64], log[600];
-    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
-    snprintf(log, sizeof log, "%s/bad.log", h_tmpdir());
-    char *argv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, (char *)opt, NULL};
+    char b[512], log[600];
+    snprintf(log, sizeof log, "%s/bad-%s.log", h_tmpdir(), bin);
+    char *argv[] = {(char *)h_bin(bin, b, sizeof b), (char *)opt, NULL};
     pid_t pid = h_spawn(argv, log);
     ck_assert_int_gt(pid, 0);
     int rc = h_wait_exit(pid, 20000);
-    ck_assert_msg(rc != 0, "%s: exit %d", opt, rc);
-    ck_assert_msg(h_file_contains(log, name), "%s: no '%s' in %s", opt, name, log);
+    ck_assert_msg(rc == 1, "%s %s: exit %d (log %s)", bin, opt, rc, log);
+    ck_assert_msg(h_file_contains(log, name), "%s %s: no '%s' in %s", bin, opt, name, log);
 }
 
 START_TEST(bad_options_are_refused)
 {
-    refused("--cellSplitLoad=0", "--cellSplitLoad");
-    refused("--cellMergeLoad=0.5", "--cellMergeLoad");
-    refused("--cellAutoMs=5", "--cellAutoMs");
-    refused("--cellMergeHoldMs=10", "--cellMergeHoldMs");
+    refused("manager", "--cellSplitLoad=0", "--cellSplitLoad");
+    refused("manager", "--cellMergeLoad=0.5", "--cellMergeLoad");
+    refused("manager", "--cellAutoMs=5", "--cellAutoMs");
+    refused("manager", "--cellMergeHoldMs=10", "--cellMergeHoldMs");
+    refused("manager", "--cellSplitMinReals=1", "--cellSplitMinReals");
+    refused("cellapp", "--retireMs=600001", "--retireMs");
 }
 END_TEST
 
