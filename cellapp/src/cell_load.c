@@ -3,7 +3,8 @@
  * smoothed (aoi_tick.c keeps it), plus the knob cells/tickLoadBoost (0 unless an operator or
  * a test sets it: a rehearsal of an overloaded cellapp), its reals, and for the 16 spaces
  * with the most reals here their count and median position, where the manager splits a
- * cell it decides to split. Watchers cells/tickLoad, cells/tickLoadBoost (settable),
+ * cell it decides to split; a retiring cellapp says so (the manager gives it no cell).
+ * Watchers cells/tickLoad, cells/tickLoadBoost (settable),
  * cells/loadReports, cells/loadReportFailures. */
 #include "cellapp.h"
 #include "common/log.h"
@@ -20,6 +21,7 @@ typedef struct cell_load {
     mc_engine *e;
     struct event *ev;
     double boost;
+    bool retiring;
     float *scratch; /* positions of one space's reals */
     size_t cap;
     uint64_t reports, failures;
@@ -94,6 +96,7 @@ static void report(cell_load *l)
     m.reals = reals > UINT32_MAX ? UINT32_MAX : (uint32_t)reals;
     m.n_spaces = nt;
     m.spaces = ptrs;
+    m.retiring = l->retiring;
     int rc = mc_server_send_manager(mc_engine_server(e), MC_CTL_CELL_LOAD, &m);
     if (rc != 0) {
         if (++l->failures <= 10 || l->failures % 1000 == 0)
@@ -127,6 +130,15 @@ static void get_tick_load(void *ctx, mc_watch_value *out)
 {
     cell_load *l = ctx;
     out->as.f = state(l->e)->aoi.tick_load;
+}
+
+void cell_load_retiring(mc_engine *e)
+{
+    cell_load *l = state(e)->load;
+    if (!l || l->retiring)
+        return;
+    l->retiring = true;
+    report(l);
 }
 
 int cell_load_init(mc_engine *e, char *err, size_t errlen)

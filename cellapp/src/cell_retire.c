@@ -51,19 +51,31 @@ static void finish(mc_engine *e)
     mc_entity_table_each(mc_engine_table(e), tell, e);
 }
 
+/* Hand over every split space with reals here whose cell is not handed yet (also one that
+ * gained reals while retiring, offloaded here before the neighbour heard): how many. */
+static size_t hand_over(mc_engine *e)
+{
+    cell_state *cs = state(e);
+    size_t handed = 0;
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        if (sp->handed || !sp->nreal || !sp->layout || sp->layout->own < 0 || sp->layout->n < 2)
+            continue;
+        cell_cells_notice(e, sp->id, true, false);
+        sp->handed = true;
+        handed++;
+    }
+    return handed;
+}
+
 void cell_retire_on_shutdown(mc_engine *e)
 {
     cell_state *cs = state(e);
     cell_retire *r = cs->retire;
     size_t handed = 0;
     if (r && r->retire_ms) {
-        for (size_t s = 0; s < cs->n; s++) {
-            const mc_space *sp = cs->spaces[s];
-            if (!sp->nreal || !sp->layout || sp->layout->own < 0 || sp->layout->n < 2)
-                continue;
-            cell_cells_notice(e, sp->id, true, false);
-            handed++;
-        }
+        cell_load_retiring(e); /* the manager gives it no cell from now on */
+        handed = hand_over(e);
     }
     if (!handed) {
         finish(e);
@@ -82,6 +94,7 @@ bool cell_retire_draining(mc_engine *e)
     cell_retire *r = state(e)->retire;
     if (!r || !r->retiring)
         return false;
+    r->handed += hand_over(e);
     size_t n = left(e);
     bool late = mc_clock_now_us() >= r->deadline;
     if (n && !late)

@@ -17,6 +17,7 @@ typedef struct mc_space {
     mc_entity **entities;
     size_t n, cap;
     size_t nreal;       /* of them, reals (the rest are ghosts: ghosts.c) */
+    bool handed;        /* its cell handed to the neighbours (a retiring cellapp) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
@@ -147,6 +148,8 @@ void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
  * the smoothed tick load plus the cells/tickLoadBoost knob, reals, the busiest spaces. */
 int cell_load_init(mc_engine *e, char *err, size_t errlen);
 void cell_load_free(mc_engine *e);
+/* The cellapp retires: a report saying so goes at once (and with every later one). */
+void cell_load_retiring(mc_engine *e);
 
 /* cell_retire.c: a retiring cellapp hands its cells of split spaces to their neighbours
  * and offloads its reals there before it deregisters (--retireMs bounds it). */

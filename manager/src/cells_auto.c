@@ -23,6 +23,7 @@ typedef struct {
     mc_time_us over_since; /* since when its load is at least the split load (0: it is not) */
     mc_time_us under_since; /* since when it is at most the merge load (0: it is not) */
     double load;
+    bool retiring;
     uint32_t reals;
     mc_cells_space_load spaces[MC_CELL_LOAD_SPACES_MAX];
     size_t nspaces;
@@ -151,7 +152,8 @@ static mc_reg_entry *target_for(mc_cells_auto *a, int32_t space, double below, m
     double best_load = 0;
     for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
         mc_reg_entry *e = mc_registry_at(m->registry, i);
-        if (!alive_cellapp(e) || mc_cells_served_by(cells, space, e->id, NULL))
+        if (!alive_cellapp(e) || mc_cells_served_by(cells, space, e->id, NULL) ||
+            mc_cells_auto_retiring(m, e->id))
             continue;
         double l = load_of(a, e->id, now, true);
         if (!(l < below))
@@ -175,7 +177,8 @@ static bool try_split(mc_cells_auto *a, mc_time_us now)
     report *busy = NULL;
     for (size_t i = 0; i < a->nreports; i++) {
         report *r = &a->reports[i];
-        if (!r->over_since || now - r->at > REPORT_FRESH_US || now - r->over_since < hold ||
+        if (!r->over_since || r->retiring || now - r->at > REPORT_FRESH_US ||
+            now - r->over_since < hold ||
             !alive_cellapp(mc_registry_find_id(m->registry, r->pid)))
             continue;
         if (!busy || r->load > busy->load)
@@ -319,6 +322,7 @@ bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *ou
     out->tick_load = l->tick_load;
     out->reals = l->reals;
     out->nspaces = l->n_spaces;
+    out->retiring = l->retiring;
     for (size_t i = 0; i < l->n_spaces; i++)
         out->spaces[i] = (mc_cells_space_load){l->spaces[i]->space_id, l->spaces[i]->reals,
                                                l->spaces[i]->x, l->spaces[i]->z};
@@ -362,6 +366,9 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
     r->at = now;
     r->load = l.tick_load;
     r->reals = l.reals;
+    if (l.retiring && !r->retiring)
+        MC_INFO("%s is retiring: it is given no cell from now on", e->name);
+    r->retiring = l.retiring;
     r->nspaces = l.nspaces;
     memcpy(r->spaces, l.spaces, l.nspaces * sizeof l.spaces[0]);
     if (r->load >= a->v[P_SPLIT_LOAD]) {
@@ -380,6 +387,12 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
         MC_DEBUG("%s reports its load: looking for a share to give it", e->name);
         look(a); /* a cellapp born into a live cluster takes a share at once */
     }
+}
+
+bool mc_cells_auto_retiring(mc_manager *m, uint32_t process_id)
+{
+    report *r = m->cells_auto ? find_report(m->cells_auto, process_id) : NULL;
+    return r && r->retiring;
 }
 
 void mc_cells_auto_process_gone(mc_manager *m, uint32_t process_id)

@@ -57,6 +57,7 @@ typedef struct {
     uint32_t reals;
     mc_cells_space_load spaces[MC_CELLS_LOAD_SPACES];
     size_t nspaces;
+    bool retiring; /* the cellapp is stopping: it takes no cell */
 } mc_cells_load;
 /* Pure (unit-tested): false with a one-line reason for a payload that does not parse, a
  * tick load not within 0..1000 (NaN included), more than 16 spaces, a space id <= 0 or a
@@ -73,6 +74,9 @@ void mc_cells_auto_free(struct mc_manager *m);
 /* CELL_LOAD from src. */
 void mc_cells_auto_on_load(struct mc_manager *m, const char *src, const uint8_t *data,
                            size_t len);
+/* The cellapp said it is retiring (a graceful stop under way): it is given no cell, by a
+ * split, an operator's default choice or a restore. */
+bool mc_cells_auto_retiring(struct mc_manager *m, uint32_t process_id);
 /* A cellapp died or stopped: its report goes. */
 void mc_cells_auto_process_gone(struct mc_manager *m, uint32_t process_id);
 

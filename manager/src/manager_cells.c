@@ -306,7 +306,8 @@ static mc_reg_entry *idlest_outsider(mc_manager *m, int32_t space)
     for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
         mc_reg_entry *e = mc_registry_at(m->registry, i);
         if (e->role != MC_ROLE_CELLAPP || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE ||
-            mc_cells_served_by(m->cells->cells, space, e->id, NULL))
+            mc_cells_served_by(m->cells->cells, space, e->id, NULL) ||
+            mc_cells_auto_retiring(m, e->id))
             continue;
         if (!best || e->load < best->load)
             best = e;
@@ -432,7 +433,7 @@ mc_reg_entry *mc_manager_cells_home(mc_manager *m, int32_t space, uint32_t held)
     for (size_t i = 0; i < n && i < MC_CELLS_PER_SPACE_MAX; i++) {
         mc_reg_entry *e = mc_registry_find_id(m->registry, rects[i].process_id);
         if (e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
-            (!best || e->load < best->load))
+            !mc_cells_auto_retiring(m, e->id) && (!best || e->load < best->load))
             best = e;
     }
     return best;

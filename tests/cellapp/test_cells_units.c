@@ -338,6 +338,7 @@ static bool parse_load(float tick, size_t n, int32_t first, float x, float z, mc
     Mc__Control__CellLoad m = MC__CONTROL__CELL_LOAD__INIT;
     m.tick_load = tick;
     m.reals = 99;
+    m.retiring = tick == 0.25f;
     m.n_spaces = n;
     m.spaces = ptrs;
     size_t len = 0;
@@ -356,6 +357,9 @@ START_TEST(a_load_report_is_taken_whole_or_refused)
     ck_assert(l.tick_load == 0.5 && l.reals == 99 && l.nspaces == 2);
     ck_assert(l.spaces[1].space == 6 && l.spaces[1].reals == 11 && l.spaces[1].x == -3.5f &&
               l.spaces[1].z == 4);
+    ck_assert(!l.retiring);
+    ck_assert(parse_load(0.25f, 1, 1, 0, 0, &l, why, sizeof why));
+    ck_assert(l.retiring);
     ck_assert(parse_load(0, 16, 1, 0, 0, &l, why, sizeof why));
     ck_assert(parse_load(1000, 0, 1, 0, 0, &l, why, sizeof why));
     /* refused */
