@@ -389,6 +389,11 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
     }
 }
 
+double mc_cells_auto_tick_load(mc_manager *m, uint32_t process_id)
+{
+    return m->cells_auto ? load_of(m->cells_auto, process_id, mc_clock_now_us(), false) : -1;
+}
+
 bool mc_cells_auto_retiring(mc_manager *m, uint32_t process_id)
 {
     report *r = m->cells_auto ? find_report(m->cells_auto, process_id) : NULL;

@@ -77,6 +77,8 @@ void mc_cells_auto_on_load(struct mc_manager *m, const char *src, const uint8_t 
 /* The cellapp said it is retiring (a graceful stop under way): it is given no cell, by a
  * split, an operator's default choice or a restore. */
 bool mc_cells_auto_retiring(struct mc_manager *m, uint32_t process_id);
+/* The tick load the cellapp reported lately (within 3 s), or -1 when none. */
+double mc_cells_auto_tick_load(struct mc_manager *m, uint32_t process_id);
 /* A cellapp died or stopped: its report goes. */
 void mc_cells_auto_process_gone(struct mc_manager *m, uint32_t process_id);
 

@@ -441,12 +441,16 @@ mc_reg_entry *mc_manager_cells_home(mc_manager *m, int32_t space, uint32_t held)
 
 mc_cells *mc_manager_cells_partition(mc_manager *m) { return m->cells ? m->cells->cells : NULL; }
 
-/* A live cellapp's load (0 for one that is not). */
+/* A live cellapp's load for the boundaries: the larger of its CPU load (heartbeats) and the
+ * tick load it reported lately (0 for one that is not live). */
 static double load_of(void *ctx, uint32_t pid)
 {
     mc_manager *m = ctx;
     mc_reg_entry *e = mc_registry_find_id(m->registry, pid);
-    return e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE ? e->load : 0.0;
+    if (!e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+        return 0.0;
+    double tick = mc_cells_auto_tick_load(m, pid);
+    return tick > e->load ? tick : e->load;
 }
 
 static void arm_balance(mc_manager_cells *mc)
