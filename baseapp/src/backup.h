@@ -8,7 +8,8 @@
  * one is told to drop it), within --backupBytesPerSec; a destroyed base's backup is dropped.
  *
  * Holding (backup_hold.c): BACKUP_BASE from a live baseapp is kept by entity id (at most
- * --backupHeldMaxBytes); BACKUP_DROP from its owner forgets it.
+ * --backupHeldMaxBytes, settable live as backups/heldMaxBytes); one not kept is answered with
+ * BACKUP_REFUSED and sent again; BACKUP_DROP from its owner forgets it.
  *
  * Restoring (backup_restore.c): when the manager declares a baseapp dead, the backups of its
  * bases this baseapp holds and that the ring of that death names it for are restored as live
@@ -21,7 +22,7 @@
 #define MC_BASEAPP_BACKUP_H
 
 #include "baseapp.h"
-#include "u64map.h"
+#include "common/map.h"
 
 #include <event2/event.h>
 
@@ -60,7 +61,8 @@ typedef struct {
 
 typedef struct {
     uint64_t sent, bytes_sent, drops_sent, unchanged, no_backup_app, encode_failed;
-    uint64_t received, refused, dropped, held_full;
+    uint64_t refusals; /* BACKUP_REFUSED received about our backups */
+    uint64_t received, refused, dropped, held_full, refusals_sent, not_live, live_here;
     uint64_t restored, lost_bases, not_ours, restore_failed;
     uint64_t calls_waited, calls_released, calls_expired, calls_refused;
     uint64_t takeovers, takeovers_failed;
@@ -73,13 +75,13 @@ typedef struct base_backup {
     size_t ndeaths;
     struct event *tick_ev;
     /* sending */
-    u64map sent;             /* entity id -> backup_sent */
+    mc_map sent;             /* entity id -> backup_sent */
     int32_t *sweep;          /* ids of this period's visit */
     size_t nsweep, sweep_pos;
     mc_time_us sweep_started, last_tick;
     double budget;           /* bytes that may go now */
     /* holding */
-    u64map held;             /* entity id -> backup_held */
+    mc_map held;             /* entity id -> backup_held */
     uint64_t nheld, held_bytes;
     /* calls waiting for a restore */
     struct backup_wait *wait_head, *wait_tail;
@@ -111,6 +113,8 @@ bool backup_hold_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 void backup_send_now(mc_engine *e, int32_t id);
 void backup_send_tick(base_backup *b, mc_time_us now);
 void backup_send_free(base_backup *b);
+/* BACKUP_REFUSED from the backup baseapp: the base is sent again at its next visit. */
+void backup_on_refused(base_backup *b, const mc_origin *o, mc_istream *is);
 
 /* backup_hold.c */
 typedef struct backup_held {

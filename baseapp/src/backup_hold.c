@@ -1,6 +1,7 @@
 /* Backups of other baseapps' bases held here, and calls waiting for their restore
  * (backup.h). A backup is taken only from a live baseapp (never from ourselves), whole and
- * well-formed, within --backupHeldMaxBytes; it is forgotten when its owner drops it, when it
+ * well-formed, within --backupHeldMaxBytes (a refused one is answered with BACKUP_REFUSED, so
+ * that its owner sends it again); it is forgotten when its owner drops it, when it
  * is restored, or when its owner shuts down gracefully. */
 #include "backup.h"
 #include "common/log.h"
@@ -13,7 +14,7 @@ static bool log_allowed(uint64_t n) { return n <= 10 || n % 1000 == 0; }
 
 void backup_forget(base_backup *b, backup_held *h)
 {
-    u64map_del(&b->held, (uint64_t)h->id);
+    mc_map_remove(&b->held, (uint64_t)h->id, 0);
     b->nheld--;
     b->held_bytes -= h->len;
     free(h);
@@ -33,11 +34,10 @@ int32_t *backup_held_ids(base_backup *b, const mc_address *owner, size_t *n)
     int32_t *ids = malloc(b->nheld * sizeof *ids);
     if (!ids)
         return NULL;
-    for (size_t i = 0; i < b->held.cap; i++) {
-        backup_held *h = b->held.keys[i] ? b->held.vals[i] : NULL;
-        if (h && mc_address_equal(&h->owner, owner))
+    size_t pos = 0;
+    for (backup_held *h; (h = mc_map_next(&b->held, &pos));)
+        if (mc_address_equal(&h->owner, owner))
             ids[(*n)++] = h->id;
-    }
     qsort(ids, *n, sizeof *ids, cmp_id);
     return ids;
 }
@@ -54,6 +54,17 @@ static void refuse(base_backup *b, const mc_origin *o, const char *fmt, const ch
     }
 }
 
+/* Tell the owner a backup was not kept, so that it sends it again when the reason may pass. */
+static void tell_refused(base_backup *b, const mc_origin *o, int32_t id, uint8_t reason)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_backup_refused_encode(&os, id, reason);
+    if (mc_engine_send(b->e, &o->addr, MC_MSG_BACKUP_REFUSED, os.data, os.size) == MC_CALL_OK)
+        b->st.refusals_sent++;
+    mc_ostream_free(&os);
+}
+
 void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
 {
     mc_engine *e = b->e;
@@ -61,8 +72,8 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
     const uint8_t *data = is->data + is->pos;
     mc_backup_head h;
     char why[160];
-    if (o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP)) {
-        refuse(b, o, "not from a live baseapp", NULL, 0);
+    if (o->local) {
+        refuse(b, o, "sent to ourselves", NULL, 0);
         return;
     }
     if (!mc_backup_decode(mc_engine_defs(e), is, &h, why, sizeof why)) {
@@ -70,11 +81,26 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
         return;
     }
     mc_backup_head_free(&h);
-    if (mc_engine_find(e, h.entity_id)) {
-        refuse(b, o, "that entity is live here", NULL, h.entity_id);
+    /* A baseapp we have not heard of yet (its birth, or our registration's reply, is still on
+     * its way) is refused for now and told so: it sends the backup again at its next visit. */
+    if (!mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP)) {
+        b->st.not_live++;
+        if (log_allowed(b->st.not_live)) {
+            char a[MC_ADDRESS_STRLEN];
+            MC_INFO("backup of %d from %s not kept: not a live baseapp here (yet)",
+                    (int)h.entity_id, mc_address_format(&o->addr, a, sizeof a));
+        }
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_NOT_LIVE);
         return;
     }
-    backup_held *old = u64map_get(&b->held, (uint64_t)h.entity_id);
+    if (mc_engine_find(e, h.entity_id)) {
+        b->st.live_here++;
+        if (log_allowed(b->st.live_here))
+            MC_WARNING("backup of %d not kept: that entity is live here", (int)h.entity_id);
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_LIVE_HERE);
+        return;
+    }
+    backup_held *old = mc_map_get(&b->held, (uint64_t)h.entity_id, 0);
     uint64_t after = b->held_bytes - (old ? old->len : 0) + len;
     if (after > b->held_max_bytes) {
         b->st.held_full++;
@@ -83,11 +109,13 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
                        "(--backupHeldMaxBytes %llu)",
                        (int)h.entity_id, (unsigned long long)b->held_bytes,
                        (unsigned long long)b->held_max_bytes);
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
         return;
     }
     backup_held *n = malloc(sizeof *n + len);
     if (!n) {
         b->st.held_full++;
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
         return;
     }
     n->id = h.entity_id;
@@ -98,9 +126,10 @@ void backup_on_backup(base_backup *b, const mc_origin *o, mc_istream *is)
     memcpy(n->data, data, len);
     if (old)
         backup_forget(b, old);
-    if (u64map_put(&b->held, (uint64_t)n->id, n) != 0) {
+    if (!mc_map_put(&b->held, (uint64_t)n->id, 0, n)) {
         free(n);
         b->st.held_full++;
+        tell_refused(b, o, h.entity_id, MC_BACKUP_REFUSED_FULL);
         return;
     }
     b->nheld++;
@@ -115,7 +144,7 @@ void backup_on_drop(base_backup *b, const mc_origin *o, mc_istream *is)
         refuse(b, o, "malformed BACKUP_DROP", NULL, 0);
         return;
     }
-    backup_held *h = u64map_get(&b->held, (uint64_t)id);
+    backup_held *h = mc_map_get(&b->held, (uint64_t)id, 0);
     if (!h || o->local || !mc_address_equal(&h->owner, &o->addr))
         return; /* not held, or not from its owner: nothing to do */
     backup_release_calls(b, id, false);
@@ -138,7 +167,7 @@ bool backup_hold_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                       const uint8_t *args, size_t len)
 {
     base_backup *b = backup_of(e);
-    if (!b || !u64map_get(&b->held, (uint64_t)h->entity_id))
+    if (!b || !mc_map_get(&b->held, (uint64_t)h->entity_id, 0))
         return false;
     if (b->nwaiting >= b->wait_max) {
         b->st.calls_refused++;
@@ -231,10 +260,10 @@ void backup_expire_calls(base_backup *b, mc_time_us now)
 
 void backup_hold_free(base_backup *b)
 {
-    for (size_t i = 0; i < b->held.cap; i++)
-        if (b->held.keys[i])
-            free(b->held.vals[i]);
-    u64map_free(&b->held);
+    size_t pos = 0;
+    for (void *h; (h = mc_map_next(&b->held, &pos));)
+        free(h);
+    mc_map_free(&b->held);
     b->nheld = b->held_bytes = 0;
     while (b->wait_head) {
         backup_wait *w = b->wait_head;

@@ -198,7 +198,7 @@ void backup_restore_from(base_backup *b, const mc_address *dead, const char *own
     const mc_backup_ring *ring = mc_server_backup_ring(mc_engine_server(e));
     size_t restored = 0, lost = 0, not_ours = 0;
     for (size_t i = 0; i < n; i++) {
-        backup_held *held = u64map_get(&b->held, (uint64_t)ids[i]);
+        backup_held *held = mc_map_get(&b->held, (uint64_t)ids[i], 0);
         if (!held)
             continue;
         mc_address home;
@@ -214,7 +214,7 @@ void backup_restore_from(base_backup *b, const mc_address *dead, const char *own
             continue;
         }
         /* taken out of the held map first: calls for it are no longer held from now on */
-        u64map_del(&b->held, (uint64_t)held->id);
+        mc_map_remove(&b->held, (uint64_t)held->id, 0);
         b->nheld--;
         b->held_bytes -= held->len;
         bool released_later = false;

@@ -137,7 +137,7 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
         b->st.no_backup_app++;
         return 0;
     }
-    backup_sent *s = u64map_get(&b->sent, (uint64_t)id);
+    backup_sent *s = mc_map_get(&b->sent, (uint64_t)id, 0);
     mc_ostream os;
     mc_ostream_init(&os);
     if (encode(b, ent, 0, true, now, &os) != MC_CALL_OK) {
@@ -152,11 +152,11 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
     }
     if (!s) {
         s = calloc(1, sizeof *s);
-        if (!s || u64map_put(&b->sent, (uint64_t)id, s) != 0) {
+        if (!s || !mc_map_put(&b->sent, (uint64_t)id, 0, s)) {
             free(s);
             return 0;
         }
-    } else if (!mc_address_equal(&s->to, &to)) {
+    } else if (s->to.port && !mc_address_equal(&s->to, &to)) {
         send_drop(b, id, &s->to); /* its backup moved */
     }
     mc_ostream_init(&os);
@@ -227,24 +227,50 @@ void backup_send_now(mc_engine *e, int32_t id)
     b->budget -= (double)visit(b, id, now); /* the sweep makes up for it */
 }
 
+void backup_on_refused(base_backup *b, const mc_origin *o, mc_istream *is)
+{
+    int32_t id;
+    uint8_t reason;
+    if (!mc_backup_refused_decode(is, &id, &reason)) {
+        b->st.refused++;
+        mc_engine_count_refused(b->e, MC_REFUSE_MALFORMED);
+        return;
+    }
+    backup_sent *s = mc_map_get(&b->sent, (uint64_t)id, 0);
+    if (!s || o->local || !mc_address_equal(&s->to, &o->addr))
+        return; /* not ours, or about a backup that went elsewhere since */
+    b->st.refusals++;
+    if (b->st.refusals <= 10 || b->st.refusals % 1000 == 0) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_INFO("the backup of %d was refused by %s (%s): sent again at its next visit",
+                (int)id, mc_address_format(&o->addr, a, sizeof a),
+                reason == MC_BACKUP_REFUSED_NOT_LIVE ? "it has not heard of us yet"
+                : reason == MC_BACKUP_REFUSED_FULL   ? "it holds all it may"
+                                                     : "the entity is live there");
+    }
+    /* Nothing is held there: no drop is owed, and the next visit sends it whole. */
+    memset(&s->to, 0, sizeof s->to);
+    s->hash = 0;
+}
+
 void backup_on_destroy(mc_engine *e, mc_entity *ent)
 {
     base_backup *b = backup_of(e);
-    backup_sent *s = b ? u64map_get(&b->sent, (uint64_t)ent->id) : NULL;
+    backup_sent *s = b ? mc_map_get(&b->sent, (uint64_t)ent->id, 0) : NULL;
     if (!s)
         return;
     if (s->to.port && !mc_engine_freeing(e))
         send_drop(b, ent->id, &s->to);
-    u64map_del(&b->sent, (uint64_t)ent->id);
+    mc_map_remove(&b->sent, (uint64_t)ent->id, 0);
     free(s);
 }
 
 void backup_send_free(base_backup *b)
 {
-    for (size_t i = 0; i < b->sent.cap; i++)
-        if (b->sent.keys[i])
-            free(b->sent.vals[i]);
-    u64map_free(&b->sent);
+    size_t pos = 0;
+    for (void *s; (s = mc_map_next(&b->sent, &pos));)
+        free(s);
+    mc_map_free(&b->sent);
     free(b->sweep);
     b->sweep = NULL;
     b->nsweep = b->sweep_pos = 0;

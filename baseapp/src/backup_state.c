@@ -50,6 +50,26 @@ static void get_pending(void *ctx, mc_watch_value *out)
     out->as.u = b->nsweep > b->sweep_pos ? b->nsweep - b->sweep_pos : 0;
 }
 
+#define HELD_MAX_LO 1024ULL
+#define HELD_MAX_HI 17179869184ULL
+
+static void get_held_max(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((base_backup *)ctx)->held_max_bytes;
+}
+
+/* Lowering it forgets nothing already held: only new backups are refused beyond it. */
+static bool set_held_max(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    if (v->as.u < HELD_MAX_LO || v->as.u > HELD_MAX_HI) {
+        snprintf(why, whylen, "%llu is not within %llu..%llu", (unsigned long long)v->as.u,
+                 HELD_MAX_LO, HELD_MAX_HI);
+        return false;
+    }
+    ((base_backup *)ctx)->held_max_bytes = v->as.u;
+    return true;
+}
+
 static int add_watchers(base_backup *b)
 {
     mc_watchers *w = mc_server_watchers(mc_engine_server(b->e));
@@ -67,6 +87,10 @@ static int add_watchers(base_backup *b)
         {"backups/refused", &b->st.refused},
         {"backups/dropped", &b->st.dropped},
         {"backups/heldFull", &b->st.held_full},
+        {"backups/refusalsSent", &b->st.refusals_sent},
+        {"backups/notFromLiveBaseapp", &b->st.not_live},
+        {"backups/liveHere", &b->st.live_here},
+        {"backups/refusals", &b->st.refusals},
         {"backups/held", &b->nheld},
         {"backups/heldBytes", &b->held_bytes},
         {"backups/restored", &b->st.restored},
@@ -85,6 +109,8 @@ static int add_watchers(base_backup *b)
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         bad |= mc_watch_add_uint(w, counters[i].path, counters[i].v, MC_WATCH_READ_ONLY) !=
                MC_WATCH_OK;
+    bad |= mc_watch_add(w, "backups/heldMaxBytes", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
+                        get_held_max, set_held_max, b) != MC_WATCH_OK;
     bad |= mc_watch_add(w, "backups/pending", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_pending,
                         NULL, b) != MC_WATCH_OK;
     return bad ? -1 : 0;
@@ -118,7 +144,7 @@ int backup_init(mc_engine *e, char *err, size_t errlen)
                                    errlen)) ||
         !in_range(cfg, "backupBytesPerSec", 1000, 1000000000, &b->bytes_per_sec, err,
                   errlen) ||
-        !in_range(cfg, "backupHeldMaxBytes", 1024, 17179869184ULL, &b->held_max_bytes, err,
+        !in_range(cfg, "backupHeldMaxBytes", HELD_MAX_LO, HELD_MAX_HI, &b->held_max_bytes, err,
                   errlen) ||
         !in_range(cfg, "restoreWaitMax", 1, 1000000, &b->wait_max, err, errlen) ||
         !in_range(cfg, "restoreWaitMs", 100, 600000, &b->wait_ms, err, errlen) ||
@@ -159,6 +185,8 @@ void backup_on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     }
     if (id == MC_MSG_BACKUP_BASE)
         backup_on_backup(b, o, data);
+    else if (id == MC_MSG_BACKUP_REFUSED)
+        backup_on_refused(b, o, data);
     else
         backup_on_drop(b, o, data);
 }
@@ -175,7 +203,7 @@ void backup_on_process_death(mc_engine *e, const char *addr, uint64_t incarnatio
         size_t n = 0;
         int32_t *ids = backup_held_ids(b, &dead, &n);
         for (size_t i = 0; i < n; i++) {
-            backup_held *h = u64map_get(&b->held, (uint64_t)ids[i]);
+            backup_held *h = mc_map_get(&b->held, (uint64_t)ids[i], 0);
             if (h) {
                 backup_release_calls(b, h->id, false);
                 backup_forget(b, h);

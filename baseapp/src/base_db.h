@@ -24,7 +24,7 @@
 #include "client_sessions.h"
 #include "entity/persist_wire.h"
 #include "persist/store.h"
-#include "u64map.h"
+#include "common/map.h"
 
 #include <event2/event.h>
 
@@ -73,8 +73,8 @@ typedef struct base_db {
     char owner[64];
     bool owner_set;
     uint64_t incarnation;
-    u64map by_id;               /* entity id -> db_rec */
-    u64map by_dbid;             /* db_key(type, dbid) -> db_rec */
+    mc_map by_id;               /* entity id -> db_rec */
+    mc_map by_dbid;             /* db_key(type, dbid) -> db_rec */
     int32_t *archive;           /* ids of entities with a database id */
     size_t narchive, archive_cap, archive_cursor;
     double archive_carry;
@@ -98,7 +98,7 @@ typedef struct base_db {
     bool restore_cells;            /* --restoreCells (db_cells.c) */
     struct base_restore *lost_cells; /* cells restored after their cellapp died (base_restore.c) */
     struct db_restore *restores;   /* loaded bases whose cells are being restored */
-    u64map space_anchor;           /* space id -> a base here standing for that space */
+    mc_map space_anchor;           /* space id -> a base here standing for that space */
     mc_time_us live_log_at;        /* mark_live failure logs: at most one a second */
     uint64_t live_log_quiet;       /* failures not logged since */
     mc_time_us release_log_at;     /* loads releasing a gone owner's check-out: at most */

@@ -94,6 +94,7 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
         return;
     case MC_MSG_BACKUP_BASE:
     case MC_MSG_BACKUP_DROP:
+    case MC_MSG_BACKUP_REFUSED:
         backup_on_message(e, id, o, data);
         return;
     default:

@@ -3,7 +3,7 @@
 #include "client_sessions.h"
 
 #include "common/clock.h"
-#include "u64map.h"
+#include "common/map.h"
 
 #include <sodium.h>
 #include <stdio.h>
@@ -30,7 +30,7 @@ typedef struct {
 } retired;
 
 struct base_sessions {
-    u64map by_id;
+    mc_map by_id;
     size_t max;
     mc_time_us expiry_us;
     base_sessions_stats st;
@@ -56,55 +56,58 @@ static void drop(base_sessions *s, uint64_t id, session *x)
     s->gone_next = (s->gone_next + 1) % RETIRED_MAX;
     sodium_memzero(x, sizeof *x);
     free(x);
-    u64map_del(&s->by_id, id);
+    mc_map_remove(&s->by_id, id, 0);
 }
 
 void base_sessions_free(base_sessions *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->by_id.cap; i++) {
-        if (s->by_id.keys[i]) {
-            sodium_memzero(s->by_id.vals[i], sizeof(session));
-            free(s->by_id.vals[i]);
-        }
+    size_t pos = 0;
+    for (session *x; (x = mc_map_next(&s->by_id, &pos));) {
+        sodium_memzero(x, sizeof *x);
+        free(x);
     }
-    u64map_free(&s->by_id);
+    mc_map_free(&s->by_id);
     free(s);
 }
+
+#define SWEEP_BATCH 64
 
 void base_sessions_expire(base_sessions *s, base_session_expired_fn fn, void *ctx)
 {
     mc_time_us now = mc_clock_now_us();
-    /* backward-shift deletion moves entries into earlier slots: restart the slot on a drop;
-     * the callbacks come after the sweep (they may issue or forget sessions) */
-    int32_t gone[64];
-    size_t ngone = 0;
-    for (size_t i = 0; i < s->by_id.cap;) {
-        session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
-        if (x && x->expires_at <= now) {
-            if (fn && ngone < sizeof gone / sizeof gone[0])
-                gone[ngone++] = x->entity_id;
-            else if (fn)
-                break; /* the rest at the next sweep, so that none goes unreported */
-            drop(s, s->by_id.keys[i], x);
+    /* Keys first, drops after (a removal moves entries); the callbacks come after the drops
+     * (they may issue or forget sessions). With a callback, one batch a sweep (the rest at the
+     * next, so that none goes unreported). */
+    uint64_t keys[SWEEP_BATCH];
+    int32_t gone[SWEEP_BATCH];
+    size_t n;
+    do {
+        n = 0;
+        size_t pos = 0;
+        uint64_t k;
+        for (session *x; n < SWEEP_BATCH && (x = mc_map_next_key(&s->by_id, &pos, &k, NULL));)
+            if (x->expires_at <= now) {
+                keys[n] = k;
+                gone[n++] = x->entity_id;
+            }
+        for (size_t i = 0; i < n; i++) {
+            drop(s, keys[i], mc_map_get(&s->by_id, keys[i], 0));
             s->st.expired++;
-            continue;
         }
-        i++;
-    }
-    for (size_t i = 0; i < ngone; i++)
-        fn(ctx, gone[i]);
+        for (size_t i = 0; fn && i < n; i++)
+            fn(ctx, gone[i]);
+    } while (n == SWEEP_BATCH && !fn);
 }
 
 bool base_sessions_has_entity(const base_sessions *s, int32_t entity_id)
 {
     mc_time_us now = mc_clock_now_us();
-    for (size_t i = 0; i < s->by_id.cap; i++) {
-        const session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
-        if (x && x->entity_id == entity_id && x->expires_at > now)
+    size_t pos = 0;
+    for (const session *x; (x = mc_map_next(&s->by_id, &pos));)
+        if (x->entity_id == entity_id && x->expires_at > now)
             return true;
-    }
     return false;
 }
 
@@ -121,13 +124,13 @@ int base_sessions_issue(base_sessions *s, int32_t entity_id, const char *name, b
     uint64_t id;
     do
         randombytes_buf(&id, sizeof id);
-    while (id == 0 || u64map_get(&s->by_id, id));
+    while (id == 0 || mc_map_get(&s->by_id, id, 0));
     x->entity_id = entity_id;
     snprintf(x->name, sizeof x->name, "%s", name ? name : "");
     x->resume = resume;
     x->expires_at = mc_clock_now_us() + s->expiry_us;
     randombytes_buf(x->key, sizeof x->key);
-    if (u64map_put(&s->by_id, id, x) != 0) {
+    if (!mc_map_put(&s->by_id, id, 0, x)) {
         free(x);
         return -1;
     }
@@ -140,7 +143,7 @@ int base_sessions_issue(base_sessions *s, int32_t entity_id, const char *name, b
 /* The live session with this id (an expired one waits for the sweep, which reports it). */
 static session *live(base_sessions *s, uint64_t id)
 {
-    session *x = id ? u64map_get(&s->by_id, id) : NULL;
+    session *x = id ? mc_map_get(&s->by_id, id, 0) : NULL;
     return x && x->expires_at > mc_clock_now_us() ? x : NULL;
 }
 
@@ -174,17 +177,20 @@ int base_sessions_take(base_sessions *s, uint64_t session_id, int32_t *entity_id
 
 size_t base_sessions_forget_entity(base_sessions *s, int32_t entity_id)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < s->by_id.cap;) {
-        session *x = s->by_id.keys[i] ? s->by_id.vals[i] : NULL;
-        if (x && x->entity_id == entity_id) {
-            drop(s, s->by_id.keys[i], x);
-            n++;
-            continue;
-        }
-        i++;
-    }
-    return n;
+    size_t total = 0, n;
+    uint64_t keys[SWEEP_BATCH];
+    do { /* keys first, drops after: a removal moves entries */
+        n = 0;
+        size_t pos = 0;
+        uint64_t k;
+        for (session *x; n < SWEEP_BATCH && (x = mc_map_next_key(&s->by_id, &pos, &k, NULL));)
+            if (x->entity_id == entity_id)
+                keys[n++] = k;
+        for (size_t i = 0; i < n; i++)
+            drop(s, keys[i], mc_map_get(&s->by_id, keys[i], 0));
+        total += n;
+    } while (n == SWEEP_BATCH);
+    return total;
 }
 
 size_t base_sessions_count(const base_sessions *s) { return s->by_id.count; }
@@ -196,7 +202,7 @@ bool base_sessions_known(void *ctx, uint64_t session_id)
     base_sessions *s = ctx;
     if (session_id == 0)
         return false;
-    if (u64map_get(&s->by_id, session_id))
+    if (mc_map_get(&s->by_id, session_id, 0))
         return true;
     mc_time_us now = mc_clock_now_us();
     for (size_t i = 0; i < RETIRED_MAX; i++)

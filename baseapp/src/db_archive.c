@@ -69,10 +69,8 @@ void db_on_shutdown(mc_engine *e)
      * write waits for the create (db_write queues it) and then releases; counted alike, so
      * the process does not exit before they are answered. (Writing changes neither map.) */
     size_t creating = 0;
-    for (size_t i = 0; i < db->by_id.cap; i++) {
-        if (!db->by_id.keys[i])
-            continue;
-        db_rec *rec = db->by_id.vals[i];
+    size_t pos = 0;
+    for (db_rec *rec; (rec = mc_map_next(&db->by_id, &pos));) {
         if (!rec->creating || rec->gone || rec->fenced || rec->dbid)
             continue;
         mc_entity *ent = mc_engine_find(e, rec->id);

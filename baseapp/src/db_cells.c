@@ -46,7 +46,7 @@ void db_restores_free(base_db *db)
 {
     while (db->restores)
         restore_drop(db->restores);
-    u64map_free(&db->space_anchor);
+    mc_map_free(&db->space_anchor);
 }
 
 /* The base standing for a space here: alive, with its cell live or being created. */
@@ -54,12 +54,12 @@ static mc_entity *anchor_of(base_db *db, int64_t space)
 {
     if (space <= 0)
         return NULL;
-    int32_t id = (int32_t)(intptr_t)u64map_get(&db->space_anchor, (uint64_t)space);
+    int32_t id = (int32_t)(intptr_t)mc_map_get(&db->space_anchor, (uint64_t)space, 0);
     mc_entity *a = id ? mc_engine_find(db->e, id) : NULL;
     if (!a || a->in_reap || a->part != MC_PART_BASE ||
         (a->cell_state != MC_CELL_LIVE && a->cell_state != MC_CELL_CREATING)) {
         if (id)
-            u64map_del(&db->space_anchor, (uint64_t)space);
+            mc_map_remove(&db->space_anchor, (uint64_t)space, 0);
         return NULL;
     }
     return a;
@@ -68,7 +68,7 @@ static mc_entity *anchor_of(base_db *db, int64_t space)
 static void set_anchor(base_db *db, int64_t space, int32_t id)
 {
     if (space > 0 && id > 0 &&
-        u64map_put(&db->space_anchor, (uint64_t)space, (void *)(intptr_t)id) != 0)
+        !mc_map_put(&db->space_anchor, (uint64_t)space, 0, (void *)(intptr_t)id))
         MC_WARNING("persistence: out of memory noting space %lld", (long long)space);
 }
 

@@ -370,11 +370,11 @@ void base_db_free(mc_engine *e)
     db_lives_free(db);
     db_givebacks_free(db);
     db_restores_free(db);
-    for (size_t i = 0; i < db->by_id.cap; i++)
-        if (db->by_id.keys[i])
-            free_rec(db->by_id.vals[i]);
-    u64map_free(&db->by_id);
-    u64map_free(&db->by_dbid);
+    size_t pos = 0;
+    for (db_rec *rec; (rec = mc_map_next(&db->by_id, &pos));)
+        free_rec(rec);
+    mc_map_free(&db->by_id);
+    mc_map_free(&db->by_dbid);
     free(db->archive);
     base_sessions_free(db->sessions);
     mc_engine_set_role_state(e, NULL);
@@ -420,7 +420,7 @@ int db_call_status(mc_persist_status st)
     }
 }
 
-db_rec *db_rec_of(base_db *db, int32_t id) { return db ? u64map_get(&db->by_id, (uint32_t)id) : NULL; }
+db_rec *db_rec_of(base_db *db, int32_t id) { return db ? mc_map_get(&db->by_id, (uint32_t)id, 0) : NULL; }
 
 db_rec *db_rec_get(base_db *db, const mc_entity *ent)
 {
@@ -433,7 +433,7 @@ db_rec *db_rec_get(base_db *db, const mc_entity *ent)
     r->id = ent->id;
     r->type = ent->type;
     r->archive_slot = SIZE_MAX;
-    if (u64map_put(&db->by_id, (uint32_t)ent->id, r) != 0) {
+    if (!mc_map_put(&db->by_id, (uint32_t)ent->id, 0, r)) {
         free(r);
         return NULL;
     }
@@ -445,7 +445,7 @@ void db_rec_set_dbid(base_db *db, db_rec *r, uint64_t dbid, const char *token)
     r->dbid = dbid;
     snprintf(r->token, sizeof r->token, "%s", token ? token : "");
     backup_send_now(db->e, r->id); /* its backup holds its check-out from now on */
-    if (u64map_put(&db->by_dbid, db_key(r->type, dbid), r) != 0)
+    if (!mc_map_put(&db->by_dbid, db_key(r->type, dbid), 0, r))
         MC_ERROR("out of memory indexing database id %llu", (unsigned long long)dbid);
     if (r->archive_slot != SIZE_MAX)
         return;
@@ -486,15 +486,15 @@ void db_rec_drop(base_db *db, db_rec *r)
                 moved->archive_slot = r->archive_slot;
         }
     }
-    if (r->dbid && u64map_get(&db->by_dbid, db_key(r->type, r->dbid)) == r)
-        u64map_del(&db->by_dbid, db_key(r->type, r->dbid));
-    u64map_del(&db->by_id, (uint32_t)r->id);
+    if (r->dbid && mc_map_get(&db->by_dbid, db_key(r->type, r->dbid), 0) == r)
+        mc_map_remove(&db->by_dbid, db_key(r->type, r->dbid), 0);
+    mc_map_remove(&db->by_id, (uint32_t)r->id, 0);
     free_rec(r);
 }
 
 mc_entity *db_find_live(base_db *db, uint16_t type, uint64_t dbid)
 {
-    db_rec *r = u64map_get(&db->by_dbid, db_key(type, dbid));
+    db_rec *r = mc_map_get(&db->by_dbid, db_key(type, dbid), 0);
     if (!r || r->gone || r->fenced)
         return NULL;
     mc_entity *ent = mc_engine_find(db->e, r->id);

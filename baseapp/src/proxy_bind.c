@@ -13,7 +13,7 @@
 
 proxy_client *proxy_of_entity(base_clients *bc, int32_t id)
 {
-    return bc && id > 0 ? u64map_get(&bc->by_entity, (uint64_t)id) : NULL;
+    return bc && id > 0 ? mc_map_get(&bc->by_entity, (uint64_t)id, 0) : NULL;
 }
 
 void proxy_refuse(base_clients *bc, const mc_address *peer, client_refuse r, const char *why)
@@ -71,8 +71,8 @@ static int snap_init(base_clients *bc, proxy_client *pc)
 
 static void unbind(base_clients *bc, proxy_client *pc)
 {
-    if (pc->entity_id > 0 && u64map_get(&bc->by_entity, (uint64_t)pc->entity_id) == pc)
-        u64map_del(&bc->by_entity, (uint64_t)pc->entity_id);
+    if (pc->entity_id > 0 && mc_map_get(&bc->by_entity, (uint64_t)pc->entity_id, 0) == pc)
+        mc_map_remove(&bc->by_entity, (uint64_t)pc->entity_id, 0);
     pc->entity_id = 0;
 }
 
@@ -129,8 +129,8 @@ static void gone(base_clients *bc, proxy_client *pc, bool drop_endpoint, bool lo
 {
     int32_t id = pc->entity_id;
     unbind(bc, pc);
-    if (u64map_get(&bc->by_peer, proxy_peer_key(&pc->peer)) == pc)
-        u64map_del(&bc->by_peer, proxy_peer_key(&pc->peer));
+    if (mc_map_get(&bc->by_peer, proxy_peer_key(&pc->peer), 0) == pc)
+        mc_map_remove(&bc->by_peer, proxy_peer_key(&pc->peer), 0);
     if (pc->ch) {
         mc_channel_set_user_data(pc->ch, NULL);
         if (!bc->freeing)
@@ -163,7 +163,7 @@ int proxy_bind_new(base_clients *bc, const mc_address *peer, int32_t id, proxy_c
     mc_entity *ent = live_base(bc, id);
     if (!ent)
         return -1;
-    proxy_client *old_peer = u64map_get(&bc->by_peer, proxy_peer_key(peer));
+    proxy_client *old_peer = mc_map_get(&bc->by_peer, proxy_peer_key(peer), 0);
     if (old_peer) /* a record left at this address (closing): it goes now */
         proxy_gone(bc, old_peer, false);
     proxy_client *pc = calloc(1, sizeof *pc);
@@ -174,7 +174,7 @@ int proxy_bind_new(base_clients *bc, const mc_address *peer, int32_t id, proxy_c
     pc->type = ent->type;
     pc->ch = mc_nub_channel(bc->nub, peer, MC_CHANNEL_EXTERNAL);
     if (!pc->ch || snap_init(bc, pc) != 0 ||
-        u64map_put(&bc->by_peer, proxy_peer_key(peer), pc) != 0) {
+        !mc_map_put(&bc->by_peer, proxy_peer_key(peer), 0, pc)) {
         if (pc->ch)
             mc_channel_condemn(pc->ch);
         proxy_free_record(pc);
@@ -186,7 +186,7 @@ int proxy_bind_new(base_clients *bc, const mc_address *peer, int32_t id, proxy_c
         bc->st.taken_over++;
         proxy_close(bc, old, MC_CW_BYE_TAKEN_OVER, "another client logged in to this entity");
     }
-    if (u64map_put(&bc->by_entity, (uint64_t)id, pc) != 0) {
+    if (!mc_map_put(&bc->by_entity, (uint64_t)id, 0, pc)) {
         proxy_gone(bc, pc, false);
         return -1;
     }
@@ -247,11 +247,10 @@ void proxy_send_ready(base_clients *bc)
     int32_t *ids = malloc((bc->by_entity.count ? bc->by_entity.count : 1) * sizeof *ids);
     if (!ids)
         return;
-    for (size_t i = 0; i < bc->by_entity.cap; i++) {
-        proxy_client *pc = bc->by_entity.keys[i] ? bc->by_entity.vals[i] : NULL;
-        if (pc && pc->need_player)
+    size_t pos = 0;
+    for (proxy_client *pc; (pc = mc_map_next(&bc->by_entity, &pos));)
+        if (pc->need_player)
             ids[n++] = pc->entity_id;
-    }
     /* hooks may bind, close or give clients away: look each one up again */
     for (size_t i = 0; i < n; i++) {
         proxy_client *pc = proxy_of_entity(bc, ids[i]);
@@ -313,9 +312,9 @@ void proxy_tick(base_clients *bc)
     proxy_client **all = malloc((cap ? cap : 1) * sizeof *all);
     if (!all)
         return;
-    for (size_t i = 0; i < bc->by_peer.cap && n < cap; i++)
-        if (bc->by_peer.keys[i])
-            all[n++] = bc->by_peer.vals[i];
+    size_t pos = 0;
+    for (proxy_client *pc; n < cap && (pc = mc_map_next(&bc->by_peer, &pos));)
+        all[n++] = pc;
     for (size_t i = 0; i < n; i++) {
         proxy_client *pc = all[i];
         if (pc->closing) {
@@ -387,7 +386,7 @@ int proxy_op_give_client_to(const mc_call_ctx *call, const mc_mailbox_ref *to)
     unbind(bc, pc);
     proxy_resume_forget(bc, ent->id); /* its ticket goes: the next is the other base's */
     pc->type = other->type;
-    if (snap_init(bc, pc) != 0 || u64map_put(&bc->by_entity, (uint64_t)other->id, pc) != 0) {
+    if (snap_init(bc, pc) != 0 || !mc_map_put(&bc->by_entity, (uint64_t)other->id, 0, pc)) {
         proxy_close(bc, pc, MC_CW_BYE_KICKED, "out of memory giving the client away");
         return MC_CALL_ERR_BUSY;
     }

@@ -13,7 +13,7 @@
 /* The client whose message this is, with a player (else refused). */
 static proxy_client *sender(base_clients *bc, const mc_message_info *info)
 {
-    proxy_client *pc = u64map_get(&bc->by_peer, proxy_peer_key(info->source));
+    proxy_client *pc = mc_map_get(&bc->by_peer, proxy_peer_key(info->source), 0);
     if (!pc || pc->closing || pc->entity_id <= 0) {
         if (!pc || !pc->closing) /* a closing client's last words are ignored, not counted */
             proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_PLAYER, "no player (yet)");

@@ -408,13 +408,12 @@ void proxy_on_shutdown(mc_engine *e)
 static void free_records(base_clients *bc)
 {
     /* every record is in by_peer */
-    for (size_t i = 0; i < bc->by_peer.cap; i++)
-        if (bc->by_peer.keys[i]) {
-            proxy_client *pc = bc->by_peer.vals[i];
-            if (pc->ch)
-                mc_channel_set_user_data(pc->ch, NULL);
-            proxy_free_record(pc);
-        }
+    size_t pos = 0;
+    for (proxy_client *pc; (pc = mc_map_next(&bc->by_peer, &pos));) {
+        if (pc->ch)
+            mc_channel_set_user_data(pc->ch, NULL);
+        proxy_free_record(pc);
+    }
 }
 
 void proxy_free(mc_engine *e)
@@ -434,8 +433,8 @@ void proxy_free(mc_engine *e)
     if (bc->nub)
         mc_nub_free(bc->nub);
     proxy_resume_free(bc);
-    u64map_free(&bc->by_entity);
-    u64map_free(&bc->by_peer);
+    mc_map_free(&bc->by_entity);
+    mc_map_free(&bc->by_peer);
     base_db_of(e)->clients = NULL;
     free(bc);
 }

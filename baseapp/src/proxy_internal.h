@@ -9,7 +9,7 @@
 #include "mercury/mercury.h"
 #include "proxy.h"
 #include "secure/transport.h"
-#include "u64map.h"
+#include "common/map.h"
 
 #include <event2/event.h>
 
@@ -64,13 +64,13 @@ typedef struct base_clients {
     mc_engine *e;
     mc_nub *nub;               /* client channels (datagrams through t) */
     mc_secure_transport *t;
-    u64map by_entity;          /* entity id -> proxy_client (bound, not closing) */
-    u64map by_peer;            /* peer key -> proxy_client (every one) */
+    mc_map by_entity;          /* entity id -> proxy_client (bound, not closing) */
+    mc_map by_peer;            /* peer key -> proxy_client (every one) */
     struct event *tick_ev;     /* property sweep, closing clients */
     struct event *ready_ev;    /* deferred BASE_PLAYER after the ACCEPT went out */
     bool freeing;
     /* resumption (proxy_resume.c) */
-    u64map resume;             /* entity id -> proxy_resume_state */
+    mc_map resume;             /* entity id -> proxy_resume_state */
     uint8_t ticket_key[32];    /* derived from the cluster secret ("mc-resume-ticket") */
     uint64_t grace_ms, ticket_ms;
     client_limits limits;

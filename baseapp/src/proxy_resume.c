@@ -43,7 +43,7 @@ const mc_option proxy_resume_options[PROXY_RESUME_OPTION_COUNT] = {
 
 static proxy_resume_state *state_of(base_clients *bc, int32_t id)
 {
-    return id > 0 ? u64map_get(&bc->resume, (uint64_t)id) : NULL;
+    return id > 0 ? mc_map_get(&bc->resume, (uint64_t)id, 0) : NULL;
 }
 
 static void drop_state(base_clients *bc, int32_t id)
@@ -51,7 +51,7 @@ static void drop_state(base_clients *bc, int32_t id)
     proxy_resume_state *rs = state_of(bc, id);
     if (!rs)
         return;
-    u64map_del(&bc->resume, (uint64_t)id);
+    mc_map_remove(&bc->resume, (uint64_t)id, 0);
     sodium_memzero(rs, sizeof *rs);
     free(rs);
 }
@@ -72,7 +72,7 @@ static void issue(base_clients *bc, proxy_client *pc, mc_entity *ent)
     proxy_resume_state *rs = state_of(bc, ent->id);
     if (!rs) {
         rs = calloc(1, sizeof *rs);
-        if (!rs || u64map_put(&bc->resume, (uint64_t)ent->id, rs) != 0) {
+        if (!rs || !mc_map_put(&bc->resume, (uint64_t)ent->id, 0, rs)) {
             free(rs);
             return;
         }
@@ -151,11 +151,12 @@ void proxy_resume_tick(base_clients *bc)
     mc_time_us now = mc_clock_now_us();
     int32_t due[64];
     size_t n = 0;
-    for (size_t i = 0; i < bc->resume.cap && n < sizeof due / sizeof due[0]; i++) {
-        proxy_resume_state *rs = bc->resume.keys[i] ? bc->resume.vals[i] : NULL;
-        if (rs && rs->grace_until && now >= rs->grace_until)
-            due[n++] = (int32_t)bc->resume.keys[i];
-    }
+    size_t pos = 0;
+    uint64_t key;
+    for (proxy_resume_state *rs;
+         n < sizeof due / sizeof due[0] && (rs = mc_map_next_key(&bc->resume, &pos, &key, NULL));)
+        if (rs->grace_until && now >= rs->grace_until)
+            due[n++] = (int32_t)key;
     /* the hooks may destroy entities and forget states: by id, after the sweep */
     for (size_t i = 0; i < n; i++) {
         drop_state(bc, due[i]);
@@ -171,9 +172,9 @@ void proxy_resume_tick(base_clients *bc)
         mc_engine_run_hook(bc->e, ent, MC_HOOK_CLIENT_DEATH, NULL);
     }
     /* renewals */
-    for (size_t i = 0; i < bc->by_entity.cap; i++) {
-        proxy_client *pc = bc->by_entity.keys[i] ? bc->by_entity.vals[i] : NULL;
-        if (!pc || pc->need_player || pc->closing || !pc->ticket_renew_at ||
+    pos = 0;
+    for (proxy_client *pc; (pc = mc_map_next(&bc->by_entity, &pos));) {
+        if (pc->need_player || pc->closing || !pc->ticket_renew_at ||
             now < pc->ticket_renew_at)
             continue;
         mc_entity *ent = mc_engine_find(bc->e, pc->entity_id);
@@ -215,7 +216,7 @@ bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t 
     proxy_resume_state *rs = state_of(bc, id);
     if (!rs) {
         rs = calloc(1, sizeof *rs);
-        if (!rs || u64map_put(&bc->resume, (uint64_t)id, rs) != 0) {
+        if (!rs || !mc_map_put(&bc->resume, (uint64_t)id, 0, rs)) {
             free(rs);
             return false;
         }
@@ -360,9 +361,10 @@ static bool set_drop_all(void *ctx, const mc_watch_value *v, char *why, size_t w
     base_clients *bc = ctx;
     int32_t ids[256];
     size_t n = 0;
-    for (size_t i = 0; i < bc->by_entity.cap && n < v->as.u && n < 256; i++)
-        if (bc->by_entity.keys[i])
-            ids[n++] = (int32_t)bc->by_entity.keys[i];
+    size_t pos = 0;
+    uint64_t key;
+    while (n < v->as.u && n < 256 && mc_map_next_key(&bc->by_entity, &pos, &key, NULL))
+        ids[n++] = (int32_t)key;
     for (size_t i = 0; i < n; i++) {
         proxy_client *pc = proxy_of_entity(bc, ids[i]);
         if (!pc)
@@ -435,11 +437,11 @@ int proxy_resume_init(base_clients *bc, char *err, size_t errlen)
 
 void proxy_resume_free(base_clients *bc)
 {
-    for (size_t i = 0; i < bc->resume.cap; i++)
-        if (bc->resume.keys[i]) {
-            sodium_memzero(bc->resume.vals[i], sizeof(proxy_resume_state));
-            free(bc->resume.vals[i]);
-        }
-    u64map_free(&bc->resume);
+    size_t pos = 0;
+    for (proxy_resume_state *rs; (rs = mc_map_next(&bc->resume, &pos));) {
+        sodium_memzero(rs, sizeof *rs);
+        free(rs);
+    }
+    mc_map_free(&bc->resume);
     sodium_memzero(bc->ticket_key, sizeof bc->ticket_key);
 }

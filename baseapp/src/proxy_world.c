@@ -73,7 +73,7 @@ void proxy_world_attached(mc_engine *e, mc_entity *ent)
 void mc_cw_on_move(void *ctx, const mc_message_info *info, mc_istream *data)
 {
     base_clients *bc = ctx;
-    proxy_client *pc = u64map_get(&bc->by_peer, proxy_peer_key(info->source));
+    proxy_client *pc = mc_map_get(&bc->by_peer, proxy_peer_key(info->source), 0);
     if (!pc || pc->closing || pc->entity_id <= 0) {
         if (!pc || !pc->closing)
             proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_PLAYER, "a move without a player");

@@ -623,6 +623,9 @@ int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                        "bytes of calls wait already",
                        ent->td->name, (int)ent->id, (int)w->id, WITNESS_CALLS_MAX);
     }
+    /* the witnesses on other cellapps that see its ghosts */
+    if (!ent->is_ghost)
+        cell_ghosts_client_call(e, ent, method, args, len);
     if (!all || !ent->base.id)
         return MC_CALL_OK;
     /* its own client, through its base */

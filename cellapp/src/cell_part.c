@@ -183,6 +183,9 @@ static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream 
     case MC_MSG_GHOST_DELETE:
         cell_on_ghost_delete(e, o, data);
         return;
+    case MC_MSG_GHOST_CLIENT_CALL:
+        cell_on_ghost_client_call(e, o, data);
+        return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
                          "a cellapp does not take message %u", (unsigned)id);

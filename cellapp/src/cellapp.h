@@ -123,6 +123,12 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen);
 void cell_ghosts_free(mc_engine *e);
 void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* A client method call on the real ent's allClients / otherClients (already queued for the
+ * witnesses here): sent to every cellapp holding its ghost (GHOST_CLIENT_CALL), whose
+ * witnesses that see the ghost queue it for their clients. */
+void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
+                             const uint8_t *args, size_t len);
+void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* ent leaves its space (destroyed, moved away, discarded): a real's ghosts are deleted, a
  * ghost's state freed. */
 void cell_ghosts_forget(mc_engine *e, mc_entity *ent);

@@ -40,6 +40,7 @@ typedef struct cell_ghosts {
     mc_ostream scratch;
     uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
     uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
+    uint64_t calls_out, calls_in; /* GHOST_CLIENT_CALLs sent (per ghost) and taken */
 } cell_ghosts;
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -270,11 +271,59 @@ void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
     ent->ghost_data = NULL;
 }
 
+/* A real turning into a ghost keeps only what a ghost holds: its ghosted cell properties; the
+ * others (CELL_PRIVATE, OWN_CLIENT) go back to their defaults, as in a ghost made afresh, so
+ * no private value stays behind on the cellapp it left. -1: out of memory or a value that
+ * does not encode (ent unchanged). */
+static int keep_ghosted_only(mc_engine *e, mc_entity *ent)
+{
+    const mc_game_type *gt = ent->gt;
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    size_t size = gt->props_size[MC_PART_CELL];
+    void *fresh = calloc(1, size ? size : 1);
+    if (!fresh)
+        return -1;
+    if (gt->props_init(defs, MC_PART_CELL, fresh) != 0) {
+        free(fresh);
+        return -1;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    char why[MC_REASON_MAX];
+    int rc = 0;
+    for (size_t i = 0; i < ent->td->nprops && rc == 0; i++) {
+        const mc_def_property *p = &ent->td->props[i];
+        if (!p->ghosted || p->part_index[MC_PART_CELL] < 0)
+            continue;
+        mc_ostream_reset(&os);
+        rc = gt->props_encode_one(defs, MC_PART_CELL, ent->props, p->index, &os, why, sizeof why);
+        if (rc == MC_CALL_OK && !mc_ostream_ok(&os))
+            rc = -1;
+        if (rc == MC_CALL_OK) {
+            mc_istream is;
+            mc_istream_init(&is, os.data, os.size);
+            rc = gt->props_decode_one(defs, MC_PART_CELL, fresh, p->index, &is, why, sizeof why);
+        }
+    }
+    mc_ostream_free(&os);
+    if (rc != 0) {
+        gt->props_free(MC_PART_CELL, fresh);
+        free(fresh);
+        return -1;
+    }
+    gt->props_free(MC_PART_CELL, ent->props);
+    free(ent->props);
+    ent->props = fresh;
+    return 0;
+}
+
 int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
 {
     cell_ghosts *g = gh(e);
+    if (!g || keep_ghosted_only(e, ent) != 0)
+        return -1;
     ghost_in *gi = calloc(1, sizeof *gi);
-    if (!g || !gi)
+    if (!gi)
         return -1;
     gi->real = *real;
     ghost_out *go = ent->ghost_data;
@@ -481,6 +530,82 @@ void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
     discard_ghost(e, ent);
 }
 
+void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
+                             const uint8_t *args, size_t len)
+{
+    cell_ghosts *g = gh(e);
+    ghost_out *go = ent->is_ghost ? NULL : ent->ghost_data;
+    if (!g || !go || !go->n)
+        return;
+    mc_ostream buf; /* not the scratch: a handler may call while a tick encodes */
+    mc_ostream *os = &buf;
+    mc_ostream_init(os);
+    mc_ghost_call_encode(os, ent->id, method, args, len);
+    if (!mc_ostream_ok(os)) {
+        mc_ostream_free(os);
+        g->send_failures++;
+        return;
+    }
+    /* on the channel that carried the ghost's GHOST_DATA: each ghost hears it after it was
+     * made, and its witnesses queue it for the clients introduced to it */
+    for (size_t i = 0; i < go->n; i++) {
+        if (mc_engine_send(e, &go->at[i], MC_MSG_GHOST_CLIENT_CALL, os->data, os->size) !=
+            MC_CALL_OK) {
+            g->send_failures++;
+            continue;
+        }
+        g->calls_out++;
+        g->bytes_out += os->size;
+    }
+    mc_ostream_free(os);
+}
+
+void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    cell_ghosts *g = gh(e);
+    char why[MC_REASON_MAX] = "";
+    int32_t id;
+    uint16_t method;
+    const uint8_t *args;
+    size_t len;
+    if (!from_cellapp(e, o)) {
+        refuse(e, o, "GHOST_CLIENT_CALL", "not from a live cellapp");
+        return;
+    }
+    if (!mc_ghost_call_decode(is, &id, &method, &args, &len, why, sizeof why)) {
+        refuse(e, o, "GHOST_CLIENT_CALL", why);
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    if (!ent || !ent->is_ghost || ent->in_reap ||
+        !mc_address_equal(&((ghost_in *)ent->ghost_data)->real, &o->addr)) {
+        g->stale++; /* no ghost here now, or one another cellapp keeps current */
+        return;
+    }
+    /* the arguments as the method's def has them (clients trust what they are sent) */
+    if (method >= ent->td->nmethods[MC_PART_CLIENT]) {
+        refuse(e, o, "GHOST_CLIENT_CALL", "no such client method");
+        return;
+    }
+    const mc_def_method *m = &ent->td->methods[MC_PART_CLIENT][method];
+    mc_value *vals = calloc(m->nargs ? m->nargs : 1, sizeof *vals);
+    if (!vals)
+        return;
+    mc_istream ai;
+    mc_istream_init(&ai, args, len);
+    int rc = mc_defs_decode_args(mc_engine_defs(e), m, &ai, vals, why, sizeof why);
+    if (rc == 0)
+        for (size_t i = 0; i < m->nargs; i++)
+            mc_value_free(&vals[i]);
+    free(vals);
+    if (rc != 0) {
+        refuse(e, o, "GHOST_CLIENT_CALL", why);
+        return;
+    }
+    g->calls_in++;
+    (void)cell_aoi_fan_out(e, ent, false, method, args, len);
+}
+
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
                              const mc_call_header *h, const uint8_t *args, size_t len)
 {
@@ -584,7 +709,9 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/refused", &g->refused},    {"ghosts/stale", &g->stale},
              {"ghosts/forwarded", &g->forwarded},
              {"ghosts/offloads", &g->offloads},
-             {"ghosts/offloadFailures", &g->offload_failures}};
+             {"ghosts/offloadFailures", &g->offload_failures},
+             {"ghosts/clientCallsOut", &g->calls_out},
+             {"ghosts/clientCallsIn", &g->calls_in}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);

@@ -280,16 +280,20 @@ static bool settling(const bots_run *r)
     return false;
 }
 
-/* Stand still, let the views settle, ask the cellapps, compare. */
-static void check_views(bots_run *r, uint64_t *next_sweep)
+static void settle(bots_run *r, uint64_t *next_sweep)
 {
-    for (uint32_t i = 0; i < r->count; i++)
-        bot_set_quiet(&r->bots[i], true);
     uint64_t until = tool_now_ms() + r->settle_ms;
     for (uint64_t now = tool_now_ms(); now < until; now = tool_now_ms()) {
         round_once(r, -1, 50, next_sweep);
         progress(r, now, "settling", false);
     }
+}
+
+/* One comparison of the bots marked in `which` (each a quiet bot) with the cellapps' views;
+ * those that differ stay marked, the others are cleared. Returns how many differ, or -1
+ * when the cellapps could not be asked (every marked bot is then unknown). */
+static long compare_views(bots_run *r, bool *which, bool report, uint64_t *next_sweep)
+{
     char exe[PATH_MAX], watcher[PATH_MAX + 16], err[256];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = '\0';
@@ -298,14 +302,17 @@ static void check_views(bots_run *r, uint64_t *next_sweep)
     if (view_check_start(&v, watcher, r->tc.manager[0] ? r->tc.manager : NULL, err,
                          sizeof err) != 0) {
         fprintf(stderr, "bots: cannot ask the cellapps: %s\n", err);
-        r->st.view_unknown = r->st.playing;
-        return;
+        return -1;
     }
     /* the client side at the moment the question goes: compare with it */
     uint32_t *seen = calloc(r->count, sizeof *seen);
-    for (uint32_t i = 0; seen && i < r->count; i++) {
+    if (!seen) {
+        view_check_free(&v);
+        return -1;
+    }
+    for (uint32_t i = 0; i < r->count; i++) {
         const mc_client_entity *es;
-        seen[i] = r->bots[i].c && r->bots[i].state == BOT_QUIET
+        seen[i] = which[i] && r->bots[i].c && r->bots[i].state == BOT_QUIET
                       ? (uint32_t)mc_client_entities(r->bots[i].c, &es)
                       : UINT32_MAX;
     }
@@ -318,18 +325,23 @@ static void check_views(bots_run *r, uint64_t *next_sweep)
     if (!v.done || v.status != 0)
         fprintf(stderr, "bots: the watcher did not answer about the cellapps' views (exit %d)\n",
                 v.status);
+    long differ = 0;
     int shown = 0;
-    for (uint32_t i = 0; seen && i < r->count; i++) {
-        if (seen[i] == UINT32_MAX)
+    for (uint32_t i = 0; i < r->count; i++) {
+        if (seen[i] == UINT32_MAX) {
+            which[i] = false;
             continue;
+        }
         bot *b = &r->bots[i];
         uint32_t server;
         int32_t id = mc_client_player_id(b->c);
         if (!v.done || view_check_in_view(&v, id, &server) != 0) {
             r->st.view_unknown++;
+            which[i] = false;
             continue;
         }
-        r->st.view_checked++;
+        if (report)
+            r->st.view_checked++;
         const mc_client_entity *es;
         uint32_t now_seen = (uint32_t)mc_client_entities(b->c, &es);
         /* the ids when the cellapp lists them (aoi/viewIds), else the counts */
@@ -338,18 +350,48 @@ static void check_views(bots_run *r, uint64_t *next_sweep)
         for (size_t k = 0; k < nids; k++)
             ids[k] = es[k].id; /* mc_client_entities is sorted by id */
         int same = now_seen < 4096 ? view_check_same_ids(&v, id, ids, nids) : -1;
-        if (same >= 0)
+        if (same >= 0 && report)
             r->st.view_ids_compared++;
-        if (same == 0 || (same < 0 && server != seen[i] && server != now_seen)) {
-            r->st.view_mismatches++;
+        which[i] = same == 0 || (same < 0 && server != seen[i] && server != now_seen);
+        if (which[i]) {
+            differ++;
             if (shown++ < 10)
                 fprintf(stderr, "bots: %s (entity %d) sees %u entities, its cellapp %u%s\n",
-                        b->name, (int)id, now_seen, server,
-                        same == 0 ? " (other ids)" : "");
+                        b->name, (int)id, now_seen, server, same == 0 ? " (other ids)" : "");
         }
     }
     free(seen);
     view_check_free(&v);
+    return differ;
+}
+
+/* Stand still, let the views settle, ask the cellapps, compare. A view that differs may
+ * still be on its way (a loaded cellapp's updates lag by seconds): those bots settle and
+ * are compared again, up to VIEW_RECHECKS times; what still differs then is a mismatch. */
+#define VIEW_RECHECKS 3
+static void check_views(bots_run *r, uint64_t *next_sweep)
+{
+    for (uint32_t i = 0; i < r->count; i++)
+        bot_set_quiet(&r->bots[i], true);
+    bool *which = malloc(r->count * sizeof *which);
+    if (!which) {
+        r->st.view_unknown = r->st.playing;
+        return;
+    }
+    for (uint32_t i = 0; i < r->count; i++)
+        which[i] = true;
+    settle(r, next_sweep);
+    long differ = compare_views(r, which, true, next_sweep);
+    for (int again = 0; differ > 0 && again < VIEW_RECHECKS; again++) {
+        fprintf(stderr, "bots: %ld views differ from their cellapps': settling, then again\n",
+                differ);
+        r->st.view_rechecked += (uint64_t)differ;
+        settle(r, next_sweep);
+        differ = compare_views(r, which, false, next_sweep);
+    }
+    if (differ > 0)
+        r->st.view_mismatches += (uint64_t)differ;
+    free(which);
 }
 
 /* The steady state begins once every bot has started and none is still logging in or

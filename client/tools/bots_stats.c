@@ -142,10 +142,11 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
                 (unsigned long long)b->calls_answered, (unsigned long long)b->calls_sent);
     }
     if (s->view_checked || s->view_unknown)
-        fprintf(f, "  view checks      %llu bots (%llu by ids), %llu mismatches, %llu not known "
-                   "to the cellapps\n",
+        fprintf(f, "  view checks      %llu bots (%llu by ids), %llu mismatches (%llu compared "
+                   "again), %llu not known to the cellapps\n",
                 (unsigned long long)s->view_checked, (unsigned long long)s->view_ids_compared,
-                (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown);
+                (unsigned long long)s->view_mismatches, (unsigned long long)s->view_rechecked,
+                (unsigned long long)s->view_unknown);
     fault_watch_print_table(&s->faults, s->faults_until_ms, f);
 }
 
@@ -178,7 +179,7 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
                "\"rtt_p99_ms\":%.3f,\"rtt_max_ms\":%.3f,\"bytes_sent\":%llu,"
                "\"bytes_received\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
                "\"logins_per_s\":%.1f,\"view_checked\":%llu,\"view_mismatches\":%llu,"
-               "\"view_unknown\":%llu,\"view_ids_compared\":%llu,",
+               "\"view_unknown\":%llu,\"view_ids_compared\":%llu,\"view_rechecked\":%llu,",
             (unsigned long long)s->calls_sent, (unsigned long long)s->calls_answered,
             (unsigned long long)s->chats_heard, (unsigned long long)s->moves_sent,
             (unsigned long long)s->corrections, bots_stats_rtt_ms(s, 0.5),
@@ -187,7 +188,7 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
             (unsigned long long)s->packets_sent, (unsigned long long)s->packets_received,
             bots_stats_login_rate(s), (unsigned long long)s->view_checked,
             (unsigned long long)s->view_mismatches, (unsigned long long)s->view_unknown,
-            (unsigned long long)s->view_ids_compared);
+            (unsigned long long)s->view_ids_compared, (unsigned long long)s->view_rechecked);
     fprintf(f, "\"update_samples\":%llu,\"update_p50_ms\":%.3f,\"update_p99_ms\":%.3f,"
                "\"update_max_ms\":%.3f,\"update_mean_ms\":%.3f,\"update_unmatched\":%llu,"
                "\"steady_s\":%.1f,\"view_avg\":%.1f,\"faults\":",

@@ -38,6 +38,7 @@ typedef struct {
     uint64_t calls_sent, calls_answered, chats_heard, moves_sent, corrections;
     uint64_t bytes_sent, bytes_received, packets_sent, packets_received;
     uint64_t view_checked, view_mismatches, view_unknown, view_ids_compared;
+    uint64_t view_rechecked; /* views that differed at first and were compared again */
     uint64_t first_login_start_ms, last_login_ok_ms;
     uint64_t rtt_n, rtt_max_us;
     uint32_t *rtt_buckets; /* BOTS_RTT_BUCKETS */

@@ -106,13 +106,19 @@ void *mc_map_remove(mc_map *m, uint64_t k0, uint64_t k1)
     return old;
 }
 
-void *mc_map_next(const mc_map *m, size_t *pos)
+void *mc_map_next_key(const mc_map *m, size_t *pos, uint64_t *k0, uint64_t *k1)
 {
     while (*pos < m->cap) {
-        void *v = m->slots[*pos].value;
-        (*pos)++;
-        if (v)
-            return v;
+        const mc_map_slot *s = &m->slots[(*pos)++];
+        if (!s->value)
+            continue;
+        if (k0)
+            *k0 = s->k0;
+        if (k1)
+            *k1 = s->k1;
+        return s->value;
     }
     return NULL;
 }
+
+void *mc_map_next(const mc_map *m, size_t *pos) { return mc_map_next_key(m, pos, NULL, NULL); }

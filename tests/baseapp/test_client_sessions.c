@@ -125,6 +125,54 @@ START_TEST(many_sessions_stay_exact)
 }
 END_TEST
 
+static size_t nreported;
+static void count_reported(void *ctx, int32_t id)
+{
+    (void)ctx;
+    (void)id;
+    nreported++;
+}
+
+/* More sessions than one sweep's batch (64): a sweep with a callback reports one batch, the
+ * next sweeps the rest, none twice; without a callback every expired one goes at once; an
+ * entity with many sessions loses them all. */
+START_TEST(expiry_and_forgetting_go_in_batches)
+{
+    fake_now = 2000 * MC_US_PER_S;
+    mc_clock_set_source(fake_clock, NULL);
+    base_sessions *s = base_sessions_new(1000, 500);
+    uint64_t id;
+    uint8_t k[MC_SECURE_KEY_BYTES];
+    for (int i = 0; i < 150; i++)
+        ck_assert_int_eq(base_sessions_issue(s, 1000 + i, NULL, false, &id, k), 0);
+    fake_now += 500 * MC_US_PER_MS;
+    size_t sweeps = 0;
+    nreported = 0;
+    while (base_sessions_count(s) > 0 && sweeps < 10) {
+        size_t before = base_sessions_count(s);
+        base_sessions_expire(s, count_reported, NULL);
+        ck_assert_uint_eq(before - base_sessions_count(s), before < 64 ? before : 64);
+        sweeps++;
+    }
+    ck_assert_uint_eq(sweeps, 3);
+    ck_assert_uint_eq(nreported, 150);
+    for (int i = 0; i < 150; i++)
+        ck_assert_int_eq(base_sessions_issue(s, 7, NULL, false, &id, k), 0);
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(base_sessions_issue(s, 8, NULL, false, &id, k), 0);
+    ck_assert_uint_eq(base_sessions_forget_entity(s, 7), 150);
+    ck_assert_uint_eq(base_sessions_count(s), 100);
+    fake_now += 500 * MC_US_PER_MS;
+    base_sessions_expire(s, NULL, NULL);
+    ck_assert_uint_eq(base_sessions_count(s), 0);
+    base_sessions_stats st;
+    base_sessions_get_stats(s, &st);
+    ck_assert_uint_eq(st.expired, 250);
+    base_sessions_free(s);
+    mc_clock_set_source(NULL, NULL);
+}
+END_TEST
+
 /* Which session ids a HELLO is answered for: issued ones, live or gone within 60 s; never
  * an id this baseapp did not issue. */
 START_TEST(only_issued_sessions_are_known)
@@ -157,6 +205,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("sessions");
     tcase_add_test(tc, a_session_is_looked_up_then_taken_once);
     tcase_add_test(tc, sessions_expire_are_bounded_and_go_with_their_entity);
+    tcase_add_test(tc, expiry_and_forgetting_go_in_batches);
     tcase_add_test(tc, many_sessions_stay_exact);
     tcase_add_test(tc, only_issued_sessions_are_known);
     suite_add_tcase(s, tc);

@@ -21,6 +21,12 @@ const char *lc_res_dir(void)
 
 void lc_start(lc_cluster *c, int nbase, const char *base_conf, const char *world)
 {
+    lc_start_game(c, nbase, base_conf, MC_EXAMPLE_GAME, world);
+}
+
+void lc_start_game(lc_cluster *c, int nbase, const char *base_conf, const char *game,
+                   const char *world)
+{
     memset(c, 0, sizeof *c);
     rh_options ro = {.password = true};
     c->redis = rh_start(&ro);
@@ -34,7 +40,7 @@ void lc_start(lc_cluster *c, int nbase, const char *base_conf, const char *world
             base_conf ? base_conf : "");
     fclose(f);
     snprintf(base_opt, sizeof base_opt, "--config=%s", conf);
-    pc_start_game(&c->pc, rh_addr(c->redis), nbase, base_opt, lc_res_dir(), MC_EXAMPLE_GAME);
+    pc_start_game(&c->pc, rh_addr(c->redis), nbase, base_opt, lc_res_dir(), game);
     /* the key pair, as deploy/cluster makes it */
     char keydir[700], mk[800], bin[512], out[512], path[800];
     snprintf(keydir, sizeof keydir, "%s/keys", c->pc.dir);
@@ -63,7 +69,8 @@ void lc_start(lc_cluster *c, int nbase, const char *base_conf, const char *world
     snprintf(redis, sizeof redis, "--redis=%s", rh_addr(c->redis));
     snprintf(pwf, sizeof pwf, "--redisPasswordFile=%s", rh_password_file(c->redis));
     char *argv[] = {(char *)h_bin("loginapp", bin, sizeof bin), internal, external, mopt, ropt,
-                    key, redis, pwf, "--pwhashCost=dev", "--autoCreateAccounts=true", NULL};
+                    key, redis, pwf, "--pwhashCost=dev", "--autoCreateAccounts=true",
+                    "--maxLoginsInFlight=2000", "--pwhashQueue=2000", NULL};
     snprintf(c->log_login, sizeof c->log_login, "%s/loginapp.log", c->pc.dir);
     c->login = h_spawn(argv, c->log_login);
     ck_assert_int_gt(c->login, 0);

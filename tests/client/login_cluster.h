@@ -22,8 +22,12 @@ typedef struct {
 } lc_cluster;
 
 /* Start it with nbase baseapps, each given the config lines base_conf ("name = value\n"...,
- * or NULL), and the world: a Space with these properties (JSON). */
+ * or NULL), and the world: a Space with these properties (JSON). The loginapp takes up to
+ * 2,000 logins in flight (1,000 bots log in at once in the tools' tests). */
 void lc_start(lc_cluster *c, int nbase, const char *base_conf, const char *world);
+/* The same with another game module (a path) than the example game's. */
+void lc_start_game(lc_cluster *c, int nbase, const char *base_conf, const char *game,
+                   const char *world);
 /* SIGTERM to every process, exit 0 asserted. */
 void lc_stop(lc_cluster *c);
 /* The example game's defs folder. */

@@ -175,7 +175,7 @@ START_TEST(summary_reports_update_latency)
                           "rtt_p50_ms", "rtt_p99_ms", "rtt_max_ms", "bytes_sent",
                           "bytes_received", "packets_sent", "packets_received",
                           "logins_per_s", "view_checked", "view_mismatches", "view_unknown",
-                          "view_ids_compared", "baseapps"};
+                          "view_ids_compared", "view_rechecked", "baseapps"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         char k[64];
         snprintf(k, sizeof k, "\"%s\":", keys[i]);

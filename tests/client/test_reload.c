@@ -15,8 +15,7 @@
  * stopped by the test (and killed by the harness if a check fails). */
 #include "check_main.h"
 #include "harness.h"
-#include "persist_cluster.h"
-#include "redis_harness.h"
+#include "login_cluster.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,23 +32,11 @@ static int nbots(void)
 }
 
 typedef struct {
-    pc_cluster pc;
-    rh_redis *redis;
-    char pk_hex[80];
-    char ext[32];
-    pid_t login;
-    char log_login[700];
+    lc_cluster lc;
     char game[700]; /* the --game path every entity process runs */
 } rl_cluster;
 
 static char out[1 << 20];
-
-static const char *res_dir(void)
-{
-    static char buf[600];
-    snprintf(buf, sizeof buf, "%s/defs", h_source_dir());
-    return buf;
-}
 
 /* Copy from to a temporary file beside to, then rename it over to (as a build does). */
 static void install(const char *from, const char *to)
@@ -73,55 +60,12 @@ static void start(rl_cluster *c)
     memset(c, 0, sizeof *c);
     snprintf(c->game, sizeof c->game, "%s/reload-game-%d.so", h_tmpdir(), (int)getpid());
     install(MC_GAME_V1, c->game);
-    rh_options ro = {.password = true};
-    c->redis = rh_start(&ro);
-    ck_assert_msg(c->redis, "redis-server did not start");
-    char base_opt[700];
-    snprintf(base_opt, sizeof base_opt, "--redisPasswordFile=%s", rh_password_file(c->redis));
-    pc_start_game(&c->pc, rh_addr(c->redis), 2, base_opt, res_dir(), c->game);
-    char keydir[700], mk[800], bin[512], o[512], path[800];
-    snprintf(keydir, sizeof keydir, "%s/keys", c->pc.dir);
-    snprintf(mk, sizeof mk, "mkdir -p '%s'", keydir);
-    ck_assert_int_eq(system(mk), 0);
-    char *kargv[] = {(char *)h_bin("mc-login-keys", bin, sizeof bin), keydir, NULL};
-    ck_assert_int_eq(h_run(kargv, o, sizeof o, 10000), 0);
-    snprintf(path, sizeof path, "%s/login.pub", keydir);
-    FILE *f = fopen(path, "r");
-    ck_assert(f && fgets(c->pk_hex, sizeof c->pk_hex, f));
-    fclose(f);
-    c->pk_hex[strcspn(c->pk_hex, "\n")] = '\0';
-    char internal[64], external[64], mopt[64], ropt[700], key[800], redis[64], pwf[700];
-    snprintf(c->ext, sizeof c->ext, "127.0.0.1:%d", h_free_port(false));
-    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
-    snprintf(external, sizeof external, "--external=%s", c->ext);
-    snprintf(mopt, sizeof mopt, "--manager=%s", c->pc.manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
-    snprintf(key, sizeof key, "--loginKey=%s/login.key", keydir);
-    snprintf(redis, sizeof redis, "--redis=%s", rh_addr(c->redis));
-    snprintf(pwf, sizeof pwf, "--redisPasswordFile=%s", rh_password_file(c->redis));
-    char *argv[] = {(char *)h_bin("loginapp", bin, sizeof bin), internal, external, mopt, ropt,
-                    key, redis, pwf, "--pwhashCost=dev", "--autoCreateAccounts=true",
-                    "--maxLoginsInFlight=2000", "--pwhashQueue=2000", NULL};
-    snprintf(c->log_login, sizeof c->log_login, "%s/loginapp.log", c->pc.dir);
-    c->login = h_spawn(argv, c->log_login);
-    ck_assert_int_gt(c->login, 0);
-    ck_assert_msg(h_wait_watch(c->pc.manager, "loginapp01", "login/redis/connected", "true",
-                               WAIT_MS),
-                  "the loginapp did not come up (log %s)", c->log_login);
-    char r[1024];
-    ck_assert_int_eq(pc_call(&c->pc, r, sizeof r, "baseapp01", "command/createBaseAnywhere",
-                             "Space", "{\"spaceName\":\"world\"}", NULL),
-                     0);
-    ck_assert(pc_wait_int(&c->pc, "cellapp01", "spaces/count", 1, WAIT_MS));
+    lc_start_game(&c->lc, 2, NULL, c->game, "{\"spaceName\":\"world\"}");
 }
 
 static void stop(rl_cluster *c)
 {
-    ck_assert_msg(h_alive(c->login), "the loginapp died (log %s)", c->log_login);
-    h_kill(c->login, SIGTERM);
-    ck_assert_int_eq(h_wait_exit(c->login, 30000), 0);
-    pc_stop(&c->pc);
-    rh_stop(c->redis);
+    lc_stop(&c->lc);
     unlink(c->game);
 }
 
@@ -129,13 +73,13 @@ static void stop(rl_cluster *c)
 static int mc_client(rl_cluster *c, const char *user, const char *script)
 {
     char bin[512], pwfile[700], sfile[700], lopt[64], kopt[128], ropt[700];
-    snprintf(pwfile, sizeof pwfile, "%s/pw-%s", c->pc.dir, user);
+    snprintf(pwfile, sizeof pwfile, "%s/pw-%s", c->lc.pc.dir, user);
     write_file(pwfile, "secret-1\n");
-    snprintf(sfile, sizeof sfile, "%s/script-%s", c->pc.dir, user);
+    snprintf(sfile, sizeof sfile, "%s/script-%s", c->lc.pc.dir, user);
     write_file(sfile, script);
-    snprintf(lopt, sizeof lopt, "--loginapp=%s", c->ext);
-    snprintf(kopt, sizeof kopt, "--public-key=%s", c->pk_hex);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
+    snprintf(lopt, sizeof lopt, "--loginapp=%s", c->lc.ext);
+    snprintf(kopt, sizeof kopt, "--public-key=%s", c->lc.pk_hex);
+    snprintf(ropt, sizeof ropt, "--res=%s", lc_res_dir());
     char *argv[] = {(char *)h_bin("mc-client", bin, sizeof bin), "--user", (char *)user,
                     "--password-file", pwfile, "--script", sfile, lopt, kopt, ropt,
                     "--timeout", "30", "--no-moves", NULL};
@@ -166,16 +110,16 @@ static void emote_heard(rl_cluster *c, const char *user, const char *avatar, con
 /* `watcher --timeout 60000 call TARGET command/reloadGame [PATH]`: exit status, output. */
 static int reload(rl_cluster *c, const char *target, const char *path)
 {
-    return h_watcher(out, sizeof out, c->pc.manager, "--timeout", "60000", "call", target,
+    return h_watcher(out, sizeof out, c->lc.pc.manager, "--timeout", "60000", "call", target,
                      "command/reloadGame", path, NULL);
 }
 
 static long long sum(rl_cluster *c, const char *path)
 {
     long long n = 0;
-    for (int i = 0; i < c->pc.nbase; i++)
-        n += pc_int(&c->pc, c->pc.base_name[i], path);
-    return n + pc_int(&c->pc, "cellapp01", path);
+    for (int i = 0; i < c->lc.pc.nbase; i++)
+        n += pc_int(&c->lc.pc, c->lc.pc.base_name[i], path);
+    return n + pc_int(&c->lc.pc, "cellapp01", path);
 }
 
 /* Refused: the reason in the call's answer, the old (v2) code still running. */
@@ -202,11 +146,11 @@ START_TEST(reload_under_bots)
     start(&c);
     /* the bots, in the background for 60 s */
     char bin[512], lopt[64], kopt[128], mopt[64], ropt[700], log[700];
-    snprintf(lopt, sizeof lopt, "--loginapp=%s", c.ext);
-    snprintf(kopt, sizeof kopt, "--public-key=%s", c.pk_hex);
-    snprintf(mopt, sizeof mopt, "--manager=%s", c.pc.manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
-    snprintf(log, sizeof log, "%s/bots.out", c.pc.dir);
+    snprintf(lopt, sizeof lopt, "--loginapp=%s", c.lc.ext);
+    snprintf(kopt, sizeof kopt, "--public-key=%s", c.lc.pk_hex);
+    snprintf(mopt, sizeof mopt, "--manager=%s", c.lc.pc.manager);
+    snprintf(ropt, sizeof ropt, "--res=%s", lc_res_dir());
+    snprintf(log, sizeof log, "%s/bots.out", c.lc.pc.dir);
     char count[16], rate[16];
     snprintf(count, sizeof count, "%d", nbots());
     snprintf(rate, sizeof rate, "%d", nbots() < 100 ? nbots() : 100);
@@ -215,15 +159,15 @@ START_TEST(reload_under_bots)
                     mopt, ropt, NULL};
     pid_t bots = h_spawn(argv, log);
     ck_assert_int_gt(bots, 0);
-    ck_assert_msg(pc_wait_int(&c.pc, "cellapp01", "aoi/witnesses", nbots(), 60000),
+    ck_assert_msg(pc_wait_int(&c.lc.pc, "cellapp01", "aoi/witnesses", nbots(), 60000),
                   "the bots never all played (%s)", log);
 
     /* the module loaded at start */
     char v[800];
-    ck_assert(pc_value(&c.pc, "cellapp01", "game/module", v, sizeof v));
+    ck_assert(pc_value(&c.lc.pc, "cellapp01", "game/module", v, sizeof v));
     ck_assert_str_eq(v, c.game);
     ck_assert_int_eq(sum(&c, "game/reloads"), 0);
-    ck_assert_int_gt(pc_int(&c.pc, "baseapp01", "game/loadedAt"), 1600000000);
+    ck_assert_int_gt(pc_int(&c.lc.pc, "baseapp01", "game/loadedAt"), 1600000000);
     emote_heard(&c, "alice", "Alice", "*emote 7*\"", "reloaded");
 
     /* a rebuild replaces the file; every baseapp and cellapp reloads it while bots play */
@@ -238,18 +182,18 @@ START_TEST(reload_under_bots)
     ck_assert_int_eq(sum(&c, "game/reloadFailures"), 0);
     /* under the bots: still playing, every one's cell still a witness */
     ck_assert_msg(h_alive(bots), "the bots ended before the reload (%s)", log);
-    ck_assert_int_ge(pc_int(&c.pc, "cellapp01", "aoi/witnesses"), nbots());
-    ck_assert(pc_value(&c.pc, "baseapp02", "game/module", v, sizeof v));
+    ck_assert_int_ge(pc_int(&c.lc.pc, "cellapp01", "aoi/witnesses"), nbots());
+    ck_assert(pc_value(&c.lc.pc, "baseapp02", "game/module", v, sizeof v));
     ck_assert_str_eq(v, c.game);
     /* the new code runs: a cell method heard by a client, a base method of a live Avatar */
     emote_heard(&c, "bob", "Bob", "*emote 7, reloaded*", "*emote 7*\"");
     static char r[1 << 16];
     char id[32] = "";
-    for (int i = 0; i < c.pc.nbase && !id[0]; i++) {
-        if (!pc_value(&c.pc, c.pc.base_name[i], "entities/byType/Avatar", v, sizeof v) ||
+    for (int i = 0; i < c.lc.pc.nbase && !id[0]; i++) {
+        if (!pc_value(&c.lc.pc, c.lc.pc.base_name[i], "entities/byType/Avatar", v, sizeof v) ||
             atoll(v) == 0)
             continue;
-        ck_assert_int_eq(h_watcher(r, sizeof r, c.pc.manager, "ls", c.pc.base_name[i],
+        ck_assert_int_eq(h_watcher(r, sizeof r, c.lc.pc.manager, "ls", c.lc.pc.base_name[i],
                                    "entities", NULL), 0);
         /* the first numeric entry that is an Avatar */
         for (char *line = strtok(r, "\n"); line && !id[0]; line = strtok(NULL, "\n")) {
@@ -259,9 +203,9 @@ START_TEST(reload_under_bots)
             name[strcspn(name, "/")] = '\0'; /* directories are listed as "4097/" */
             char p[96], t[64];
             snprintf(p, sizeof p, "entities/%s/type", name);
-            if (pc_value(&c.pc, proc, p, t, sizeof t) && !strcmp(t, "Avatar")) {
+            if (pc_value(&c.lc.pc, proc, p, t, sizeof t) && !strcmp(t, "Avatar")) {
                 snprintf(id, sizeof id, "%s", name);
-                ck_assert_int_eq(pc_call(&c.pc, r, sizeof r, proc, "command/call", id,
+                ck_assert_int_eq(pc_call(&c.lc.pc, r, sizeof r, proc, "command/call", id,
                                          "getName", "[]"),
                                  0);
                 ck_assert_msg(strstr(r, "[\"reloaded\"]"), "getName answered %s", r);
@@ -273,16 +217,16 @@ START_TEST(reload_under_bots)
     /* refused, with the reason; the new code stays */
     char path[800];
     refused(&c, MC_GAME_OTHER_DEFS, "generated from other definitions");
-    snprintf(path, sizeof path, "%s/not-a-module.so", c.pc.dir);
+    snprintf(path, sizeof path, "%s/not-a-module.so", c.lc.pc.dir);
     write_file(path, "this is no shared library\n");
     refused(&c, path, "cannot load game module");
-    snprintf(path, sizeof path, "%s/no-such-module.so", c.pc.dir);
+    snprintf(path, sizeof path, "%s/no-such-module.so", c.lc.pc.dir);
     refused(&c, path, "cannot open");
     refused(&c, MC_NOT_A_GAME, "is not a game module (no mc_game_module_get)");
     refused(&c, MC_GAME_BAD_ABI, "generated for game module ABI");
     refused(&c, MC_GAME_BAD_SIZE, "Avatar's cell properties take");
-    ck_assert_int_eq(pc_int(&c.pc, "cellapp01", "game/reloadFailures"), 6);
-    ck_assert_int_eq(pc_int(&c.pc, "baseapp01", "game/reloadFailures"), 6);
+    ck_assert_int_eq(pc_int(&c.lc.pc, "cellapp01", "game/reloadFailures"), 6);
+    ck_assert_int_eq(pc_int(&c.lc.pc, "baseapp01", "game/reloadFailures"), 6);
     ck_assert_int_eq(sum(&c, "game/reloads"), 3);
     emote_heard(&c, "carol", "Carol", "*emote 7, reloaded*", "*emote 7*\"");
 
@@ -306,7 +250,7 @@ START_TEST(reload_under_bots)
     ck_assert_int_gt(answered, 0);
     ck_assert_msg(answered <= sent && sent - answered <= nbots(),
                   "chats sent %lld, answered %lld", sent, answered);
-    ck_assert_int_eq(pc_int(&c.pc, "manager", "counts/deaths"), 0);
+    ck_assert_int_eq(pc_int(&c.lc.pc, "manager", "counts/deaths"), 0);
     stop(&c);
 }
 END_TEST

@@ -13,8 +13,7 @@
  * stopped by the test (and killed by the harness if a check fails). */
 #include "check_main.h"
 #include "harness.h"
-#include "persist_cluster.h"
-#include "redis_harness.h"
+#include "login_cluster.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,82 +31,13 @@
 
 #define WAIT_MS 20000
 
-typedef struct {
-    pc_cluster pc;
-    rh_redis *redis;
-    char pk_hex[80];
-    char ext[32];
-    pid_t login;
-    char log_login[700];
-} tc_cluster;
-
-static const char *res_dir(void)
-{
-    static char buf[600];
-    snprintf(buf, sizeof buf, "%s/defs", h_source_dir());
-    return buf;
-}
-
 /* The cluster, and its world: a Space with these properties (JSON). */
-static void start_world(tc_cluster *c, const char *world)
-{
-    memset(c, 0, sizeof *c);
-    rh_options ro = {.password = true};
-    c->redis = rh_start(&ro);
-    ck_assert_msg(c->redis, "redis-server did not start");
-    char base_opt[700];
-    snprintf(base_opt, sizeof base_opt, "--redisPasswordFile=%s", rh_password_file(c->redis));
-    pc_start_game(&c->pc, rh_addr(c->redis), 2, base_opt, res_dir(), MC_EXAMPLE_GAME);
-    /* the key pair, as deploy/cluster makes it */
-    char keydir[700], mk[800], bin[512], out[512], path[800];
-    snprintf(keydir, sizeof keydir, "%s/keys", c->pc.dir);
-    snprintf(mk, sizeof mk, "mkdir -p '%s'", keydir);
-    ck_assert_int_eq(system(mk), 0);
-    char *kargv[] = {(char *)h_bin("mc-login-keys", bin, sizeof bin), keydir, NULL};
-    ck_assert_int_eq(h_run(kargv, out, sizeof out, 10000), 0);
-    snprintf(path, sizeof path, "%s/login.pub", keydir);
-    FILE *f = fopen(path, "r");
-    ck_assert(f && fgets(c->pk_hex, sizeof c->pk_hex, f));
-    fclose(f);
-    c->pk_hex[strcspn(c->pk_hex, "\n")] = '\0';
-    /* the loginapp */
-    char internal[64], external[64], mopt[64], ropt[700], key[800], redis[64], pwf[700];
-    snprintf(c->ext, sizeof c->ext, "127.0.0.1:%d", h_free_port(false));
-    snprintf(internal, sizeof internal, "--internal=127.0.0.1:%d", h_free_port(false));
-    snprintf(external, sizeof external, "--external=%s", c->ext);
-    snprintf(mopt, sizeof mopt, "--manager=%s", c->pc.manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
-    snprintf(key, sizeof key, "--loginKey=%s/login.key", keydir);
-    snprintf(redis, sizeof redis, "--redis=%s", rh_addr(c->redis));
-    snprintf(pwf, sizeof pwf, "--redisPasswordFile=%s", rh_password_file(c->redis));
-    char *argv[] = {(char *)h_bin("loginapp", bin, sizeof bin), internal, external, mopt, ropt,
-                    key, redis, pwf, "--pwhashCost=dev", "--autoCreateAccounts=true",
-                    "--maxLoginsInFlight=2000", "--pwhashQueue=2000", NULL};
-    snprintf(c->log_login, sizeof c->log_login, "%s/loginapp.log", c->pc.dir);
-    c->login = h_spawn(argv, c->log_login);
-    ck_assert_int_gt(c->login, 0);
-    ck_assert_msg(h_wait_watch(c->pc.manager, "loginapp01", "login/redis/connected", "true",
-                               WAIT_MS),
-                  "the loginapp did not come up (log %s)", c->log_login);
-    /* the world every Avatar looks for */
-    char o[1024];
-    ck_assert_int_eq(pc_call(&c->pc, o, sizeof o, "baseapp01", "command/createBaseAnywhere",
-                             "Space", world, NULL),
-                     0);
-    ck_assert(pc_wait_int(&c->pc, "cellapp01", "spaces/count", 1, WAIT_MS));
-}
+static void start_world(lc_cluster *c, const char *world) { lc_start(c, 2, NULL, world); }
 
 /* The world every Avatar enters at the origin. */
-static void start(tc_cluster *c) { start_world(c, "{\"spaceName\":\"world\"}"); }
+static void start(lc_cluster *c) { start_world(c, "{\"spaceName\":\"world\"}"); }
 
-static void stop(tc_cluster *c)
-{
-    ck_assert_msg(h_alive(c->login), "the loginapp died (log %s)", c->log_login);
-    h_kill(c->login, SIGTERM);
-    ck_assert_int_eq(h_wait_exit(c->login, 30000), 0);
-    pc_stop(&c->pc);
-    rh_stop(c->redis);
-}
+static void stop(lc_cluster *c) { lc_stop(c); }
 
 static void write_file(const char *path, const char *text)
 {
@@ -118,7 +48,7 @@ static void write_file(const char *path, const char *text)
 }
 
 /* mc-client --user USER --password-file PWFILE [--script SCRIPT]: its exit status. */
-static int mc_client(tc_cluster *c, const char *user, const char *pw, const char *script,
+static int mc_client(lc_cluster *c, const char *user, const char *pw, const char *script,
                      char *out, size_t outlen)
 {
     char bin[512], pwfile[700], sfile[700], lopt[64], kopt[128], ropt[700];
@@ -128,7 +58,7 @@ static int mc_client(tc_cluster *c, const char *user, const char *pw, const char
     write_file(sfile, script);
     snprintf(lopt, sizeof lopt, "--loginapp=%s", c->ext);
     snprintf(kopt, sizeof kopt, "--public-key=%s", c->pk_hex);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
+    snprintf(ropt, sizeof ropt, "--res=%s", lc_res_dir());
     char *argv[] = {(char *)h_bin("mc-client", bin, sizeof bin), "--user", (char *)user,
                     "--password-file", pwfile, "--script", sfile, lopt, kopt, ropt,
                     "--timeout", "15", "--no-moves", NULL};
@@ -136,14 +66,14 @@ static int mc_client(tc_cluster *c, const char *user, const char *pw, const char
 }
 
 /* bots ... --json --quiet with the cluster's addresses: exit status, output in out. */
-static int bots(tc_cluster *c, const char *count, const char *rate, const char *duration,
+static int bots(lc_cluster *c, const char *count, const char *rate, const char *duration,
                 bool check_view, const char *extra, char *out, size_t outlen, int timeout_ms)
 {
     char bin[512], lopt[64], kopt[128], mopt[64], ropt[700];
     snprintf(lopt, sizeof lopt, "--loginapp=%s", c->ext);
     snprintf(kopt, sizeof kopt, "--public-key=%s", c->pk_hex);
     snprintf(mopt, sizeof mopt, "--manager=%s", c->pc.manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
+    snprintf(ropt, sizeof ropt, "--res=%s", lc_res_dir());
     char *argv[] = {(char *)h_bin("bots", bin, sizeof bin), "--count", (char *)count, "--rate",
                     (char *)rate, "--duration", (char *)duration, "--json", "--quiet", lopt,
                     kopt, mopt, ropt, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -179,7 +109,7 @@ static long client_now_ms(void)
 
 START_TEST(mc_client_script_and_statuses)
 {
-    tc_cluster c;
+    lc_cluster c;
     start(&c);
     const char *script = "# create an avatar, play it, chat and hear it back\n"
                          "expect onAvatarList\n"
@@ -220,7 +150,7 @@ END_TEST
 
 /* The cellapp's view update in slices of 1 ms (aoi/sliceMs): 200 witnesses seeing each other
  * take more than one (docs/WORLD.md "The tick"). */
-static void slice_views_finely(tc_cluster *c)
+static void slice_views_finely(lc_cluster *c)
 {
     char o[1024];
     int rc = h_watcher(o, sizeof o, c->pc.manager, "set", "cellapp01", "aoi/sliceMs", "1", NULL);
@@ -228,7 +158,7 @@ static void slice_views_finely(tc_cluster *c)
 }
 
 /* Nobody was declared dead: busy is not dead (issue 20). */
-static void nobody_died(tc_cluster *c)
+static void nobody_died(lc_cluster *c)
 {
     long long deaths = pc_int(&c->pc, "manager", "counts/deaths");
     fprintf(stderr, "cellapp01: loop/maxLagMs %lld, aoi/mostSlices %lld, aoi/maxSliceUs %lld, "
@@ -243,7 +173,7 @@ static void nobody_died(tc_cluster *c)
 
 START_TEST(bots_200_check_view)
 {
-    tc_cluster c;
+    lc_cluster c;
     start(&c);
     slice_views_finely(&c);
     int rc = bots(&c, "200", "100", "8", true, NULL, out, sizeof out, 120000);
@@ -277,7 +207,7 @@ END_TEST
 
 START_TEST(bots_1000_at_once)
 {
-    tc_cluster c;
+    lc_cluster c;
     /* newcomers spread over a disc of 225 m and walking over 400 x 400 m: about 50 in a 50 m
      * view each, as the world benchmark has them */
     start_world(&c, "{\"spaceName\":\"world\",\"spawnRadius\":225}");
@@ -312,7 +242,7 @@ END_TEST
  * clients dropped what the lost cellapp showed them and see each other again. */
 START_TEST(bots_play_on_when_their_cellapp_is_killed)
 {
-    tc_cluster c;
+    lc_cluster c;
     start(&c);
     c.pc.registrations++; /* the loginapp's: pc_add_cellapp waits for the next one */
     pc_add_cellapp(&c.pc);
@@ -322,7 +252,7 @@ START_TEST(bots_play_on_when_their_cellapp_is_killed)
     snprintf(lopt, sizeof lopt, "--loginapp=%s", c.ext);
     snprintf(kopt, sizeof kopt, "--public-key=%s", c.pk_hex);
     snprintf(mopt, sizeof mopt, "--manager=%s", c.pc.manager);
-    snprintf(ropt, sizeof ropt, "--res=%s", res_dir());
+    snprintf(ropt, sizeof ropt, "--res=%s", lc_res_dir());
     snprintf(log, sizeof log, "%s/bots-restore.out", c.pc.dir);
     char *argv[] = {(char *)h_bin("bots", bin, sizeof bin), "--count", "100", "--rate", "100",
                     "--duration", "25", "--json", "--quiet", "--check-view", lopt, kopt, mopt,
@@ -393,7 +323,7 @@ END_TEST
  * alike: zero mismatches across cells. */
 START_TEST(bots_walk_across_a_cell_boundary_and_see_whole_views)
 {
-    tc_cluster c;
+    lc_cluster c;
     start_world(&c, "{\"spaceName\":\"world\",\"spawnRadius\":60}");
     c.pc.registrations++; /* the loginapp's: pc_add_cellapp waits for the next one */
     pc_add_cellapp(&c.pc);
@@ -453,7 +383,7 @@ static void send_to(int fd, target *t, const uint8_t *p, size_t n)
  * and LOGIN lookalikes, repeated. */
 START_TEST(unproven_sources_get_no_more_than_they_sent)
 {
-    tc_cluster c;
+    lc_cluster c;
     start(&c);
     char o[1024], acc[32];
     ck_assert_int_eq(pc_call(&c.pc, o, sizeof o, "baseapp01", "command/createBase", "Account",

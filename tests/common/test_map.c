@@ -46,6 +46,16 @@ START_TEST(matches_a_reference_through_puts_and_removes)
         seen++;
     }
     ck_assert_uint_eq(seen, want);
+    /* and with its key */
+    pos = 0, seen = 0;
+    uint64_t k0, k1;
+    for (void *v; (v = mc_map_next_key(&m, &pos, &k0, &k1));) {
+        int i = (int)((int *)v - vals);
+        ck_assert(i >= 0 && i < N && present[i]);
+        ck_assert(k0 == (uint64_t)i << 20 && k1 == (uint64_t)(i % 3));
+        seen++;
+    }
+    ck_assert_uint_eq(seen, want);
     mc_map_free(&m);
     ck_assert_ptr_null(mc_map_get(&m, 0, 0));
     ck_assert_uint_eq(m.count, 0);

@@ -10,6 +10,13 @@
 
 void defc_print_summary(FILE *out, const mc_entity_defs *defs);
 
+/* Kinds as generated C sees them (defc_types.c): the C type of a scalar kind (numbers,
+ * vectors, MAILBOX; NULL for others), strings, and the generic kinds held as mc_value
+ * (BLOB and the containers). */
+const char *defc_scalar_ctype(mc_type_kind k);
+bool defc_is_str(mc_type_kind k);
+bool defc_is_generic(mc_type_kind k);
+
 /* The C spelling of a def name: a name starting with '_' (BigWorld's _timer1) is written
  * defc_timer1; others unchanged. Returns buf (len >= 2 * MC_DEFS_MAX_NAME is plenty). */
 const char *defc_cname(const char *name, char *buf, size_t len);

@@ -29,39 +29,6 @@ static bool is_container(const mc_def_type *t)
     return t->kind == MC_TYPE_ARRAY || t->kind == MC_TYPE_TUPLE || t->kind == MC_TYPE_FIXED_DICT;
 }
 
-static bool is_str(mc_type_kind k)
-{
-    return k == MC_TYPE_STRING || k == MC_TYPE_UNICODE_STRING;
-}
-
-/* A value held by reference (const mc_value *): BLOBs and containers. */
-static bool by_ref(mc_type_kind k)
-{
-    return k == MC_TYPE_BLOB || k == MC_TYPE_ARRAY || k == MC_TYPE_TUPLE ||
-           k == MC_TYPE_FIXED_DICT;
-}
-
-static const char *scalar_ctype(mc_type_kind k)
-{
-    switch (k) {
-    case MC_TYPE_INT8: return "int8_t";
-    case MC_TYPE_INT16: return "int16_t";
-    case MC_TYPE_INT32: return "int32_t";
-    case MC_TYPE_INT64: return "int64_t";
-    case MC_TYPE_UINT8: return "uint8_t";
-    case MC_TYPE_UINT16: return "uint16_t";
-    case MC_TYPE_UINT32: return "uint32_t";
-    case MC_TYPE_UINT64: return "uint64_t";
-    case MC_TYPE_FLOAT32: return "float";
-    case MC_TYPE_FLOAT64: return "double";
-    case MC_TYPE_VECTOR2: return "mc_vector2";
-    case MC_TYPE_VECTOR3: return "mc_vector3";
-    case MC_TYPE_VECTOR4: return "mc_vector4";
-    case MC_TYPE_MAILBOX: return "mc_mailbox_ref";
-    default: return NULL;
-    }
-}
-
 /* The C name of a child container of container `name`: its alias, or name_item /
  * name_<field>. False when the child is not a container. */
 static bool child_name(const mc_def_type *child, const char *name, const char *part,
@@ -124,21 +91,21 @@ void defc_access_names(const mc_def_type *t, const char *name, defc_name_fn fn, 
  * element of kind k. */
 static const char *get_out(mc_type_kind k)
 {
-    if (is_str(k))
+    if (defc_is_str(k))
         return "const char **out";
-    if (by_ref(k))
+    if (defc_is_generic(k))
         return "const mc_value **out";
     return NULL; /* scalar: "<ctype> *out" */
 }
 
 static void set_params(FILE *f, mc_type_kind k)
 {
-    if (is_str(k))
+    if (defc_is_str(k))
         fprintf(f, "const char *value");
     else if (k == MC_TYPE_BLOB)
         fprintf(f, "const void *data, size_t len");
     else
-        fprintf(f, "%s value", scalar_ctype(k));
+        fprintf(f, "%s value", defc_scalar_ctype(k));
 }
 
 static void out_param(FILE *f, mc_type_kind k)
@@ -147,7 +114,7 @@ static void out_param(FILE *f, mc_type_kind k)
     if (o)
         fprintf(f, "%s", o);
     else
-        fprintf(f, "%s *out", scalar_ctype(k));
+        fprintf(f, "%s *out", defc_scalar_ctype(k));
 }
 
 static void decls_rec(FILE *f, const mc_def_type *t, const char *name)
@@ -230,7 +197,7 @@ static bool emit_default(FILE *f, const char *ind, const mc_def_type *t, const c
         fprintf(f, "%sif (%s_init(%s) != MC_CALL_OK)\n%s    goto fail;\n", ind, cname, lv, ind);
         return true;
     }
-    if (is_str(t->kind) || t->kind == MC_TYPE_BLOB) {
+    if (defc_is_str(t->kind) || t->kind == MC_TYPE_BLOB) {
         fprintf(f, "%sif (mc_value_set_bytes(%s, MC_TYPE_%s, \"\", 0) != 0)\n%s    goto fail;\n",
                 ind, lv, kn, ind);
         return true;
@@ -242,7 +209,7 @@ static bool emit_default(FILE *f, const char *ind, const mc_def_type *t, const c
 /* *out = the C value of the scalar mc_value pointer v. */
 static void emit_scalar_get(FILE *f, mc_type_kind k, const char *v)
 {
-    const char *ct = scalar_ctype(k);
+    const char *ct = defc_scalar_ctype(k);
     if (k <= MC_TYPE_INT64)
         fprintf(f, "        *out = (%s)%s->as.i;\n", ct, v);
     else if (k <= MC_TYPE_UINT64)
@@ -264,9 +231,9 @@ static void emit_scalar_get(FILE *f, mc_type_kind k, const char *v)
 /* The out of a getter from the found mc_value pointer v. */
 static void emit_get(FILE *f, mc_type_kind k, const char *v)
 {
-    if (is_str(k))
+    if (defc_is_str(k))
         fprintf(f, "        *out = %s->as.bytes.data ? %s->as.bytes.data : \"\";\n", v, v);
-    else if (by_ref(k))
+    else if (defc_is_generic(k))
         fprintf(f, "        *out = %s;\n", v);
     else
         emit_scalar_get(f, k, v);
@@ -276,7 +243,7 @@ static void emit_get(FILE *f, mc_type_kind k, const char *v)
 static void emit_set(FILE *f, mc_type_kind k, const char *v)
 {
     const char *kn = mc_type_kind_name(k);
-    if (is_str(k))
+    if (defc_is_str(k))
         fprintf(f, "        rc = mc_gen_set_bytes(%s, MC_TYPE_%s, value ? value : \"\", value ? "
                    "strlen(value) : 0);\n", v, kn);
     else if (k == MC_TYPE_BLOB)

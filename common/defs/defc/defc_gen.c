@@ -45,55 +45,25 @@ static bool is_uint(mc_type_kind k)
 {
     return k >= MC_TYPE_UINT8 && k <= MC_TYPE_UINT64;
 }
-static bool is_str(mc_type_kind k)
-{
-    return k == MC_TYPE_STRING || k == MC_TYPE_UNICODE_STRING;
-}
-static bool is_generic(mc_type_kind k)
-{
-    return k == MC_TYPE_BLOB || k == MC_TYPE_ARRAY || k == MC_TYPE_TUPLE ||
-           k == MC_TYPE_FIXED_DICT;
-}
-
-static const char *scalar_ctype(mc_type_kind k)
-{
-    switch (k) {
-    case MC_TYPE_INT8: return "int8_t";
-    case MC_TYPE_INT16: return "int16_t";
-    case MC_TYPE_INT32: return "int32_t";
-    case MC_TYPE_INT64: return "int64_t";
-    case MC_TYPE_UINT8: return "uint8_t";
-    case MC_TYPE_UINT16: return "uint16_t";
-    case MC_TYPE_UINT32: return "uint32_t";
-    case MC_TYPE_UINT64: return "uint64_t";
-    case MC_TYPE_FLOAT32: return "float";
-    case MC_TYPE_FLOAT64: return "double";
-    case MC_TYPE_VECTOR2: return "mc_vector2";
-    case MC_TYPE_VECTOR3: return "mc_vector3";
-    case MC_TYPE_VECTOR4: return "mc_vector4";
-    case MC_TYPE_MAILBOX: return "mc_mailbox_ref";
-    default: return NULL;
-    }
-}
 
 /* Parameter type of an argument. */
 static const char *arg_ctype(mc_type_kind k)
 {
-    if (is_str(k))
+    if (defc_is_str(k))
         return "const char *";
-    if (is_generic(k))
+    if (defc_is_generic(k))
         return "const mc_value *";
-    return scalar_ctype(k);
+    return defc_scalar_ctype(k);
 }
 
 /* Type of a property field / a return value's storage. */
 static const char *field_ctype(mc_type_kind k)
 {
-    if (is_str(k))
+    if (defc_is_str(k))
         return "char *";
-    if (is_generic(k))
+    if (defc_is_generic(k))
         return "mc_value";
-    return scalar_ctype(k);
+    return defc_scalar_ctype(k);
 }
 
 static const char *sep_type(const char *ct)
@@ -121,7 +91,7 @@ void defc_emit_view(FILE *f, mc_type_kind k, const char *e, bool pointer_generic
         fprintf(f, "mc_gen_uint(MC_TYPE_%s, %s)", kn, e);
     else if (k == MC_TYPE_FLOAT32 || k == MC_TYPE_FLOAT64)
         fprintf(f, "mc_gen_float(MC_TYPE_%s, %s)", kn, e);
-    else if (is_str(k))
+    else if (defc_is_str(k))
         fprintf(f, "mc_gen_str(MC_TYPE_%s, %s)", kn, e);
     else if (k == MC_TYPE_VECTOR2)
         fprintf(f, "mc_gen_vec(MC_TYPE_VECTOR2, %s.x, %s.y, 0.0f, 0.0f)", e, e);
@@ -141,9 +111,9 @@ void defc_emit_view(FILE *f, mc_type_kind k, const char *e, bool pointer_generic
 static void emit_from_value(FILE *f, mc_type_kind k, const char *v)
 {
     if (is_int(k) || is_uint(k) || k == MC_TYPE_FLOAT32 || k == MC_TYPE_FLOAT64)
-        fprintf(f, "(%s)%s.as.%s", scalar_ctype(k), v,
+        fprintf(f, "(%s)%s.as.%s", defc_scalar_ctype(k), v,
                 is_int(k) ? "i" : is_uint(k) ? "u" : "f");
-    else if (is_str(k))
+    else if (defc_is_str(k))
         fprintf(f, "%s.as.bytes.data", v);
     else if (k == MC_TYPE_VECTOR2)
         fprintf(f, "(mc_vector2){%s.as.vec[0], %s.as.vec[1]}", v, v);
@@ -324,11 +294,11 @@ static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
         fprintf(f, "    d = mc_gen_default(defs, %s_TYPE_ID, %u);\n", t->name, (unsigned)i);
         fprintf(f, "    if (!d || d->kind != MC_TYPE_%s)\n        goto fail;\n",
                 mc_type_kind_name(k));
-        if (is_str(k))
+        if (defc_is_str(k))
             fprintf(f, "    if (mc_gen_default_str(defs, %s_TYPE_ID, %u, &props->%s) != 0)\n"
                        "        goto fail;\n",
                     t->name, (unsigned)i, CN(p->name, nb));
-        else if (is_generic(k))
+        else if (defc_is_generic(k))
             fprintf(f, "    if (mc_gen_default_value(defs, %s_TYPE_ID, %u, &props->%s) != 0)\n"
                        "        goto fail;\n",
                     t->name, (unsigned)i, CN(p->name, nb));
@@ -348,9 +318,9 @@ static void emit_props_funcs(FILE *f, const mc_entity_type_def *t, int part)
         const mc_def_property *p = &t->props[i];
         if (p->part_index[part] < 0)
             continue;
-        if (is_str(p->type->kind))
+        if (defc_is_str(p->type->kind))
             fprintf(f, "    free(props->%s);\n", CN(p->name, nb));
-        else if (is_generic(p->type->kind))
+        else if (defc_is_generic(p->type->kind))
             fprintf(f, "    mc_value_free(&props->%s);\n", CN(p->name, nb));
     }
     fprintf(f, "    memset(props, 0, sizeof(*props));\n}\n\n");
@@ -429,11 +399,11 @@ static void emit_props_stream(FILE *f, const mc_entity_type_def *t, int part)
             continue;
         mc_type_kind kind = p->type->kind;
         fprintf(f, "    if (in[%zu]) {\n", k);
-        if (is_str(kind))
+        if (defc_is_str(kind))
             fprintf(f, "        free(props->%s);\n        props->%s = v[%zu].as.bytes.data;\n"
                        "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
                     CN(p->name, nb), nb, k, k, k);
-        else if (is_generic(kind))
+        else if (defc_is_generic(kind))
             fprintf(f, "        mc_value_free(&props->%s);\n        props->%s = v[%zu];\n"
                        "        memset(&v[%zu], 0, sizeof(v[%zu]));\n",
                     CN(p->name, nb), nb, k, k, k);
@@ -497,10 +467,10 @@ static void emit_props_one(FILE *f, const mc_entity_type_def *t, int part)
                    "\n            break;\n        if ((rc = mc_gen_decode_prop(defs, p, is, &v, why, "
                    "whylen)) != 0)\n            return rc;\n",
                 i, t->name, i, p->name);
-        if (is_str(kind))
+        if (defc_is_str(kind))
             fprintf(f, "        free(props->%s);\n        props->%s = v.as.bytes.data;\n",
                     CN(p->name, nb), nb);
-        else if (is_generic(kind))
+        else if (defc_is_generic(kind))
             fprintf(f, "        mc_value_free(&props->%s);\n        props->%s = v;\n",
                     CN(p->name, nb), nb);
         else {
@@ -560,7 +530,7 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
     }
     bool generic = false;
     for (size_t i = 0; i < m->nargs; i++)
-        if (is_generic(m->args[i].type->kind))
+        if (defc_is_generic(m->args[i].type->kind))
             generic = true;
     if (generic)
         fprintf(f, "    const mc_value defc_none = {0};\n");
@@ -618,13 +588,13 @@ static void emit_flat_trampoline_body(FILE *f, const mc_entity_type_def *t,
             n, size, m->name);
     fprintf(f, "    if (status != MC_CALL_OK) {\n        fn(call, ud, status");
     for (size_t i = 0; i < n; i++)
-        fprintf(f, ", (%s){0}", scalar_ctype(m->returns[i].type->kind));
+        fprintf(f, ", (%s){0}", defc_scalar_ctype(m->returns[i].type->kind));
     fprintf(f, ");\n        return;\n    }\n    fn(call, ud, status");
     size_t off = 0;
     for (size_t i = 0; i < n; i++) {
         mc_type_kind k = m->returns[i].type->kind;
         fprintf(f, ",\n       ");
-        defc_emit_flat_get(f, "defc_b", off, k, scalar_ctype(k));
+        defc_emit_flat_get(f, "defc_b", off, k, defc_scalar_ctype(k));
         off += defc_flat_size(k);
     }
     fprintf(f, ");\n}\n\n");
@@ -663,7 +633,7 @@ static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc
         char vb[32];
         snprintf(vb, sizeof(vb), "v[%zu]", i);
         fprintf(f, ",\n       ");
-        if (is_generic(k))
+        if (defc_is_generic(k))
             fprintf(f, "ok ? &v[%zu] : NULL", i);
         else
             emit_from_value(f, k, vb);
@@ -729,7 +699,7 @@ static void emit_hook_call_args(FILE *f, const defc_hook *h, const mc_def_method
         fprintf(f, ", reason ? reason : \"\"");
     else if (h->shape == DEFC_HOOK_TIMER)
         fprintf(f, ", (%s)timer_id, user_arg",
-                m ? scalar_ctype(m->args[0].type->kind) : "uint32_t");
+                m ? defc_scalar_ctype(m->args[0].type->kind) : "uint32_t");
     else if (h->shape == DEFC_HOOK_ENTITY)
         fprintf(f, ", entity");
     else if (h->shape == DEFC_HOOK_ENTITY_ID)
@@ -818,10 +788,10 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
     for (size_t i = 0; i < m->nreturns; i++) {
         mc_type_kind k = m->returns[i].type->kind;
         const char *ct = field_ctype(k);
-        if (is_generic(k))
+        if (defc_is_generic(k))
             fprintf(f, "    mc_value r%zu;\n    mc_value_init_default(&r%zu, m->returns[%zu].type);\n",
                     i, i, i);
-        else if (is_str(k))
+        else if (defc_is_str(k))
             fprintf(f, "    char *r%zu = NULL;\n", i);
         else
             fprintf(f, "    %s%sr%zu;\n    memset(&r%zu, 0, sizeof(r%zu));\n", ct, sep_type(ct), i,
@@ -833,7 +803,7 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
         mc_type_kind k = m->args[i].type->kind;
         fprintf(f, ", ");
         if (fa) {
-            defc_emit_flat_get(f, "defc_b", off, k, scalar_ctype(k));
+            defc_emit_flat_get(f, "defc_b", off, k, defc_scalar_ctype(k));
             off += defc_flat_size(k);
             continue;
         }
@@ -874,9 +844,9 @@ static void emit_dispatch(FILE *f, const mc_entity_type_def *t, const mc_def_met
                    "whylen) != 0)\n            rc = -1;\n    }\n");
         for (size_t i = 0; i < m->nreturns; i++) {
             mc_type_kind k = m->returns[i].type->kind;
-            if (is_generic(k))
+            if (defc_is_generic(k))
                 fprintf(f, "    mc_value_free(&r%zu);\n", i);
-            else if (is_str(k))
+            else if (defc_is_str(k))
                 fprintf(f, "    free(r%zu);\n", i);
         }
     }

@@ -133,6 +133,24 @@ bool mc_backup_drop_decode(mc_istream *is, int32_t *entity_id)
     return true;
 }
 
+void mc_backup_refused_encode(mc_ostream *os, int32_t entity_id, uint8_t reason)
+{
+    mc_write_i32(os, entity_id);
+    mc_write_u8(os, reason);
+}
+
+bool mc_backup_refused_decode(mc_istream *is, int32_t *entity_id, uint8_t *reason)
+{
+    *entity_id = mc_read_i32(is);
+    *reason = mc_read_u8(is);
+    if (!mc_istream_done(is) || *entity_id <= 0 || *reason < 1 ||
+        *reason > MC_BACKUP_REFUSED_REASON_MAX) {
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}
+
 void mc_base_restored_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *base)
 {
     mc_write_i32(os, entity_id);

@@ -1,4 +1,4 @@
-/* GHOST_DATA and GHOST_DELETE (entity/ghost_wire.h). */
+/* GHOST_DATA, GHOST_DELETE and GHOST_CLIENT_CALL (entity/ghost_wire.h). */
 #include "entity/ghost_wire.h"
 #include "entity/wire.h"
 
@@ -44,6 +44,36 @@ bool mc_ghost_delete_decode(mc_istream *is, int32_t *entity_id, char *why, size_
         snprintf(why, whylen, "malformed GHOST_DELETE: short, or entity %d", (int)*entity_id);
         mc_istream_fail(is);
         return false;
+    }
+    return true;
+}
+
+void mc_ghost_call_encode(mc_ostream *os, int32_t entity_id, uint16_t method,
+                          const uint8_t *args, size_t len)
+{
+    mc_write_i32(os, entity_id);
+    mc_write_u16(os, method);
+    mc_write_bytes(os, args, len);
+}
+
+bool mc_ghost_call_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
+                          const uint8_t **args, size_t *len, char *why, size_t whylen)
+{
+    *entity_id = mc_read_i32(is);
+    *method = mc_read_u16(is);
+    if (!mc_istream_ok(is) || *entity_id <= 0) {
+        snprintf(why, whylen, "malformed GHOST_CLIENT_CALL: short, or entity %d",
+                 (int)*entity_id);
+        mc_istream_fail(is);
+        *args = NULL;
+        *len = 0;
+        return false;
+    }
+    *len = mc_istream_remaining(is);
+    *args = mc_read_bytes(is, *len);
+    if (!*args) { /* 0 bytes left: an empty argument list */
+        static const uint8_t none[1];
+        *args = none;
     }
     return true;
 }

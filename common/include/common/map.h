@@ -1,6 +1,7 @@
 /* The hash map every part shares: open addressing (linear probing, backward-shift deletion,
  * growing by doubling) from a 128-bit key (two u64; give 0 as the second for a 64-bit one) to
- * a non-NULL pointer. Mercury finds its channels with it, bots its players by entity id. */
+ * a non-NULL pointer. Mercury finds its channels with it, bots their players by entity id, the baseapp
+ * its records, proxies, sessions and backups. */
 #ifndef MC_COMMON_MAP_H
 #define MC_COMMON_MAP_H
 
@@ -26,7 +27,10 @@ void *mc_map_get(const mc_map *m, uint64_t k0, uint64_t k1);
 bool mc_map_put(mc_map *m, uint64_t k0, uint64_t k1, void *value);
 /* Remove; returns the old value or NULL. */
 void *mc_map_remove(mc_map *m, uint64_t k0, uint64_t k1);
-/* Iterate: call with *pos = 0 first; returns the next value or NULL at the end. */
+/* Iterate: call with *pos = 0 first; returns the next value or NULL at the end. Removing
+ * while iterating moves entries (backward shifts): collect the keys first, then remove. */
 void *mc_map_next(const mc_map *m, size_t *pos);
+/* The same with the entry's key (either key pointer may be NULL). */
+void *mc_map_next_key(const mc_map *m, size_t *pos, uint64_t *k0, uint64_t *k1);
 
 #endif

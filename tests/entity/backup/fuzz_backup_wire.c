@@ -1,6 +1,6 @@
 /* libFuzzer target for the base backup messages' decoders (entity/backup_wire.h):
  * BACKUP_BASE (and the base and cell properties in it, decoded as a restorer does),
- * BACKUP_DROP and BASE_RESTORED, with the Probe game's definitions. Whatever decodes is
+ * BACKUP_DROP, BACKUP_REFUSED and BASE_RESTORED, with the Probe game's definitions. Whatever decodes is
  * encoded again and must decode to the same thing. */
 #include "common/defs.h"
 #include "entity/backup_wire.h"
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[256];
     mc_ostream os;
     mc_ostream_init(&os);
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: {
         mc_backup_head h;
         if (!mc_backup_decode(defs, &is, &h, why, sizeof why))
@@ -75,6 +75,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mc_istream_init(&again, os.data, os.size);
             int32_t id2;
             if (!mc_backup_drop_decode(&again, &id2) || id2 != id)
+                abort();
+        }
+        break;
+    }
+    case 2: {
+        int32_t id;
+        uint8_t reason;
+        if (mc_backup_refused_decode(&is, &id, &reason)) {
+            mc_backup_refused_encode(&os, id, reason);
+            mc_istream again;
+            mc_istream_init(&again, os.data, os.size);
+            int32_t id2;
+            uint8_t reason2;
+            if (!mc_backup_refused_decode(&again, &id2, &reason2) || id2 != id ||
+                reason2 != reason)
                 abort();
         }
         break;

@@ -15,6 +15,10 @@
  *   ring_change_moves_backups  a third baseapp is born: the backups the new ring gives it
  *                         move there (sent to it, dropped at the old holder), the others
  *                         stay; every base is held exactly once
+ *   refused_backups_sent_again  a backup baseapp that may hold only 1 KiB refuses the
+ *                         backups beyond it and tells their owner (BACKUP_REFUSED); when its
+ *                         bound is raised live (backups/heldMaxBytes) the owner's next
+ *                         visits send them again, until every base is held
  *   lost_base_released    without backups (--backupPeriodMs=0 on the dead baseapp) a written
  *                         Keeper is counted lost (backups/lostBases) and its check-out
  *                         released after --restoreGraceMs; a load started at once waits for
@@ -162,13 +166,55 @@ START_TEST(ring_change_moves_backups)
         if (h3 > 0 && h2 + h3 == N && pc_int(&c, b1, "backups/pending") == 0 &&
             pc_int(&c, b2, "backups/dropped") == h3)
             break;
-        ck_assert_msg(waited < WAIT_MS, "held: %s %lld, %s %lld, dropped at %s %lld", b2, h2,
-                      b3, h3, b2, pc_int(&c, b2, "backups/dropped"));
+        ck_assert_msg(waited < WAIT_MS,
+                      "held: %s %lld, %s %lld, dropped at %s %lld, not from a live baseapp at %s %lld "
+                      "(logs %s, %s)",
+                      b2, h2, b3, h3, b2, pc_int(&c, b2, "backups/dropped"), b3,
+                      pc_int(&c, b3, "backups/notFromLiveBaseapp"), c.log_base[0], c.log_base[s3]);
         h_sleep_ms(100);
     }
     long long h3 = pc_int(&c, b3, "backups/held");
     ck_assert_msg(h3 >= N / 5 && h3 <= N - N / 5, "%lld of %d moved", h3, N);
     ck_assert_int_eq(pc_int(&c, b1, "backups/dropsSent"), h3);
+    pc_stop(&c);
+    rh_stop(r);
+}
+END_TEST
+
+START_TEST(refused_backups_sent_again)
+{
+    rh_options opt = {0};
+    rh_redis *r = rh_start(&opt);
+    ck_assert_msg(r != NULL, "redis-server did not start");
+    pc_cluster c;
+    pc_start(&c, rh_addr(r), 2, "--backupHeldMaxBytes=1024");
+    const char *b1 = c.base_name[0], *b2 = c.base_name[1];
+    enum { N = 20 };
+    for (int i = 0; i < N; i++) {
+        char props[64];
+        snprintf(props, sizeof props, "{\"name\":\"full%d\"}", i);
+        pc_create(&c, b1, props);
+    }
+    /* b2 keeps what fits in 1 KiB and tells b1 about the rest */
+    for (int waited = 0; pc_int(&c, b1, "backups/refusals") == 0; waited += 100) {
+        ck_assert_msg(waited < WAIT_MS, "%s heard of no refusal (held at %s: %lld, full %lld)",
+                      b1, b2, pc_int(&c, b2, "backups/held"), pc_int(&c, b2, "backups/heldFull"));
+        h_sleep_ms(100);
+    }
+    ck_assert_int_lt(pc_int(&c, b2, "backups/held"), N);
+    ck_assert_int_gt(pc_int(&c, b2, "backups/heldFull"), 0);
+    ck_assert_int_gt(pc_int(&c, b2, "backups/refusalsSent"), 0);
+    /* a bound out of range is refused; a larger one is taken, and the rest arrive */
+    char out[4096];
+    ck_assert_int_ne(h_watcher(out, sizeof out, c.manager, "set", b2, "backups/heldMaxBytes",
+                               "10", NULL),
+                     0);
+    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", b2, "backups/heldMaxBytes",
+                               "1048576", NULL),
+                     0);
+    ck_assert_msg(pc_wait_int(&c, b2, "backups/held", N, WAIT_MS), "%s holds %lld of %d", b2,
+                  pc_int(&c, b2, "backups/held"), N);
+    ck_assert_int_eq(pc_int(&c, b2, "backups/refused"), 0); /* none was malformed */
     pc_stop(&c);
     rh_stop(r);
 }
@@ -219,6 +265,7 @@ static Suite *suite(void)
     tcase_add_test(tc, takeover_after_kill9);
     tcase_add_test(tc, lost_base_released);
     tcase_add_test(tc, ring_change_moves_backups);
+    tcase_add_test(tc, refused_backups_sent_again);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -172,7 +172,9 @@ bool pc_result(const char *output, const char *path, char *out, size_t outlen)
 bool pc_value(pc_cluster *c, const char *proc, const char *path, char *out, size_t outlen)
 {
     char buf[8192];
-    return h_watcher(buf, sizeof buf, c->manager, "get", proc, path, NULL) == 0 &&
+    /* a loaded process may answer late (1,000 bots under ASan beside other tests) */
+    return h_watcher(buf, sizeof buf, c->manager, "--timeout", "20000", "get", proc, path,
+                     NULL) == 0 &&
            pc_result(buf, path, out, outlen);
 }
 

@@ -226,7 +226,13 @@ static int32_t some_cell(const rc_cluster *c, int slot)
 START_TEST(unique_ids)
 {
     rc_cluster c;
-    ck_assert(rc_start(&c, "ids", PATIENT, NULL));
+    /* Thousands of creations at once queue for seconds on a loaded machine: a create's answer
+     * that comes after the default call timeout (5 s) would count as a spawn failure although
+     * the base was made. This test is about ids, not timeouts: a patient timeout. */
+    const char *patient_calls[RC_SLOTS];
+    for (int i = 0; i < RC_SLOTS; i++)
+        patient_calls[i] = "--callTimeoutMs=120000";
+    ck_assert(rc_start(&c, "ids", PATIENT, patient_calls));
     int32_t s1 = create(&c, 0, "{\"label\":\"spawner1\"}");
     int32_t s2 = create(&c, 1, "{\"label\":\"spawner2\"}");
     char json[64];

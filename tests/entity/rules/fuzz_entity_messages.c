@@ -17,6 +17,8 @@
  *  10  GHOST_DATA: mc_ghost_head_decode, then each (index, value) as a ghost takes it: the
  *      index a ghosted cell property of Probe, props_decode_one into a fresh cell struct.
  *  11  GHOST_DELETE: mc_ghost_delete_decode.
+ *  12  GHOST_CLIENT_CALL: mc_ghost_call_decode, then (a client method of Probe) its arguments
+ *      decoded against the method's def, as a ghost's cellapp takes them.
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -54,6 +56,7 @@ enum {
     SEL_RESTORE_CELL,
     SEL_GHOST_DATA,
     SEL_GHOST_DELETE,
+    SEL_GHOST_CLIENT_CALL,
     SEL_COUNT
 };
 
@@ -423,6 +426,54 @@ static void fuzz_ghost_delete(const uint8_t *data, size_t size)
         refused(why);
 }
 
+static void fuzz_ghost_client_call(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    uint16_t method;
+    const uint8_t *args;
+    size_t len;
+    char why[256] = "";
+    bool ok = mc_ghost_call_decode(&is, &id, &method, &args, &len, why, sizeof why);
+    if (ok != (size >= 6 && id > 0))
+        die("GHOST_CLIENT_CALL", "accepted what it should refuse, or the reverse");
+    if (!ok) {
+        refused(why);
+        return;
+    }
+    if (len != size - 6 || !mc_istream_done(&is))
+        die("GHOST_CLIENT_CALL", "the arguments are not the rest of the message");
+    const mc_entity_type_def *td = mc_defs_type(defs, probe_type()->id);
+    if (method >= td->nmethods[MC_PART_CLIENT]) {
+        refused("no such client method");
+        return;
+    }
+    const mc_def_method *m = &td->methods[MC_PART_CLIENT][method];
+    mc_value *vals = calloc(m->nargs ? m->nargs : 1, sizeof *vals);
+    if (!vals)
+        return;
+    mc_istream ai;
+    mc_istream_init(&ai, args, len);
+    if (mc_defs_decode_args(defs, m, &ai, vals, why, sizeof why) != 0) {
+        refused(why);
+        free(vals);
+        return;
+    }
+    /* what decodes encodes to the same bytes */
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_ghost_call_encode(&os, id, method, NULL, 0);
+    if (mc_defs_encode_args(defs, m, vals, &os, why, sizeof why) != 0)
+        die("GHOST_CLIENT_CALL", why);
+    if (os.size != size || memcmp(os.data, data, size) != 0)
+        die("GHOST_CLIENT_CALL", "does not round-trip");
+    mc_ostream_free(&os);
+    for (size_t i = 0; i < m->nargs; i++)
+        mc_value_free(&vals[i]);
+    free(vals);
+}
+
 static void fuzz_destroy_cell(const uint8_t *data, size_t size)
 {
     mc_istream is;
@@ -664,6 +715,12 @@ static void write_seeds(const char *dir)
     mc_ostream_reset(&os);
     mc_ghost_delete_encode(&os, 4097);
     seed_file(dir, "ghost_delete", SEL_GHOST_DELETE, &os);
+    mc_ostream_reset(&os);
+    {
+        static const uint8_t ping_seq[4] = {0, 0, 0, 7}; /* onPing(7) */
+        mc_ghost_call_encode(&os, 4097, 0, ping_seq, sizeof ping_seq);
+    }
+    seed_file(dir, "ghost_client_call", SEL_GHOST_CLIENT_CALL, &os);
 
     mc_ostream_reset(&os);
     mc_cell_gone_head gh = {.entity_id = 4097, .why = MC_CELL_GONE_SPACE,
@@ -778,6 +835,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case SEL_GHOST_DELETE:
         fuzz_ghost_delete(data, size);
+        break;
+    case SEL_GHOST_CLIENT_CALL:
+        fuzz_ghost_client_call(data, size);
         break;
     default:
         fuzz_migrate_end(data, size);

@@ -10,6 +10,10 @@
  *                                                backup moved elsewhere)
  *   66  BASE_RESTORED  restorer -> cellapp       i32 entity id, MAILBOX its new BASE: the
  *                                                base of this cell lives there now
+ *   67  BACKUP_REFUSED backup baseapp -> owner   i32 entity id, u8 reason (MC_BACKUP_REFUSED_*):
+ *                                                a BACKUP_BASE was not kept; the owner sends
+ *                                                it again at its next visit when the reason
+ *                                                may pass (not known live yet, full)
  *
  * BackupHead: i32 entity id, u16 type, u32 serial (the owner's, rising with every backup of
  * the base), u8 flags (bit 0: it has a live cell, bit 1: it has a client, bit 2: its first
@@ -36,7 +40,16 @@ enum {
     MC_MSG_BACKUP_BASE = 64,
     MC_MSG_BACKUP_DROP = 65,
     MC_MSG_BASE_RESTORED = 66,
+    MC_MSG_BACKUP_REFUSED = 67,
 };
+
+/* Why a backup baseapp did not keep a backup (BACKUP_REFUSED). */
+typedef enum {
+    MC_BACKUP_REFUSED_NOT_LIVE = 1, /* the sender is not a live baseapp here (not yet heard) */
+    MC_BACKUP_REFUSED_FULL = 2,     /* --backupHeldMaxBytes reached */
+    MC_BACKUP_REFUSED_LIVE_HERE = 3, /* that entity is live on the backup baseapp */
+    MC_BACKUP_REFUSED_REASON_MAX = 3,
+} mc_backup_refused_reason;
 
 #define MC_BACKUP_NAMES_MAX 32u
 #define MC_BACKUP_TIMERS_MAX 1024u
@@ -87,6 +100,10 @@ void mc_backup_head_free(mc_backup_head *h);
 /* BACKUP_DROP. */
 void mc_backup_drop_encode(mc_ostream *os, int32_t entity_id);
 bool mc_backup_drop_decode(mc_istream *is, int32_t *entity_id);
+
+/* BACKUP_REFUSED: false when malformed (id not positive, unknown reason, trailing bytes). */
+void mc_backup_refused_encode(mc_ostream *os, int32_t entity_id, uint8_t reason);
+bool mc_backup_refused_decode(mc_istream *is, int32_t *entity_id, uint8_t *reason);
 
 /* BASE_RESTORED: false when malformed (not the BASE mailbox of that entity). */
 void mc_base_restored_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *base);

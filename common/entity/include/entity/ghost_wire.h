@@ -10,6 +10,10 @@
  *                                              ALL_CLIENTS, CELL_PUBLIC_AND_OWN), every one;
  *                                              the ghost is made, or brought up to date
  *   71  GHOST_DELETE  cellapp -> cellapp       i32 entity id: the ghost goes
+ *   79  GHOST_CLIENT_CALL cellapp -> cellapp   i32 entity id, u16 client method index, then
+ *                                              the arguments to the end: a call on the real's
+ *                                              allClients / otherClients, for the clients of
+ *                                              the witnesses there that see its ghost
  *
  * Decoders take bytes from a peer: they check everything, never abort, and say why in one
  * line when they refuse. */
@@ -26,6 +30,7 @@
 enum {
     MC_MSG_GHOST_DATA = 70,
     MC_MSG_GHOST_DELETE = 71,
+    MC_MSG_GHOST_CLIENT_CALL = 79,
 };
 
 /* GHOST_DATA up to the properties (u16 n, then n x (index, value) follow). */
@@ -42,5 +47,14 @@ void mc_ghost_head_encode(mc_ostream *os, const mc_ghost_head *h);
 bool mc_ghost_head_decode(mc_istream *is, mc_ghost_head *h, char *why, size_t whylen);
 void mc_ghost_delete_encode(mc_ostream *os, int32_t entity_id);
 bool mc_ghost_delete_decode(mc_istream *is, int32_t *entity_id, char *why, size_t whylen);
+
+/* GHOST_CLIENT_CALL: the arguments are the method's, encoded as for any call (the receiver
+ * checks them against the method's def). */
+void mc_ghost_call_encode(mc_ostream *os, int32_t entity_id, uint16_t method,
+                          const uint8_t *args, size_t len);
+/* False (the reason in why) when short or the entity id is not positive; *args points into
+ * the stream's bytes (len of them, possibly 0) and the stream is consumed. */
+bool mc_ghost_call_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
+                          const uint8_t **args, size_t *len, char *why, size_t whylen);
 
 #endif
