@@ -93,7 +93,10 @@ typedef struct base_backup {
 int backup_init(mc_engine *e, char *err, size_t errlen);
 void backup_free(mc_engine *e);
 base_backup *backup_of(mc_engine *e);
-void backup_on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data);
+/* BACKUP_BASE, BACKUP_DROP and BACKUP_REFUSED (refused when backups are not set up). */
+void backup_on_backup_base(mc_engine *e, const mc_origin *o, mc_istream *data);
+void backup_on_backup_drop(mc_engine *e, const mc_origin *o, mc_istream *data);
+void backup_on_backup_refused(mc_engine *e, const mc_origin *o, mc_istream *data);
 /* A base is being destroyed: its backup is dropped. */
 void backup_on_destroy(mc_engine *e, mc_entity *ent);
 /* The manager declared the process at addr dead (stopped: it shut down gracefully). */

@@ -175,20 +175,35 @@ void backup_free(mc_engine *e)
     db->backup = NULL;
 }
 
-void backup_on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
+/* The backups' state, or NULL after refusing the message. */
+static base_backup *backup_for_message(mc_engine *e, const mc_origin *o)
 {
     base_backup *b = backup_of(e);
-    if (!b) {
+    if (!b)
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_UNAVAILABLE,
                          "backups are not set up");
-        return;
-    }
-    if (id == MC_MSG_BACKUP_BASE)
+    return b;
+}
+
+void backup_on_backup_base(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    base_backup *b = backup_for_message(e, o);
+    if (b)
         backup_on_backup(b, o, data);
-    else if (id == MC_MSG_BACKUP_REFUSED)
-        backup_on_refused(b, o, data);
-    else
+}
+
+void backup_on_backup_drop(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    base_backup *b = backup_for_message(e, o);
+    if (b)
         backup_on_drop(b, o, data);
+}
+
+void backup_on_backup_refused(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    base_backup *b = backup_for_message(e, o);
+    if (b)
+        backup_on_refused(b, o, data);
 }
 
 void backup_on_process_death(mc_engine *e, const char *addr, uint64_t incarnation,

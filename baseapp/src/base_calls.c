@@ -101,11 +101,6 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                              "%s %d is being destroyed", ent->td->name, (int)ent->id);
             return;
         }
-        if (h->method >= ent->gt->nmethods[MC_PART_CELL]) {
-            mc_engine_refuse(e, o, MC_REFUSE_NO_METHOD, MC_CALL_ERR_NO_METHOD,
-                             "%s has no cell method %u", ent->td->name, (unsigned)h->method);
-            return;
-        }
         switch (ent->cell_state) {
         case MC_CELL_LIVE:
             relay_to_cell(e, o, ent, h, args, len);

@@ -65,44 +65,20 @@ const mc_engine_ops base_engine_ops = {
     .has_client = proxy_op_has_client,
 };
 
-static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
-{
-    switch (id) {
-    case MC_MSG_CREATE_BASE:
-        base_on_create_base(e, o, data);
-        return;
-    case MC_MSG_CELL_GONE:
-        base_on_cell_gone(e, o, data);
-        return;
-    case MC_MSG_CELL_MOVED:
-        base_on_cell_moved(e, o, data);
-        return;
-    case MC_MSG_CELL_COPY:
-        base_on_cell_copy(e, o, data);
-        return;
-    case MC_MSG_LOAD_BASE:
-        db_on_load_base(e, o, data);
-        return;
-    case MC_MSG_PREPARE_LOGIN:
-        login_on_prepare(e, o, data);
-        return;
-    case MC_MSG_RESUME_PREPARE:
-        proxy_on_resume_prepare(e, o, data);
-        return;
-    case MC_MSG_CLIENT_UPDATE:
-        base_on_client_update(e, o, data);
-        return;
-    case MC_MSG_BACKUP_BASE:
-    case MC_MSG_BACKUP_DROP:
-    case MC_MSG_BACKUP_REFUSED:
-        backup_on_message(e, id, o, data);
-        return;
-    default:
-        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
-                         "a baseapp does not take message %u", (unsigned)id);
-        return;
-    }
-}
+/* The entity messages a baseapp takes (ENTITY_CALL is base_on_call). */
+static const mc_role_message base_messages[] = {
+    {MC_MSG_CREATE_BASE, base_on_create_base},
+    {MC_MSG_CELL_GONE, base_on_cell_gone},
+    {MC_MSG_CELL_MOVED, base_on_cell_moved},
+    {MC_MSG_CELL_COPY, base_on_cell_copy},
+    {MC_MSG_LOAD_BASE, db_on_load_base},
+    {MC_MSG_PREPARE_LOGIN, login_on_prepare},
+    {MC_MSG_RESUME_PREPARE, proxy_on_resume_prepare},
+    {MC_MSG_CLIENT_UPDATE, base_on_client_update},
+    {MC_MSG_BACKUP_BASE, backup_on_backup_base},
+    {MC_MSG_BACKUP_DROP, backup_on_backup_drop},
+    {MC_MSG_BACKUP_REFUSED, backup_on_backup_refused},
+};
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
 {
@@ -208,7 +184,8 @@ static void on_process_death(mc_engine *e, const char *name, uint32_t pid, const
 const mc_role_part base_role_part = {
     .part = MC_PART_BASE,
     .on_call = base_on_call,
-    .on_message = on_message,
+    .messages = base_messages,
+    .message_count = sizeof base_messages / sizeof base_messages[0],
     .on_peer_death = base_on_peer_death,
     .on_destroy = on_destroy,
     .add_entity_watchers = add_entity_watchers,

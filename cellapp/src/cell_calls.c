@@ -5,17 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The method index is the final receiver's to check (once, where it runs the method). */
 static void relay_to_base(mc_engine *e, const mc_origin *o, mc_entity *ent,
                           const mc_call_header *h, const uint8_t *args, size_t len,
-                          mc_part final, mc_component c)
+                          mc_component c)
 {
-    if (h->method >= ent->gt->nmethods[final] &&
-        !(final == MC_PART_CLIENT && h->method < ent->td->nmethods[MC_PART_CLIENT])) {
-        mc_engine_refuse(e, o, MC_REFUSE_NO_METHOD, MC_CALL_ERR_NO_METHOD,
-                         "%s has no %s method %u", ent->td->name, mc_part_name(final),
-                         (unsigned)h->method);
-        return;
-    }
     mc_mailbox_ref to = ent->base;
     mc_mailbox_ref_set_component(&to, c);
     mc_engine_relay(e, o, &to, h->method, h->caller_id, args, len);
@@ -34,10 +28,7 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
             mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY, "out of memory");
             return;
         }
-        mc_store_u32(raw, (uint32_t)h->entity_id);
-        mc_store_u16(raw + 4, h->salt);
-        mc_store_u16(raw + 6, h->method);
-        mc_store_u32(raw + 8, (uint32_t)h->caller_id);
+        mc_call_header_pack(raw, h);
         if (len)
             memcpy(raw + MC_CALL_HEADER_SIZE, args, len);
         bool taken = cell_move_intercept(e, MC_MSG_ENTITY_CALL, o, h->entity_id, raw,
@@ -59,12 +50,11 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
         return;
     case MC_COMPONENT_BASE_VIA_CELL:
         if ((ent = mc_engine_call_target(e, o, h)))
-            relay_to_base(e, o, ent, h, args, len, MC_PART_BASE, MC_COMPONENT_BASE);
+            relay_to_base(e, o, ent, h, args, len, MC_COMPONENT_BASE);
         return;
     case MC_COMPONENT_CLIENT_VIA_CELL:
         if ((ent = mc_engine_call_target(e, o, h)))
-            relay_to_base(e, o, ent, h, args, len, MC_PART_CLIENT,
-                          MC_COMPONENT_CLIENT_VIA_BASE);
+            relay_to_base(e, o, ent, h, args, len, MC_COMPONENT_CLIENT_VIA_BASE);
         return;
     default:
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_MAILBOX,

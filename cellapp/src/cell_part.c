@@ -131,67 +131,58 @@ static const mc_engine_ops cell_engine_ops = {
     .teleport = op_teleport,
 };
 
-static void on_message(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
+/* A cell moving to or from another cellapp takes its base's messages (cell_move.c); a ghost
+ * refuses them (CLIENT_ATTACHED aside). True when the message was taken or refused here. */
+static bool taken_before_cell(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data)
 {
-    /* a cell moving to or from another cellapp takes its base's messages (cell_move.c) */
-    if ((id == MC_MSG_DESTROY_CELL || id == MC_MSG_FETCH_CELL ||
-         id == MC_MSG_CLIENT_ATTACHED) &&
-        mc_istream_remaining(data) >= 4) {
-        const uint8_t *p = data->data + data->pos;
-        int32_t target = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-                                   (uint32_t)p[2] << 8 | p[3]);
-        if (cell_move_intercept(e, id, o, target, p, mc_istream_remaining(data)))
-            return;
-        mc_entity *ghost = mc_engine_find(e, target);
-        if (ghost && ghost->is_ghost && id != MC_MSG_CLIENT_ATTACHED) {
-            mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
-                             "entity %d is a ghost here: its real is elsewhere", (int)target);
-            return;
-        }
+    if (mc_istream_remaining(data) < 4)
+        return false;
+    const uint8_t *p = data->data + data->pos;
+    int32_t target = (int32_t)mc_load_u32(p);
+    if (cell_move_intercept(e, id, o, target, p, mc_istream_remaining(data)))
+        return true;
+    mc_entity *ghost = mc_engine_find(e, target);
+    if (ghost && ghost->is_ghost && id != MC_MSG_CLIENT_ATTACHED) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "entity %d is a ghost here: its real is elsewhere", (int)target);
+        return true;
     }
-    switch (id) {
-    case MC_MSG_CELL_MIGRATE:
-        cell_on_migrate(e, o, data);
-        return;
-    case MC_MSG_CELL_MIGRATE_END:
-        cell_on_migrate_end(e, o, data);
-        return;
-    case MC_MSG_CREATE_CELL:
-        cell_on_create_cell(e, o, data);
-        return;
-    case MC_MSG_RESTORE_CELL:
-        cell_on_restore_cell(e, o, data);
-        return;
-    case MC_MSG_DESTROY_CELL:
-        cell_on_destroy_cell(e, o, data);
-        return;
-    case MC_MSG_FETCH_CELL:
-        cell_on_fetch_cell(e, o, data);
-        return;
-    case MC_MSG_CLIENT_ATTACHED:
-        cell_aoi_on_client_attached(e, o, data);
-        return;
-    case MC_MSG_CLIENT_MOVE:
-        cell_on_client_move(e, o, data);
-        return;
-    case MC_MSG_BASE_RESTORED:
-        cell_on_base_restored(e, o, data);
-        return;
-    case MC_MSG_GHOST_DATA:
-        cell_on_ghost_data(e, o, data);
-        return;
-    case MC_MSG_GHOST_DELETE:
-        cell_on_ghost_delete(e, o, data);
-        return;
-    case MC_MSG_GHOST_CLIENT_CALL:
-        cell_on_ghost_client_call(e, o, data);
-        return;
-    default:
-        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
-                         "a cellapp does not take message %u", (unsigned)id);
-        return;
-    }
+    return false;
 }
+
+static void on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    if (!taken_before_cell(e, MC_MSG_DESTROY_CELL, o, data))
+        cell_on_destroy_cell(e, o, data);
+}
+
+static void on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    if (!taken_before_cell(e, MC_MSG_FETCH_CELL, o, data))
+        cell_on_fetch_cell(e, o, data);
+}
+
+static void on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    if (!taken_before_cell(e, MC_MSG_CLIENT_ATTACHED, o, data))
+        cell_aoi_on_client_attached(e, o, data);
+}
+
+/* The entity messages a cellapp takes (ENTITY_CALL is cell_on_call). */
+static const mc_role_message cell_messages[] = {
+    {MC_MSG_CELL_MIGRATE, cell_on_migrate},
+    {MC_MSG_CELL_MIGRATE_END, cell_on_migrate_end},
+    {MC_MSG_CREATE_CELL, cell_on_create_cell},
+    {MC_MSG_RESTORE_CELL, cell_on_restore_cell},
+    {MC_MSG_DESTROY_CELL, on_destroy_cell},
+    {MC_MSG_FETCH_CELL, on_fetch_cell},
+    {MC_MSG_CLIENT_ATTACHED, on_client_attached},
+    {MC_MSG_CLIENT_MOVE, cell_on_client_move},
+    {MC_MSG_BASE_RESTORED, cell_on_base_restored},
+    {MC_MSG_GHOST_DATA, cell_on_ghost_data},
+    {MC_MSG_GHOST_DELETE, cell_on_ghost_delete},
+    {MC_MSG_GHOST_CLIENT_CALL, cell_on_ghost_client_call},
+};
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
 {
@@ -310,7 +301,8 @@ static void on_free(mc_engine *e)
 const mc_role_part cell_role_part = {
     .part = MC_PART_CELL,
     .on_call = cell_on_call,
-    .on_message = on_message,
+    .messages = cell_messages,
+    .message_count = sizeof cell_messages / sizeof cell_messages[0],
     .on_peer_death = on_peer_death,
     .on_destroy = on_destroy,
     .on_shutdown = on_shutdown,

@@ -57,14 +57,12 @@ static void fail_login(bot *b, int status)
     b->state = BOT_DONE;
 }
 
-void bot_start(bot *b, uint64_t now_ms)
+static void attempt_login(bot *b, uint64_t now_ms)
 {
     mc_login_config cfg = b->sh->login;
     cfg.bind_ip = b->source[0] ? b->source : NULL;
     char err[256];
-    if (!b->sh->st->first_login_start_ms)
-        b->sh->st->first_login_start_ms = now_ms;
-    b->sh->st->started++;
+    b->login_attempts++;
     b->login = mc_login_start(&cfg, b->name, b->sh->password, b->sh->login_flags, now_ms, err,
                               sizeof err);
     if (!b->login) {
@@ -75,10 +73,26 @@ void bot_start(bot *b, uint64_t now_ms)
     b->state = BOT_LOGIN;
 }
 
+void bot_start(bot *b, uint64_t now_ms)
+{
+    if (!b->sh->st->first_login_start_ms)
+        b->sh->st->first_login_start_ms = now_ms;
+    b->sh->st->started++;
+    attempt_login(b, now_ms);
+}
+
+/* What a loaded or restarting cluster answers for a moment (a game client tries again). */
+static bool login_may_pass(int status)
+{
+    return status == MC_LOGIN_SERVER_ERROR || status == MC_LOGIN_OVERLOADED ||
+           status == MC_LOGIN_RATE_LIMITED || status == MC_LOGIN_TIMED_OUT ||
+           status == MC_LOGIN_NO_BASEAPP;
+}
+
 int bot_fd(const bot *b)
 {
     if (b->state == BOT_LOGIN)
-        return mc_login_fd(b->login);
+        return b->login ? mc_login_fd(b->login) : -1;
     if (b->c && (b->state == BOT_CONNECT || b->state == BOT_PLAY || b->state == BOT_QUIET))
         return mc_client_fd(b->c); /* it changes when the channel is resumed */
     return -1;
@@ -86,7 +100,9 @@ int bot_fd(const bot *b)
 
 uint64_t bot_next_ms(const bot *b)
 {
-    return b->state == BOT_LOGIN ? mc_login_next_ms(b->login) : 0;
+    if (b->state != BOT_LOGIN)
+        return 0;
+    return b->login ? mc_login_next_ms(b->login) : b->login_retry_ms;
 }
 
 /* ---- calls ------------------------------------------------------------------------------ */
@@ -316,6 +332,11 @@ static void chat(bot *b, uint64_t now)
 void bot_tick(bot *b, uint64_t now)
 {
     if (b->state == BOT_LOGIN) {
+        if (!b->login) {
+            if (now >= b->login_retry_ms)
+                attempt_login(b, now);
+            return;
+        }
         int st = mc_login_tick(b->login, now);
         if (st == MC_LOGIN_PENDING)
             return;
@@ -330,6 +351,13 @@ void bot_tick(bot *b, uint64_t now)
         } else {
             mc_login_free(b->login);
             b->login = NULL;
+            if (login_may_pass(st) && b->login_attempts < b->sh->login_tries) {
+                /* back off: 500 ms, doubling, with a random half on top */
+                uint64_t wait = 500u << (b->login_attempts - 1 < 5 ? b->login_attempts - 1 : 5);
+                b->login_retry_ms = now + wait + rnd(b) % (wait / 2 + 1);
+                b->sh->st->login_retries++;
+                return;
+            }
             fail_login(b, st);
         }
         return;

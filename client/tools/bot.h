@@ -36,6 +36,7 @@ typedef struct {
     float speed, area;          /* m/s; side of the square around the origin they roam */
     uint32_t move_ms, chat_ms;  /* between moves; mean between chats */
     uint32_t idle_ms;           /* a silent baseapp is lost after this long */
+    uint32_t login_tries;       /* attempts at a login that fails for a passing reason */
     uint64_t *rng;              /* the host's generator state */
     bots_stats *st;
     bot_ids *ids;               /* avatar entity id -> bot (filled as they start playing) */
@@ -57,7 +58,9 @@ typedef struct {
     uint32_t index;
     char name[24], avatar[24], source[20];
     bot_state state;
-    mc_login_attempt *login;
+    mc_login_attempt *login;    /* NULL in BOT_LOGIN: waiting to try again */
+    uint32_t login_attempts;
+    uint64_t login_retry_ms;    /* when the next attempt goes */
     mc_client *c;
     bool asked_create, asked_select;
     mc_vector3 pos, target;
@@ -79,7 +82,7 @@ void bot_start(bot *b, uint64_t now_ms);
 int bot_fd(const bot *b);
 /* Process what arrived and what is due. */
 void bot_tick(bot *b, uint64_t now_ms);
-/* The login's deadline (BOT_LOGIN), else 0. */
+/* The login's deadline or its next attempt (BOT_LOGIN), else 0. */
 uint64_t bot_next_ms(const bot *b);
 /* Stop walking (BOT_PLAY -> BOT_QUIET) or walk on (BOT_QUIET -> BOT_PLAY). */
 void bot_set_quiet(bot *b, bool quiet);

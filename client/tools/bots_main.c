@@ -88,6 +88,9 @@ static void usage(FILE *f)
             "  --move-ms MS           between moves (200)\n"
             "  --chat-ms MS           mean time between chats (10000)\n"
             "  --idle-ms MS           a baseapp silent this long: the bot resumes (10000)\n"
+            "  --login-tries N        attempts at a login refused for a passing reason (server\n"
+            "                         error, overloaded, rate limited, timed out, no baseapp),\n"
+            "                         with back-off from 500 ms (3; 1..10)\n"
             "  --takeover             ask to take over accounts that are online (the loginapp\n"
             "                         must run with --onlineLogin=takeover)\n"
             "  --sources N            spread logins over N loopback source addresses\n"
@@ -135,6 +138,7 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
         {"slice-ms", required_argument, NULL, 'L'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
         {"idle-ms", required_argument, NULL, 'i'},  {"takeover", no_argument, NULL, 'T'},
+        {"login-tries", required_argument, NULL, 'N'},
         {"loginapp", required_argument, NULL, 'l'}, {"public-key", required_argument, NULL, 'k'},
         {"manager", required_argument, NULL, 'M'},  {"res", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
@@ -177,6 +181,8 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
                   r->slice_ms = (uint32_t)v; break;
         case 'i': if (num("--idle-ms", optarg, 1000, 600000, &v)) return -1;
                   r->sh.idle_ms = (uint32_t)v; break;
+        case 'N': if (num("--login-tries", optarg, 1, 10, &v)) return -1;
+                  r->sh.login_tries = (uint32_t)v; break;
         case 'j': r->json = true; break;
         case 'q': r->quiet = true; break;
         case 'l': *lapp = optarg; break;
@@ -485,7 +491,7 @@ int main(int argc, char **argv)
     r.settle_ms = 3000;
     r.sources = UINT32_MAX;
     r.sh = (bot_shared){.speed = 5, .area = 200, .move_ms = 200, .chat_ms = 10000,
-                        .idle_ms = 10000};
+                        .idle_ms = 10000, .login_tries = 3};
     const char *lapp = NULL, *pk = NULL, *res = NULL;
     if (parse_args(&r, argc, argv, &lapp, &pk, &res) != 0)
         return TOOL_EXIT_USAGE;

@@ -102,6 +102,7 @@ void bots_stats_print_table(const bots_stats *s, FILE *f)
     fprintf(f, "  playing          %llu (an avatar with a cell)\n",
             (unsigned long long)s->playing);
     fprintf(f, "  failed           %llu\n", (unsigned long long)s->failed);
+    fprintf(f, "  logins retried   %llu\n", (unsigned long long)s->login_retries);
     for (int st = 1; st <= MC_LOGIN_TIMED_OUT; st++)
         if (s->failed_by_status[st])
             fprintf(f, "    %-16s %llu\n", mc_login_status_name(st),
@@ -161,7 +162,8 @@ void bots_stats_print_json(const bots_stats *s, FILE *f)
         if (s->failed_by_status[st])
             fprintf(f, "%s\"%s\":%llu", n++ ? "," : "", mc_login_status_name(st),
                     (unsigned long long)s->failed_by_status[st]);
-    fprintf(f, "},\"ended_early\":%llu,\"ended_by\":{", (unsigned long long)s->ended_early);
+    fprintf(f, "},\"login_retries\":%llu,\"ended_early\":%llu,\"ended_by\":{",
+            (unsigned long long)s->login_retries, (unsigned long long)s->ended_early);
     n = 0;
     for (int h = 1; h < BOTS_END_KINDS; h++)
         if (s->ended_by_how[h])

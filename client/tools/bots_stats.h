@@ -29,6 +29,7 @@ typedef struct {
     uint64_t started, logged_in, playing;
     uint64_t failed;                             /* logins that did not end ok */
     uint64_t failed_by_status[MC_LOGIN_TIMED_OUT + 1];
+    uint64_t login_retries;                      /* logins tried again (a passing refusal) */
     uint64_t ended_early;                        /* channels that ended before the logout */
     uint64_t ended_by_how[BOTS_END_KINDS];
     /* resumptions: channels that died and came back with their ticket (no login), and

@@ -89,16 +89,16 @@ int Avatar_cell_chat(const mc_call_ctx *call, Avatar_cell *self, const char *tex
 {
     if (!text[0])
         return MC_CALL_ERR_ARGS;
-    mc_mailbox_ref to = mc_allClients(call);
-    return send_Avatar_client_onChat(call->sink, &to, call->caller_id, text);
+    mc_clients to = mc_allClients(call);
+    return fanout_Avatar_client_onChat(call->sink, &to, call->caller_id, text);
 }
 
 int Avatar_cell_emote(const mc_call_ctx *call, Avatar_cell *self, uint16_t emoteId)
 {
     char text[32];
     snprintf(text, sizeof(text), "*emote %u*", (unsigned)emoteId);
-    mc_mailbox_ref to = mc_allClients(call);
-    return send_Avatar_client_onChat(call->sink, &to, call->self.id, text);
+    mc_clients to = mc_allClients(call);
+    return fanout_Avatar_client_onChat(call->sink, &to, call->self.id, text);
 }
 
 /* train: every client that sees it learns the new level, only its own the health it cost. */

@@ -170,7 +170,7 @@ START_TEST(summary_reports_update_latency)
     ck_assert_msg(strstr(json, "\"steady_s\":10.0,") != NULL, "%s", json);
     /* the keys that were there before are all still there */
     const char *keys[] = {"bots", "rate", "duration", "logged_in", "playing", "failed",
-                          "failed_by_status", "ended_early", "ended_by", "calls_sent",
+                          "failed_by_status", "login_retries", "ended_early", "ended_by", "calls_sent",
                           "calls_answered", "chats_heard", "moves_sent", "corrections",
                           "rtt_p50_ms", "rtt_p99_ms", "rtt_max_ms", "bytes_sent",
                           "bytes_received", "packets_sent", "packets_received",

@@ -504,10 +504,13 @@ START_TEST(volatile_updates_are_not_resent_and_bad_moves_are_refused)
     char vol[32];
     snprintf(vol, sizeof vol, "4:%d;", (int)b.id);
     int got = count_of(a.log, vol);
-    ck_assert_msg(accepted >= MOVES - 2 && sent >= accepted,
+    /* Each move makes an update at the next tick; a loaded cellapp may take two moves in
+     * one tick (one update for both): most, not all, have their own. */
+    ck_assert_msg(accepted >= MOVES - 2 && sent >= accepted / 2,
                   "moves accepted %lld, volatile updates sent %lld", accepted, sent);
-    ck_assert_msg(got > 0 && got < accepted, "a heard %d of %lld volatile updates: %s", got,
-                  accepted, a.log);
+    /* half of them lost on the way, and none sent again */
+    ck_assert_msg(got > 0 && got < sent, "a heard %d of %lld volatile updates: %s", got, sent,
+                  a.log);
     /* the loss ends: the next move supersedes whatever was lost */
     ck_assert(watch(&c, "baseapp01", "set", "externalNub/rehearsal/loss", "0", NULL, NULL, v,
                     sizeof v));

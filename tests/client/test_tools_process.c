@@ -144,6 +144,23 @@ START_TEST(mc_client_script_and_statuses)
     rc = mc_client(&c, "carol", "pw-carol\n", "base getAvatarCount []\n", out, sizeof out);
     ck_assert_msg(rc == 41, "unexposed: exit %d: %s", rc, out);
     ck_assert_msg(strstr(out, "no exposed method 'getAvatarCount'"), "%s", out);
+
+    /* 40 bots from one address at once: past the loginapp's burst (20) they are refused
+     * "rate limited"; with one attempt those fail, with ten (back-off from 500 ms) every one
+     * logs in */
+    rc = bots(&c, "40", "1000", "2", false, "--sources=1 --login-tries=1 --prefix=once", out,
+              sizeof out, 120000);
+    const char *json = strstr(out, "{\"bots\":");
+    ck_assert_msg(json && rc == 3, "one try: exit %d: %s", rc, out);
+    ck_assert_int_gt(json_num(json, "rate limited"), 0);
+    ck_assert_int_eq(json_num(json, "login_retries"), 0);
+    rc = bots(&c, "40", "1000", "2", false, "--sources=1 --login-tries=10 --prefix=again", out,
+              sizeof out, 120000);
+    json = strstr(out, "{\"bots\":");
+    ck_assert_msg(json && rc == 0, "ten tries: exit %d: %s", rc, out);
+    ck_assert_int_eq(json_num(json, "logged_in"), 40);
+    ck_assert_int_eq(json_num(json, "failed"), 0);
+    ck_assert_int_gt(json_num(json, "login_retries"), 0);
     stop(&c);
 }
 END_TEST

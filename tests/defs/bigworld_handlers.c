@@ -27,8 +27,8 @@ int Merchant_cell_takeDamage(const mc_call_ctx *call, Merchant_cell *self, int32
 /* Chatter: what an Avatar says, every client that sees it hears. */
 int Avatar_cell_say(const mc_call_ctx *call, Avatar_cell *self, const char *text)
 {
-    mc_mailbox_ref all = mc_allClients(call);
-    return send_Avatar_client_chat(call->sink, &all, call->self.id, text);
+    mc_clients all = mc_allClients(call);
+    return fanout_Avatar_client_chat(call->sink, &all, call->self.id, text);
 }
 
 /* The player's name lives on the cell (ALL_CLIENTS) and is the Avatar's Identifier: the base

@@ -174,3 +174,18 @@ int capture_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t 
     }
     return rc;
 }
+
+int capture_fan_out(void *ctx, const mc_clients *to, uint16_t index, const uint8_t *args,
+                    size_t len)
+{
+    capture *c = ctx;
+    if (len > sizeof(c->bytes))
+        return -1;
+    c->calls++;
+    c->fan_out_to = *to;
+    c->part = MC_PART_CLIENT;
+    c->index = index;
+    memcpy(c->bytes, args, len);
+    c->len = len;
+    return 0;
+}

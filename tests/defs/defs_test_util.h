@@ -36,6 +36,7 @@ typedef struct {
     void *cb;
     void *ud;
     int request_status; /* what capture_request returns (0: records the call) */
+    mc_clients fan_out_to; /* capture_fan_out: the target (to stays as it was) */
 } capture;
 int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
                  const uint8_t *args, size_t len);
@@ -43,5 +44,8 @@ int capture_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t ind
  * callback and user data; returns c->request_status instead when it is not 0. */
 int capture_request(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t index,
                     const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb, void *ud);
+/* mc_call_sink's fan_out: records the call (part MC_PART_CLIENT) and its mc_clients. */
+int capture_fan_out(void *ctx, const mc_clients *to, uint16_t index, const uint8_t *args,
+                    size_t len);
 
 #endif

@@ -27,7 +27,8 @@ static void setup(fixture *f)
     f->game = mc_game_open(MC_GAME_EXAMPLE_PATH, f->defs, err, sizeof(err));
     ck_assert_msg(f->game != NULL, "%s", err);
     f->m = mc_game_table(f->game);
-    f->sink = (mc_call_sink){.defs = f->defs, .send = capture_send, .ctx = &f->cap};
+    f->sink = (mc_call_sink){.defs = f->defs, .send = capture_send, .fan_out = capture_fan_out,
+                             .ctx = &f->cap};
 }
 
 static void teardown(fixture *f)
@@ -99,10 +100,11 @@ START_TEST(exposed_cell_calls)
     ck_assert_msg(rc == MC_CALL_OK, "%s", why);
     ck_assert_int_eq(f.cap.calls, 1);
     ck_assert_int_eq(f.cap.part, MC_PART_CLIENT);
-    /* to every client that sees it (allClients: a CLIENT mailbox with no address) */
-    bool all = false;
-    ck_assert(mc_mailbox_is_clients(&f.cap.to, &all) && all);
-    ck_assert_int_eq(f.cap.to.id, 12);
+    /* to every client that sees it, its own too (allClients: a fan-out, not a mailbox) */
+    ck_assert(mc_mailbox_ref_is_none(&f.cap.to));
+    ck_assert_int_eq(f.cap.fan_out_to.entity_id, 12);
+    ck_assert_int_eq(f.cap.fan_out_to.entity_type, AVATAR);
+    ck_assert(f.cap.fan_out_to.own_client);
     /* onChat(speaker INT32 = 99, text) */
     const uint8_t want[] = {0, 0, 0, 99, 6, 'h', 'i', ' ', 0xe2, 0x9c, 0x93};
     ck_assert_uint_eq(f.cap.len, sizeof(want));
@@ -146,6 +148,62 @@ START_TEST(exposed_cell_calls)
     ck_assert_int_eq(rc, MC_CALL_ERR_HANDLER);
     ck_assert_int_eq(f.cap.calls, 2);
     free_props(&f, AVATAR, MC_PART_CELL, cell);
+    teardown(&f);
+}
+END_TEST
+
+/* allClients / otherClients are fan-out targets of the calling cell entity, not mailboxes:
+ * none outside a cell, and a fan-out sender takes them only for its own type and one-way
+ * client methods, only through a sink that fans out. */
+START_TEST(fan_out_targets)
+{
+    fixture f;
+    setup(&f);
+    const uint16_t AVATAR = 1, SPACE = 2;
+    mc_call_ctx call = {.defs = f.defs, .sink = &f.sink};
+    mc_mailbox_ref_init(&call.self, 12, 0x7f000001, 5000, MC_COMPONENT_CELL, AVATAR);
+    mc_clients all = mc_allClients(&call), others = mc_otherClients(&call);
+    ck_assert(all.entity_id == 12 && all.entity_type == AVATAR && all.own_client);
+    ck_assert(others.entity_id == 12 && others.entity_type == AVATAR && !others.own_client);
+    mc_call_ctx on_base = call;
+    mc_mailbox_ref_set_component(&on_base.self, MC_COMPONENT_BASE);
+    ck_assert_int_eq(mc_allClients(&on_base).entity_id, 0);
+    ck_assert_int_eq(mc_otherClients(NULL).entity_id, 0);
+
+    const mc_def_method *on_chat =
+        mc_defs_method_by_name(mc_defs_type(f.defs, AVATAR), MC_PART_CLIENT, "onChat");
+    ck_assert_ptr_nonnull(on_chat);
+    const mc_value args[2] = {mc_gen_int(MC_TYPE_INT32, 7),
+                              mc_gen_str(MC_TYPE_UNICODE_STRING, "hi")};
+    ck_assert_int_eq(mc_gen_fan_out(&f.sink, &others, AVATAR, MC_PART_CLIENT, on_chat->index,
+                                    "onChat", args, 2),
+                     MC_CALL_OK);
+    ck_assert_int_eq(f.cap.calls, 1);
+    ck_assert(f.cap.fan_out_to.entity_id == 12 && !f.cap.fan_out_to.own_client);
+    ck_assert_int_eq(f.cap.index, on_chat->index);
+    const uint8_t want[] = {0, 0, 0, 7, 2, 'h', 'i'};
+    ck_assert_uint_eq(f.cap.len, sizeof(want));
+    ck_assert_mem_eq(f.cap.bytes, want, sizeof(want));
+    /* another type's sender, no target, a sink that does not fan out, a base method */
+    ck_assert_int_eq(mc_gen_fan_out(&f.sink, &all, SPACE, MC_PART_CLIENT, on_chat->index,
+                                    "onChat", args, 2),
+                     MC_CALL_ERR_DEFS);
+    mc_clients wrong_type = all;
+    wrong_type.entity_type = SPACE;
+    ck_assert_int_eq(mc_gen_fan_out(&f.sink, &wrong_type, AVATAR, MC_PART_CLIENT,
+                                    on_chat->index, "onChat", args, 2),
+                     MC_CALL_ERR_MAILBOX);
+    mc_clients none = mc_allClients(&on_base);
+    ck_assert_int_eq(mc_gen_fan_out(&f.sink, &none, AVATAR, MC_PART_CLIENT, on_chat->index,
+                                    "onChat", args, 2),
+                     MC_CALL_ERR_MAILBOX);
+    mc_call_sink no_fan_out = {.defs = f.defs, .send = capture_send, .ctx = &f.cap};
+    ck_assert_int_eq(mc_gen_fan_out(&no_fan_out, &all, AVATAR, MC_PART_CLIENT,
+                                    on_chat->index, "onChat", args, 2),
+                     MC_CALL_ERR_MAILBOX);
+    ck_assert_int_eq(mc_gen_fan_out(&f.sink, &all, AVATAR, MC_PART_BASE, 0, "onChat", args, 2),
+                     MC_CALL_ERR_DEFS);
+    ck_assert_int_eq(f.cap.calls, 1);
     teardown(&f);
 }
 END_TEST
@@ -445,6 +503,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("module");
     tcase_add_test(tc, table_matches_defs);
     tcase_add_test(tc, exposed_cell_calls);
+    tcase_add_test(tc, fan_out_targets);
     tcase_add_test(tc, account_flow);
     tcase_add_test(tc, mailbox_arguments);
     tcase_add_test(tc, tagged_interface_on_two_types);

@@ -145,12 +145,20 @@ static void emit_handler_proto(FILE *f, const mc_entity_type_def *t, const mc_de
     fprintf(f, ")");
 }
 
-static void emit_sender_proto(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+/* A one-way client method also gets a fan-out sender (fanout_: to an mc_clients). */
+static bool has_fan_out(const mc_def_method *m)
+{
+    return m->part == MC_PART_CLIENT && !m->nreturns;
+}
+
+static void emit_sender_proto(FILE *f, const mc_entity_type_def *t, const mc_def_method *m,
+                              bool fan_out)
 {
     const char *pt = part_tags[m->part];
     char nb[80];
-    fprintf(f, "int send_%s_%s_%s(const mc_call_sink *defc_sink, const mc_mailbox_ref *defc_to",
-            t->name, pt, CN(m->name, nb));
+    fprintf(f, "int %s_%s_%s_%s(const mc_call_sink *defc_sink, const %s *defc_to",
+            fan_out ? "fanout" : "send", t->name, pt, CN(m->name, nb),
+            fan_out ? "mc_clients" : "mc_mailbox_ref");
     for (size_t i = 0; i < m->nargs; i++) {
         const char *ct = arg_ctype(m->args[i].type->kind);
         fprintf(f, ", %s%s%s", ct, sep_type(ct), arg_name(&m->args[i], i, nb, sizeof(nb)));
@@ -228,11 +236,16 @@ static int emit_header(FILE *f, const mc_entity_defs *defs, const mc_entity_type
     fprintf(f, "\n/* Senders: encode the arguments (checked against the def) and hand them to the\n"
                " * sink (sink->request for two-way methods: the callback runs once, later, unless "
                "the\n * sender fails). The mailbox must be of this type and reach the method's "
-               "part. Return an\n * mc_call_status. */\n");
+               "part. A one-way\n * client method's fanout_ sender takes a cell entity's "
+               "mc_allClients / mc_otherClients\n * instead. Return an mc_call_status. */\n");
     for (int part = 0; part < MC_PART_COUNT; part++)
         for (size_t i = 0; i < t->nmethods[part]; i++) {
-            emit_sender_proto(f, t, &t->methods[part][i]);
+            emit_sender_proto(f, t, &t->methods[part][i], false);
             fprintf(f, ";\n");
+            if (has_fan_out(&t->methods[part][i])) {
+                emit_sender_proto(f, t, &t->methods[part][i], true);
+                fprintf(f, ";\n");
+            }
         }
     fprintf(f, "\n/* Handlers the game writes for the base and cell parts (return 0, or non-zero\n"
                " * to report a failure). Arguments are valid during the call only. Return values\n"
@@ -491,7 +504,7 @@ static void emit_reply_trampoline(FILE *f, const mc_entity_type_def *t, const mc
 
 /* A flat sender: the arguments written into a stack buffer, no mc_value. */
 static void emit_flat_sender_body(FILE *f, const mc_entity_type_def *t, const mc_def_method *m,
-                                  size_t size)
+                                  size_t size, bool fan_out)
 {
     char nb[80];
     if (size) {
@@ -503,10 +516,10 @@ static void emit_flat_sender_body(FILE *f, const mc_entity_type_def *t, const mc
     }
     const char *buf = size ? "defc_buf" : "(const uint8_t *)\"\"";
     if (!m->nreturns) {
-        fprintf(f, "    return mc_gen_send_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
+        fprintf(f, "    return mc_gen_%s_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
                    "0x%08xu /* %s */, %s, %zu);\n}\n\n",
-                t->name, part_enum(m->part), (unsigned)m->index, (unsigned)m->signature, m->name,
-                buf, size);
+                fan_out ? "fan_out" : "send", t->name, part_enum(m->part), (unsigned)m->index,
+                (unsigned)m->signature, m->name, buf, size);
         return;
     }
     fprintf(f, "    return mc_gen_request_flat(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
@@ -516,16 +529,17 @@ static void emit_flat_sender_body(FILE *f, const mc_entity_type_def *t, const mc
             buf, size, t->name, part_tags[m->part], CN(m->name, nb));
 }
 
-static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m)
+static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_method *m,
+                        bool fan_out)
 {
     if (m->nreturns)
         emit_reply_trampoline(f, t, m);
-    emit_sender_proto(f, t, m);
+    emit_sender_proto(f, t, m, fan_out);
     fprintf(f, "\n{\n");
     char nb[80];
     size_t flat;
     if (defc_flat_list(m->args, m->nargs, &flat)) {
-        emit_flat_sender_body(f, t, m, flat);
+        emit_flat_sender_body(f, t, m, flat, fan_out);
         return;
     }
     bool generic = false;
@@ -544,10 +558,10 @@ static void emit_sender(FILE *f, const mc_entity_type_def *t, const mc_def_metho
         fprintf(f, "    };\n");
     }
     if (!m->nreturns) {
-        fprintf(f, "    return mc_gen_send(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
+        fprintf(f, "    return mc_gen_%s(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, "
                    "\"%s\", %s, %zu);\n}\n\n",
-                t->name, part_enum(m->part), (unsigned)m->index, m->name,
-                m->nargs ? "defc_args" : "NULL", m->nargs);
+                fan_out ? "fan_out" : "send", t->name, part_enum(m->part), (unsigned)m->index,
+                m->name, m->nargs ? "defc_args" : "NULL", m->nargs);
         return;
     }
     fprintf(f, "    return mc_gen_request(defc_sink, defc_to, %s_TYPE_ID, MC_PART_%s, %uu, \"%s\", "
@@ -915,8 +929,11 @@ static int emit_source(FILE *f, const mc_entity_type_def *t)
                 part == 0 ? "BASE" : part == 1 ? "CELL" : "CLIENT", t->name, part_tags[part]);
     fprintf(f, "    }\n}\n\n");
     for (int part = 0; part < MC_PART_COUNT; part++)
-        for (size_t i = 0; i < t->nmethods[part]; i++)
-            emit_sender(f, t, &t->methods[part][i]);
+        for (size_t i = 0; i < t->nmethods[part]; i++) {
+            emit_sender(f, t, &t->methods[part][i], false);
+            if (has_fan_out(&t->methods[part][i]))
+                emit_sender(f, t, &t->methods[part][i], true);
+        }
     defc_type_containers(t, def_container, f);
     /* A C client compiles the types with MC_GAME_CLIENT_SIDE (mc_add_game_client): property
      * structs and senders, without the server handlers' dispatchers and callbacks. */

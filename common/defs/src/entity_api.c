@@ -291,32 +291,20 @@ mc_mailbox_ref mc_ownClient(const mc_call_ctx *call)
     return call ? mc_mailbox_client(call->self) : none;
 }
 
-/* allClients / otherClients: a CLIENT mailbox of the calling cell with no address (port 0:
- * all, 1: others), which the engine's sink recognises and no wire check accepts. */
-static mc_mailbox_ref clients_of(const mc_call_ctx *call, uint16_t which)
+/* allClients / otherClients: the calling cell entity's clients (none outside a cell). */
+static mc_clients clients_of(const mc_call_ctx *call, bool own_client)
 {
-    mc_mailbox_ref none = {0};
-    if (!call || mc_mailbox_ref_component(&call->self) != MC_COMPONENT_CELL)
+    mc_clients none = {0};
+    if (!call || mc_mailbox_ref_is_none(&call->self) ||
+        mc_mailbox_ref_component(&call->self) != MC_COMPONENT_CELL)
         return none;
-    mc_mailbox_ref m = call->self;
-    m.ip = 0;
-    m.port = which;
-    mc_mailbox_ref_set_component(&m, MC_COMPONENT_CLIENT);
-    return m;
+    return (mc_clients){.entity_id = call->self.id,
+                        .entity_type = mc_mailbox_ref_type(&call->self),
+                        .own_client = own_client};
 }
 
-mc_mailbox_ref mc_allClients(const mc_call_ctx *call) { return clients_of(call, 0); }
-mc_mailbox_ref mc_otherClients(const mc_call_ctx *call) { return clients_of(call, 1); }
-
-bool mc_mailbox_is_clients(const mc_mailbox_ref *m, bool *all)
-{
-    if (m->id <= 0 || m->ip != 0 || m->port > 1 ||
-        mc_mailbox_ref_component(m) != MC_COMPONENT_CLIENT)
-        return false;
-    if (all)
-        *all = m->port == 0;
-    return true;
-}
+mc_clients mc_allClients(const mc_call_ctx *call) { return clients_of(call, true); }
+mc_clients mc_otherClients(const mc_call_ctx *call) { return clients_of(call, false); }
 
 int mc_giveClientTo(const mc_call_ctx *call, const mc_mailbox_ref *to)
 {

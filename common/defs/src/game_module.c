@@ -223,6 +223,48 @@ int mc_gen_send(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t typ
     return rc;
 }
 
+/* Who a fan-out reaches: a cell entity of type_id, the method one of its one-way client
+ * methods. MC_CALL_OK, or the status. */
+static int gen_check_fan_out(const mc_call_sink *sink, const mc_clients *to, uint16_t type_id,
+                             mc_part part, const mc_def_method *m)
+{
+    if (!m || m->nreturns || part != MC_PART_CLIENT)
+        return MC_CALL_ERR_DEFS;
+    if (to->entity_id <= 0 || to->entity_type != type_id || !sink->fan_out)
+        return MC_CALL_ERR_MAILBOX;
+    return MC_CALL_OK;
+}
+
+int mc_gen_fan_out(const mc_call_sink *sink, const mc_clients *to, uint16_t type_id,
+                   mc_part part, uint16_t index, const char *name, const mc_value *args,
+                   size_t nargs)
+{
+    const mc_def_method *m = mc_gen_method(sink->defs, type_id, part, index, name);
+    int rc = gen_check_fan_out(sink, to, type_id, part, m && m->nargs == nargs ? m : NULL);
+    if (rc != MC_CALL_OK)
+        return rc;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    char why[256];
+    if (mc_defs_encode_args(sink->defs, m, args, &os, why, sizeof(why)) != 0)
+        rc = MC_CALL_ERR_ARGS;
+    else
+        rc = sink_status(sink->fan_out(sink->ctx, to, index, os.data, os.size));
+    mc_ostream_free(&os);
+    return rc;
+}
+
+int mc_gen_fan_out_flat(const mc_call_sink *sink, const mc_clients *to, uint16_t type_id,
+                        mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
+                        size_t len)
+{
+    const mc_def_method *m = mc_gen_method_sig(sink->defs, type_id, part, index, sig);
+    int rc = gen_check_fan_out(sink, to, type_id, part, m);
+    if (rc != MC_CALL_OK)
+        return rc;
+    return sink_status(sink->fan_out(sink->ctx, to, index, args, len));
+}
+
 int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
                    mc_part part, uint16_t index, const char *name, const mc_value *args,
                    size_t nargs, mc_reply_fn on_reply, void *cb, void *ud)
@@ -263,7 +305,7 @@ static int gen_check_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, ui
         [MC_COMPONENT_SERVICE] = MC_PART_BASE,
     };
     _Static_assert(MC_COMPONENT_COUNT == 8, "a component is 3 bits");
-    if (to->id == 0 || (to->salt & MC_ENTITY_TYPE_MAX) != type_id ||
+    if (to->id == 0 || mc_salt_type(to->salt) != type_id ||
         reaches[mc_salt_component(to->salt)] != (int8_t)part)
         return MC_CALL_ERR_MAILBOX;
     return MC_CALL_OK;

@@ -3,6 +3,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The salt: component in the top 3 bits, entity type in the low 13 (MC_ENTITY_TYPE_MAX). */
+#define SALT_COMPONENT_SHIFT 13u
+
+uint16_t mc_salt_pack(mc_component c, uint16_t entity_type)
+{
+    return (uint16_t)((((unsigned)c & 7u) << SALT_COMPONENT_SHIFT) |
+                      (entity_type & MC_ENTITY_TYPE_MAX));
+}
+
+mc_component mc_salt_component(uint16_t salt)
+{
+    return (mc_component)(salt >> SALT_COMPONENT_SHIFT);
+}
+
+uint16_t mc_salt_type(uint16_t salt) { return (uint16_t)(salt & MC_ENTITY_TYPE_MAX); }
+
 static const char *const component_names[MC_COMPONENT_COUNT] = {
     "CELL", "BASE", "CLIENT", "BASE_VIA_CELL", "CLIENT_VIA_CELL",
     "CELL_VIA_BASE", "CLIENT_VIA_BASE", "SERVICE",

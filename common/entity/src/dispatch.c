@@ -50,16 +50,20 @@ static int sink_send(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t
 {
     (void)part;
     mc_call_frame *f = ctx;
+    return mc_engine_call(f->ctx.engine, to, index, f->ctx.self.id, args, len, NULL, NULL);
+}
+
+/* allClients / otherClients: only the entity itself, on a role that fans out. */
+static int sink_fan_out(void *ctx, const mc_clients *to, uint16_t index, const uint8_t *args,
+                        size_t len)
+{
+    mc_call_frame *f = ctx;
     mc_engine *e = f->ctx.engine;
-    bool all;
-    if (mc_mailbox_is_clients(to, &all)) {
-        /* allClients / otherClients: only the entity itself, on a role that fans out */
-        mc_entity *ent = mc_engine_entity_of(&f->ctx, MC_PART_CELL);
-        if (!ent || ent->id != to->id || !e->part->client_fan_out)
-            return MC_CALL_ERR_MAILBOX;
-        return e->part->client_fan_out(e, ent, all, index, args, len);
-    }
-    return mc_engine_call(e, to, index, f->ctx.self.id, args, len, NULL, NULL);
+    mc_entity *ent = mc_engine_entity_of(&f->ctx, MC_PART_CELL);
+    if (!ent || ent->id != to->entity_id || ent->type != to->entity_type ||
+        !e->part->client_fan_out)
+        return MC_CALL_ERR_MAILBOX;
+    return e->part->client_fan_out(e, ent, to->own_client, index, args, len);
 }
 
 /* A two-way call the game made: who made it and what to call back. */
@@ -118,7 +122,7 @@ void mc_engine_frame(mc_engine *e, mc_call_frame *f, mc_entity *ent)
 {
     /* Built field by field: this runs for every call dispatched. */
     f->sink = (mc_call_sink){.defs = e->defs, .send = sink_send, .request = sink_request,
-                             .ctx = f};
+                             .fan_out = sink_fan_out, .ctx = f};
     f->ctx = (mc_call_ctx){.defs = e->defs, .sink = &f->sink, .engine = e,
                            .ops = e->part->ops};
     if (ent) {
@@ -151,7 +155,7 @@ mc_entity *mc_engine_call_target(mc_engine *e, const mc_origin *o, const mc_call
                          mc_part_name(e->part->part), (int)h->entity_id);
         return NULL;
     }
-    uint16_t type = h->salt & MC_ENTITY_TYPE_MAX;
+    uint16_t type = mc_salt_type(h->salt);
     if (ent->type != type) {
         mc_engine_refuse(e, o, MC_REFUSE_WRONG_TYPE, MC_CALL_ERR_MAILBOX,
                          "entity %d is a %s, the mailbox says type %u", (int)ent->id,
@@ -171,12 +175,8 @@ void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_par
                          "entity %d is being destroyed", (int)ent->id);
         return;
     }
-    if (h->method >= ent->gt->nmethods[part]) {
-        mc_engine_refuse(e, o, MC_REFUSE_NO_METHOD, MC_CALL_ERR_NO_METHOD,
-                         "%s has no %s method %u", ent->td->name, mc_part_name(part),
-                         (unsigned)h->method);
-        return;
-    }
+    /* The method index is checked once, where it picks the handler (mc_game_dispatch):
+     * MC_CALL_ERR_NO_METHOD below, counted as noMethod. Relays do not check it. */
     mc_call_frame f;
     mc_engine_frame(e, &f, ent);
     f.ctx.caller_id = h->caller_id;
@@ -199,8 +199,12 @@ void mc_engine_dispatch(mc_engine *e, const mc_origin *o, mc_entity *ent, mc_par
                              : st == MC_CALL_ERR_NO_METHOD ? MC_REFUSE_NO_METHOD
                                                         : MC_REFUSE_HANDLER;
         const mc_def_method *m = mc_defs_method(ent->td, part, h->method);
-        mc_engine_refuse(e, o, r, st, "%s.%s on entity %d: %s", ent->td->name,
-                         m ? m->name : "?", (int)ent->id, why[0] ? why : mc_call_status_name(st));
+        if (!m)
+            mc_engine_refuse(e, o, r, st, "%s has no %s method %u", ent->td->name,
+                             mc_part_name(part), (unsigned)h->method);
+        else
+            mc_engine_refuse(e, o, r, st, "%s.%s on entity %d: %s", ent->td->name, m->name,
+                             (int)ent->id, why[0] ? why : mc_call_status_name(st));
     }
     mc_ostream_free(&reply);
 }

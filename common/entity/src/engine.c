@@ -247,6 +247,8 @@ static mc_engine *engine_new(mc_server *s, const mc_role_part *part, char *err, 
     mc_address_format(&e->self_addr, e->self_addr_text, sizeof e->self_addr_text);
     engine_transport_init(e);
     engine_waits_init(e);
+    if (engine_handlers_init(e, err, errlen) != 0)
+        goto bad;
 
     char path[PATH_MAX + 64];
     const char *given = mc_config_get_string(cfg, "game");

@@ -108,6 +108,8 @@ struct mc_engine {
     mc_engine_wait *waits;      /* list head (sentinel) */
     void *role_state;
 
+    mc_role_message_fn handlers[256]; /* by entity message id: the role's table, and
+                                         ENTITY_CALL (engine_on_call) */
     engine_stats st;
     uint64_t *type_counts;      /* live entities per type */
     uint64_t live;
@@ -144,7 +146,9 @@ int engine_hold_message(mc_engine *e, const mc_address *addr, uint8_t id, const 
 int engine_hold_request(mc_engine *e, const mc_address *addr, uint8_t id, const uint8_t *data,
                         size_t len, mc_engine_done_fn done, void *ctx);
 void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
-/* Handle an entity message from a peer or from ourselves. */
+/* Fill e->handlers from the role's table (-1 with the reason: an id twice, ENTITY_CALL). */
+int engine_handlers_init(mc_engine *e, char *err, size_t errlen);
+/* Handle an entity message from a peer or from ourselves: the one dispatch by its id. */
 void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
                            size_t len);
 

@@ -5,6 +5,7 @@
 #include "engine_internal.h"
 #include "common/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,11 +404,10 @@ int mc_engine_call(mc_engine *e, const mc_mailbox_ref *to, uint16_t method, int3
     if (mc_mailbox_ref_is_none(to) ||
         !mc_mailbox_ref_valid(to, mc_defs_type_count(e->defs), why, sizeof why))
         return MC_CALL_ERR_MAILBOX;
+    mc_call_header h = {.entity_id = to->id, .salt = to->salt, .method = method,
+                        .caller_id = caller_id > 0 ? caller_id : 0};
     uint8_t hdr[MC_CALL_HEADER_SIZE];
-    mc_store_u32(hdr, (uint32_t)to->id);
-    mc_store_u16(hdr + 4, to->salt);
-    mc_store_u16(hdr + 6, method);
-    mc_store_u32(hdr + 8, (uint32_t)(caller_id > 0 ? caller_id : 0));
+    mc_call_header_pack(hdr, &h);
     mc_address addr;
     mc_mailbox_address(to, &addr);
     engine_redirect(e, to, &addr); /* a dead baseapp's base: to its new home */
@@ -469,23 +469,47 @@ void mc_engine_reply_status(mc_engine *e, const mc_origin *o, int status, const 
 
 /* ---- incoming ------------------------------------------------------------------------ */
 
+/* ENTITY_CALL: the header, then the role's on_call. */
+static void engine_on_call(mc_engine *e, const mc_origin *o, mc_istream *data)
+{
+    e->st.received++;
+    size_t len = mc_istream_remaining(data);
+    const uint8_t *bytes = data->data + data->pos;
+    mc_call_header h;
+    if (!mc_call_header_read(data, &h)) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "entity call of %zu bytes: header malformed", len);
+        return;
+    }
+    e->part->on_call(e, o, &h, bytes + MC_CALL_HEADER_SIZE, len - MC_CALL_HEADER_SIZE);
+}
+
+int engine_handlers_init(mc_engine *e, char *err, size_t errlen)
+{
+    e->handlers[MC_MSG_ENTITY_CALL] = engine_on_call;
+    for (size_t i = 0; i < e->part->message_count; i++) {
+        const mc_role_message *m = &e->part->messages[i];
+        if (!m->fn || e->handlers[m->id]) {
+            snprintf(err, errlen, "entity message %u: %s", (unsigned)m->id,
+                     m->fn ? "handled twice" : "no handler");
+            return -1;
+        }
+        e->handlers[m->id] = m->fn;
+    }
+    return 0;
+}
+
 void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
                            size_t len)
 {
-    if (id == MC_MSG_ENTITY_CALL) {
-        e->st.received++;
-        mc_istream is;
-        mc_istream_init(&is, data, len);
-        mc_call_header h;
-        if (!mc_call_header_read(&is, &h)) {
-            mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
-                             "entity call of %zu bytes: header malformed", len);
-            return;
-        }
-        e->part->on_call(e, o, &h, data + MC_CALL_HEADER_SIZE, len - MC_CALL_HEADER_SIZE);
-        return;
-    }
     mc_istream is;
     mc_istream_init(&is, data, len);
-    e->part->on_message(e, id, o, &is);
+    mc_role_message_fn fn = e->handlers[id];
+    if (!fn) {
+        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
+                         "a %s does not take message %u",
+                         e->part->part == MC_PART_CELL ? "cellapp" : "baseapp", (unsigned)id);
+        return;
+    }
+    fn(e, o, &is);
 }

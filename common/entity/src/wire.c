@@ -6,12 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+void mc_call_header_pack(uint8_t out[MC_CALL_HEADER_SIZE], const mc_call_header *h)
+{
+    mc_store_u32(out, (uint32_t)h->entity_id);
+    mc_store_u16(out + 4, h->salt);
+    mc_store_u16(out + 6, h->method);
+    mc_store_u32(out + 8, (uint32_t)h->caller_id);
+}
+
 void mc_call_header_write(mc_ostream *os, const mc_call_header *h)
 {
-    mc_write_i32(os, h->entity_id);
-    mc_write_u16(os, h->salt);
-    mc_write_u16(os, h->method);
-    mc_write_i32(os, h->caller_id);
+    uint8_t b[MC_CALL_HEADER_SIZE];
+    mc_call_header_pack(b, h);
+    mc_write_bytes(os, b, sizeof b);
 }
 
 bool mc_call_header_read(mc_istream *is, mc_call_header *h)

@@ -532,8 +532,8 @@ int Probe_cell_setHp(const mc_call_ctx *call, Probe_cell *self, int32_t hp)
 int Probe_cell_shout(const mc_call_ctx *call, Probe_cell *self, uint32_t seq, uint8_t all,
                      int32_t *out_rc)
 {
-    mc_mailbox_ref to = all ? mc_allClients(call) : mc_otherClients(call);
-    *out_rc = send_Probe_client_onPing(call->sink, &to, seq);
+    mc_clients to = all ? mc_allClients(call) : mc_otherClients(call);
+    *out_rc = fanout_Probe_client_onPing(call->sink, &to, seq);
     return 0;
 }
 

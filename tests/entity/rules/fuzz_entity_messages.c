@@ -178,8 +178,8 @@ static void fuzz_call(const uint8_t *data, size_t size)
     mc_call_header h;
     if (!mc_call_header_read(&is, &h))
         return; /* malformed: refused before any entity is looked at */
-    mc_component c = (mc_component)(h.salt >> 13);
-    uint16_t type = h.salt & MC_ENTITY_TYPE_MAX;
+    mc_component c = mc_salt_component(h.salt);
+    uint16_t type = mc_salt_type(h.salt);
     mc_part part = c == MC_COMPONENT_CELL || c == MC_COMPONENT_CELL_VIA_BASE ? MC_PART_CELL
                                                                               : MC_PART_BASE;
     if (type >= module->ntypes || h.method >= module->types[type].nmethods[part])
@@ -583,10 +583,9 @@ static void seed_call(const char *dir, mc_part part, const char *method, const c
     mc_ostream os;
     mc_ostream_init(&os);
     mc_call_header h = {.entity_id = 4097, .method = m->index, .caller_id = 0,
-                        .salt = (uint16_t)((part == MC_PART_CELL ? MC_COMPONENT_CELL
-                                                                 : MC_COMPONENT_BASE)
-                                               << 13 |
-                                           Probe_TYPE_ID)};
+                        .salt = mc_salt_pack(part == MC_PART_CELL ? MC_COMPONENT_CELL
+                                                                  : MC_COMPONENT_BASE,
+                                             Probe_TYPE_ID)};
     mc_call_header_write(&os, &h);
     if (mc_defs_encode_args(defs, m, args, &os, why, sizeof why) != 0)
         die(method, why);

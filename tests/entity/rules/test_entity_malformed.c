@@ -214,11 +214,17 @@ typedef struct {
 
 /* Send the message as a request (its reply must carry `status`) and one-way; then exactly
  * calls/refused/<reason> (and total) must have grown by 2 on the target. */
-static void expect_refused(target *t, const char *what, uint8_t id, const uint8_t *d,
-                           size_t n, reply_kind kind, const char *reason, int status)
+/* Send to t, refused by the process `by` (t itself, or the final receiver of a call t
+ * relays: then t counts no refusal). */
+static void expect_refused_by(target *t, const char *by, const char *what, uint8_t id,
+                              const uint8_t *d, size_t n, reply_kind kind, const char *reason,
+                              int status)
 {
-    counts before, now;
-    ck_assert(read_counts(t->c, t->proc, &before));
+    counts before, now, relay_before, relay_now;
+    ck_assert(read_counts(t->c, by, &before));
+    bool relayed = strcmp(by, t->proc) != 0;
+    if (relayed)
+        ck_assert(read_counts(t->c, t->proc, &relay_before));
     reply r;
     request(t->p, t->addr, id, d, n, &r);
     char why[256];
@@ -231,15 +237,28 @@ static void expect_refused(target *t, const char *what, uint8_t id, const uint8_
     bool ok = false;
     for (int i = 0; i < 100 && !ok; i++) {
         pump(t->p, 50);
-        ok = read_counts(t->c, t->proc, &now) && now.v[ri] >= before.v[ri] + 2;
+        ok = read_counts(t->c, by, &now) && now.v[ri] >= before.v[ri] + 2;
     }
-    ck_assert_msg(ok, "%s to %s: refused/%s %lld -> %lld", what, t->proc, reason,
+    ck_assert_msg(ok, "%s to %s: refused/%s at %s %lld -> %lld", what, t->proc, reason, by,
                   before.v[ri], now.v[ri]);
     for (size_t i = 0; i < NREASONS; i++) {
         long long want = before.v[i] + (i == ri || i == total ? 2 : 0);
-        ck_assert_msg(now.v[i] == want, "%s to %s: refused/%s %lld, expected %lld", what,
-                      t->proc, reasons[i], now.v[i], want);
+        ck_assert_msg(now.v[i] == want, "%s to %s: refused/%s at %s %lld, expected %lld",
+                      what, t->proc, reasons[i], by, now.v[i], want);
     }
+    if (relayed) {
+        ck_assert(read_counts(t->c, t->proc, &relay_now));
+        for (size_t i = 0; i < NREASONS; i++)
+            ck_assert_msg(relay_now.v[i] == relay_before.v[i],
+                          "%s: %s, which relays it, counted refused/%s", what, t->proc,
+                          reasons[i]);
+    }
+}
+
+static void expect_refused(target *t, const char *what, uint8_t id, const uint8_t *d,
+                           size_t n, reply_kind kind, const char *reason, int status)
+{
+    expect_refused_by(t, t->proc, what, id, d, n, kind, reason, status);
 }
 
 /* ---- building messages ----------------------------------------------------------------- */
@@ -257,7 +276,7 @@ static void take(msg *m, mc_ostream *os)
     mc_ostream_free(os);
 }
 
-static uint16_t salt(mc_component c, uint16_t type) { return (uint16_t)(c << 13 | type); }
+static uint16_t salt(mc_component c, uint16_t type) { return mc_salt_pack(c, type); }
 
 /* An ENTITY_CALL: header then raw argument bytes. */
 static msg call_msg(int32_t id, uint16_t s, uint16_t method, int32_t caller,
@@ -452,9 +471,10 @@ START_TEST(a_baseapp_drops_and_counts_malformed_entity_messages)
     m = call_msg(b, salt(MC_COMPONENT_CELL_VIA_BASE, type), 0, 0, four, 4);
     expect_refused(&t, "CELL_VIA_BASE to a base without a cell", MC_MSG_ENTITY_CALL, m.b, m.n,
                    R_CALL, "noCell", MC_CALL_ERR_NO_ENTITY);
+    /* The method index is checked where the method runs: the cell refuses it. */
     m = call_msg(with_cell, salt(MC_COMPONENT_CELL_VIA_BASE, type), 999, 0, four, 4);
-    expect_refused(&t, "CELL_VIA_BASE with method 999", MC_MSG_ENTITY_CALL, m.b, m.n, R_CALL,
-                   "noMethod", MC_CALL_ERR_NO_METHOD);
+    expect_refused_by(&t, "cellapp01", "CELL_VIA_BASE with method 999", MC_MSG_ENTITY_CALL,
+                      m.b, m.n, R_CALL, "noMethod", MC_CALL_ERR_NO_METHOD);
     /* A handler that fails. */
     m = call_msg(b, salt(MC_COMPONENT_BASE, type), method_index(MC_PART_BASE, "fail"), 0, NULL,
                  0);
@@ -640,9 +660,10 @@ START_TEST(a_cellapp_drops_and_counts_malformed_entity_messages)
     m = call_msg(b, salt(MC_COMPONENT_SERVICE, type), 0, 0, four, 4);
     expect_refused(&t, "SERVICE call to a cellapp", MC_MSG_ENTITY_CALL, m.b, m.n, R_CALL,
                    "wrongPart", MC_CALL_ERR_MAILBOX);
+    /* The method index is checked where the method runs: the base refuses it. */
     m = call_msg(b, salt(MC_COMPONENT_BASE_VIA_CELL, type), 999, 0, four, 4);
-    expect_refused(&t, "BASE_VIA_CELL with method 999", MC_MSG_ENTITY_CALL, m.b, m.n, R_CALL,
-                   "noMethod", MC_CALL_ERR_NO_METHOD);
+    expect_refused_by(&t, "baseapp01", "BASE_VIA_CELL with method 999", MC_MSG_ENTITY_CALL,
+                      m.b, m.n, R_CALL, "noMethod", MC_CALL_ERR_NO_METHOD);
 
     /* CREATE_CELL payloads that are not right (the reply is status, space id, reason). */
     mc_address base_addr;

@@ -281,22 +281,20 @@ int mc_setAoIRadius(const mc_call_ctx *call, float radius, float hysteresis);
 int mc_entitiesInRange(const mc_call_ctx *call, float radius, const char *type,
                        mc_mailbox_ref *out, size_t max, size_t *count);
 
-/* BigWorld's allClients / otherClients of the calling cell: a mailbox for its client methods
- * only (pass it to a generated sender), that reaches every client whose player's cell sees
- * this entity (otherClients), and its own client too (allClients). Calls on it are one-way;
- * they reach each such client after the entity's introduction and before its departure, in
- * the order made (docs/WORLD.md). It names no process: it cannot be stored or sent as a
- * value (the engine refuses it there), only called, and only by this entity. None outside
+/* BigWorld's allClients / otherClients of the calling cell: the target of its one-way client
+ * methods' fanout_<Type>_client_<method> senders, that reaches every client whose player's
+ * cell sees this entity (otherClients), and its own client too (allClients). Calls on it
+ * reach each such client after the entity's introduction and before its departure, in the
+ * order made (docs/WORLD.md). It is not a mailbox (mc_clients, common/game_module.h): it
+ * names no process and is only called, and only by this entity. None (entity_id 0) outside
  * a cell. */
-mc_mailbox_ref mc_allClients(const mc_call_ctx *call);
-mc_mailbox_ref mc_otherClients(const mc_call_ctx *call);
+mc_clients mc_allClients(const mc_call_ctx *call);
+mc_clients mc_otherClients(const mc_call_ctx *call);
 /* The calling entity's own client (BigWorld's self.client on a base, self.ownClient on a
  * cell): its CLIENT_VIA_BASE mailbox from a base handler, CLIENT_VIA_CELL from a cell one
  * (the cell's base relays to the client). The one way game code reaches "my own client";
  * a call on it when the entity has none is refused with MC_CALL_ERR_NO_CLIENT and counted. */
 mc_mailbox_ref mc_ownClient(const mc_call_ctx *call);
-/* Whether m is an allClients / otherClients mailbox (*all: which). */
-bool mc_mailbox_is_clients(const mc_mailbox_ref *m, bool *all);
 
 /* ---- mailboxes (no engine needed) ---------------------------------------------------- */
 

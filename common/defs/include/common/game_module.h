@@ -25,9 +25,9 @@
 
 /* The layout of the tables below, as generated code fills them. Bumped whenever it changes
  * (6: mc_game_hooks.on_teleport_failure; 7: on_restore_cell; 8: on_restore; 9:
- * on_client_resumed); mc_game_check
+ * on_client_resumed; 10: mc_call_sink.fan_out); mc_game_check
  * refuses a module of another ABI. */
-#define MC_GAME_ABI 9u
+#define MC_GAME_ABI 10u
 #define MC_GAME_MODULE_SYMBOL "mc_game_module_get"
 
 /* Results of generated senders and of dispatch. */
@@ -74,17 +74,30 @@ struct mc_engine_ops; /* common/entity_api.h */
 typedef void (*mc_reply_fn)(const mc_call_ctx *call, int status, mc_istream *returns,
                             void *cb, void *ud);
 
+/* The target of a fan-out: a cell entity's allClients / otherClients (common/entity_api.h),
+ * every client whose player's cell sees the entity, and its own client too when own_client.
+ * Not a mailbox: it names no process, is never stored or sent as a value, only called
+ * (fanout_<Type>_client_<method> senders). entity_id 0: none. */
+typedef struct {
+    int32_t entity_id;
+    uint16_t entity_type;
+    bool own_client;
+} mc_clients;
+
 /* Where generated senders put a call. send() gets the target mailbox, the part and index
  * of the method and its encoded arguments; it returns 0 or a negative mc_call_status.
  * request() does the same for a two-way call: when it returns 0 the engine calls
  * on_reply(call, status, returns, cb, ud) exactly once, later (never from inside request);
- * when it fails on_reply is never called. */
+ * when it fails on_reply is never called. fan_out() takes a one-way client method's call
+ * on an mc_clients (may be NULL where nothing fans out). */
 typedef struct {
     const mc_entity_defs *defs;
     int (*send)(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t method_index,
                 const uint8_t *args, size_t len);
     int (*request)(void *ctx, const mc_mailbox_ref *to, mc_part part, uint16_t method_index,
                    const uint8_t *args, size_t len, mc_reply_fn on_reply, void *cb, void *ud);
+    int (*fan_out)(void *ctx, const mc_clients *to, uint16_t method_index, const uint8_t *args,
+                   size_t len);
     void *ctx;
 } mc_call_sink;
 
@@ -236,6 +249,11 @@ int mc_gen_request(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t 
                    size_t nargs, mc_reply_fn on_reply, void *cb, void *ud);
 const mc_def_method *mc_gen_method(const mc_entity_defs *defs, uint16_t type_id, mc_part part,
                                    uint16_t index, const char *name);
+/* A one-way client method called on an mc_clients of type_id (part is MC_PART_CLIENT):
+ * checked and encoded like mc_gen_send, handed to sink->fan_out (NULL: MC_CALL_ERR_MAILBOX). */
+int mc_gen_fan_out(const mc_call_sink *sink, const mc_clients *to, uint16_t type_id,
+                   mc_part part, uint16_t index, const char *name, const mc_value *args,
+                   size_t nargs);
 
 /* Flat calls: methods whose arguments (or return values) are all fixed-size numbers and
  * vectors. Their generated senders write the arguments straight into a buffer on the stack
@@ -252,6 +270,10 @@ const mc_def_method *mc_gen_method_sig(const mc_entity_defs *defs, uint16_t type
 int mc_gen_send_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
                      mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
                      size_t len);
+/* The same for a fan-out (mc_gen_fan_out), through sink->fan_out. */
+int mc_gen_fan_out_flat(const mc_call_sink *sink, const mc_clients *to, uint16_t type_id,
+                        mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,
+                        size_t len);
 /* The same for a two-way method, through sink->request. */
 int mc_gen_request_flat(const mc_call_sink *sink, const mc_mailbox_ref *to, uint16_t type_id,
                         mc_part part, uint16_t index, uint32_t sig, const uint8_t *args,

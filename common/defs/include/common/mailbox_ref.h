@@ -36,22 +36,15 @@ typedef struct {
     int32_t id;
     uint32_t ip;   /* host order */
     uint16_t port; /* host order */
-    uint16_t salt; /* component << 13 | entity type */
+    uint16_t salt; /* component and entity type: mc_salt_pack */
 } mc_mailbox_ref;
 
-/* The salt's bit layout, written here only (seed 001): component in the top 3 bits, entity
- * type in the low 13. Call headers and every other carrier of a salt use these. */
-#define MC_SALT_COMPONENT_SHIFT 13u
-static inline uint16_t mc_salt_pack(mc_component c, uint16_t entity_type)
-{
-    return (uint16_t)((((unsigned)c & 7u) << MC_SALT_COMPONENT_SHIFT) |
-                      (entity_type & MC_ENTITY_TYPE_MAX));
-}
-static inline mc_component mc_salt_component(uint16_t salt)
-{
-    return (mc_component)(salt >> MC_SALT_COMPONENT_SHIFT);
-}
-static inline uint16_t mc_salt_type(uint16_t salt) { return (uint16_t)(salt & MC_ENTITY_TYPE_MAX); }
+/* The salt's bit layout (seed 001: component in the top 3 bits, entity type in the low 13)
+ * is written in mailbox_ref.c only: call headers and every other carrier of a salt pack and
+ * unpack it with these. */
+uint16_t mc_salt_pack(mc_component c, uint16_t entity_type);
+mc_component mc_salt_component(uint16_t salt);
+uint16_t mc_salt_type(uint16_t salt);
 
 const char *mc_component_name(mc_component c);
 /* Parse "CELL", "BASE_VIA_CELL", ... (exact upper case). Returns 0 or -1. */

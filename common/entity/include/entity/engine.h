@@ -58,14 +58,25 @@ typedef enum {
 
 const char *mc_refuse_reason_name(mc_refuse_reason r);
 
+/* An entity message the role takes (CREATE_BASE, CREATE_CELL, ...), with its payload. */
+typedef void (*mc_role_message_fn)(mc_engine *e, const mc_origin *o, mc_istream *data);
+typedef struct {
+    uint8_t id;
+    mc_role_message_fn fn;
+} mc_role_message;
+
 /* The role's part of the engine. */
 typedef struct {
     mc_part part; /* MC_PART_BASE (baseapp) or MC_PART_CELL (cellapp) */
     /* An ENTITY_CALL arrived (header checked, args not yet). */
     void (*on_call)(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                     const uint8_t *args, size_t len);
-    /* Any other entity message (CREATE_BASE, CREATE_CELL, ...). */
-    void (*on_message)(mc_engine *e, uint8_t id, const mc_origin *o, mc_istream *data);
+    /* Every other entity message the role takes, one handler per id: the engine's one
+     * dispatch of an entity message runs the handler of its id; a message the role does not
+     * list is refused (wrongPart). The engine refuses to start with an id listed twice, or
+     * ENTITY_CALL (that is on_call). */
+    const mc_role_message *messages;
+    size_t message_count;
     /* The manager declared the process at addr dead (after the engine failed its calls). */
     void (*on_peer_death)(mc_engine *e, const char *addr);
     /* Release the role's state of an entity about to be freed (after onDestroy). */

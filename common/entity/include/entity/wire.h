@@ -67,6 +67,9 @@ typedef enum {
     MC_CELL_GONE_SHUTDOWN = 3,   /* its cellapp shut down */
 } mc_cell_gone_why;
 
+/* The call header's one encoder: 12 bytes into out (a buffer the caller sends as it likes);
+ * mc_call_header_write appends the same bytes to a stream. */
+void mc_call_header_pack(uint8_t out[MC_CALL_HEADER_SIZE], const mc_call_header *h);
 void mc_call_header_write(mc_ostream *os, const mc_call_header *h);
 /* False (stream failed) when fewer than 12 bytes remain or the entity id is not positive. */
 bool mc_call_header_read(mc_istream *is, mc_call_header *h);
