@@ -22,6 +22,7 @@
 #define MC_BASEAPP_BACKUP_H
 
 #include "baseapp.h"
+#include "entity/backup_wire.h"
 #include "common/map.h"
 
 #include <event2/event.h>
@@ -115,6 +116,9 @@ bool backup_hold_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
  * would not hold its check-out). Counted against the byte rate. */
 void backup_send_now(mc_engine *e, int32_t id);
 void backup_send_tick(base_backup *b, mc_time_us now);
+/* A base's full current state as a BACKUP_BASE payload (timers by time left), for an
+ * offload (retire.h). 0 or an mc_call_status. */
+int backup_encode_live(mc_engine *e, mc_entity *ent, mc_ostream *os);
 void backup_send_free(base_backup *b);
 /* BACKUP_REFUSED from the backup baseapp: the base is sent again at its next visit. */
 void backup_on_refused(base_backup *b, const mc_origin *o, mc_istream *is);
@@ -139,6 +143,15 @@ void backup_release_calls(base_backup *b, int32_t id, bool restored);
 void backup_expire_calls(base_backup *b, mc_time_us now);
 
 /* backup_restore.c */
+/* The steps of a restore that an offload (retire_take.c) shares: tell a live cell where its
+ * base is now; whether a cell's cellapp lives; the timers with the times left they had when
+ * the state was taken (at received_at); a base that had a client and no ticket to honour
+ * waits as for a login session (onClientDeath if none comes). */
+void backup_tell_cell(mc_engine *e, mc_entity *ent);
+bool backup_cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell);
+void backup_restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h,
+                           mc_time_us received_at);
+void backup_wait_for_client(mc_engine *e, mc_entity *ent);
 void backup_restore_from(base_backup *b, const mc_address *dead, const char *owner_name,
                          uint64_t incarnation);
 

@@ -23,7 +23,7 @@
  * that expires unused (--sessionExpiryMs) with no client come, it hears onClientDeath like any
  * base whose client never came (db_state.c), so the game ends it and the account is not
  * locked out as online. The session's key is random and never given to anyone. */
-static void wait_for_client(mc_engine *e, mc_entity *ent)
+void backup_wait_for_client(mc_engine *e, mc_entity *ent)
 {
     base_db *db = base_db_of(e);
     uint64_t sid;
@@ -37,7 +37,7 @@ static void wait_for_client(mc_engine *e, mc_entity *ent)
     sodium_memzero(key, sizeof key);
 }
 
-static void tell_cell(mc_engine *e, mc_entity *ent)
+void backup_tell_cell(mc_engine *e, mc_entity *ent)
 {
     mc_address cellapp;
     mc_mailbox_address(&ent->cell, &cellapp);
@@ -52,7 +52,7 @@ static void tell_cell(mc_engine *e, mc_entity *ent)
                    (int)ent->id, mc_call_status_name(rc));
 }
 
-static bool cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell)
+bool backup_cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell)
 {
     mc_address a;
     char text[MC_ADDRESS_STRLEN];
@@ -62,7 +62,7 @@ static bool cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell)
            MC__CONTROL__PROCESS_STATE__STATE_ALIVE;
 }
 
-static void restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h,
+void backup_restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h,
                            mc_time_us received_at)
 {
     mc_time_us now = mc_clock_now_us();
@@ -137,15 +137,15 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
     bool lost_cell = false;
     if (h.flags & MC_BACKUP_FLAG_CELL) {
         ent->cell = h.cell;
-        if (cellapp_alive(e, &h.cell)) {
+        if (backup_cellapp_alive(e, &h.cell)) {
             ent->cell_state = MC_CELL_LIVE;
-            tell_cell(e, ent);
+            backup_tell_cell(e, ent);
         } else {
             ent->cell_state = MC_CELL_LIVE; /* lost just below, with onLoseCell */
             lost_cell = true;
         }
     }
-    restore_timers(e, ent, &h, held->received_at);
+    backup_restore_timers(e, ent, &h, held->received_at);
     for (size_t i = 0; i < h.nnames; i++)
         if (base_globals_register_restored(e, ent, h.names[i]) != MC_CALL_OK)
             MC_WARNING("%s %d (restored): cannot register '%s' again", ent->td->name,
@@ -177,7 +177,7 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
     ent = mc_engine_find(e, id);
     if (ent && had_client && !ent->in_reap && !ent->destroying &&
         !proxy_resume_import(e, id, proxy, proxy_len))
-        wait_for_client(e, ent);
+        backup_wait_for_client(e, ent);
     ent = mc_engine_find(e, id);
     if (ent && lost_cell && !ent->in_reap)
         base_restore_lost(e, &id, 1); /* its cellapp died too: made again from cellData */

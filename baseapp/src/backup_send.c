@@ -129,8 +129,8 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
 {
     mc_engine *e = b->e;
     mc_entity *ent = mc_engine_find(e, id);
-    if (!ent || ent->destroying || ent->in_reap)
-        return 0;
+    if (!ent || ent->destroying || ent->in_reap || retire_is_leaving(e, id))
+        return 0; /* (a base on its way to its new home is backed up there) */
     mc_address to;
     if (!mc_backup_ring_pick(mc_server_backup_ring(mc_engine_server(e)), id,
                              mc_engine_address(e), &to)) {
@@ -216,6 +216,15 @@ void backup_send_tick(base_backup *b, mc_time_us now)
         due = b->nsweep;
     while (b->sweep_pos < due && b->budget > 0)
         b->budget -= (double)visit(b, b->sweep[b->sweep_pos++], now);
+}
+
+int backup_encode_live(mc_engine *e, mc_entity *ent, mc_ostream *os)
+{
+    base_backup *b = backup_of(e);
+    if (!b)
+        return MC_CALL_ERR_UNAVAILABLE;
+    backup_sent *s = mc_map_get(&b->sent, (uint64_t)ent->id, 0);
+    return encode(b, ent, s ? s->serial + 1 : 1, false, mc_clock_now_us(), os);
 }
 
 void backup_send_now(mc_engine *e, int32_t id)

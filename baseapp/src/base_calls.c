@@ -5,6 +5,7 @@
 #include "baseapp.h"
 #include "backup.h"
 #include "proxy.h"
+#include "retire.h"
 #include "common/log.h"
 
 #include <stdlib.h>
@@ -77,6 +78,9 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 {
     mc_component c = mc_salt_component(h->salt);
     mc_entity *ent;
+    /* a base on its way to another baseapp (this one retires) waits, or is sent on */
+    if (retire_take_call(e, o, h, args, len))
+        return;
     /* a base of a dead baseapp whose backup is here, not restored yet: the call waits */
     if (!mc_engine_find(e, h->entity_id) && backup_hold_call(e, o, h, args, len))
         return;

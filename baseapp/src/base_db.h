@@ -21,6 +21,7 @@
 #include "baseapp.h"
 #include "backup.h"
 #include "base_world.h"
+#include "retire.h"
 #include "client_sessions.h"
 #include "entity/persist_wire.h"
 #include "persist/store.h"
@@ -29,7 +30,7 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT (12 + BACKUP_OPTION_COUNT)
+#define BASE_DB_OPTION_COUNT (12 + BACKUP_OPTION_COUNT + RETIRE_OPTION_COUNT)
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
@@ -119,6 +120,7 @@ typedef struct base_db {
         struct base_db *db;
     } session_watch[7];
     struct base_backup *backup;   /* backups of bases and their restore (backup.h) */
+    struct base_retire *retire;   /* retiring: offloading every base (retire.h) */
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;
@@ -199,6 +201,12 @@ void db_evict(base_db *db, db_rec *rec);
  * writes wait meanwhile; refused, the copy here goes (db_evict). 0 or an mc_call_status. */
 int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
                  const char *old_owner);
+/* The same for an offload (retire_take.c), whose owner is alive: done(e, id, ok, ctx) hears
+ * the outcome exactly once (ok: the check-out is this baseapp's now) unless the call
+ * fails at once (then never). */
+typedef void (*db_taken_fn)(mc_engine *e, int32_t id, bool ok, void *ctx);
+int db_take_over_then(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
+                      const char *old_owner, db_taken_fn done, void *ctx);
 /* Free the mark_live retries still waiting (the store was freed: none is in it). */
 void db_lives_free(base_db *db);
 /* db/faults/holdWrites and db/faults/heldWrites (the rehearsal of a late resent write). */

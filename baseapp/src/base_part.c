@@ -7,6 +7,7 @@
 #include "proto/login.h"
 #include "common/log.h"
 #include "proxy.h"
+#include "retire.h"
 #include "entity/backup_wire.h"
 #include "entity/move_wire.h"
 
@@ -78,6 +79,7 @@ static const mc_role_message base_messages[] = {
     {MC_MSG_BACKUP_BASE, backup_on_backup_base},
     {MC_MSG_BACKUP_DROP, backup_on_backup_drop},
     {MC_MSG_BACKUP_REFUSED, backup_on_backup_refused},
+    {MC_MSG_OFFLOAD_BASE, retire_on_offload},
 };
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
@@ -85,7 +87,8 @@ static void on_destroy(mc_engine *e, mc_entity *ent)
     base_fail_cell_queue(e, ent, MC_CALL_ERR_DESTROYED, "destroyed");
     base_drop_globals(e, ent);
     proxy_on_destroy(e, ent);
-    db_on_destroy(e, ent);
+    if (!retire_quiet_destroy(e, ent)) /* offloaded: its check-out is its new home's */
+        db_on_destroy(e, ent);
     backup_on_destroy(e, ent);
 }
 
@@ -141,7 +144,7 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     }
     if (base_db_init(e, err, errlen) != 0 || base_restore_init(e, err, errlen) != 0 ||
-        backup_init(e, err, errlen) != 0)
+        backup_init(e, err, errlen) != 0 || retire_init(e, err, errlen) != 0)
         return -1;
     if (login_prepare_init(e) != 0) {
         snprintf(err, errlen, "cannot publish the login/prepare watchers");
@@ -160,6 +163,7 @@ static void on_free(mc_engine *e)
 {
     proxy_free(e);
     login_prepare_free(e);
+    retire_free(e);
     backup_free(e);
     base_restore_free(e);
     base_db_free(e);

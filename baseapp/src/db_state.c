@@ -47,6 +47,7 @@ const mc_option base_db_options[BASE_DB_OPTION_COUNT] = {
      "space when a live cell of that space is known here, else in a new space (default "
      "false: the game creates cells itself, as the example game does)"},
     BACKUP_OPTIONS,
+    RETIRE_OPTIONS,
 };
 
 base_db *base_db_of(mc_engine *e) { return mc_engine_role_state(e); }

@@ -18,7 +18,15 @@ typedef struct {
     int32_t id;
     uint16_t type;
     uint64_t dbid;
+    db_taken_fn done; /* an offload's (retire_take.c): told the outcome, exactly once */
+    void *done_ctx;
 } takeover;
+
+static void tell(takeover *t, bool ok)
+{
+    if (t->done)
+        t->done(t->db->e, t->id, ok, t->done_ctx);
+}
 
 static void on_taken(void *ctx, const mc_persist_result *res)
 {
@@ -31,6 +39,7 @@ static void on_taken(void *ctx, const mc_persist_result *res)
         /* freed meanwhile (the engine is going): give back what we may have won */
         if (res->status == MC_PERSIST_OK && res->token && td)
             db_give_back(db, td, t->dbid, res->token, "a takeover of a base now gone");
+        tell(t, false);
         free(t);
         return;
     }
@@ -47,6 +56,7 @@ static void on_taken(void *ctx, const mc_persist_result *res)
         if (gone)
             db_end_gone(db, rec); /* destroyed meanwhile: written and released now */
         db_send_waiting(db, t->id, waiting, gone, false);
+        tell(t, !gone);
     } else {
         if (b)
             b->st.takeovers_failed++;
@@ -60,12 +70,19 @@ static void on_taken(void *ctx, const mc_persist_result *res)
         else
             db_evict(db, rec);
         db_send_waiting(db, t->id, waiting, true, res->status == MC_PERSIST_CLOSED);
+        tell(t, false);
     }
     free(t);
 }
 
 int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
                  const char *old_owner)
+{
+    return db_take_over_then(e, ent, dbid, old_token, old_owner, NULL, NULL);
+}
+
+int db_take_over_then(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
+                      const char *old_owner, db_taken_fn done, void *ctx)
 {
     base_db *db = base_db_of(e);
     int status;
@@ -82,6 +99,8 @@ int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_to
     t->id = ent->id;
     t->type = ent->type;
     t->dbid = dbid;
+    t->done = done;
+    t->done_ctx = ctx;
     rec->creating = true; /* writes wait for the takeover's answer */
     mc_mailbox_ref mb = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE);
     uint8_t bytes[MC_MAILBOX_WIRE_SIZE];

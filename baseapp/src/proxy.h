@@ -62,6 +62,11 @@ void proxy_resume_export(mc_engine *e, int32_t id, mc_ostream *os);
  * when the bytes are empty or malformed, or resumption is off. */
 bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t len);
 
+/* A retiring baseapp offloads base id (retire.c): its client is told to resume elsewhere
+ * (DISCONNECT reason 5) and dropped; true when it had one. RESUME_PREPARE for it says "not
+ * here" from now on. */
+bool proxy_send_to_resume(mc_engine *e, int32_t id);
+
 /* Operator commands (command/issueSession, command/kickClient). */
 int proxy_add_commands(mc_engine *e);
 

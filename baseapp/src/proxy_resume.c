@@ -16,6 +16,7 @@
 #include "mercury/auth.h"
 #include "proto/login.h"
 #include "proxy_internal.h"
+#include "retire.h"
 #include "secure/resume.h"
 #include "server/pb.h"
 
@@ -231,6 +232,16 @@ bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t 
     return true;
 }
 
+bool proxy_send_to_resume(mc_engine *e, int32_t id)
+{
+    base_clients *bc = proxy_state(e);
+    proxy_client *pc = bc ? proxy_of_entity(bc, id) : NULL;
+    if (!pc)
+        return false;
+    proxy_close(bc, pc, MC_CW_BYE_RESUME, "its baseapp is retiring: resume on its new home");
+    return true;
+}
+
 /* ---- RESUME_PREPARE ------------------------------------------------------------------ */
 
 static void reply(mc_engine *e, const mc_origin *o, const Mc__Login__ResumePrepareReply *r)
@@ -287,7 +298,8 @@ void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     mc_entity *ent = mc_engine_find(e, q->entity_id);
     proxy_resume_state *rs = state_of(bc, q->entity_id);
-    if (!ent || ent->part != MC_PART_BASE || ent->destroying || ent->in_reap) {
+    if (!ent || ent->part != MC_PART_BASE || ent->destroying || ent->in_reap ||
+        retire_is_leaving(e, ent->id)) {
         bc->st.resume_not_here++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_NOT_HERE, "no such proxy here");
     } else if (!rs) {

@@ -228,6 +228,8 @@ static void mc_cw_on_property(void *ctx, const mc_message_info *info, mc_istream
     mc_value_free(&v);
 }
 
+static bool can_resume(const mc_client *c);
+
 static void mc_cw_on_disconnect(void *ctx, const mc_message_info *info, mc_istream *data)
 {
     mc_client *c = from(ctx, info);
@@ -237,6 +239,12 @@ static void mc_cw_on_disconnect(void *ctx, const mc_message_info *info, mc_istre
     char text[MC_CW_REASON_MAX + 1];
     if (!mc_cw_read_disconnect(data, &reason, text, sizeof text)) {
         c->st.ignored++;
+        return;
+    }
+    if (reason == MC_CW_BYE_RESUME && can_resume(c)) {
+        /* its proxy moved to another baseapp (a retiring one offloaded it): resume there with
+         * the ticket, as after a lost channel (at the end of this tick) */
+        c->want_resume = true;
         return;
     }
     finish(c, MC_CLIENT_END_DISCONNECTED, reason, text);

@@ -183,6 +183,11 @@ static void broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_e
     MC_DEBUG("told %zu processes about %s", told, about->name);
 }
 
+void mc_manager_announce(mc_manager *m, const mc_reg_entry *e, const char *reason)
+{
+    broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_UNKNOWN, e, reason);
+}
+
 static void on_death(void *ctx, mc_reg_entry *e)
 {
     mc_manager *m = ctx;

@@ -54,6 +54,7 @@ struct mc_manager {
     uint64_t ignored_heartbeats;
     struct mc_console *console; /* the web console (console.h), NULL when off */
     uint32_t ring_version; /* the backup ring's (manager_ring.c) */
+    uint64_t retiring_marked; /* baseapps marked retiring (command/retireBaseapp) */
 };
 
 /* manager_ring.c: the backup ring (server/backup_ring.h) every process is told. A baseapp
@@ -65,6 +66,11 @@ void mc_manager_ring_changed(mc_manager *m, const mc_reg_entry *e);
 bool mc_manager_ring_fill(mc_manager *m, Mc__Control__BackupRing *out);
 void mc_manager_ring_clear(Mc__Control__BackupRing *r);
 int mc_manager_publish_ring(mc_manager *m);
+
+/* manager.c: tell every live process (but e) about e with the current ring, in a
+ * ProcessEvent of kind EVENT_UNKNOWN (a retiring baseapp: the ring changed, nobody was born
+ * or died). */
+void mc_manager_announce(mc_manager *m, const mc_reg_entry *e, const char *reason);
 
 /* manager.c: count (and, rate-limited, log) a control message the manager cannot use. */
 void mc_manager_unusable(mc_manager *m, const char *what, const char *src);

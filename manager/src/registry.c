@@ -276,7 +276,8 @@ mc_reg_entry *mc_registry_least_loaded(const mc_registry *r, mc_role role)
     mc_reg_entry *best = NULL;
     for (size_t i = 0; i < r->count; i++) {
         mc_reg_entry *e = r->entries[i];
-        if (e->role != role || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+        if (e->role != role || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE ||
+            e->retiring)
             continue;
         if (!best || e->load < best->load)
             best = e;

@@ -46,6 +46,8 @@ typedef struct {
     mc_time_us last_heartbeat;
     mc_time_us died_at;
     char reason[160]; /* why it is dead or stopped */
+    bool retiring;    /* a baseapp offloading its bases before it stops (manager_ring.c):
+                       * out of the backup ring, never picked as the least loaded */
 } mc_reg_entry;
 
 typedef enum {

@@ -435,6 +435,20 @@ START_TEST(up_status_down_leaves_nothing)
     rc = cluster_cmd(&d, "reload", "loginapp01", out, sizeof out);
     ck_assert_msg(rc != 0 && strstr(out, "neither"), "%d %s", rc, out);
 
+    /* retire (issue 20 item 6): baseapp02 offloads its bases and stops gracefully; the last
+     * baseapp cannot retire (its bases would have nowhere to go); a cellapp is no baseapp */
+    rc = cluster_cmd(&d, "retire", "baseapp02", out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "cluster: baseapp02 retired"), "retire (%d): %s", rc,
+                  out);
+    char blog[700];
+    snprintf(blog, sizeof blog, "%s/logs/baseapp-2.log", d.run);
+    ck_assert_msg(h_file_contains(blog, "shut down (retired: every base offloaded)"),
+                  "no retirement in %s", blog);
+    rc = cluster_cmd(&d, "retire", "baseapp01", out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "only live baseapp"), "retire (%d): %s", rc, out);
+    rc = cluster_cmd(&d, "retire", "cellapp01", out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "not a baseapp"), "retire (%d): %s", rc, out);
+
     /* The manager keeps its entity id reservation in the run dir. */
     char mstate[700];
     snprintf(mstate, sizeof mstate, "%s/manager.state", d.run);

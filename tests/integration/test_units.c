@@ -89,6 +89,12 @@ START_TEST(registry_adopts_first_digest_and_expires)
     ck_assert(mc_registry_heartbeat(r, b->id, 0.2, 2 * MC_US_PER_S));
     ck_assert_ptr_eq(mc_registry_least_loaded(r, MC_ROLE_BASEAPP), b);
     ck_assert_ptr_null(mc_registry_least_loaded(r, MC_ROLE_CELLAPP));
+    /* a retiring baseapp is never the least loaded (issue 20 item 6) */
+    b->retiring = true;
+    ck_assert_ptr_eq(mc_registry_least_loaded(r, MC_ROLE_BASEAPP), a);
+    a->retiring = true;
+    ck_assert_ptr_null(mc_registry_least_loaded(r, MC_ROLE_BASEAPP));
+    a->retiring = b->retiring = false;
     /* b keeps beating, a goes silent. */
     ck_assert(mc_registry_heartbeat(r, b->id, 0.2, 4 * MC_US_PER_S));
     int n = 0;

@@ -23,6 +23,7 @@ const char *mc_cw_bye_name(int reason)
     case MC_CW_BYE_DESTROYED: return "entity destroyed";
     case MC_CW_BYE_SHUTDOWN: return "baseapp shutting down";
     case MC_CW_BYE_KICKED: return "kicked";
+    case MC_CW_BYE_RESUME: return "resume elsewhere";
     default: return "unknown";
     }
 }

@@ -89,6 +89,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_DROP, "BACKUP_DROP", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BASE_RESTORED, "BASE_RESTORED", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_OFFLOAD_BASE, "OFFLOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_REFUSED, "BACKUP_REFUSED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
@@ -139,9 +140,9 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
     if (ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH)
         return;
     engine_mark_peer(e, addr, true);
-    if (ev->process->role == MC_ROLE_BASEAPP &&
-        ev->process->state != MC__CONTROL__PROCESS_STATE__STATE_STOPPED)
-        engine_note_new_homes(e, addr); /* its bases are restored on their backups */
+    if (ev->process->role == MC_ROLE_BASEAPP)
+        engine_note_new_homes(e, addr); /* its bases are restored on their backups (or, a
+                                         * retired baseapp's, were offloaded there) */
     engine_fail_pending_to(e, addr);
     if (e->part->on_peer_death)
         e->part->on_peer_death(e, addr);

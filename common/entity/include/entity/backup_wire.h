@@ -10,6 +10,10 @@
  *                                                backup moved elsewhere)
  *   66  BASE_RESTORED  restorer -> cellapp       i32 entity id, MAILBOX its new BASE: the
  *                                                base of this cell lives there now
+ *   72  OFFLOAD_BASE   retiring -> baseapp, req. string owner name (its check-out owner),
+ *                                                then a BACKUP_BASE payload: take the live
+ *                                                base over now (baseapp/src/retire.h);
+ *                                                reply: i8 mc_call_status, string reason
  *   67  BACKUP_REFUSED backup baseapp -> owner   i32 entity id, u8 reason (MC_BACKUP_REFUSED_*):
  *                                                a BACKUP_BASE was not kept; the owner sends
  *                                                it again at its next visit when the reason
@@ -40,6 +44,7 @@ enum {
     MC_MSG_BACKUP_BASE = 64,
     MC_MSG_BACKUP_DROP = 65,
     MC_MSG_BASE_RESTORED = 66,
+    MC_MSG_OFFLOAD_BASE = 72,
     MC_MSG_BACKUP_REFUSED = 67,
 };
 

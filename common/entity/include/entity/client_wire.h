@@ -66,6 +66,7 @@ typedef enum {
     MC_CW_BYE_DESTROYED = 2,  /* the proxy entity was destroyed */
     MC_CW_BYE_SHUTDOWN = 3,   /* the baseapp is shutting down */
     MC_CW_BYE_KICKED = 4,     /* an operator or the game dropped the client */
+    MC_CW_BYE_RESUME = 5,     /* its proxy moved to another baseapp (retiring): resume */
 } mc_cw_bye;
 const char *mc_cw_bye_name(int reason);
 
