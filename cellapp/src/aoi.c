@@ -70,6 +70,11 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
     {"offloadHysteresis", MC_OPT_FLOAT, "5",
      "a real farther than this (metres) outside its cellapp's cell moves to the cellapp whose "
      "cell holds it (0..1000; also settable: ghosts/offloadHysteresis)"},
+    /* cell_retire.c's */
+    {"retireMs", MC_OPT_UINT, "5000",
+     "at a graceful stop, how long at most the cellapp waits for its reals in cells of split "
+     "spaces to move to the neighbours taking its cells over before it deregisters (0: it "
+     "does not hand them over; 0..600000; also settable: retire/ms)"},
 };
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }

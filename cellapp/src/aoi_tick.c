@@ -119,6 +119,9 @@ static void done(void *ctx)
         mc_histogram_observe_us(t->tick_hist, st->last_work_us, now);
     if (t->update_hist)
         mc_histogram_observe_us(t->update_hist, st->last_wall_us, now);
+    /* the tick load: this tick's work over the period, smoothed (a few ticks' memory) */
+    double period_us = 1e6 / (cs->aoi.hz ? cs->aoi.hz : 10);
+    cs->aoi.tick_load = 0.8 * cs->aoi.tick_load + 0.2 * ((double)st->last_work_us / period_us);
     if (st->last_wall_us > cs->aoi.max_update_us)
         cs->aoi.max_update_us = st->last_wall_us;
     if (t->due && begin_tick(t)) {

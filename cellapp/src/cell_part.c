@@ -192,15 +192,10 @@ static void on_destroy(mc_engine *e, mc_entity *ent)
     space_remove(e, ent);
 }
 
-static void tell(void *ctx, mc_entity *ent)
-{
-    cell_tell_base_gone(ctx, ent, MC_CELL_GONE_SHUTDOWN);
-}
-
 static void on_shutdown(mc_engine *e)
 {
-    /* Bases hear now, while the channels are still flushed before exit. */
-    mc_entity_table_each(mc_engine_table(e), tell, e);
+    /* cells of split spaces are handed over first; then (or at once) bases hear */
+    cell_retire_on_shutdown(e);
 }
 
 static void on_peer_death(mc_engine *e, const char *addr)
@@ -287,7 +282,8 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the cells watchers");
         return -1;
     }
-    if (cell_ghosts_init(e, err, errlen) != 0)
+    if (cell_ghosts_init(e, err, errlen) != 0 || cell_load_init(e, err, errlen) != 0 ||
+        cell_retire_init(e, err, errlen) != 0)
         return -1;
     return cell_moves_init(e, err, errlen);
 }
@@ -297,6 +293,8 @@ static void on_free(mc_engine *e)
     cell_moves_free(e);
     cell_copies_free(e);
     cell_ghosts_free(e);
+    cell_load_free(e);
+    cell_retire_free(e);
     spaces_free(e);
 }
 
@@ -308,6 +306,7 @@ const mc_role_part cell_role_part = {
     .on_peer_death = on_peer_death,
     .on_destroy = on_destroy,
     .on_shutdown = on_shutdown,
+    .draining = cell_retire_draining,
     .add_entity_watchers = add_entity_watchers,
     .on_free = on_free,
     .on_init = on_init,

@@ -17,6 +17,7 @@ typedef struct mc_space {
     mc_entity **entities;
     size_t n, cap;
     size_t nreal;       /* of them, reals (the rest are ghosts: ghosts.c) */
+    bool handed;        /* its cell handed to the neighbours (a retiring cellapp) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
@@ -31,6 +32,8 @@ typedef struct {
                                            * (start to end, its slices and the turns
                                            * between them) */
     uint64_t max_update_us;               /* the longest since started (or reset to 0) */
+    double tick_load;                     /* a tick's work over the period, smoothed
+                                           * (aoi_tick.c; reported by cell_load.c) */
     uint64_t in_view;                     /* entities in every witness's view, summed, at the
                                            * last update */
     uint64_t client_budget;               /* --clientBudgetBytes (watcher world/budgetBytes) */
@@ -60,6 +63,8 @@ typedef struct {
 struct cell_moves;
 typedef struct cell_copies cell_copies;
 struct cell_ghosts;
+struct cell_load;
+struct cell_retire;
 
 typedef struct {
     mc_space **spaces;
@@ -70,6 +75,8 @@ typedef struct {
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
     struct cell_ghosts *ghosts; /* ghosts.c: ghosts of reals near other cells */
+    struct cell_load *load;     /* cell_load.c: the load reported to the manager */
+    struct cell_retire *retire; /* cell_retire.c: cells handed over at a graceful stop */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
     /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
     uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
@@ -143,9 +150,24 @@ void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
  * there. */
 void cell_ghosts_on_peer_death(mc_engine *e, const char *addr);
 
+/* cell_load.c: CELL_LOAD to the manager every second (docs/WORLD.md "Automatic splits"):
+ * the smoothed tick load plus the cells/tickLoadBoost knob, reals, the busiest spaces. */
+int cell_load_init(mc_engine *e, char *err, size_t errlen);
+void cell_load_free(mc_engine *e);
+/* The cellapp retires: a report saying so goes at once (and with every later one). */
+void cell_load_retiring(mc_engine *e);
+
+/* cell_retire.c: a retiring cellapp hands its cells of split spaces to their neighbours
+ * and offloads its reals there before it deregisters (--retireMs bounds it). */
+int cell_retire_init(mc_engine *e, char *err, size_t errlen);
+void cell_retire_free(mc_engine *e);
+void cell_retire_on_shutdown(mc_engine *e);
+bool cell_retire_draining(mc_engine *e);
+
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 13 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
-                                  * ghostMargin and offloadHysteresis */
+#define CELL_AOI_OPTION_COUNT 14 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
+                                  * ghostMargin and offloadHysteresis, cell_retire.c's
+                                  * retireMs */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
 /* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);

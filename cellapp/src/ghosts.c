@@ -133,7 +133,9 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
     mc_address want[MC_CELLS_PER_SPACE_MAX];
     bool is_new[MC_CELLS_PER_SPACE_MAX];
     size_t nw = 0;
-    for (size_t i = 0; l && l->own >= 0 && i < l->n; i++) {
+    /* (a cellapp that serves no cell of the space any more, its cell merged away, ghosts
+     * its reals too: where they are, so that they can be offloaded there) */
+    for (size_t i = 0; l && i < l->n; i++) {
         if ((int)i == l->own)
             continue;
         double d = rect_distance(&l->cells[i], ent->position.x, ent->position.z);
@@ -205,7 +207,7 @@ static void maybe_offload(mc_engine *e, mc_space *sp, mc_entity *ent)
 {
     cell_ghosts *g = gh(e);
     const cell_layout *l = sp->layout;
-    if (!l || l->n < 2)
+    if (!l || (l->own >= 0 && l->n < 2))
         return;
     float x = ent->position.x, z = ent->position.z;
     if (l->own >= 0) {

@@ -383,6 +383,26 @@ bool mc_cells_served_by(const mc_cells *c, int32_t space, uint32_t process_id,
     return leaf != NULL;
 }
 
+int mc_cells_split_axis(const mc_cells *c, int32_t space, uint32_t process_id)
+{
+    cell_space *sp = find(c, space);
+    node *leaf = sp ? find_leaf(sp->root, process_id) : NULL;
+    return leaf ? depth_of(leaf) % 2 : -1;
+}
+
+bool mc_cells_sibling(const mc_cells *c, int32_t space, uint32_t process_id, uint32_t *sibling)
+{
+    cell_space *sp = find(c, space);
+    node *leaf = sp ? find_leaf(sp->root, process_id) : NULL;
+    if (!leaf || !leaf->parent)
+        return false;
+    node *sib = leaf->parent->lo == leaf ? leaf->parent->hi : leaf->parent->lo;
+    if (sib->lo)
+        return false;
+    *sibling = sib->process_id;
+    return true;
+}
+
 size_t mc_cells_space_count(const mc_cells *c) { return c->n; }
 int32_t mc_cells_space_at(const mc_cells *c, size_t i) { return i < c->n ? c->list[i]->id : 0; }
 size_t mc_cells_max_cells(const mc_cells *c) { return c->max_cells; }

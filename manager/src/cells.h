@@ -87,6 +87,12 @@ size_t mc_cells_layout(const mc_cells *c, int32_t space, mc_cell_rect *out, size
 /* Whether process serves space (its rectangle in *out when out is not NULL). */
 bool mc_cells_served_by(const mc_cells *c, int32_t space, uint32_t process_id,
                         mc_cell_rect *out);
+/* The axis a split of process's cell of space would cut (0: x, 1: z), or -1 when it serves
+ * no cell of it. */
+int mc_cells_split_axis(const mc_cells *c, int32_t space, uint32_t process_id);
+/* When process's cell of space has a sibling that is a cell too (not a subtree), true with
+ * the sibling's cellapp in *sibling: removing either merges the two into one rectangle. */
+bool mc_cells_sibling(const mc_cells *c, int32_t space, uint32_t process_id, uint32_t *sibling);
 /* The spaces, by index (0 .. count-1; indices change when a space goes). */
 size_t mc_cells_space_count(const mc_cells *c);
 int32_t mc_cells_space_at(const mc_cells *c, size_t i);

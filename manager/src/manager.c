@@ -1,4 +1,5 @@
 /* The manager: registry bookkeeping, notifications and queries over the control plane. */
+#include "cells_auto.h"
 #include "manager_internal.h"
 #include "console.h"
 #include "common/log.h"
@@ -37,6 +38,7 @@ static const mc_option manager_options[] = {
      "lost spaces whose restoring cellapp is remembered (QUERY_SPACE_HOME; 16..10000000): "
      "beyond, the oldest is forgotten"},
     MC_MANAGER_CELLS_OPTIONS,
+    MC_CELLS_AUTO_OPTIONS,
     {"consolePasswordFile", MC_OPT_STRING, "",
      "the operator password (first line, mode 0600) of the web console served on the --metrics "
      "port; empty: no console (deploy/cluster makes one per run dir)"},
@@ -509,6 +511,9 @@ static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
         return;
     case MC_CTL_SPACE_NOTICE:
         mc_manager_cells_on_notice(m, src, data, len);
+        return;
+    case MC_CTL_CELL_LOAD:
+        mc_cells_auto_on_load(m, src, data, len);
         return;
     default:
         mc_manager_unusable(m, "a message that is not for the manager", src);

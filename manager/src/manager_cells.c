@@ -2,6 +2,7 @@
  * out, command/splitSpace, merges on deaths, and the cells/ watchers. */
 #include "manager_cells.h"
 #include "cells.h"
+#include "cells_auto.h"
 #include "manager_internal.h"
 #include "common/log.h"
 #include "common/map.h"
@@ -63,7 +64,7 @@ bool mc_manager_cells_check(const mc_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "--cellBalanceHysteresis: %g is not within 0..100", h);
         return false;
     }
-    return true;
+    return mc_cells_auto_check(cfg, err, errlen);
 }
 
 static const char *name_of(mc_manager *m, uint32_t process_id)
@@ -226,7 +227,7 @@ void mc_manager_cells_on_notice(mc_manager *m, const char *src, const uint8_t *d
                 mc->merges++;
                 MC_INFO("space %d: %s's cell merged into its neighbour (its space went there)",
                         (int)space, e->name);
-                send_layout(mc, space, 0);
+                send_layout(mc, space, e->id); /* it too: a retiring one hands reals over */
             }
         }
     } else {
@@ -256,6 +257,7 @@ void mc_manager_cells_process_gone(mc_manager *m, uint32_t process_id)
     mc_manager_cells *mc = m->cells;
     if (!mc)
         return;
+    mc_cells_auto_process_gone(m, process_id);
     size_t n = mc_cells_space_count(mc->cells);
     int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
     if (!ids)
@@ -304,7 +306,8 @@ static mc_reg_entry *idlest_outsider(mc_manager *m, int32_t space)
     for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
         mc_reg_entry *e = mc_registry_at(m->registry, i);
         if (e->role != MC_ROLE_CELLAPP || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE ||
-            mc_cells_served_by(m->cells->cells, space, e->id, NULL))
+            mc_cells_served_by(m->cells->cells, space, e->id, NULL) ||
+            mc_cells_auto_retiring(m, e->id))
             continue;
         if (!best || e->load < best->load)
             best = e;
@@ -363,32 +366,91 @@ static bool call_split(void *ctx, int argc, const char *const *argv, char **resu
         snprintf(why, whylen, "no live cellapp serves space %ld", space);
         return false;
     }
-    mc_cells_status st = mc_cells_split(mc->cells, (int32_t)space, from->id, to->id, has_at, at);
+    char text[512];
+    mc_cells_status st = mc_manager_cells_split_onto(m, (int32_t)space, from->id, to->id, has_at,
+                                                     at, "operator", text, sizeof text);
     if (st != MC_CELLS_OK) {
         snprintf(why, whylen, "space %ld not split onto %s: %s", space, to->name,
                  mc_cells_status_name(st));
         return false;
     }
-    mc->splits++;
-    mc_cell_rect r;
-    mc_cells_served_by(mc->cells, (int32_t)space, to->id, &r);
-    char x[80], z[80], text[512];
-    bound_text(x, sizeof x, r.x_min, r.x_max);
-    bound_text(z, sizeof z, r.z_min, r.z_max);
-    snprintf(text, sizeof text, "space %ld: %s's cell split, %s serves x%s z%s", space,
-             from->name, to->name, x, z);
-    MC_INFO("%s (operator)", text);
-    send_layout(mc, (int32_t)space, 0);
     *result = strdup(text);
     return true;
 }
 
-/* A live cellapp's load (0 for one that is not). */
+mc_cells_status mc_manager_cells_split_onto(mc_manager *m, int32_t space, uint32_t from,
+                                            uint32_t to, bool has_at, float at,
+                                            const char *who, char *text, size_t textlen)
+{
+    mc_manager_cells *mc = m->cells;
+    mc_cells_status st = mc_cells_split(mc->cells, space, from, to, has_at, at);
+    if (st != MC_CELLS_OK)
+        return st;
+    mc->splits++;
+    mc_cell_rect r;
+    mc_cells_served_by(mc->cells, space, to, &r);
+    char x[80], z[80];
+    bound_text(x, sizeof x, r.x_min, r.x_max);
+    bound_text(z, sizeof z, r.z_min, r.z_max);
+    snprintf(text, textlen, "space %d: %s's cell split, %s serves x%s z%s", (int)space,
+             name_of(m, from), name_of(m, to), x, z);
+    MC_INFO("%s (%s)", text, who);
+    send_layout(mc, space, 0);
+    return MC_CELLS_OK;
+}
+
+bool mc_manager_cells_merge_away(mc_manager *m, int32_t space, uint32_t process_id,
+                                 const char *why)
+{
+    mc_manager_cells *mc = m->cells;
+    bool dropped = false;
+    if (mc_cells_remove(mc->cells, space, process_id, &dropped) != MC_CELLS_OK)
+        return false;
+    if (dropped) {
+        unwatch_space(mc, space);
+        return true;
+    }
+    mc->merges++;
+    MC_INFO("space %d: the cell of %s merged into its neighbour (%s)", (int)space,
+            name_of(m, process_id), why);
+    send_layout(mc, space, process_id); /* it too: it hands its reals over */
+    return true;
+}
+
+mc_reg_entry *mc_manager_cells_home(mc_manager *m, int32_t space, uint32_t held)
+{
+    mc_manager_cells *mc = m->cells;
+    if (!mc || !mc_cells_has_space(mc->cells, space))
+        return NULL;
+    if (held && mc_cells_served_by(mc->cells, space, held, NULL)) {
+        mc_reg_entry *e = mc_registry_find_id(m->registry, held);
+        if (e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+            return e;
+    }
+    mc_cell_rect rects[MC_CELLS_PER_SPACE_MAX];
+    size_t n = mc_cells_layout(mc->cells, space, rects, MC_CELLS_PER_SPACE_MAX, NULL);
+    mc_reg_entry *best = NULL;
+    for (size_t i = 0; i < n && i < MC_CELLS_PER_SPACE_MAX; i++) {
+        mc_reg_entry *e = mc_registry_find_id(m->registry, rects[i].process_id);
+        if (e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+            !mc_cells_auto_retiring(m, e->id) && (!best || e->load < best->load))
+            best = e;
+    }
+    return best;
+}
+
+mc_cells *mc_manager_cells_partition(mc_manager *m) { return m->cells ? m->cells->cells : NULL; }
+
+/* A live cellapp's load for the boundaries: the larger of its CPU load (heartbeats) and the
+ * tick load it reported lately (0 for one that is not live). */
 static double load_of(void *ctx, uint32_t pid)
 {
     mc_manager *m = ctx;
     mc_reg_entry *e = mc_registry_find_id(m->registry, pid);
-    return e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE ? e->load : 0.0;
+    if (!e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
+        return 0.0;
+    double tick = mc_cells_auto_tick_load(m, pid);
+    return tick > e->load ? tick : e->load;
 }
 
 static void arm_balance(mc_manager_cells *mc)
@@ -448,6 +510,7 @@ void mc_manager_cells_stop(mc_manager *m)
         event_free(mc->balance_ev);
         mc->balance_ev = NULL;
     }
+    mc_cells_auto_stop(m);
 }
 
 static void get_spaces(void *ctx, mc_watch_value *out)
@@ -496,7 +559,7 @@ bool mc_manager_cells_init(mc_manager *m)
                                  "its upper half to CELLAPP (default: the least loaded live "
                                  "cellapp not serving it), at AT (default: the cell's middle)") !=
            MC_WATCH_OK;
-    return !bad;
+    return !bad && mc_cells_auto_init(m);
 }
 
 void mc_manager_cells_free(mc_manager *m)
@@ -504,6 +567,7 @@ void mc_manager_cells_free(mc_manager *m)
     mc_manager_cells *mc = m->cells;
     if (!mc)
         return;
+    mc_cells_auto_free(m);
     if (mc->balance_ev)
         event_free(mc->balance_ev); /* (only when on_free did not: the base still lives) */
     size_t pos = 0;

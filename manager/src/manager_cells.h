@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cells.h"
+#include "registry.h"
+
 struct mc_manager;
 struct mc_config;
 
@@ -41,5 +44,24 @@ void mc_manager_cells_on_notice(struct mc_manager *m, const char *src, const uin
 void mc_manager_cells_stop(struct mc_manager *m);
 /* A cellapp died or stopped: its cells merge into their neighbours. */
 void mc_manager_cells_process_gone(struct mc_manager *m, uint32_t process_id);
+
+/* Where a lost cell of space is restored (QUERY_SPACE_HOME) when the space is partitioned:
+ * `held` (the home picked before) while it still serves a cell of it, else the least loaded
+ * live cellapp serving one, so that a restored real lands inside the partition and is
+ * offloaded from there to the cell holding its position. NULL: the space is not partitioned
+ * (any cellapp will do) or no live cellapp serves it. */
+mc_reg_entry *mc_manager_cells_home(struct mc_manager *m, int32_t space, uint32_t held);
+
+/* For the automatic splits and merges (cells_auto.h). */
+mc_cells *mc_manager_cells_partition(struct mc_manager *m);
+/* Split from's cell of space, its upper half to `to` (mc_cells_split), log it as done by
+ * `who`, tell the space's cellapps; the outcome in text. */
+mc_cells_status mc_manager_cells_split_onto(struct mc_manager *m, int32_t space, uint32_t from, uint32_t to,
+                                            bool has_at, float at, const char *who,
+                                            char *text, size_t textlen);
+/* process's cell of space merges into its sibling; the space's cellapps and process (which
+ * hands its reals to the cells they are in) are told. False when it served no cell. */
+bool mc_manager_cells_merge_away(struct mc_manager *m, int32_t space, uint32_t process_id,
+                                 const char *why);
 
 #endif

@@ -47,6 +47,7 @@ struct mc_manager {
     mc_space_homes *space_homes; /* where lost spaces are restored (manager_query.c) */
     uint64_t space_home_asks, space_home_picks;
     mc_manager_cells *cells;     /* spaces' partitions into cells (manager_cells.c) */
+    struct mc_cells_auto *cells_auto; /* automatic splits and merges (cells_auto.c) */
     /* Test fault knob (--faultKnobs): heartbeats from the process of this name are ignored,
      * neither answered nor counted as signs of life (a partition between it and us). */
     char ignore_heartbeats_from[64];

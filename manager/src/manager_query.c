@@ -107,8 +107,18 @@ void mc_manager_handle_query(mc_manager *m, const uint8_t *data, size_t len,
         m->space_home_asks++;
         uint32_t pid;
         mc_reg_entry *e = NULL;
-        if (mc_space_homes_get(m->space_homes, (int32_t)space, &pid))
+        bool held = mc_space_homes_get(m->space_homes, (int32_t)space, &pid);
+        if (held)
             e = mc_registry_find_id(m->registry, pid);
+        /* a partitioned space: one of the cellapps serving its cells (the restored reals
+         * are offloaded from there to the cells holding them) */
+        mc_reg_entry *in_part = mc_manager_cells_home(m, (int32_t)space, held ? pid : 0);
+        if (in_part && in_part != e) {
+            e = in_part;
+            mc_space_homes_put(m->space_homes, (int32_t)space, e->id);
+            m->space_home_picks++;
+            MC_INFO("space %ld is restored on %s (it serves a cell of it)", space, e->name);
+        }
         if (!e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE || e->role != role) {
             /* the first ask, or its home died too: the least loaded from now on */
             e = mc_registry_least_loaded(m->registry, role);

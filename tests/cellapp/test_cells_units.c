@@ -1,8 +1,11 @@
 /* Cells without a network: the manager's binary partition of a space (manager/src/cells.c:
  * add, split, merge on removal, versions, bounds) and the cellapp's CELL_LAYOUT parser
- * (cellapp/src/cell_layout.c: what it takes and every malformed input it refuses). */
+ * (cellapp/src/cell_layout.c: what it takes and every malformed input it refuses); the
+ * split axis and siblings the automatic splits use, and the CELL_LOAD check
+ * (manager/src/cells_auto.c). */
 #include "cell_layout.h"
 #include "cells.h"
+#include "cells_auto.h"
 #include "proto/control.pb-c.h"
 #include "server/control.h"
 #include "server/pb.h"
@@ -300,6 +303,83 @@ START_TEST(a_malformed_layout_is_refused)
 }
 END_TEST
 
+START_TEST(split_axes_and_siblings)
+{
+    mc_cells *c = mc_cells_new(16, 8);
+    uint32_t sib = 0;
+    ck_assert_int_eq(mc_cells_add_space(c, 7, 1), MC_CELLS_OK);
+    ck_assert_int_eq(mc_cells_split_axis(c, 7, 1), 0);
+    ck_assert_int_eq(mc_cells_split_axis(c, 7, 2), -1);
+    ck_assert(!mc_cells_sibling(c, 7, 1, &sib)); /* the whole plane: no sibling */
+    ck_assert_int_eq(mc_cells_split(c, 7, 1, 2, true, 0), MC_CELLS_OK);
+    ck_assert_int_eq(mc_cells_split_axis(c, 7, 1), 1);
+    ck_assert(mc_cells_sibling(c, 7, 2, &sib) && sib == 1);
+    ck_assert_int_eq(mc_cells_split(c, 7, 1, 3, true, 0), MC_CELLS_OK);
+    ck_assert_int_eq(mc_cells_split_axis(c, 7, 3), 0);
+    ck_assert(mc_cells_sibling(c, 7, 3, &sib) && sib == 1);
+    ck_assert(!mc_cells_sibling(c, 7, 2, &sib)); /* its sibling is a subtree now */
+    mc_cells_free(c);
+}
+END_TEST
+
+/* A CellLoad packed: its tick load, n spaces (ids from first, positions x, z). */
+static bool parse_load(float tick, size_t n, int32_t first, float x, float z, mc_cells_load *out,
+                       char *why, size_t whylen)
+{
+    Mc__Control__SpaceLoad sl[20], *ptrs[20];
+    for (size_t i = 0; i < n && i < 20; i++) {
+        mc__control__space_load__init(&sl[i]);
+        sl[i].space_id = first + (int32_t)i;
+        sl[i].reals = 10 + (uint32_t)i;
+        sl[i].x = x;
+        sl[i].z = z;
+        ptrs[i] = &sl[i];
+    }
+    Mc__Control__CellLoad m = MC__CONTROL__CELL_LOAD__INIT;
+    m.tick_load = tick;
+    m.reals = 99;
+    m.retiring = tick == 0.25f;
+    m.n_spaces = n;
+    m.spaces = ptrs;
+    size_t len = 0;
+    uint8_t *buf = mc_pb_pack(&m, &len);
+    ck_assert_ptr_nonnull(buf);
+    bool ok = mc_cells_auto_parse_load(buf, len, out, why, whylen);
+    free(buf);
+    return ok;
+}
+
+START_TEST(a_load_report_is_taken_whole_or_refused)
+{
+    mc_cells_load l;
+    char why[128];
+    ck_assert(parse_load(0.5f, 2, 5, -3.5f, 4, &l, why, sizeof why));
+    ck_assert(l.tick_load == 0.5 && l.reals == 99 && l.nspaces == 2);
+    ck_assert(l.spaces[1].space == 6 && l.spaces[1].reals == 11 && l.spaces[1].x == -3.5f &&
+              l.spaces[1].z == 4);
+    ck_assert(!l.retiring);
+    ck_assert(parse_load(0.25f, 1, 1, 0, 0, &l, why, sizeof why));
+    ck_assert(l.retiring);
+    ck_assert(parse_load(0, 16, 1, 0, 0, &l, why, sizeof why));
+    ck_assert(parse_load(1000, 0, 1, 0, 0, &l, why, sizeof why));
+    /* refused */
+    ck_assert(!parse_load(NAN, 1, 1, 0, 0, &l, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "tick load"));
+    ck_assert(!parse_load(-0.5f, 1, 1, 0, 0, &l, why, sizeof why));
+    ck_assert(!parse_load(1001, 1, 1, 0, 0, &l, why, sizeof why));
+    ck_assert(!parse_load(1, 17, 1, 0, 0, &l, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "16"));
+    ck_assert(!parse_load(1, 1, 0, 0, 0, &l, why, sizeof why));
+    ck_assert(!parse_load(1, 1, -4, 0, 0, &l, why, sizeof why));
+    ck_assert(!parse_load(1, 1, 1, INFINITY, 0, &l, why, sizeof why));
+    ck_assert(!parse_load(1, 1, 1, 0, NAN, &l, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "finite"));
+    const uint8_t junk[] = {0xff, 0xff, 0xff, 0x07, 0x01};
+    ck_assert(!mc_cells_auto_parse_load(junk, sizeof junk, &l, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "malformed"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cells");
@@ -311,6 +391,8 @@ static Suite *suite(void)
     tcase_add_test(tc, the_bounds_hold);
     tcase_add_test(tc, a_layout_is_taken_with_its_own_cell);
     tcase_add_test(tc, a_malformed_layout_is_refused);
+    tcase_add_test(tc, split_axes_and_siblings);
+    tcase_add_test(tc, a_load_report_is_taken_whole_or_refused);
     suite_add_tcase(s, tc);
     return s;
 }

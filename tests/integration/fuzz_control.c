@@ -1,9 +1,10 @@
 /* libFuzzer target for the control plane's receive side without sockets: arbitrary bytes
  * as a RegisterRequest into the manager's registry, as a WatcherRequest into the watcher
- * service, as the other control messages' unpackers, and as the replies the watcher tool
+ * service, as the other control messages' unpackers (and CELL_LOAD's check), and as the replies the watcher tool
  * prints (a hostile manager's QueryReply, a hostile process's WatcherReply, in text and
  * JSON). Nothing may crash or leak. */
 #include "args.h"
+#include "cells_auto.h"
 #include "exit_codes.h"
 #include "format.h"
 #include "globals.h"
@@ -84,6 +85,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mc_pb_free(mc__control__id_range_reply__unpack(NULL, size, data));
         mc_pb_free(mc__control__global_lookup__unpack(NULL, size, data));
         mc_pb_free(mc__control__global_reply__unpack(NULL, size, data));
+        /* A cellapp's load report as the manager checks it. */
+        mc_cells_load load;
+        char why[128];
+        mc_cells_auto_parse_load(data, size, &load, why, sizeof why);
         /* A global registration as the manager reads it: name and mailbox checked. */
         Mc__Control__GlobalEntry *g = mc__control__global_entry__unpack(NULL, size, data);
         if (g) {

@@ -162,6 +162,13 @@ static void on_shutdown(mc_server *s, void *ctx)
         e->part->on_shutdown(e);
 }
 
+static bool draining(mc_server *s, void *ctx)
+{
+    (void)ctx;
+    mc_engine *e = engine_from_server(s);
+    return e && e->part->draining && e->part->draining(e);
+}
+
 static void engine_free(mc_engine *e);
 
 static void on_control(mc_server *s, void *ctx, uint8_t msg_id, const char *src,
@@ -188,12 +195,12 @@ static void on_free(mc_server *s, void *ctx)
 
 void mc_engine_fill_desc(mc_server_desc *desc, const mc_role_part *part, void *holder)
 {
-    (void)part;
     desc->options = mc_engine_options;
     desc->option_count = mc_engine_option_count;
     desc->check_config = check_config;
     desc->on_peer_event = on_peer_event;
     desc->on_shutdown = on_shutdown;
+    desc->draining = part && part->draining ? draining : NULL;
     desc->on_control = on_control;
     desc->on_free = on_free;
     desc->role_messages = mc_engine_messages;

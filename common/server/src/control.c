@@ -29,6 +29,7 @@ const char *mc_control_name(unsigned id)
     case MC_CTL_GLOBAL_LOOKUP: return "GLOBAL_LOOKUP";
     case MC_CTL_SPACE_NOTICE: return "SPACE_NOTICE";
     case MC_CTL_CELL_LAYOUT: return "CELL_LAYOUT";
+    case MC_CTL_CELL_LOAD: return "CELL_LOAD";
     default: return "?";
     }
 }
@@ -67,6 +68,7 @@ static bool needs_channel(uint8_t id)
     case MC_CTL_GLOBAL_DEREGISTER:
     case MC_CTL_SPACE_NOTICE:
     case MC_CTL_CELL_LAYOUT:
+    case MC_CTL_CELL_LOAD:
         return true;
     default:
         return false;
@@ -137,6 +139,7 @@ static const mc_message_def control_defs[] = {
     {MC_CTL_GLOBAL_LOOKUP, "GLOBAL_LOOKUP", MC_MSG_VARIABLE, 4, on_control},
     {MC_CTL_SPACE_NOTICE, "SPACE_NOTICE", MC_MSG_VARIABLE, 4, on_control},
     {MC_CTL_CELL_LAYOUT, "CELL_LAYOUT", MC_MSG_VARIABLE, 4, on_control},
+    {MC_CTL_CELL_LOAD, "CELL_LOAD", MC_MSG_VARIABLE, 4, on_control},
 };
 static const mc_interface control_iface = MC_INTERFACE("control", control_defs);
 

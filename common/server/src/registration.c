@@ -290,8 +290,8 @@ static void send_heartbeat(mc_server *s, mc_time_us now)
 
 void mc_server_reg_tick(mc_server *s, mc_time_us now)
 {
-    if (s->desc.role == MC_ROLE_MANAGER || s->shutting_down)
-        return;
+    if (s->desc.role == MC_ROLE_MANAGER || (s->shutting_down && !s->draining))
+        return; /* (a draining process stays registered: its heartbeats go on) */
     switch (s->reg) {
     case REG_NONE:
         if (s->exit_code)

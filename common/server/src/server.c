@@ -38,6 +38,14 @@ static void on_shutdown_step(evutil_socket_t fd, short what, void *ctx)
 {
     mc_server *s = ctx;
     mc_time_us now = mc_clock_now_us();
+    if (s->draining) {
+        if (s->desc.draining(s, s->desc.ctx))
+            return;
+        s->draining = false;
+        s->shutdown_started = now;
+        mc_server_deregister(s);
+        return;
+    }
     uint64_t limit_us = mc_config_get_uint(s->cfg, "shutdownTimeoutMs") * MC_US_PER_MS;
     bool late = now - s->shutdown_started > limit_us;
     if (!s->deregistered && !late)
@@ -63,7 +71,9 @@ void mc_server_shutdown(mc_server *s, const char *reason)
     MC_INFO("shutting down: %s", s->shutdown_reason);
     if (s->desc.on_shutdown)
         s->desc.on_shutdown(s, s->desc.ctx);
-    mc_server_deregister(s);
+    s->draining = s->desc.draining != NULL;
+    if (!s->draining)
+        mc_server_deregister(s);
     struct timeval tv = {0, SHUTDOWN_POLL_MS * 1000};
     event_add(s->shutdown_ev, &tv);
 }

@@ -175,6 +175,7 @@ struct mc_server {
 
     /* Shutdown. */
     bool shutting_down;
+    bool draining;      /* desc.draining still says so: not deregistered yet */
     bool deregistered;
     int exit_code;
     mc_time_us shutdown_started;

@@ -84,6 +84,24 @@ void rc_start_opt(rc_cluster *c, int nbase, int ncell, const char *base_opt)
                       "%s got no entity ids (log %s)", c->cell_name[i], c->log_cell[i]);
 }
 
+int rc_add_cellapp(rc_cluster *c)
+{
+    ck_assert(c->ncell < RC_MAX);
+    int i = c->ncell++;
+    char want[64];
+    long long before = rc_int(c, "manager", "counts/registrations");
+    snprintf(c->cell_addr[i], sizeof c->cell_addr[i], "127.0.0.1:%d", h_free_port(false));
+    snprintf(c->log_cell[i], sizeof c->log_cell[i], "%s/cellapp%d.log", c->dir, i + 1);
+    snprintf(c->cell_name[i], sizeof c->cell_name[i], "cellapp%02u", (unsigned)(i + 1) % 100u);
+    c->cell[i] = start_server(c, "cellapp", c->cell_addr[i], c->log_cell[i]);
+    snprintf(want, sizeof want, "counts/registrations  %lld\n", before + 1);
+    ck_assert_msg(h_wait_watch(c->manager, "manager", "counts/registrations", want, 20000),
+                  "%s did not register (log %s)", c->cell_name[i], c->log_cell[i]);
+    ck_assert_msg(rc_wait_int_at_least(c, c->cell_name[i], "entityIds/ranges", 1, 20000),
+                  "%s got no entity ids (log %s)", c->cell_name[i], c->log_cell[i]);
+    return i;
+}
+
 static void stop_one(pid_t *pid, const char *what, const char *log)
 {
     if (*pid <= 0)

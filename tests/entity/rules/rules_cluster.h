@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RC_MAX 2
+#define RC_MAX 3
 
 typedef struct {
     char manager[32];
@@ -28,6 +28,9 @@ typedef struct {
 void rc_start(rc_cluster *c, int nbase, int ncell);
 /* The same, every baseapp started with one more option (e.g. "--restoreLostCells=false"). */
 void rc_start_opt(rc_cluster *c, int nbase, int ncell, const char *base_opt);
+/* Start one more cellapp into the running cluster (at most RC_MAX in all): registered and
+ * holding entity ids when this returns; its index. */
+int rc_add_cellapp(rc_cluster *c);
 /* SIGTERM every process (servers first, the manager last) and check each exits 0 within
  * 30 s (an ASan leak report makes the exit code non-zero). */
 void rc_stop(rc_cluster *c);

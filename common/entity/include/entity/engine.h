@@ -83,6 +83,9 @@ typedef struct {
     void (*on_destroy)(mc_engine *e, mc_entity *ent);
     /* The process is shutting down (before the engine's own cleanup). */
     void (*on_shutdown)(mc_engine *e);
+    /* Graceful shutdown, after on_shutdown, before deregistering (may be NULL): true while
+     * the role still hands work over (mc_server_desc.draining). */
+    bool (*draining)(mc_engine *e);
     /* Watchers of one entity beyond the engine's (dir is "entities/<id>"): getters take
      * `ref` as their ctx and find the entity with mc_engine_watch_entity (the watchers go
      * with the entity's directory). */

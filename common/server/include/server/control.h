@@ -17,6 +17,7 @@
  *   11  GLOBAL_LOOKUP      anyone -> manager, request    GlobalLookup -> GlobalReply
  *   20  SPACE_NOTICE       cellapp -> manager            SpaceNotice
  *   21  CELL_LAYOUT        manager -> cellapp            CellLayout
+ *   22  CELL_LOAD          cellapp -> manager            CellLoad
  *
  * Ids 12..31 are free for the framework; roles use 32 and up.
  */
@@ -39,10 +40,13 @@ enum {
     MC_CTL_GLOBAL_LOOKUP = 11,
     MC_CTL_SPACE_NOTICE = 20,
     MC_CTL_CELL_LAYOUT = 21,
+    MC_CTL_CELL_LOAD = 22,
 };
 
 /* Cells of a space (docs/WORLD.md "Cells"): the most cells a CellLayout may carry. */
 #define MC_CELLS_PER_SPACE_MAX 256u
+/* The most spaces a CELL_LOAD may name. */
+#define MC_CELL_LOAD_SPACES_MAX 16u
 
 /* Entity id ranges: the most a process may ask for at once. */
 #define MC_ID_RANGE_MAX_COUNT 65536u

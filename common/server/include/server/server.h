@@ -78,6 +78,12 @@ typedef struct {
     void (*on_channel_dead)(mc_server *s, void *ctx, const char *peer_addr);
     /* Graceful shutdown has begun (before deregistering). */
     void (*on_shutdown)(mc_server *s, void *ctx);
+    /* Graceful shutdown, after on_shutdown and before deregistering (may be NULL): the role
+     * hands its work over to others (a retiring cellapp's reals). Called every poll (20 ms)
+     * while it returns true; the process stays registered and keeps its heartbeats
+     * meanwhile. The role bounds it in time itself; --shutdownTimeoutMs counts from its
+     * end. */
+    bool (*draining)(mc_server *s, void *ctx);
     /* The server is being freed: release the role's events (the event_base is still
      * valid). */
     void (*on_free)(mc_server *s, void *ctx);

@@ -1,0 +1,518 @@
+/* Automatic splits, new and dead cellapps (docs/WORLD.md "Automatic splits", "Cells
+ * restored") through real processes: a manager, a baseapp and two or three cellapps running
+ * the Probe game, driven through the watcher tool; every process is killed by the harness at
+ * exit, also on failure. Load is driven with the cellapp knob cells/tickLoadBoost (added to
+ * the tick load it reports; 0 by default). Conditions are polled, never waited for blindly.
+ *
+ *   a_busy_space_splits_by_itself_and_merges_back_when_idle
+ *       five reals at x = -30, -20, 10, 20, 30 on one cellapp; its reported load over the
+ *       threshold: the manager splits its cell at the reals' median (x = -5, between -20 and 10) onto the other
+ *       cellapp, once; the three reals beyond are offloaded there; load back to idle: the cell
+ *       merges back and every real is on the first cellapp again, calls reaching each
+ *   a_cellapp_born_into_a_live_cluster_takes_a_share
+ *       one cellapp, overloaded, with nowhere to split to (cells/auto/noTarget); a cellapp
+ *       started into the cluster is given the upper half of the space at its first report,
+ *       and the reals there move to it
+ *   a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells
+ *       a space split over three cellapps, a real in each quarter, a witness seeing all of
+ *       them across the boundaries; the cellapp of one quarter is killed with SIGKILL: the
+ *       partition (two cells) still covers the plane, its reals are restored each on the
+ *       cellapp whose cell holds its position (once), and the witness's view is whole again
+ *   a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour
+ *       a space split over two cellapps, one stopped with SIGTERM: its cell merges into the
+ *       other's and its reals move there before it exits 0, none lost (no onLoseCell, calls
+ *       reach each, the base knows the new address), a witness never seeing them leave
+ *   bad_options_are_refused
+ *       --cellSplitLoad, --cellMergeLoad (not below half the split load), --cellAutoMs,
+ *       --cellMergeHoldMs, --cellSplitMinReals out of range stop the manager, --retireMs the
+ *       cellapp, at start with one line naming them */
+#include "harness.h"
+#include "rules_cluster.h"
+
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MS 30000
+#define NP 5
+
+static void wait_value(rc_cluster *c, const char *proc, const char *path, const char *want)
+{
+    if (!rc_wait_value(c, proc, path, want, WAIT_MS)) {
+        char v[4096] = "";
+        rc_get(c, v, sizeof v, proc, path);
+        ck_abort_msg("%s %s: no '%s' in %s", proc, path, want, v);
+    }
+}
+
+static void wait_int_eq(rc_cluster *c, const char *proc, const char *path, long long want)
+{
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        char v[256];
+        if (rc_get(c, v, sizeof v, proc, path) == 0 && rc_int(c, proc, path) == want)
+            return;
+        h_sleep_ms(50);
+    }
+    ck_abort_msg("%s %s: %lld, want %lld", proc, path, rc_int(c, proc, path), want);
+}
+
+static void set(rc_cluster *c, const char *proc, const char *path, const char *value)
+{
+    char v[512];
+    int rc = h_watcher(v, sizeof v, c->manager, "set", proc, path, value, NULL);
+    ck_assert_msg(rc == 0, "set %s %s %s: %s", proc, path, value, v);
+}
+
+/* Quick automatic splits for a test: 4 reals make a space worth splitting, a second over
+ * the threshold is long enough, no gap; merges after 2 s idle; boundaries do not move. */
+static void quick_auto(rc_cluster *c)
+{
+    set(c, "manager", "cells/balanceMs", "0");
+    set(c, "manager", "cells/auto/splitMinReals", "4");
+    set(c, "manager", "cells/auto/splitHoldMs", "1000");
+    set(c, "manager", "cells/auto/gapMs", "0");
+    set(c, "manager", "cells/auto/mergeHoldMs", "2000");
+}
+
+/* The cellapp (index) holding entity id's real; -1 none, -2 two (a move under way: the new
+ * cellapp's dormant copy until the old one lets go). */
+static int real_of(rc_cluster *c, int32_t id)
+{
+    char p[96], v[512];
+    snprintf(p, sizeof p, "entities/%d/real", (int)id);
+    int found = -1;
+    for (int i = 0; i < c->ncell; i++) {
+        /* one get ("cellapp01  entities/3/real  here"): the entity may go between two */
+        if (c->cell[i] <= 0 || rc_get(c, v, sizeof v, c->cell_name[i], p) != 0)
+            continue;
+        const char *val = strstr(v, p);
+        if (!val)
+            continue;
+        val += strlen(p);
+        while (*val == ' ')
+            val++;
+        if (strncmp(val, "here", 4) == 0 && (val[4] == '\n' || val[4] == '\0')) {
+            if (found >= 0)
+                return -2;
+            found = i;
+        }
+    }
+    return found;
+}
+
+/* Poll until id's real is on cellapp `want`, and only there. */
+static void wait_real_on(rc_cluster *c, int32_t id, int want)
+{
+    int at = -1;
+    for (int waited = 0; waited < WAIT_MS; waited += 100) {
+        if ((at = real_of(c, id)) == want)
+            return;
+        h_sleep_ms(100);
+    }
+    ck_abort_msg("entity %d is real on %s, not on %s only", (int)id,
+                 at >= 0 ? c->cell_name[at] : at == -2 ? "two cellapps" : "none",
+                 c->cell_name[want]);
+}
+
+static void move_to(rc_cluster *c, int32_t id, float x, float z)
+{
+    int at = real_of(c, id);
+    ck_assert_msg(at >= 0, "entity %d is real nowhere", (int)id);
+    char args[64], out[256];
+    snprintf(args, sizeof args, "[%g, %g]", x, z);
+    rc_entity_call(c, c->cell_name[at], id, "moveTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+}
+
+/* A Probe with a cell in a new space: its id, the cellapp holding it, its space. */
+static int32_t probe_in_new_space(rc_cluster *c, int *holder, int32_t *space)
+{
+    int32_t id = rc_create_probe(c, "baseapp01", "p");
+    char out[512], p[96], v[4096];
+    rc_entity_call(c, "baseapp01", id, "makeCell", "[null]", out, sizeof out);
+    ck_assert_str_eq(out, "[]");
+    snprintf(p, sizeof p, "entities/%d/props/events", (int)id);
+    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
+                  (int)id);
+    snprintf(p, sizeof p, "entities/%d/space", (int)id);
+    for (int i = 0; i < c->ncell; i++)
+        if (rc_get(c, v, sizeof v, c->cell_name[i], p) == 0) {
+            *holder = i;
+            *space = (int32_t)rc_int(c, c->cell_name[i], p);
+            return id;
+        }
+    ck_abort_msg("no cellapp holds entity %d", (int)id);
+    return 0;
+}
+
+/* A Probe with a cell next to `near` (its space). */
+static int32_t probe_near(rc_cluster *c, int32_t near)
+{
+    char v[512], args[600], out[256], p[96];
+    rc_entity_call(c, "baseapp01", near, "cellMailbox", NULL, v, sizeof v);
+    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
+    v[strlen(v) - 1] = '\0';
+    int32_t id = rc_create_probe(c, "baseapp01", "q");
+    snprintf(args, sizeof args, "[%s]", v + 1);
+    rc_entity_call(c, "baseapp01", id, "makeCell", args, out, sizeof out);
+    snprintf(p, sizeof p, "entities/%d/props/events", (int)id);
+    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
+                  (int)id);
+    return id;
+}
+
+/* NP probes in one space on one cellapp (*holder), at x = xs[i], z = 0. */
+static void five_probes(rc_cluster *c, int32_t ids[NP], int *holder, int32_t *space,
+                        const float xs[NP])
+{
+    ids[0] = probe_in_new_space(c, holder, space);
+    for (int i = 1; i < NP; i++)
+        ids[i] = probe_near(c, ids[0]);
+    for (int i = 0; i < NP; i++) {
+        wait_real_on(c, ids[i], *holder);
+        move_to(c, ids[i], xs[i], 0);
+    }
+}
+
+typedef struct {
+    char name[16];
+    float x0, x1, z0, z1;
+} rect;
+
+/* The manager's layout of space ("cellapp01 x[-inf,0) z[-inf,inf); ..."): the count. */
+static int layout(rc_cluster *c, int32_t space, rect *out, int max)
+{
+    char p[64], v[4096];
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    rc_value(c, "manager", p, v, sizeof v);
+    int n = 0;
+    for (char *s = v; s && *s && n < max;) {
+        char a[32], b[32], d[32], e[32];
+        if (sscanf(s, " %15s x[%31[^,],%31[^)]) z[%31[^,],%31[^)])", out[n].name, a, b, d, e) !=
+            5)
+            break;
+        out[n].x0 = strtof(a, NULL);
+        out[n].x1 = strtof(b, NULL);
+        out[n].z0 = strtof(d, NULL);
+        out[n].z1 = strtof(e, NULL);
+        n++;
+        s = strchr(s, ';');
+        if (s)
+            s++;
+    }
+    return n;
+}
+
+static bool holds(const rect *r, float x, float z)
+{
+    return x >= r->x0 && x < r->x1 && z >= r->z0 && z < r->z1;
+}
+
+static int index_of(rc_cluster *c, const char *name)
+{
+    for (int i = 0; i < c->ncell; i++)
+        if (strcmp(c->cell_name[i], name) == 0)
+            return i;
+    ck_abort_msg("no cellapp %s", name);
+    return -1;
+}
+
+START_TEST(a_busy_space_splits_by_itself_and_merges_back_when_idle)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    quick_auto(&c);
+    int h;
+    int32_t space, ids[NP];
+    const float xs[NP] = {-30, -20, 10, 20, 30};
+    five_probes(&c, ids, &h, &space, xs);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    set(&c, A, "ghosts/offloadHysteresis", "0");
+    char p[128], want[256];
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
+    wait_value(&c, "manager", p, want);
+
+    /* idle: the manager looks, and splits nothing */
+    long long looks = rc_int(&c, "manager", "cells/auto/looks");
+    ck_assert(rc_wait_int_at_least(&c, "manager", "cells/auto/looks", looks + 3, WAIT_MS));
+    ck_assert(rc_wait_int_at_least(&c, "manager", "cells/auto/loads", 4, WAIT_MS));
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 0);
+    ck_assert_int_ge(rc_int(&c, A, "cells/loadReports"), 1);
+
+    /* A overloaded: its cell is split at the median of its reals onto B */
+    set(&c, A, "cells/tickLoadBoost", "5");
+    snprintf(want, sizeof want, "%s x[-5,inf) z[-inf,inf)", B);
+    wait_value(&c, "manager", p, want);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 1);
+    for (int i = 0; i < NP; i++)
+        wait_real_on(&c, ids[i], xs[i] >= 10 ? 1 - h : h);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    wait_value(&c, B, p, "x[-5,inf) z[-inf,inf)");
+    /* still over the threshold, but too few reals left to split again */
+    looks = rc_int(&c, "manager", "cells/auto/looks");
+    ck_assert(rc_wait_int_at_least(&c, "manager", "cells/auto/looks", looks + 3, WAIT_MS));
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 1);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/merges"), 0);
+
+    /* idle again: the cell merges back, its reals come home */
+    set(&c, A, "cells/tickLoadBoost", "0");
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
+    wait_value(&c, "manager", p, want);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/merges"), 1);
+    for (int i = 0; i < NP; i++)
+        wait_real_on(&c, ids[i], h);
+    wait_int_eq(&c, B, "spaces/count", 0);
+    for (int i = 0; i < NP; i++) {
+        char out[256];
+        rc_entity_call(&c, A, ids[i], "moveTo", "[1, 1]", out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+    }
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/loadsRefused"), 0);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(a_cellapp_born_into_a_live_cluster_takes_a_share)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 1);
+    quick_auto(&c);
+    int h;
+    int32_t space, ids[NP];
+    const float xs[NP] = {-30, -20, 10, 20, 30};
+    five_probes(&c, ids, &h, &space, xs);
+    ck_assert_int_eq(h, 0);
+    set(&c, "cellapp01", "ghosts/offloadHysteresis", "0");
+    set(&c, "cellapp01", "cells/tickLoadBoost", "5");
+    /* overloaded, and nowhere to go */
+    ck_assert(rc_wait_int_at_least(&c, "manager", "cells/auto/noTarget", 2, WAIT_MS));
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 0);
+
+    int b = rc_add_cellapp(&c);
+    char p[128], want[256];
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-5,inf) z[-inf,inf)", c.cell_name[b]);
+    wait_value(&c, "manager", p, want);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 1);
+    for (int i = 0; i < NP; i++)
+        wait_real_on(&c, ids[i], xs[i] >= 10 ? b : 0);
+    set(&c, "cellapp01", "cells/tickLoadBoost", "0");
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 3);
+    set(&c, "manager", "cells/balanceMs", "0");
+    set(&c, "manager", "cells/auto/checkMs", "0");
+    int h;
+    int32_t space;
+    int32_t w = probe_in_new_space(&c, &h, &space);
+    enum { NQ = 4 };
+    int32_t q[NQ];
+    const float qx[NQ] = {-20, -20, 20, 20}, qz[NQ] = {-20, 20, -20, 20};
+    for (int i = 0; i < NQ; i++)
+        q[i] = probe_near(&c, w);
+    move_to(&c, w, -10, -10);
+    for (int i = 0; i < NQ; i++)
+        move_to(&c, q[i], qx[i], qz[i]);
+    /* three cells: x = 0, then one half cut at z = 0 */
+    char sp[32], out[4096], p[128];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    int others[2], k = 0;
+    for (int i = 0; i < 3; i++)
+        if (i != h)
+            others[k++] = i;
+    ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp,
+                          c.cell_name[others[0]], "0") == 0,
+                  "%s", out);
+    ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp,
+                          c.cell_name[others[1]], "0") == 0,
+                  "%s", out);
+    rect r[8];
+    ck_assert_int_eq(layout(&c, space, r, 8), 3);
+    /* every real settles in the cell holding it */
+    for (int i = 0; i < NQ; i++)
+        for (int j = 0; j < 3; j++)
+            if (holds(&r[j], qx[i], qz[i]))
+                wait_real_on(&c, q[i], index_of(&c, r[j].name));
+    int wc = -1;
+    for (int j = 0; j < 3; j++)
+        if (holds(&r[j], -10, -10))
+            wc = index_of(&c, r[j].name);
+    wait_real_on(&c, w, wc);
+    /* w watches: it sees every quarter's real, across the boundaries */
+    rc_entity_call(&c, c.cell_name[wc], w, "watch", "[1, 0, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)w);
+    for (int i = 0; i < NQ; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", (int)q[i]);
+        wait_value(&c, c.cell_name[wc], p, id);
+    }
+
+    /* the victim: a cellapp serving a quarter whose real is not w's neighbour cellapp */
+    int victim = -1;
+    for (int j = 0; j < 3 && victim < 0; j++) {
+        int i = index_of(&c, r[j].name);
+        if (i != wc && r[j].z0 == 0)
+            victim = i;
+    }
+    if (victim < 0)
+        for (int j = 0; j < 3 && victim < 0; j++)
+            if (index_of(&c, r[j].name) != wc)
+                victim = index_of(&c, r[j].name);
+    ck_assert_int_ge(victim, 0);
+    long long merges = rc_int(&c, "manager", "cells/merges");
+    h_kill(c.cell[victim], SIGKILL);
+    ck_assert_int_ge(h_wait_exit(c.cell[victim], 10000), -1);
+    c.cell[victim] = -1;
+    ck_assert(rc_wait_int_at_least(&c, "manager", "cells/merges", merges + 1, WAIT_MS));
+
+    /* two cells cover the plane: every point of a grid in exactly one */
+    int n = layout(&c, space, r, 8);
+    ck_assert_int_eq(n, 2);
+    for (float x = -1000; x <= 1000; x += 50)
+        for (float z = -1000; z <= 1000; z += 50) {
+            int in = 0;
+            for (int j = 0; j < n; j++)
+                in += holds(&r[j], x, z);
+            ck_assert_msg(in == 1, "(%g, %g) lies in %d cells", x, z, in);
+        }
+    for (int j = 0; j < n; j++)
+        ck_assert_int_ne(index_of(&c, r[j].name), victim);
+    /* every real back once, on the cellapp whose cell holds it, where it was */
+    for (int i = 0; i < NQ; i++) {
+        int at = -1;
+        for (int j = 0; j < n; j++)
+            if (holds(&r[j], qx[i], qz[i]))
+                at = index_of(&c, r[j].name);
+        ck_assert_int_ge(at, 0);
+        wait_real_on(&c, q[i], at);
+        char pos[64];
+        snprintf(p, sizeof p, "entities/%d/position", (int)q[i]);
+        snprintf(pos, sizeof pos, "%g 0 %g", qx[i], qz[i]);
+        wait_value(&c, c.cell_name[at], p, pos);
+    }
+    /* the witness's view is whole again */
+    wait_real_on(&c, w, wc);
+    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)w);
+    for (int i = 0; i < NQ; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", (int)q[i]);
+        wait_value(&c, c.cell_name[wc], p, id);
+    }
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
+    ck_assert_int_eq(rc_int(&c, "baseapp01", "cells/lost/refused"), 0);
+    ck_assert_int_ge(rc_int(&c, "baseapp01", "cells/restored"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
+START_TEST(a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    set(&c, "manager", "cells/balanceMs", "0");
+    set(&c, "manager", "cells/auto/checkMs", "0");
+    int h;
+    int32_t space, ids[NP];
+    const float xs[NP] = {-30, -20, 10, 20, 30};
+    five_probes(&c, ids, &h, &space, xs);
+    int b = 1 - h;
+    char sp[32], out[4096], p[128], want[256];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp,
+                          c.cell_name[b], "0") == 0,
+                  "%s", out);
+    for (int i = 0; i < NP; i++)
+        wait_real_on(&c, ids[i], xs[i] >= 0 ? b : h);
+    /* a witness on A sees B's reals through their ghosts */
+    rc_entity_call(&c, c.cell_name[h], ids[1], "watch", "[1, 0, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)ids[1]);
+    char id[16];
+    snprintf(id, sizeof id, "%d", (int)ids[2]);
+    wait_value(&c, c.cell_name[h], p, id);
+
+    /* B stops gracefully: its cell goes to A, and its reals first */
+    h_kill(c.cell[b], SIGTERM);
+    int rc = h_wait_exit(c.cell[b], 30000);
+    ck_assert_msg(rc == 0, "%s exited %d (log %s)", c.cell_name[b], rc, c.log_cell[b]);
+    c.cell[b] = -1;
+    ck_assert_msg(h_file_contains(c.log_cell[b], "every real handed over"), "log %s",
+                  c.log_cell[b]);
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[h]);
+    wait_value(&c, "manager", p, want);
+    for (int i = 0; i < NP; i++) {
+        ck_assert_int_eq(real_of(&c, ids[i]), h);
+        rc_entity_call(&c, c.cell_name[h], ids[i], "moveTo", "[2, 2]", out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+        char ev[4096];
+        snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
+        rc_value(&c, "baseapp01", p, ev, sizeof ev);
+        ck_assert_msg(!strstr(ev, "loseCell"), "entity %d lost its cell: %s", (int)ids[i], ev);
+        snprintf(p, sizeof p, "entities/%d/cell", (int)ids[i]);
+        wait_value(&c, "baseapp01", p, c.cell_addr[h]);
+    }
+    /* the witness never saw them leave */
+    snprintf(p, sizeof p, "entities/%d/props/aoiEvents", (int)ids[1]);
+    char ev[4096], left[32];
+    rc_value(&c, c.cell_name[h], p, ev, sizeof ev);
+    for (int i = 2; i < NP; i++) {
+        snprintf(left, sizeof left, "-%d;", (int)ids[i]);
+        ck_assert_msg(!strstr(ev, left), "the witness saw %d leave: %s", (int)ids[i], ev);
+    }
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A process with one bad option: it exits non-zero with a line naming it. */
+static void refused(const char *bin, const char *opt, const char *name)
+{
+    char b[512], log[600];
+    snprintf(log, sizeof log, "%s/bad-%s.log", h_tmpdir(), bin);
+    char *argv[] = {(char *)h_bin(bin, b, sizeof b), (char *)opt, NULL};
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    int rc = h_wait_exit(pid, 20000);
+    ck_assert_msg(rc == 1, "%s %s: exit %d (log %s)", bin, opt, rc, log);
+    ck_assert_msg(h_file_contains(log, name), "%s %s: no '%s' in %s", bin, opt, name, log);
+}
+
+START_TEST(bad_options_are_refused)
+{
+    refused("manager", "--cellSplitLoad=0", "--cellSplitLoad");
+    refused("manager", "--cellMergeLoad=0.5", "--cellMergeLoad");
+    refused("manager", "--cellAutoMs=5", "--cellAutoMs");
+    refused("manager", "--cellMergeHoldMs=10", "--cellMergeHoldMs");
+    refused("manager", "--cellSplitMinReals=1", "--cellSplitMinReals");
+    refused("cellapp", "--retireMs=600001", "--retireMs");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("cell_autosplit");
+    TCase *t = tcase_create("cells");
+    tcase_set_timeout(t, 280);
+    tcase_add_test(t, a_busy_space_splits_by_itself_and_merges_back_when_idle);
+    tcase_add_test(t, a_cellapp_born_into_a_live_cluster_takes_a_share);
+    tcase_add_test(t, a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells);
+    tcase_add_test(t, a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour);
+    tcase_add_test(t, bad_options_are_refused);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) { return h_run_suite(suite()); }
