@@ -69,6 +69,27 @@ mc_time_us mc_registry_dead_after_of(const mc_registry *r, mc_role role)
 
 static bool fits(const char *s, size_t max) { return s && strlen(s) < max; }
 
+/* The name a process had under an earlier manager, when it is a name of its role (the role's
+ * name and 1..9 digits) that no process here has had: the same name again. */
+static bool previous_name_free(const mc_registry *r, mc_role role, const char *name,
+                               unsigned *number)
+{
+    const char *prefix = mc_role_name(role);
+    size_t plen = strlen(prefix), n = name ? strlen(name) : 0;
+    if (n <= plen || n > plen + 9 || strncmp(name, prefix, plen) != 0)
+        return false;
+    unsigned long v = 0;
+    for (size_t i = plen; i < n; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+        v = v * 10 + (unsigned long)(name[i] - '0');
+    }
+    if (v == 0 || v > 999999999ul || mc_registry_find_name(r, name))
+        return false;
+    *number = (unsigned)v;
+    return true;
+}
+
 mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest *req,
                               mc_time_us now, mc_reg_death_fn on_death, void *ctx,
                               mc_reg_entry **out, char *why, size_t whylen)
@@ -128,7 +149,17 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
     unsigned role = (unsigned)req->role & 7u;
     e->id = r->next_id++;
     e->role = req->role;
-    snprintf(e->name, sizeof e->name, "%s%02u", mc_role_name(req->role), ++r->per_role[role]);
+    unsigned number;
+    if (previous_name_free(r, req->role, req->previous_name, &number)) {
+        snprintf(e->name, sizeof e->name, "%s", req->previous_name);
+        if (number > r->per_role[role])
+            r->per_role[role] = number; /* new names come after it */
+    } else {
+        do /* past any name given again above the count */
+            snprintf(e->name, sizeof e->name, "%s%02u", mc_role_name(req->role),
+                     ++r->per_role[role]);
+        while (mc_registry_find_name(r, e->name));
+    }
     e->pid = req->pid;
     e->incarnation = req->incarnation;
     snprintf(e->host, sizeof e->host, "%s", req->host);

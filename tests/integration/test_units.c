@@ -75,6 +75,50 @@ START_TEST(registry_names_and_refuses)
 }
 END_TEST
 
+/* A process registering again with a manager that restarted keeps its name when no process
+ * here has had it; new names come after it; a taken or malformed one gets a new name. */
+START_TEST(registry_gives_a_previous_name_again)
+{
+    mc_registry *r = mc_registry_new(DIGEST_A, 3 * MC_US_PER_S);
+    mc_reg_entry *e = NULL;
+    char why[256];
+    Mc__Control__RegisterRequest q = req_for(MC_ROLE_BASEAPP, "127.0.0.1:1000", DIGEST_A);
+    q.previous_name = "baseapp02";
+    ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    ck_assert_str_eq(e->name, "baseapp02");
+    q = req_for(MC_ROLE_BASEAPP, "127.0.0.1:1001", DIGEST_A);
+    ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    ck_assert_str_eq(e->name, "baseapp03"); /* after it */
+    q = req_for(MC_ROLE_BASEAPP, "127.0.0.1:1002", DIGEST_A);
+    q.previous_name = "baseapp01";
+    ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    ck_assert_str_eq(e->name, "baseapp01"); /* free, below the count */
+    const char *bad[] = {"baseapp03", /* taken */ "cellapp04", /* another role */ "baseapp",
+                         "baseapp0", "baseapp1x", "baseapp1234567890", "xbaseapp05", ""};
+    const char *want[] = {"baseapp04", "baseapp05", "baseapp06", "baseapp07",
+                          "baseapp08", "baseapp09", "baseapp10", "baseapp11"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char addr[32];
+        snprintf(addr, sizeof addr, "127.0.0.1:%zu", 2000 + i);
+        q = req_for(MC_ROLE_BASEAPP, addr, DIGEST_A);
+        q.previous_name = (char *)bad[i];
+        ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+        ck_assert_str_eq(e->name, want[i]);
+    }
+    /* a new name skips one given again above the count */
+    q = req_for(MC_ROLE_CELLAPP, "127.0.0.1:3000", DIGEST_A);
+    q.previous_name = "cellapp02";
+    ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    q = req_for(MC_ROLE_CELLAPP, "127.0.0.1:3001", DIGEST_A);
+    q.previous_name = "cellapp01";
+    ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    q = req_for(MC_ROLE_CELLAPP, "127.0.0.1:3002", DIGEST_A);
+    ck_assert_int_eq(mc_registry_add(r, &q, 0, NULL, NULL, &e, why, sizeof why), MC_REG_OK);
+    ck_assert_str_eq(e->name, "cellapp03");
+    mc_registry_free(r);
+}
+END_TEST
+
 START_TEST(registry_adopts_first_digest_and_expires)
 {
     mc_registry *r = mc_registry_new(NULL, 3 * MC_US_PER_S);
@@ -416,6 +460,7 @@ static Suite *suite(void)
     Suite *s = suite_create("cluster_units");
     TCase *tc = tcase_create("units");
     tcase_add_test(tc, registry_names_and_refuses);
+    tcase_add_test(tc, registry_gives_a_previous_name_again);
     tcase_add_test(tc, registry_adopts_first_digest_and_expires);
     tcase_add_test(tc, registry_is_bounded);
     tcase_add_test(tc, manager_timing_is_checked);

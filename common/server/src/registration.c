@@ -220,6 +220,7 @@ static void send_register(mc_server *s, mc_time_us now, bool probe)
          * dead; a restarted one registers us anew. */
         req.previous_id = s->id;
         req.previous_manager = s->manager_instance;
+        req.previous_name = s->name;
     }
     /* Registration goes off-channel: whatever state a channel to the manager is in (a
      * manager that restarted and does not know it yet), the request gets through. */
