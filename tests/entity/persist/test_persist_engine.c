@@ -779,11 +779,10 @@ START_TEST(test_orphans_unlisted_or_loading)
 END_TEST
 
 /* The manager restarts while baseapp01 holds a live entity; baseapp02 registers again
- * first and is now called baseapp01, the owner registers after it as baseapp02. A load on
- * the other baseapp while the owner has not registered again yet must not take the
+ * first, under its name (RegisterRequest.previous_name), the owner after it, under its own.
+ * A load on the other baseapp while the owner has not registered again yet must not take the
  * manager's ignorance for the owner's death (the manager is younger than --ownerGraceMs);
- * once it has, the load must find the owner by its incarnation and address, not by the name
- * (which now names the loader itself): the live mailbox, never a second copy. */
+ * once it has, the load finds the owner live: the live mailbox, never a second copy. */
 START_TEST(test_manager_restart_keeps_checkouts)
 {
     rh_redis *r = start_redis(false);
@@ -806,52 +805,50 @@ START_TEST(test_manager_restart_keeps_checkouts)
     char *argv[] = {(char *)h_bin("manager", bin, sizeof bin), internal, ropt, NULL};
     c.mgr = h_spawn(argv, log);
     ck_assert_int_gt(c.mgr, 0);
-    /* The other baseapp and the cellapp register again: the first name goes to the
-     * baseapp that is not the owner. */
+    /* The other baseapp and the cellapp register again, each under the name it had. */
     ck_assert_msg(h_wait_watch(c.manager, "manager", "counts/registrations",
                                "counts/registrations  2\n", WAIT_MS),
                   "the processes did not register again (log %s)", log);
     char pidtext[32], path[96], out[8192];
     snprintf(pidtext, sizeof pidtext, "%d\n", (int)c.base[1]);
-    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp01/pid", pidtext,
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp02/pid", pidtext,
                                WAIT_MS),
-                  "the other baseapp did not become baseapp01 (log %s)", log);
+                  "the other baseapp did not keep its name baseapp02 (log %s)", log);
     /* A load now (the owner unknown to this young manager) waits; it does not release. */
     char key[32], wlog[700], wbin[512], mopt[64];
     dbid_text(dbid, key, sizeof key);
     snprintf(mopt, sizeof mopt, "--manager=%s", c.manager);
     snprintf(wlog, sizeof wlog, "%s/early-load.out", c.dir);
     char *wargv[] = {(char *)h_bin("watcher", wbin, sizeof wbin), mopt, "--timeout", "20000",
-                     "call", "baseapp01", "command/createBaseFromDB", "Keeper", key, NULL};
+                     "call", "baseapp02", "command/createBaseFromDB", "Keeper", key, NULL};
     pid_t early = h_spawn(wargv, wlog);
     ck_assert_int_gt(early, 0);
     h_sleep_ms(1500);
-    ck_assert_msg(pc_int(&c, "baseapp01", "entities/count") == 0,
+    ck_assert_msg(pc_int(&c, "baseapp02", "entities/count") == 0,
                   "loaded while the owner was only unknown to a restarted manager (log %s)",
                   c.log_base[1]);
     ck_assert_int_eq(kill(c.base[0], SIGCONT), 0);
     snprintf(pidtext, sizeof pidtext, "%d\n", (int)c.base[0]);
-    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp02/pid", pidtext,
+    ck_assert_msg(h_wait_watch(c.manager, "manager", "processes/baseapp01/pid", pidtext,
                                WAIT_MS),
-                  "the owner did not register again as baseapp02 (log %s)", log);
-    snprintf(path, sizeof path, "processes/baseapp02/state");
+                  "the owner did not register again as baseapp01 (log %s)", log);
+    snprintf(path, sizeof path, "processes/baseapp01/state");
     ck_assert(h_wait_watch(c.manager, "manager", path, "alive", WAIT_MS));
     /* The early load ends with the live mailbox. */
     ck_assert_int_eq(h_wait_exit(early, 30000), 0);
     ck_assert_msg(h_file_contains(wlog, " live"), "the early load did not find it live (%s)",
                   wlog);
-    /* Loaded on the other baseapp (baseapp01 now): the live mailbox, at the owner's
-     * address. */
+    /* Loaded on the other baseapp: the live mailbox, at the owner's address. */
     bool live = false;
-    int32_t got = load_ok(&c, "baseapp01", "createBaseFromDB", key, &live);
+    int32_t got = load_ok(&c, "baseapp02", "createBaseFromDB", key, &live);
     ck_assert_msg(live, "a second copy was loaded while the owner lives (log %s)",
                   c.log_base[1]);
     ck_assert_int_eq(got, id);
-    ck_assert_int_eq(pc_int(&c, "baseapp01", "entities/count"), 0);
+    ck_assert_int_eq(pc_int(&c, "baseapp02", "entities/count"), 0);
     /* The owner still writes it (its check-out was not taken). */
-    pc_invoke(&c, "baseapp02", id, "bump", "[1]");
+    pc_invoke(&c, "baseapp01", id, "bump", "[1]");
     char why[8192];
-    ck_assert_msg(pc_write(&c, "baseapp02", id, why, sizeof why) == dbid, "write: %s", why);
+    ck_assert_msg(pc_write(&c, "baseapp01", id, why, sizeof why) == dbid, "write: %s", why);
     char hkey[96];
     snprintf(hkey, sizeof hkey, "mc:e:{Keeper:%llu}", (unsigned long long)dbid);
     ck_assert_int_eq(rh_cli(r, out, sizeof out, "HGET", hkey, "counter", NULL), 0);
