@@ -24,7 +24,13 @@ typedef struct {
     mc_address *at;
     size_t n, cap;
     uint64_t digest;
+    mc_time_us refreshed_at; /* when its ghosts were last sent whole, changed or not */
 } ghost_out;
+
+/* Every ghost is sent again this often even when nothing changed: a GHOST_DATA that reached
+ * a cellapp before that cellapp knew the space's layout or its sender (it is dropped there)
+ * is made good, also for a real that stands still. */
+#define GHOST_REFRESH_US (1 * MC_US_PER_S)
 
 /* A ghost: where its real is. */
 typedef struct {
@@ -39,6 +45,7 @@ typedef struct cell_ghosts {
     uint64_t offloads, offload_failures;
     mc_ostream scratch;
     uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
+    uint64_t refreshes; /* unchanged ghosts sent again (GHOST_REFRESH_US) */
     uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
     uint64_t calls_out, calls_in; /* GHOST_CLIENT_CALLs sent (per ghost) and taken */
 } cell_ghosts;
@@ -172,8 +179,12 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
     uint64_t d = digest(g->scratch.data, g->scratch.size);
     bool changed = d != go->digest;
     go->digest = d;
+    mc_time_us now = mc_clock_now_us();
+    bool refresh = now - go->refreshed_at >= GHOST_REFRESH_US;
+    if (refresh || changed)
+        go->refreshed_at = now;
     for (size_t j = 0; j < nw; j++) {
-        if (!is_new[j] && !changed)
+        if (!is_new[j] && !changed && !refresh)
             continue;
         if (mc_engine_send(e, &want[j], MC_MSG_GHOST_DATA, g->scratch.data, g->scratch.size) !=
             MC_CALL_OK) {
@@ -182,7 +193,10 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
         }
         g->bytes_out += g->scratch.size;
         if (!is_new[j]) {
-            g->updates++;
+            if (changed)
+                g->updates++;
+            else
+                g->refreshes++;
             continue;
         }
         if (go->n == go->cap) {
@@ -702,6 +716,7 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
         const char *path;
         uint64_t *v;
     } c[] = {{"ghosts/made", &g->made},          {"ghosts/updates", &g->updates},
+             {"ghosts/refreshes", &g->refreshes},
              {"ghosts/deletes", &g->deletes},    {"ghosts/bytesOut", &g->bytes_out},
              {"ghosts/sendFailures", &g->send_failures},
              {"ghosts/held", &g->held},          {"ghosts/created", &g->created},
