@@ -21,13 +21,14 @@
 #ifndef MC_BASEAPP_BACKUP_H
 #define MC_BASEAPP_BACKUP_H
 
+#include "app.h"
 #include "baseapp.h"
 #include "entity/backup_wire.h"
 #include "common/map.h"
 
 #include <event2/event.h>
 
-/* The baseapp's backup options (in base_db_options, db_state.c). */
+/* The baseapp's backup options (in baseapp_part_options, app.c). */
 #define BACKUP_OPTION_COUNT 6
 #define BACKUP_OPTIONS                                                                       \
     {"backupPeriodMs", MC_OPT_UINT, "2000",                                                  \
@@ -88,12 +89,13 @@ typedef struct base_backup {
     struct backup_wait *wait_head, *wait_tail;
     uint64_t nwaiting;
     backup_stats st;
+    /* hook (app.c): base id is on its way to another baseapp (backed up there) */
+    bool (*is_leaving)(mc_engine *e, int32_t id);
 } base_backup;
 
 /* base_part.c glue */
 int backup_init(mc_engine *e, char *err, size_t errlen);
 void backup_free(mc_engine *e);
-base_backup *backup_of(mc_engine *e);
 /* BACKUP_BASE, BACKUP_DROP and BACKUP_REFUSED (refused when backups are not set up). */
 void backup_on_backup_base(mc_engine *e, const mc_origin *o, mc_istream *data);
 void backup_on_backup_drop(mc_engine *e, const mc_origin *o, mc_istream *data);
@@ -106,6 +108,11 @@ void backup_on_process_death(mc_engine *e, const char *addr, uint64_t incarnatio
 /* A load found a check-out of this dead owner: true while the restorers may still take it
  * over (the load waits and looks again). */
 bool backup_owner_in_grace(mc_engine *e, const char *owner_name, uint64_t incarnation);
+/* Persistence took a check-out over (ok) or could not (backups/takeovers{,Failed}). */
+void backup_count_takeover(mc_engine *e, bool ok);
+/* Persistence released n check-outs of the dead baseapp `name` after the restore's grace:
+ * bases nobody restored (backups/lostBases). */
+void backup_count_lost(mc_engine *e, const char *name, uint64_t n);
 /* A call for an entity not here: true when a backup of it is held here (the call waits for
  * its restore, or was refused at the bound). */
 bool backup_hold_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,

@@ -21,15 +21,14 @@
  * onClientDeath comes when it runs out). A backup without them (the client had no ticket
  * yet, or resumption is off): the base waits as for a login session issued for it, and when
  * that expires unused (--sessionExpiryMs) with no client come, it hears onClientDeath like any
- * base whose client never came (db_state.c), so the game ends it and the account is not
+ * base whose client never came (app_sessions.c), so the game ends it and the account is not
  * locked out as online. The session's key is random and never given to anyone. */
 void backup_wait_for_client(mc_engine *e, mc_entity *ent)
 {
-    base_db *db = base_db_of(e);
+    base_sessions *sessions = base_sessions_of(e);
     uint64_t sid;
     uint8_t key[MC_SECURE_KEY_BYTES];
-    if (!db || !db->sessions ||
-        base_sessions_issue(db->sessions, ent->id, "", false, &sid, key) != 0) {
+    if (!sessions || base_sessions_issue(sessions, ent->id, "", false, &sid, key) != 0) {
         MC_WARNING("%s %d (restored) had a client: it cannot wait for it (sessions full): "
                    "onClientDeath now", ent->td->name, (int)ent->id);
         mc_engine_run_hook(e, ent, MC_HOOK_CLIENT_DEATH, NULL);

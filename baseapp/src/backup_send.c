@@ -129,7 +129,7 @@ static size_t visit(base_backup *b, int32_t id, mc_time_us now)
 {
     mc_engine *e = b->e;
     mc_entity *ent = mc_engine_find(e, id);
-    if (!ent || ent->destroying || ent->in_reap || retire_is_leaving(e, id))
+    if (!ent || ent->destroying || ent->in_reap || (b->is_leaving && b->is_leaving(e, id)))
         return 0; /* (a base on its way to its new home is backed up there) */
     mc_address to;
     if (!mc_backup_ring_pick(mc_server_backup_ring(mc_engine_server(e)), id,

@@ -11,12 +11,6 @@
 
 #define BACKUP_TICK_MS 50
 
-base_backup *backup_of(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    return db ? db->backup : NULL;
-}
-
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
@@ -130,14 +124,13 @@ static bool in_range(const mc_config *cfg, const char *name, uint64_t lo, uint64
 
 int backup_init(mc_engine *e, char *err, size_t errlen)
 {
-    base_db *db = base_db_of(e);
     base_backup *b = calloc(1, sizeof *b);
     if (!b) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     b->e = e;
-    db->backup = b;
+    baseapp_of(e)->backup = b;
     const mc_config *cfg = mc_server_config(mc_engine_server(e));
     b->period_ms = mc_config_get_uint(cfg, "backupPeriodMs");
     if ((b->period_ms && !in_range(cfg, "backupPeriodMs", 100, 600000, &b->period_ms, err,
@@ -163,8 +156,7 @@ int backup_init(mc_engine *e, char *err, size_t errlen)
 
 void backup_free(mc_engine *e)
 {
-    base_db *db = base_db_of(e);
-    base_backup *b = db ? db->backup : NULL;
+    base_backup *b = backup_of(e);
     if (!b)
         return;
     if (b->tick_ev)
@@ -172,7 +164,28 @@ void backup_free(mc_engine *e)
     backup_send_free(b);
     backup_hold_free(b);
     free(b);
-    db->backup = NULL;
+    baseapp_of(e)->backup = NULL;
+}
+
+void backup_count_takeover(mc_engine *e, bool ok)
+{
+    base_backup *b = backup_of(e);
+    if (b && ok)
+        b->st.takeovers++;
+    else if (b)
+        b->st.takeovers_failed++;
+}
+
+void backup_count_lost(mc_engine *e, const char *name, uint64_t n)
+{
+    base_backup *b = backup_of(e);
+    if (!b)
+        return;
+    b->st.lost_bases += n;
+    MC_WARNING("%llu persistent bases of %s were not restored from a backup "
+               "(backups/lostBases): their check-outs are released, they can be "
+               "loaded again with what they had at their last write",
+               (unsigned long long)n, name);
 }
 
 /* The backups' state, or NULL after refusing the message. */

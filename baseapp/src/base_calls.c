@@ -3,9 +3,7 @@
  * its client (sent on the client's channel, proxy.h; refused with "no client" when the base
  * has none). */
 #include "baseapp.h"
-#include "backup.h"
-#include "proxy.h"
-#include "retire.h"
+#include "app.h"
 #include "common/log.h"
 
 #include <stdlib.h>
@@ -78,11 +76,12 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 {
     mc_component c = mc_salt_component(h->salt);
     mc_entity *ent;
+    const base_hooks *hk = base_hooks_or_none(e);
     /* a base on its way to another baseapp (this one retires) waits, or is sent on */
-    if (retire_take_call(e, o, h, args, len))
+    if (hk->take_call && hk->take_call(e, o, h, args, len))
         return;
     /* a base of a dead baseapp whose backup is here, not restored yet: the call waits */
-    if (!mc_engine_find(e, h->entity_id) && backup_hold_call(e, o, h, args, len))
+    if (!mc_engine_find(e, h->entity_id) && hk->hold_call && hk->hold_call(e, o, h, args, len))
         return;
     switch (c) {
     case MC_COMPONENT_BASE:
@@ -95,7 +94,8 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
             return;
         }
         mc_engine_dispatch(e, o, ent, MC_PART_BASE, h, args, len);
-        proxy_after_call(e, ent); /* its client hears the values that changed */
+        if (hk->after_call)
+            hk->after_call(e, ent); /* its client hears the values that changed */
         return;
     case MC_COMPONENT_CELL_VIA_BASE:
         if (!(ent = mc_engine_call_target(e, o, h)))
@@ -121,7 +121,7 @@ void base_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
     case MC_COMPONENT_CLIENT_VIA_BASE:
         if (!(ent = mc_engine_call_target(e, o, h)))
             return;
-        if (proxy_client_call(e, o, ent, h, args, len))
+        if (hk->client_call && hk->client_call(e, o, ent, h, args, len))
             return;
         mc_engine_refuse(e, o, MC_REFUSE_NO_CLIENT, MC_CALL_ERR_NO_CLIENT,
                          "%s %d has no client", ent->td->name, (int)ent->id);

@@ -1,9 +1,8 @@
 /* A base's cell: created in the space of another cell or in a new space (CREATE_CELL to the
  * cellapp), destroyed on request (DESTROY_CELL), lost when the cell goes (CELL_GONE) or its
  * cellapp dies. The base keeps cellData: what its next cell starts from. */
-#include "base_db.h"
+#include "app.h"
 #include "baseapp.h"
-#include "proxy.h"
 #include "common/log.h"
 #include "entity/move_wire.h"
 #include "entity/restore_wire.h"
@@ -31,6 +30,14 @@ typedef struct {
     int32_t restore_space; /* RESTORE_CELL into that space (base_restore.c); 0: CREATE_CELL */
 } cell_wait;
 
+/* Persistence hears of it (a fenced copy's next step). */
+static void cell_change(mc_engine *e, int32_t id)
+{
+    const base_hooks *hk = base_hooks_of(e);
+    if (hk && hk->cell_change)
+        hk->cell_change(e, id);
+}
+
 static void cell_failed(mc_engine *e, mc_entity *ent, int status, const char *reason)
 {
     ent->cell_state = MC_CELL_NONE;
@@ -40,7 +47,7 @@ static void cell_failed(mc_engine *e, mc_entity *ent, int status, const char *re
     base_fail_cell_queue(e, ent, MC_CALL_ERR_NO_ENTITY, "its cell could not be created");
     int32_t id = ent->id;
     mc_engine_run_hook(e, ent, MC_HOOK_CREATE_CELL_FAILURE, reason);
-    db_on_cell_change(e, id); /* a fenced copy goes once its cell is gone */
+    cell_change(e, id); /* a fenced copy goes once its cell is gone */
 }
 
 static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *payload)
@@ -78,15 +85,17 @@ static void on_cell_created(mc_engine *e, void *ctx, int status, mc_istream *pay
     bool restored = w->restore_space != 0;
     free(w);
     int32_t id = ent->id;
-    db_note_cell_space(e, id, space); /* where restored cells of that space go (db_cells.c) */
+    const base_hooks *hk = base_hooks_or_none(e);
+    if (hk->cell_space)
+        hk->cell_space(e, id, space); /* where restored cells of that space go (db_cells.c) */
     base_flush_cell_queue(e, ent);
-    if (proxy_has_client(e, ent))
-        proxy_world_attached(e, ent); /* the new cell serves its client: a witness */
+    if (hk->cell_live)
+        hk->cell_live(e, ent); /* the new cell serves its client, if any: a witness */
     if (restored)
         base_restore_done(e, ent);
     else
         mc_engine_run_hook(e, ent, MC_HOOK_GET_CELL, NULL);
-    db_on_cell_change(e, id); /* a copy fenced while its cell was being created */
+    cell_change(e, id); /* a copy fenced while its cell was being created */
 }
 
 /* Send CREATE_CELL for ent to the cellapp at addr (or RESTORE_CELL into restore_space). */
@@ -246,7 +255,7 @@ void base_lose_cell(mc_engine *e, mc_entity *ent, const char *why)
     MC_DEBUG("%s %d lost its cell (%s)", ent->td->name, (int)ent->id, why);
     int32_t id = ent->id;
     mc_engine_run_hook(e, ent, MC_HOOK_LOSE_CELL, NULL);
-    db_on_cell_change(e, id); /* a fenced copy goes once its cell is gone */
+    cell_change(e, id); /* a fenced copy goes once its cell is gone */
 }
 
 void base_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is)

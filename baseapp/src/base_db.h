@@ -18,11 +18,8 @@
 #ifndef MC_BASEAPP_BASE_DB_H
 #define MC_BASEAPP_BASE_DB_H
 
+#include "app.h"
 #include "baseapp.h"
-#include "backup.h"
-#include "base_world.h"
-#include "retire.h"
-#include "client_sessions.h"
 #include "entity/persist_wire.h"
 #include "persist/store.h"
 #include "common/map.h"
@@ -30,7 +27,7 @@
 #include <event2/event.h>
 
 /* Options the baseapp adds for persistence. */
-#define BASE_DB_OPTION_COUNT (12 + BACKUP_OPTION_COUNT + RETIRE_OPTION_COUNT)
+#define BASE_DB_OPTION_COUNT 10
 extern const mc_option base_db_options[BASE_DB_OPTION_COUNT];
 
 struct db_waiter;
@@ -66,9 +63,23 @@ typedef struct {
         given_back; /* abandoned check-outs given back (db_giveback.c) */
 } db_stats;
 
+/* What persistence tells or asks the parts above it (installed by app.c; NULL: nothing). */
+typedef struct db_hooks {
+    /* base id holds a database id and token now (its backup should carry them) */
+    void (*has_dbid)(mc_engine *e, int32_t id);
+    /* base id is on its way to another baseapp (its new home writes it) */
+    bool (*is_leaving)(mc_engine *e, int32_t id);
+    /* a dead owner's bases are being restored from their backups (a load waits) */
+    bool (*owner_in_grace)(mc_engine *e, const char *owner_name, uint64_t incarnation);
+    /* a check-out takeover (db_takeover.c) ended */
+    void (*taken_over)(mc_engine *e, bool ok);
+    /* n check-outs of the dead baseapp `name` were released: nobody restored those bases */
+    void (*released_of_dead)(mc_engine *e, const char *name, uint64_t n);
+} db_hooks;
+
 typedef struct base_db {
     mc_engine *e;
-    struct base_clients *clients; /* the external interface and its proxies (proxy.h) */
+    db_hooks hooks;
     mc_persist_store *store;    /* NULL: no database */
     char where[600];            /* what --redis / --redisCluster named (logs, watchers) */
     char owner[64];
@@ -108,19 +119,6 @@ typedef struct base_db {
      * first FENCED is never hidden behind an UNAVAILABLE), and how many were not logged */
     mc_time_us failure_log_at[MC_PERSIST_CLOSED + 1];
     uint64_t failure_log_quiet[MC_PERSIST_CLOSED + 1];
-    /* login sessions issued for clients (--sessionExpiryMs, --maxSessions): the loginapp's
-     * preparation issues them, the external interface takes them */
-    base_sessions *sessions;
-    struct login_prepare *login;  /* PREPARE_LOGIN's counters (login_prepare.c) */
-    base_world_stats world;       /* world updates for clients (base_world.c) */
-    uint64_t session_sweep;       /* ticks, to sweep expired sessions once a second */
-    uint64_t sessions_unclaimed;  /* bases told onClientDeath: their client never came */
-    struct db_session_watch {
-        size_t off;               /* of the counter in base_sessions_stats; -1: live count */
-        struct base_db *db;
-    } session_watch[7];
-    struct base_backup *backup;   /* backups of bases and their restore (backup.h) */
-    struct base_retire *retire;   /* retiring: offloading every base (retire.h) */
     bool shutting_down;
     size_t shutdown_outstanding, shutdown_failed;
     mc_time_us shutdown_started;
@@ -133,10 +131,14 @@ static inline uint64_t db_key(uint16_t type, uint64_t dbid)
 }
 
 /* db_state.c */
-/* Read the options, open the store (when configured), publish the watchers and commands. */
-int base_db_init(mc_engine *e, char *err, size_t errlen);
-void base_db_free(mc_engine *e);
-base_db *base_db_of(mc_engine *e);
+/* Read the options, open the store (when configured), publish the watchers and commands.
+ * *slot holds the state as soon as it exists (base_db_free frees it, also after a failure). */
+int base_db_init(mc_engine *e, base_db **slot, char *err, size_t errlen);
+void base_db_free(base_db *db);
+void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
+                         uint64_t incarnation, const char *addr, bool stopped);
+
+/* db_recs.c: the records of bases, the store once usable. */
 /* The store once this baseapp can use it (registered: its owner name is known); NULL with
  * an mc_call_status in *status otherwise. */
 mc_persist_store *db_store(base_db *db, int *status);
@@ -151,8 +153,8 @@ void db_rec_drop(base_db *db, db_rec *r);
 mc_entity *db_find_live(base_db *db, uint16_t type, uint64_t dbid);
 /* An mc_call_status for a store status. */
 int db_call_status(mc_persist_status st);
-void db_on_process_death(mc_engine *e, const char *name, uint32_t pid, const char *host,
-                         uint64_t incarnation, const char *addr, bool stopped);
+/* Free every record (the engine is going). */
+void db_recs_free(base_db *db);
 void db_add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref);
 
 /* db_values.c: property values of a base (and its cell part) for the store. */

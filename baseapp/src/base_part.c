@@ -1,6 +1,8 @@
 /* The baseapp's role table for the engine: its engine API, its messages, destroying bases
  * and their watchers. */
 #include "baseapp.h"
+#include "app.h"
+#include "backup.h"
 #include "entity/restore_wire.h"
 #include "base_db.h"
 #include "login_prepare.h"
@@ -137,38 +139,6 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     db_add_entity_watchers(e, ent, dir, ref);
 }
 
-static int on_init(mc_engine *e, char *err, size_t errlen)
-{
-    if (base_add_commands(e) != 0) {
-        snprintf(err, errlen, "cannot publish the baseapp's commands");
-        return -1;
-    }
-    if (base_db_init(e, err, errlen) != 0 || base_restore_init(e, err, errlen) != 0 ||
-        backup_init(e, err, errlen) != 0 || retire_init(e, err, errlen) != 0)
-        return -1;
-    if (login_prepare_init(e) != 0) {
-        snprintf(err, errlen, "cannot publish the login/prepare watchers");
-        return -1;
-    }
-    return proxy_init(e, err, errlen);
-}
-
-static void on_shutdown(mc_engine *e)
-{
-    proxy_on_shutdown(e);
-    db_on_shutdown(e);
-}
-
-static void on_free(mc_engine *e)
-{
-    proxy_free(e);
-    login_prepare_free(e);
-    retire_free(e);
-    backup_free(e);
-    base_restore_free(e);
-    base_db_free(e);
-}
-
 /* A baseapp died: its bases held here as backups are restored (their check-outs taken over),
  * and what no restorer took over is released once the grace has passed (backup_state.c). A
  * graceful stop releases its own check-outs. */
@@ -193,9 +163,9 @@ const mc_role_part base_role_part = {
     .on_peer_death = base_on_peer_death,
     .on_destroy = on_destroy,
     .add_entity_watchers = add_entity_watchers,
-    .on_init = on_init,
-    .on_shutdown = on_shutdown,
-    .on_free = on_free,
+    .on_init = baseapp_init,
+    .on_shutdown = baseapp_on_shutdown,
+    .on_free = baseapp_free,
     .ops = &base_engine_ops,
     .options = base_db_options,
     .option_count = BASE_DB_OPTION_COUNT,

@@ -14,7 +14,7 @@
  * the base is introduced to the world again (CLIENT_ATTACHED). A cell that cannot be
  * restored (--restoreLostCells off, its base was destroying it, no live cellapp, the
  * cellapp refused) is lost as before: onLoseCell, counted by reason. */
-#include "base_db.h"
+#include "app.h"
 #include "baseapp.h"
 #include "common/log.h"
 #include "entity/restore_wire.h"
@@ -36,21 +36,17 @@ const mc_option base_restore_options[BASE_RESTORE_OPTION_COUNT] = {
      "only hears onLoseCell)"},
 };
 
-static base_restore *state(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    return db ? db->lost_cells : NULL;
-}
+static base_restore *state(mc_engine *e) { return base_restore_of(e); }
 
 int base_restore_init(mc_engine *e, char *err, size_t errlen)
 {
-    base_db *db = base_db_of(e);
-    base_restore *r = db ? calloc(1, sizeof *r) : NULL;
+    baseapp *a = baseapp_of(e);
+    base_restore *r = a ? calloc(1, sizeof *r) : NULL;
     if (!r) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    db->lost_cells = r;
+    a->lost_cells = r;
     mc_server *srv = mc_engine_server(e);
     r->on = mc_config_get_bool(mc_server_config(srv), "restoreLostCells");
     mc_watchers *w = mc_server_watchers(srv);
@@ -76,11 +72,11 @@ int base_restore_init(mc_engine *e, char *err, size_t errlen)
 
 void base_restore_free(mc_engine *e)
 {
-    base_db *db = base_db_of(e);
-    if (!db)
+    baseapp *a = baseapp_of(e);
+    if (!a)
         return;
-    free(db->lost_cells);
-    db->lost_cells = NULL;
+    free(a->lost_cells);
+    a->lost_cells = NULL;
 }
 
 /* ---- the copy ------------------------------------------------------------------------ */

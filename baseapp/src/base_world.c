@@ -1,7 +1,7 @@
 /* World updates a cellapp sends for a witness's client (CLIENT_UPDATE, entity/world_wire.h):
  * accepted only from the cell of that base, then handed to its client; counted. */
 #include "base_world.h"
-#include "base_db.h"
+#include "app.h"
 
 #include "common/log.h"
 #include "entity/world_wire.h"
@@ -40,8 +40,6 @@ void base_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is)
     if (base_world_to_client(e, ent, (flags & MC_WORLD_FLAG_VOLATILE) != 0, bytes, len) != 0)
         st->no_client++;
 }
-
-base_world_stats *base_world_stats_of(mc_engine *e) { return &base_db_of(e)->world; }
 
 int base_world_add_watchers(mc_engine *e)
 {

@@ -15,7 +15,7 @@ typedef struct {
     uint64_t updates, bytes, no_client, stale, refused;
 } base_world_stats;
 
-base_world_stats *base_world_stats_of(mc_engine *e);
+/* Its counters: base_world_stats_of (app.h). */
 /* Publish the watchers (0 or -1). */
 int base_world_add_watchers(mc_engine *e);
 void base_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is);

@@ -25,7 +25,7 @@ void db_archive_tick(base_db *db, uint64_t elapsed_ms)
         db_rec *rec = db_rec_of(db, id);
         mc_entity *ent = mc_engine_find(db->e, id);
         if (!rec || !ent || ent->in_reap || rec->inflight || rec->fenced || rec->creating ||
-            retire_is_leaving(db->e, id)) /* on its way: its new home writes it */
+            (db->hooks.is_leaving && db->hooks.is_leaving(db->e, id))) /* on its way: its new home writes it */
             continue;
         if (db_write(db, ent, false, NULL, NULL) == MC_CALL_OK)
             db->st.archived++;

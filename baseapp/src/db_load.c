@@ -202,7 +202,8 @@ static void release_gone_owner(db_load_op *op, mc_persist_store *store, const ch
     /* A baseapp that died just now: its bases are being restored from their backups, each
      * taking its check-out over; the load waits for that (or for the release after the
      * grace) and finds the restored base then. */
-    if (backup_owner_in_grace(op->db->e, op->owner, op->owner_inc)) {
+    db_hooks *hk = &op->db->hooks;
+    if (hk->owner_in_grace && hk->owner_in_grace(op->db->e, op->owner, op->owner_inc)) {
         if (mc_clock_now_us() > op->hard_deadline)
             fail_busy(op);
         else

@@ -5,7 +5,6 @@
  * writes wait (as they wait for a create). Refused (released meanwhile, or loaded elsewhere),
  * the copy here must not live on: it goes without writing (db_evict); its entity can be
  * loaded from Redis again. */
-#include "backup.h"
 #include "base_db.h"
 #include "common/log.h"
 
@@ -32,7 +31,6 @@ static void on_taken(void *ctx, const mc_persist_result *res)
 {
     takeover *t = ctx;
     base_db *db = t->db;
-    base_backup *b = db->backup;
     db_rec *rec = db_rec_of(db, t->id);
     const mc_entity_type_def *td = mc_defs_type(mc_engine_defs(db->e), t->type);
     if (!rec) {
@@ -48,8 +46,8 @@ static void on_taken(void *ctx, const mc_persist_result *res)
     rec->creating = false;
     bool gone = rec->gone;
     if (res->status == MC_PERSIST_OK) {
-        if (b)
-            b->st.takeovers++;
+        if (db->hooks.taken_over)
+            db->hooks.taken_over(db->e, true);
         db_rec_set_dbid(db, rec, t->dbid, res->token);
         MC_INFO("%s %d (database id %llu): check-out taken over from its dead baseapp",
                 td ? td->name : "?", (int)t->id, (unsigned long long)t->dbid);
@@ -58,8 +56,8 @@ static void on_taken(void *ctx, const mc_persist_result *res)
         db_send_waiting(db, t->id, waiting, gone, false);
         tell(t, !gone);
     } else {
-        if (b)
-            b->st.takeovers_failed++;
+        if (db->hooks.taken_over)
+            db->hooks.taken_over(db->e, false);
         MC_WARNING("%s %d (database id %llu): its check-out could not be taken over (%s: "
                    "%s): the restored copy goes without writing",
                    td ? td->name : "?", (int)t->id, (unsigned long long)t->dbid,

@@ -27,11 +27,7 @@ typedef struct {
     int32_t created_id; /* a base created here, waiting for its first write */
 } prepare_op;
 
-static login_prepare *state_of(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    return db ? db->login : NULL;
-}
+static login_prepare *state_of(mc_engine *e) { return login_prepare_of(e); }
 
 static void reply(mc_engine *e, const mc_origin *o, const Mc__Login__PrepareLoginReply *r)
 {
@@ -75,15 +71,15 @@ static void finish(prepare_op *op) { free(op); }
 static void issue(prepare_op *op, mc_entity *ent, uint64_t dbid, bool forget_older)
 {
     mc_engine *e = op->e;
-    base_db *db = base_db_of(e);
+    base_sessions *sessions = base_sessions_of(e);
     if (forget_older) {
-        size_t n = base_sessions_forget_entity(db->sessions, ent->id);
+        size_t n = base_sessions_forget_entity(sessions, ent->id);
         MC_INFO("login of '%s' takes over entity %d (%zu older sessions forgotten)", op->name,
                 (int)ent->id, n);
     }
     uint64_t sid = 0;
     uint8_t key[MC_SECURE_KEY_BYTES];
-    if (base_sessions_issue(db->sessions, ent->id, op->name, false, &sid, key) != 0) {
+    if (base_sessions_issue(sessions, ent->id, op->name, false, &sid, key) != 0) {
         reply_status(e, &op->origin, MC__LOGIN__PREPARE_STATUS__PREPARE_BUSY,
                      "too many login sessions waiting (--maxSessions)", NULL);
         finish(op);
@@ -327,23 +323,24 @@ void login_on_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
 
 int login_prepare_init(mc_engine *e)
 {
-    base_db *db = base_db_of(e);
-    db->login = calloc(1, sizeof *db->login);
-    if (!db->login)
+    baseapp *a = baseapp_of(e);
+    login_prepare *lp = calloc(1, sizeof *lp);
+    if (!lp)
         return -1;
+    a->login = lp;
     mc_watchers *w = mc_server_watchers(mc_engine_server(e));
     struct {
         const char *path;
         uint64_t *var;
     } u[] = {
-        {"login/prepare/requests", &db->login->requests},
-        {"login/prepare/ok", &db->login->ok},
-        {"login/prepare/created", &db->login->created},
-        {"login/prepare/alreadyLoggedIn", &db->login->already},
-        {"login/prepare/liveElsewhere", &db->login->elsewhere},
-        {"login/prepare/failed", &db->login->failed},
-        {"login/prepare/malformed", &db->login->malformed},
-        {"login/prepare/notLoginapp", &db->login->not_loginapp},
+        {"login/prepare/requests", &lp->requests},
+        {"login/prepare/ok", &lp->ok},
+        {"login/prepare/created", &lp->created},
+        {"login/prepare/alreadyLoggedIn", &lp->already},
+        {"login/prepare/liveElsewhere", &lp->elsewhere},
+        {"login/prepare/failed", &lp->failed},
+        {"login/prepare/malformed", &lp->malformed},
+        {"login/prepare/notLoginapp", &lp->not_loginapp},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
@@ -353,9 +350,9 @@ int login_prepare_init(mc_engine *e)
 
 void login_prepare_free(mc_engine *e)
 {
-    base_db *db = base_db_of(e);
-    if (db) {
-        free(db->login);
-        db->login = NULL;
+    baseapp *a = baseapp_of(e);
+    if (a) {
+        free(a->login);
+        a->login = NULL;
     }
 }

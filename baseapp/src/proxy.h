@@ -17,6 +17,14 @@
 
 #include "baseapp.h"
 
+/* What the clients tell or ask the parts above them (installed by app.c; NULL: nothing). */
+typedef struct proxy_hooks {
+    /* base id's client got a new resumption ticket (its backup should carry it now) */
+    void (*ticket_sent)(mc_engine *e, int32_t id);
+    /* base id is on its way to another baseapp (RESUME_PREPARE: not here) */
+    bool (*is_leaving)(mc_engine *e, int32_t id);
+} proxy_hooks;
+
 #define PROXY_OPTION_COUNT 9
 extern const mc_option proxy_options[PROXY_OPTION_COUNT];
 /* Resumption (proxy_resume.c): --resumeGraceMs, --resumeTicketMs, --faultKnobs. */
@@ -25,6 +33,8 @@ extern const mc_option proxy_resume_options[PROXY_RESUME_OPTION_COUNT];
 
 /* Open the external interface (after base_db_init: sessions live there). 0 or -1 with why. */
 int proxy_init(mc_engine *e, char *err, size_t errlen);
+/* Install the hooks (after proxy_init). */
+void proxy_set_hooks(mc_engine *e, const proxy_hooks *hooks);
 /* Graceful shutdown: every client is told and dropped. */
 void proxy_on_shutdown(mc_engine *e);
 /* Close everything (before base_db_free). */

@@ -1,6 +1,6 @@
 /* Clients and their players (proxy.h): binding a client to its base, taking over, closing,
  * the client going (onClientDeath), BASE_PLAYER and property changes, giveClientTo. */
-#include "base_db.h"
+#include "app.h"
 #include "common/log.h"
 #include "entity/client_wire.h"
 #include "proxy_internal.h"
@@ -335,9 +335,9 @@ void proxy_tick(base_clients *bc)
 void proxy_on_destroy(mc_engine *e, mc_entity *ent)
 {
     base_clients *bc = proxy_state(e);
-    base_db *db = base_db_of(e);
-    if (db && db->sessions)
-        base_sessions_forget_entity(db->sessions, ent->id);
+    base_sessions *sessions = base_sessions_of(e);
+    if (sessions)
+        base_sessions_forget_entity(sessions, ent->id);
     proxy_resume_forget(bc, ent->id);
     proxy_client *pc = proxy_of_entity(bc, ent->id);
     if (!pc)

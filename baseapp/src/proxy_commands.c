@@ -4,7 +4,7 @@
  *                             preparation would issue: prints "SESSION-ID-HEX KEY-HEX ADDR"
  *                             (16 and 64 hex digits, the external address to connect to)
  *   command/kickClient ID     tell base ID's client it is kicked and drop it */
-#include "base_db.h"
+#include "app.h"
 #include "entity/client_wire.h"
 #include "proxy_internal.h"
 
@@ -47,7 +47,7 @@ static bool cmd_issue(void *ctx, int argc, const char *const *argv, char **resul
     }
     uint64_t sid;
     uint8_t key[MC_SECURE_KEY_BYTES];
-    if (base_sessions_issue(base_db_of(e)->sessions, ent->id, NULL, false, &sid, key) != 0) {
+    if (base_sessions_issue(base_sessions_of(e), ent->id, NULL, false, &sid, key) != 0) {
         snprintf(why, whylen, "too many sessions wait for their clients (--maxSessions)");
         return false;
     }

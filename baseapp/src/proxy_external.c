@@ -1,7 +1,7 @@
 /* The baseapp's external interface (proxy.h): options, the encrypted transport on the
  * registered external address with its own nub for client channels, the transport's
  * callbacks (a client connected / went), the tick, watchers clients/... */
-#include "base_db.h"
+#include "app.h"
 #include "common/log.h"
 #include "entity/client_wire.h"
 #include "proxy_internal.h"
@@ -39,31 +39,18 @@ const mc_option proxy_options[PROXY_OPTION_COUNT] = {
      "(clients/cutOffQueueFull; 16..262144)"},
 };
 
-base_clients *proxy_state(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    return db ? db->clients : NULL;
-}
-
-uint64_t proxy_peer_key(const mc_address *a)
-{
-    return (1ULL << 48) | ((uint64_t)a->ip << 16) | a->port;
-}
-
-bool proxy_log_allowed(uint64_t count) { return count <= 10 || count % 1000 == 0; }
-
 /* ---- the transport's callbacks --------------------------------------------------------- */
 
 static int on_connected(void *ctx, mc_secure_endpoint *ep)
 {
     base_clients *bc = ctx;
-    base_db *db = base_db_of(bc->e);
+    base_sessions *sessions = base_sessions_of(bc->e);
     mc_address peer = {.ip = ep->peer.ip, .port = ep->peer.port};
     char a[MC_ADDRESS_STRLEN];
     int32_t id = 0;
     char account[BASE_SESSION_NAME_MAX + 1] = "";
     bool resumed = false;
-    if (base_sessions_take(db->sessions, ep->session_id, &id, account, &resumed) != 0) {
+    if (base_sessions_take(sessions, ep->session_id, &id, account, &resumed) != 0) {
         bc->st.session_refused++;
         if (proxy_log_allowed(bc->st.session_refused))
             MC_WARNING("client %s refused: its session is used or expired (%llu refused)",
@@ -258,7 +245,7 @@ static int add_watchers(base_clients *bc)
 
 int proxy_init(mc_engine *e, char *err, size_t errlen)
 {
-    base_db *db = base_db_of(e);
+    base_sessions *sessions = base_sessions_of(e);
     mc_server *s = mc_engine_server(e);
     const mc_config *cfg = mc_server_config(s);
     uint64_t max_clients = mc_config_get_uint(cfg, "maxClients");
@@ -302,7 +289,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "--clientMaxOverflowPackets must be 16..262144");
         return -1;
     }
-    if (!db || !db->sessions) {
+    if (!sessions) {
         snprintf(err, errlen, "the external interface needs the login sessions");
         return -1;
     }
@@ -317,7 +304,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     }
     bc->e = e;
-    db->clients = bc;
+    baseapp_of(e)->clients = bc;
     bc->limits = (client_limits){.moves_per_s = (double)moves, .calls_per_s = (double)calls,
                                  .call_burst = (double)burst, .call_drops_to_kick = kick};
     bc->max_overflow = (uint32_t)overflow;
@@ -349,7 +336,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
     tc.nub = bc->nub;
     tc.ctx = bc;
     tc.lookup = base_sessions_lookup;
-    tc.lookup_ctx = db->sessions;
+    tc.lookup_ctx = sessions;
     tc.session_known = base_sessions_known;
     tc.limits.max_clients = (size_t)max_clients;
     tc.limits.idle_timeout_ms = (uint32_t)idle_ms;
@@ -416,6 +403,13 @@ static void free_records(base_clients *bc)
     }
 }
 
+void proxy_set_hooks(mc_engine *e, const proxy_hooks *hooks)
+{
+    base_clients *bc = proxy_state(e);
+    if (bc)
+        bc->hooks = *hooks;
+}
+
 void proxy_free(mc_engine *e)
 {
     base_clients *bc = proxy_state(e);
@@ -435,6 +429,6 @@ void proxy_free(mc_engine *e)
     proxy_resume_free(bc);
     mc_map_free(&bc->by_entity);
     mc_map_free(&bc->by_peer);
-    base_db_of(e)->clients = NULL;
+    baseapp_of(e)->clients = NULL;
     free(bc);
 }

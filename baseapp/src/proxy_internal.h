@@ -3,6 +3,7 @@
 #ifndef MC_BASEAPP_PROXY_INTERNAL_H
 #define MC_BASEAPP_PROXY_INTERNAL_H
 
+#include "app.h"
 #include "client_limits.h"
 #include "client_parse.h"
 #include "client_sessions.h"
@@ -73,6 +74,7 @@ typedef struct base_clients {
     mc_map resume;             /* entity id -> proxy_resume_state */
     uint8_t ticket_key[32];    /* derived from the cluster secret ("mc-resume-ticket") */
     uint64_t grace_ms, ticket_ms;
+    proxy_hooks hooks;
     client_limits limits;
     uint32_t max_overflow;     /* --clientMaxOverflowPackets */
     proxy_stats st;
@@ -84,10 +86,13 @@ typedef struct base_clients {
     size_t nwatch;
 } base_clients;
 
-/* proxy_external.c */
-base_clients *proxy_state(mc_engine *e);
-uint64_t proxy_peer_key(const mc_address *a);
-bool proxy_log_allowed(uint64_t count);
+/* The key of a client's endpoint in by_peer. */
+static inline uint64_t proxy_peer_key(const mc_address *a)
+{
+    return (1ULL << 48) | ((uint64_t)a->ip << 16) | a->port;
+}
+/* Rate-limited logs: the first ten, then one in a thousand. */
+static inline bool proxy_log_allowed(uint64_t count) { return count <= 10 || count % 1000 == 0; }
 
 /* proxy_bind.c */
 proxy_client *proxy_of_entity(base_clients *bc, int32_t id);

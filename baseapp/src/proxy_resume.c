@@ -9,14 +9,12 @@
  * onClientDeath runs only when it passes without the client coming back. RESUME_PREPARE (a
  * live loginapp only) names the entity, serial and account; a match gets a session issued as
  * PREPARE_LOGIN's, marked as a resumption, and the serial is spent at once (single use). */
-#include "backup.h"
-#include "base_db.h"
+#include "app.h"
 #include "common/log.h"
 #include "entity/client_wire.h"
 #include "mercury/auth.h"
 #include "proto/login.h"
 #include "proxy_internal.h"
-#include "retire.h"
 #include "secure/resume.h"
 #include "server/pb.h"
 
@@ -108,7 +106,8 @@ static void issue(base_clients *bc, proxy_client *pc, mc_entity *ent)
         pc->ticket_renew_at = mc_clock_now_us() + bc->ticket_ms * MC_US_PER_MS / 2;
         /* the base's backup carries the serial: sent at once, so that a restore of it just
          * after a login or a giveClientTo lets the client resume (not a period later) */
-        backup_send_now(bc->e, ent->id);
+        if (bc->hooks.ticket_sent)
+            bc->hooks.ticket_sent(bc->e, ent->id);
     } else if (!rs->serial && !rs->account[0]) {
         drop_state(bc, ent->id); /* a new state that never had a ticket */
     }
@@ -270,11 +269,11 @@ static void reply_status(mc_engine *e, const mc_origin *o, Mc__Login__ResumeStat
 void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     base_clients *bc = proxy_state(e);
-    base_db *db = base_db_of(e);
+    base_sessions *sessions = base_sessions_of(e);
     size_t len = mc_istream_remaining(is);
     const uint8_t *bytes = len ? mc_read_bytes(is, len) : (const uint8_t *)"";
     if (o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_LOGINAPP) ||
-        !bc || !db || !db->sessions) {
+        !bc || !sessions) {
         if (bc)
             bc->st.resume_refused++;
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
@@ -299,7 +298,7 @@ void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
     mc_entity *ent = mc_engine_find(e, q->entity_id);
     proxy_resume_state *rs = state_of(bc, q->entity_id);
     if (!ent || ent->part != MC_PART_BASE || ent->destroying || ent->in_reap ||
-        retire_is_leaving(e, ent->id)) {
+        (bc->hooks.is_leaving && bc->hooks.is_leaving(e, ent->id))) {
         bc->st.resume_not_here++;
         reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_NOT_HERE, "no such proxy here");
     } else if (!rs) {
@@ -317,7 +316,7 @@ void proxy_on_resume_prepare(mc_engine *e, const mc_origin *o, mc_istream *is)
     } else {
         uint64_t sid = 0;
         uint8_t key[MC_SECURE_KEY_BYTES];
-        if (base_sessions_issue(db->sessions, ent->id, rs->account, true, &sid, key) != 0) {
+        if (base_sessions_issue(sessions, ent->id, rs->account, true, &sid, key) != 0) {
             reply_status(e, o, MC__LOGIN__RESUME_STATUS__RESUME_BUSY,
                          "too many login sessions waiting (--maxSessions)");
         } else {

@@ -16,12 +16,6 @@
 static const char *const phase_names[] = {"idle", "marking", "moving", "lingering",
                                           "stopping"};
 
-base_retire *retire_of(mc_engine *e)
-{
-    base_db *db = base_db_of(e);
-    return db ? db->retire : NULL;
-}
-
 bool retire_log_allowed(uint64_t n) { return n <= 10 || n % 1000 == 0; }
 
 static size_t live_count(mc_engine *e) { return mc_engine_table(e)->count; }
@@ -270,9 +264,9 @@ bool retire_is_retiring(mc_engine *e)
 
 int retire_init(mc_engine *e, char *err, size_t errlen)
 {
-    base_db *db = base_db_of(e);
+    baseapp *a = baseapp_of(e);
     base_retire *r = calloc(1, sizeof *r);
-    if (!db || !r) {
+    if (!a || !r) {
         free(r);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -281,7 +275,7 @@ int retire_init(mc_engine *e, char *err, size_t errlen)
     mc_map_init(&r->moving);
     mc_map_init(&r->moved);
     mc_map_init(&r->taken);
-    db->retire = r;
+    a->retire = r;
     const mc_config *cfg = mc_server_config(mc_engine_server(e));
     r->bytes_per_sec = mc_config_get_uint(cfg, "retireBytesPerSec");
     r->in_flight_max = mc_config_get_uint(cfg, "retireInFlight");
@@ -310,8 +304,7 @@ int retire_init(mc_engine *e, char *err, size_t errlen)
 
 void retire_free(mc_engine *e)
 {
-    base_db *db = base_db_of(e);
-    base_retire *r = db ? db->retire : NULL;
+    base_retire *r = retire_of(e);
     if (!r)
         return;
     if (r->tick_ev)
@@ -323,5 +316,5 @@ void retire_free(mc_engine *e)
         free(v);
     mc_map_free(&r->taken);
     free(r);
-    db->retire = NULL;
+    baseapp_of(e)->retire = NULL;
 }

@@ -32,6 +32,7 @@
 #ifndef MC_BASEAPP_RETIRE_H
 #define MC_BASEAPP_RETIRE_H
 
+#include "app.h"
 #include "baseapp.h"
 
 #define RETIRE_OPTION_COUNT 3

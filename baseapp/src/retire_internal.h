@@ -59,7 +59,6 @@ typedef struct base_retire {
 } base_retire;
 
 /* retire.c */
-base_retire *retire_of(mc_engine *e);
 bool retire_log_allowed(uint64_t n);
 
 /* retire_move.c: one base's move (frozen, OFFLOAD_BASE, then gone or thawed). */

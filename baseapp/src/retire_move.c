@@ -215,7 +215,7 @@ bool retire_movable(base_retire *r, mc_entity *ent)
     /* a client is on its way here with a session for it (a login or a resumption under
      * way), or its channel died and it may still resume here: it goes once that client
      * came (or its session or grace ran out) */
-    if ((db->sessions && base_sessions_has_entity(db->sessions, ent->id)) ||
+    if ((base_sessions_of(r->e) && base_sessions_has_entity(base_sessions_of(r->e), ent->id)) ||
         proxy_in_grace(r->e, ent->id))
         return false;
     return true;
