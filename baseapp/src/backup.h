@@ -150,14 +150,18 @@ void backup_release_calls(base_backup *b, int32_t id, bool restored);
 void backup_expire_calls(base_backup *b, mc_time_us now);
 
 /* backup_restore.c */
-/* The steps of a restore that an offload (retire_take.c) shares: tell a live cell where its
- * base is now; whether a cell's cellapp lives; the timers with the times left they had when
- * the state was taken (at received_at); a base that had a client and no ticket to honour
- * waits as for a login session (onClientDeath if none comes). */
-void backup_tell_cell(mc_engine *e, mc_entity *ent);
-bool backup_cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell);
-void backup_restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h,
-                           mc_time_us received_at);
+/* The steps of a restore that an offload (retire_take.c) shares. Make base h->entity_id
+ * here from a decoded BACKUP_BASE: its properties and cellData, where its cell is (kept live
+ * and told BASE_RESTORED when its cellapp lives; *lost_cell when that died: the caller has
+ * it restored once the base is set up), its timers with the time they had left when the
+ * state was taken (at received_at), its global names registered again (`what` names the
+ * base in the logs). NULL with *status (BUSY: no entity; ARGS: its properties do not
+ * decode) and why. No hook runs. */
+mc_entity *backup_make_base(mc_engine *e, const mc_backup_head *h, mc_time_us received_at,
+                            const char *what, bool *lost_cell, int *status, char *why,
+                            size_t whylen);
+/* A base that had a client and no ticket to honour waits as for a login session
+ * (onClientDeath if none comes). */
 void backup_wait_for_client(mc_engine *e, mc_entity *ent);
 void backup_restore_from(base_backup *b, const mc_address *dead, const char *owner_name,
                          uint64_t incarnation);

@@ -36,7 +36,7 @@ void backup_wait_for_client(mc_engine *e, mc_entity *ent)
     sodium_memzero(key, sizeof key);
 }
 
-void backup_tell_cell(mc_engine *e, mc_entity *ent)
+static void backup_tell_cell(mc_engine *e, mc_entity *ent)
 {
     mc_address cellapp;
     mc_mailbox_address(&ent->cell, &cellapp);
@@ -51,7 +51,7 @@ void backup_tell_cell(mc_engine *e, mc_entity *ent)
                    (int)ent->id, mc_call_status_name(rc));
 }
 
-bool backup_cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell)
+static bool backup_cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell)
 {
     mc_address a;
     char text[MC_ADDRESS_STRLEN];
@@ -61,8 +61,8 @@ bool backup_cellapp_alive(mc_engine *e, const mc_mailbox_ref *cell)
            MC__CONTROL__PROCESS_STATE__STATE_ALIVE;
 }
 
-void backup_restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h,
-                           mc_time_us received_at)
+static void backup_restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h,
+                                  mc_time_us received_at)
 {
     mc_time_us now = mc_clock_now_us();
     for (size_t i = 0; i < h->ntimers; i++) {
@@ -79,6 +79,48 @@ void backup_restore_timers(mc_engine *e, mc_entity *ent, const mc_backup_head *h
             MC_WARNING("%s %d (restored): timer %u not restored: %s", ent->td->name,
                        (int)ent->id, (unsigned)t->id, mc_call_status_name(rc));
     }
+}
+
+mc_entity *backup_make_base(mc_engine *e, const mc_backup_head *h, mc_time_us received_at,
+                            const char *what, bool *lost_cell, int *status, char *why,
+                            size_t whylen)
+{
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    *lost_cell = false;
+    mc_entity *ent = mc_engine_new_entity(e, h->type, h->entity_id, why, whylen);
+    if (!ent) {
+        *status = MC_CALL_ERR_BUSY;
+        return NULL;
+    }
+    mc_istream bp, cp;
+    mc_istream_init(&bp, h->base_props, h->base_len);
+    mc_istream_init(&cp, h->cell_props, h->cell_len);
+    if (ent->gt->props_decode(defs, MC_PART_BASE, ent->props, false, &bp, why, whylen) !=
+            MC_CALL_OK ||
+        ent->gt->props_decode(defs, MC_PART_CELL, ent->cell_data, false, &cp, why,
+                              whylen) != MC_CALL_OK) {
+        mc_engine_discard_entity(e, ent);
+        *status = MC_CALL_ERR_ARGS;
+        return NULL;
+    }
+    ent->cell_position = h->position;
+    ent->cell_direction = h->direction;
+    ent->cell_space = h->space;
+    if (h->flags & MC_BACKUP_FLAG_CELL) {
+        ent->cell = h->cell;
+        ent->cell_state = MC_CELL_LIVE; /* when its cellapp died: lost by the caller */
+        if (backup_cellapp_alive(e, &h->cell))
+            backup_tell_cell(e, ent);
+        else
+            *lost_cell = true;
+    }
+    backup_restore_timers(e, ent, h, received_at);
+    for (size_t i = 0; i < h->nnames; i++)
+        if (base_globals_register_restored(e, ent, h->names[i]) != MC_CALL_OK)
+            MC_WARNING("%s %d (%s): cannot register '%s' again", ent->td->name, (int)ent->id,
+                       what, h->names[i]);
+    *status = MC_CALL_OK;
+    return ent;
 }
 
 /* Restore one backup: true when the base lives here now. */
@@ -111,44 +153,21 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
         mc_backup_head_free(&h);
         return false;
     }
-    mc_entity *ent = mc_engine_new_entity(e, h.type, h.entity_id, why, sizeof why);
+    int status;
+    bool lost_cell;
+    mc_entity *ent = backup_make_base(e, &h, held->received_at, "restored", &lost_cell,
+                                      &status, why, sizeof why);
     if (!ent) {
-        MC_WARNING("backup of %d from %s not restored: %s", (int)h.entity_id, owner_name, why);
+        const mc_entity_type_def *td = mc_defs_type(defs, h.type);
+        if (status == MC_CALL_ERR_ARGS)
+            MC_WARNING("backup of %s %d from %s not restored: its properties do not decode: "
+                       "%s", td ? td->name : "?", (int)h.entity_id, owner_name, why);
+        else
+            MC_WARNING("backup of %d from %s not restored: %s", (int)h.entity_id, owner_name,
+                       why);
         mc_backup_head_free(&h);
         return false;
     }
-    mc_istream bp, cp;
-    mc_istream_init(&bp, h.base_props, h.base_len);
-    mc_istream_init(&cp, h.cell_props, h.cell_len);
-    if (ent->gt->props_decode(defs, MC_PART_BASE, ent->props, false, &bp, why, sizeof why) !=
-            MC_CALL_OK ||
-        ent->gt->props_decode(defs, MC_PART_CELL, ent->cell_data, false, &cp, why,
-                              sizeof why) != MC_CALL_OK) {
-        MC_WARNING("backup of %s %d from %s not restored: its properties do not decode: %s",
-                   ent->td->name, (int)h.entity_id, owner_name, why);
-        mc_engine_discard_entity(e, ent);
-        mc_backup_head_free(&h);
-        return false;
-    }
-    ent->cell_position = h.position;
-    ent->cell_direction = h.direction;
-    ent->cell_space = h.space;
-    bool lost_cell = false;
-    if (h.flags & MC_BACKUP_FLAG_CELL) {
-        ent->cell = h.cell;
-        if (backup_cellapp_alive(e, &h.cell)) {
-            ent->cell_state = MC_CELL_LIVE;
-            backup_tell_cell(e, ent);
-        } else {
-            ent->cell_state = MC_CELL_LIVE; /* lost just below, with onLoseCell */
-            lost_cell = true;
-        }
-    }
-    backup_restore_timers(e, ent, &h, held->received_at);
-    for (size_t i = 0; i < h.nnames; i++)
-        if (base_globals_register_restored(e, ent, h.names[i]) != MC_CALL_OK)
-            MC_WARNING("%s %d (restored): cannot register '%s' again", ent->td->name,
-                       (int)ent->id, h.names[i]);
     if (h.dbid) {
         int rc = db_take_over(e, ent, h.dbid, h.token, owner_name);
         if (rc != MC_CALL_OK) {

@@ -96,22 +96,13 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
             answer(e, o, MC_CALL_OK, "");
         return;
     }
-    mc_entity *ent = mc_engine_new_entity(e, h.type, h.entity_id, why, sizeof why);
+    int status;
+    bool lost_cell;
+    mc_entity *ent = backup_make_base(e, &h, mc_clock_now_us(), "offloaded here", &lost_cell,
+                                      &status, why, sizeof why);
     if (!ent) {
         mc_backup_head_free(&h);
-        answer(e, o, MC_CALL_ERR_BUSY, why);
-        return;
-    }
-    mc_istream bp, cp;
-    mc_istream_init(&bp, h.base_props, h.base_len);
-    mc_istream_init(&cp, h.cell_props, h.cell_len);
-    if (ent->gt->props_decode(defs, MC_PART_BASE, ent->props, false, &bp, why, sizeof why) !=
-            MC_CALL_OK ||
-        ent->gt->props_decode(defs, MC_PART_CELL, ent->cell_data, false, &cp, why,
-                              sizeof why) != MC_CALL_OK) {
-        mc_engine_discard_entity(e, ent);
-        mc_backup_head_free(&h);
-        answer(e, o, MC_CALL_ERR_ARGS, why);
+        answer(e, o, status, why);
         return;
     }
     retire_note_taken(e, h.entity_id, &o->addr);
@@ -120,23 +111,6 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
     backup_held *held = b ? mc_map_get(&b->held, (uint64_t)h.entity_id, 0) : NULL;
     if (held)
         backup_forget(b, held);
-    ent->cell_position = h.position;
-    ent->cell_direction = h.direction;
-    ent->cell_space = h.space;
-    bool lost_cell = false;
-    if (h.flags & MC_BACKUP_FLAG_CELL) {
-        ent->cell = h.cell;
-        ent->cell_state = MC_CELL_LIVE;
-        if (backup_cellapp_alive(e, &h.cell))
-            backup_tell_cell(e, ent);
-        else
-            lost_cell = true; /* its cellapp died meanwhile: made again below */
-    }
-    backup_restore_timers(e, ent, &h, mc_clock_now_us());
-    for (size_t i = 0; i < h.nnames; i++)
-        if (base_globals_register_restored(e, ent, h.names[i]) != MC_CALL_OK)
-            MC_WARNING("%s %d (offloaded here): cannot register '%s' again", ent->td->name,
-                       (int)ent->id, h.names[i]);
     int32_t id = ent->id;
     if ((h.flags & MC_BACKUP_FLAG_CLIENT) &&
         !proxy_resume_import(e, id, h.proxy, h.proxy_len))
