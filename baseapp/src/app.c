@@ -2,12 +2,12 @@
  * retiring, login preparation, clients), installs the hooks through which a lower part tells
  * or asks an upper one, and takes them down in the reverse order. */
 #include "app.h"
-#include "backup.h"
-#include "base_db.h"
-#include "baseapp.h"
-#include "login_prepare.h"
-#include "proxy.h"
-#include "retire.h"
+#include "backup/backup.h"
+#include "db/db.h"
+#include "bases/bases.h"
+#include "login/login_prepare.h"
+#include "clients/proxy.h"
+#include "retire/retire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,8 +19,8 @@
 #ifndef MC_BASEAPP_APP_H
 #define MC_BASEAPP_APP_H
 
-#include "base_world.h"
-#include "client_sessions.h"
+#include "clients/base_world.h"
+#include "clients/client_sessions.h"
 #include "entity/engine.h"
 
 #include <event2/event.h>
@@ -124,7 +124,7 @@ static inline base_sessions *base_sessions_of(mc_engine *e)
     return a ? a->sessions : NULL;
 }
 
-/* app.c: the role's init, shutdown and free (base_part.c's role table), and the options of
+/* app.c: the role's init, shutdown and free (app_role.c's role table), and the options of
  * the parts that have no table of their own (backups, retiring). */
 #define BASEAPP_PART_OPTION_COUNT (BACKUP_OPTION_COUNT + RETIRE_OPTION_COUNT)
 extern const mc_option baseapp_part_options[];

@@ -1,10 +1,10 @@
 /* baseapp: hosts base entities (common/entity's engine with the baseapp's part). */
 #include "app.h"
-#include "backup.h"
-#include "base_db.h"
-#include "baseapp.h"
-#include "proxy.h"
-#include "retire.h"
+#include "backup/backup.h"
+#include "db/db.h"
+#include "bases/bases.h"
+#include "clients/proxy.h"
+#include "retire/retire.h"
 
 #include <string.h>
 
