@@ -1,6 +1,7 @@
 /* The baseapp's part of the entity engine: base entities, their cells (created, lost,
  * destroyed), the calls they relay to their cells, creation on request, globally named
- * bases. Built on common/entity (entity/engine.h). */
+ * bases. The part bases/ of the baseapp, built on common/entity (entity/engine.h): the
+ * lowest part, it reaches the parts above it only through base_hooks (app.h). */
 #ifndef MC_BASEAPP_H
 #define MC_BASEAPP_H
 

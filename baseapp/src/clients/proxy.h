@@ -31,13 +31,14 @@ extern const mc_option proxy_options[PROXY_OPTION_COUNT];
 #define PROXY_RESUME_OPTION_COUNT 3
 extern const mc_option proxy_resume_options[PROXY_RESUME_OPTION_COUNT];
 
-/* Open the external interface (after base_db_init: sessions live there). 0 or -1 with why. */
+/* Open the external interface (after app_sessions_init: it takes the login sessions). 0 or
+ * -1 with why. */
 int proxy_init(mc_engine *e, char *err, size_t errlen);
 /* Install the hooks (after proxy_init). */
 void proxy_set_hooks(mc_engine *e, const proxy_hooks *hooks);
 /* Graceful shutdown: every client is told and dropped. */
 void proxy_on_shutdown(mc_engine *e);
-/* Close everything (before base_db_free). */
+/* Close everything (before the login sessions go). */
 void proxy_free(mc_engine *e);
 /* A base is being destroyed: its client is told and dropped, its sessions forgotten. */
 void proxy_on_destroy(mc_engine *e, mc_entity *ent);

@@ -13,7 +13,8 @@
  * are released (by owner, idempotent) so that its entities can be loaded again; auto-load
  * entities are loaded, spread over the live baseapps, --autoLoadDelayMs after registration.
  * Without a database every function here answers MC_CALL_ERR_UNAVAILABLE.
- * docs/ENTITIES.md, "Persistence".
+ * docs/ENTITIES.md, "Persistence". The part db/ of the baseapp: it sits on bases/ and tells
+ * the parts above it what they must hear through its db_hooks (installed by app.c).
  */
 #ifndef MC_BASEAPP_BASE_DB_H
 #define MC_BASEAPP_BASE_DB_H

@@ -24,9 +24,9 @@
 
 /* PREPARE_LOGIN (a request) from o. */
 void login_on_prepare(mc_engine *e, const mc_origin *o, mc_istream *is);
-/* Its counters and watchers login/prepare/... (once, after base_db_init). 0 or -1. */
+/* Its counters and watchers login/prepare/... (once, from app.c). 0 or -1. */
 int login_prepare_init(mc_engine *e);
-/* Before base_db_free. */
+/* When the baseapp goes (app.c). */
 void login_prepare_free(mc_engine *e);
 
 #endif
