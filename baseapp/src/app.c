@@ -64,10 +64,6 @@ int baseapp_init(mc_engine *e, char *err, size_t errlen)
     }
     if (base_db_init(e, &a->db, err, errlen) != 0 || app_sessions_init(a, err, errlen) != 0)
         return -1;
-    if (base_world_add_watchers(e) != 0) {
-        snprintf(err, errlen, "cannot publish the world/ watchers");
-        return -1;
-    }
     if (base_restore_init(e, err, errlen) != 0 || backup_init(e, err, errlen) != 0 ||
         retire_init(e, err, errlen) != 0)
         return -1;

@@ -19,8 +19,6 @@
 #ifndef MC_BASEAPP_APP_H
 #define MC_BASEAPP_APP_H
 
-#include "clients/base_world.h"
-#include "clients/client_sessions.h"
 #include "entity/engine.h"
 
 #include <event2/event.h>
@@ -46,13 +44,15 @@ typedef struct base_hooks {
     void (*cell_change)(mc_engine *e, int32_t id);
 } base_hooks;
 
+/* The login sessions (clients/client_sessions.h). */
+typedef struct base_sessions base_sessions;
+
 typedef struct baseapp {
     mc_engine *e;
     base_hooks bases;             /* bases/ */
     struct base_restore *lost_cells; /* bases/base_restore.c */
     struct base_db *db;           /* db/ */
     struct base_clients *clients; /* clients/ */
-    base_world_stats world;       /* clients/base_world.c */
     struct base_backup *backup;   /* backup/ */
     struct base_retire *retire;   /* retire/ */
     struct login_prepare *login;  /* login/ */
@@ -97,11 +97,6 @@ static inline struct base_clients *proxy_state(mc_engine *e)
 {
     baseapp *a = baseapp_of(e);
     return a ? a->clients : NULL;
-}
-static inline base_world_stats *base_world_stats_of(mc_engine *e)
-{
-    baseapp *a = baseapp_of(e);
-    return a ? &a->world : NULL;
 }
 static inline struct base_backup *backup_of(mc_engine *e)
 {

@@ -8,6 +8,7 @@
 #include "login/login_prepare.h"
 #include "proto/login.h"
 #include "common/log.h"
+#include "clients/base_world.h"
 #include "clients/proxy.h"
 #include "retire/retire.h"
 #include "entity/backup_wire.h"

@@ -2,6 +2,7 @@
  * options, its watchers sessions/..., and the once-a-second sweep that tells a base whose
  * client never came. */
 #include "app.h"
+#include "clients/client_sessions.h"
 #include "clients/proxy.h"
 #include "common/log.h"
 

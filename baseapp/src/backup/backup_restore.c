@@ -6,6 +6,7 @@
  * registered again; its check-out taken over (persistent bases); then onRestore, then the
  * calls that waited for it, in order. */
 #include "backup.h"
+#include "clients/client_sessions.h"
 #include "db/db.h"
 #include "common/log.h"
 #include "entity/backup_wire.h"

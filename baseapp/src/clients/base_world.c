@@ -1,7 +1,7 @@
 /* World updates a cellapp sends for a witness's client (CLIENT_UPDATE, entity/world_wire.h):
  * accepted only from the cell of that base, then handed to its client; counted. */
 #include "base_world.h"
-#include "app.h"
+#include "proxy_internal.h"
 
 #include "common/log.h"
 #include "entity/world_wire.h"
@@ -9,9 +9,18 @@
 
 #include <string.h>
 
+/* Its counters (NULL without the external interface). */
+static base_world_stats *stats_of(mc_engine *e)
+{
+    base_clients *bc = proxy_state(e);
+    return bc ? &bc->world : NULL;
+}
+
 void base_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    base_world_stats *st = base_world_stats_of(e);
+    base_world_stats *st = stats_of(e);
+    if (!st)
+        return; /* the external interface is not open (yet, or any more) */
     int32_t id = mc_read_i32(is);
     uint8_t flags = mc_read_u8(is);
     size_t len = mc_istream_remaining(is);
@@ -43,7 +52,7 @@ void base_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is)
 
 int base_world_add_watchers(mc_engine *e)
 {
-    base_world_stats *st = base_world_stats_of(e);
+    base_world_stats *st = stats_of(e);
     mc_watchers *w = mc_server_watchers(mc_engine_server(e));
     int bad = mc_watch_add_uint(w, "world/updatesIn", &st->updates, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "world/bytesIn", &st->bytes, MC_WATCH_READ_ONLY);

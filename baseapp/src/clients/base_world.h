@@ -15,8 +15,7 @@ typedef struct {
     uint64_t updates, bytes, no_client, stale, refused;
 } base_world_stats;
 
-/* Its counters: base_world_stats_of (app.h). */
-/* Publish the watchers (0 or -1). */
+/* Publish the watchers (0 or -1; proxy_init). */
 int base_world_add_watchers(mc_engine *e);
 void base_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* Hand records to the base's client: 0, or -1 when it has none (they are dropped: its

@@ -360,7 +360,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
         return -1;
     if (!bc->tick_ev || !bc->ready_ev || event_add(bc->tick_ev, &tv) != 0 ||
         add_watchers(bc) != 0 || proxy_add_commands(e) != 0 ||
-        proxy_resume_add_watchers(bc) != 0) {
+        proxy_resume_add_watchers(bc) != 0 || base_world_add_watchers(e) != 0) {
         snprintf(err, errlen, "cannot set up the external interface's events and watchers");
         return -1;
     }

@@ -4,6 +4,7 @@
 #define MC_BASEAPP_PROXY_INTERNAL_H
 
 #include "app.h"
+#include "base_world.h"
 #include "client_limits.h"
 #include "client_parse.h"
 #include "client_sessions.h"
@@ -75,6 +76,7 @@ typedef struct base_clients {
     uint8_t ticket_key[32];    /* derived from the cluster secret ("mc-resume-ticket") */
     uint64_t grace_ms, ticket_ms;
     proxy_hooks hooks;
+    base_world_stats world;    /* world updates for clients (base_world.c) */
     client_limits limits;
     uint32_t max_overflow;     /* --clientMaxOverflowPackets */
     proxy_stats st;

@@ -1,6 +1,7 @@
 /* PREPARE_LOGIN on a baseapp (login_prepare.h): load or create the account's base, issue a
  * session for it, answer the loginapp. */
 #include "login_prepare.h"
+#include "clients/client_sessions.h"
 #include "db/db.h"
 #include "common/log.h"
 #include "proto/login.h"

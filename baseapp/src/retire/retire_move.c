@@ -4,6 +4,7 @@
  * (waiting calls sent on, the copy here dropped without a word, later calls sent on to its
  * new home) or, refused, thawed. */
 #include "backup/backup.h"
+#include "clients/client_sessions.h"
 #include "db/db.h"
 #include "common/log.h"
 #include "entity/backup_wire.h"
