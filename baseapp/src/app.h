@@ -5,10 +5,10 @@
  *
  *   bases/    base entities, their cells, calls, creation, global names (on common/entity)
  *   db/       persistence: records, writes, loads, check-outs (on bases/)
- *   clients/  the external interface: proxies, resumption, world updates for clients
+ *   clients/  the external interface: proxies, resumption, world updates (on bases/)
  *   backup/   backups of bases held elsewhere and their restore (on db/ and clients/)
  *   retire/   offloading every base before leaving (on backup/, db/, clients/)
- *   login/    PREPARE_LOGIN: readies an account's base and issues its session
+ *   login/    PREPARE_LOGIN: readies an account's base, issues its session (on db/)
  *   app*.c    the owner: builds the parts, installs the hooks, the login sessions' sweep
  *
  * A lower part never calls an upper one: where it must tell or ask one (a base's cell came,
