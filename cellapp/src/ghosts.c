@@ -43,6 +43,7 @@ typedef struct cell_ghosts {
     double margin;          /* --ghostMargin */
     double offload_hysteresis; /* --offloadHysteresis */
     uint64_t offloads, offload_failures;
+    cell_offload_fn offload; /* the moves' (cell_move_out.c); NULL: reals are not offloaded */
     mc_ostream scratch;
     uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
     uint64_t refreshes; /* unchanged ghosts sent again (GHOST_REFRESH_US) */
@@ -234,7 +235,9 @@ static void maybe_offload(mc_engine *e, mc_space *sp, mc_entity *ent)
             continue;
         if (!out_has(ent->ghost_data, &l->cells[i].addr, NULL))
             return; /* its ghost is on the way there: next time */
-        int rc = cell_move_offload(e, ent, &l->cells[i].addr);
+        if (!g->offload)
+            return;
+        int rc = g->offload(e, ent, &l->cells[i].addr);
         if (rc == MC_CALL_OK) {
             g->offloads++;
         } else if (log_ok(++g->offload_failures)) {
@@ -265,6 +268,12 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
             maybe_offload(e, sp, ent);
         }
     }
+}
+
+void cell_ghosts_set_offload(mc_engine *e, cell_offload_fn offload)
+{
+    if (gh(e))
+        gh(e)->offload = offload;
 }
 
 void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
