@@ -51,6 +51,7 @@ typedef struct {
     bool offload;             /* OUT: a real crossing into a neighbour's cell (ghosts.c): it
                                * stays here as a ghost of the real there */
     bool handover;            /* a witness's view handed over with it (an offload) */
+    bool handed_ghosts;       /* OUT: its ghosts' holders handed over with it (an offload) */
     int32_t *told;            /* IN: the ids its client knows (handover) */
     size_t ntold;
 } move_rec;

@@ -145,12 +145,21 @@ void cell_ghosts_set_offload(mc_engine *e, cell_offload_fn offload);
 /* A call (ENTITY_CALL) reached the ghost ent: sent on to its real, as it came. */
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
                              const mc_call_header *h, const uint8_t *args, size_t len);
-/* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost:
- * 0, or -1 (out of memory: it is discarded then). */
-int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real);
-/* ent arrived here offloaded from the cellapp at `old`, which keeps a ghost of it: that
- * ghost is this real's from now on (updated, or deleted at the next tick). 0 or -1. */
-int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old);
+/* The cellapps holding ghosts of the real ent but `except` (at most max, into out): what an
+ * offload hands over to the new real (CELL_MIGRATE). */
+size_t cell_ghosts_holders(const mc_entity *ent, const mc_address *except, mc_address *out,
+                           size_t max);
+/* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost; its
+ * ghosts on third cellapps were handed over to the new real with the move (handed: left as
+ * they are, the new real keeps them current) or are deleted. 0, or -1 (out of memory: it is
+ * discarded then). */
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, bool handed);
+/* ent arrived here offloaded from the cellapp at `old`, which keeps a ghost of it, with the
+ * other cellapps holding its ghosts (holders, from CELL_MIGRATE): those ghosts are this
+ * real's from now on (updated, or deleted, at its first tick; a holder deleted then hears
+ * its data first). 0 or -1. */
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
+                         const mc_address *holders, size_t nholders);
 /* The address of a ghost's real ("IP:PORT"). */
 void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
