@@ -6,7 +6,7 @@
  * refused; the other cellapp's death merges its cell back; the last entity's going ends the
  * space on both cellapps and at the manager. With three cellapps: a real offloaded between
  * two keeps its ghost on the third (never deleted and made again, its witness never seeing
- * it leave). */
+ * it leave). A ghost whose real's cellapp is silent for 10 s goes. */
 #include "harness.h"
 #include "rules_cluster.h"
 
@@ -682,6 +682,46 @@ START_TEST(an_offload_keeps_the_ghost_on_a_third_cellapp)
 }
 END_TEST
 
+/* A ghost whose real's cellapp says nothing for 10 s (stopped with SIGSTOP, not yet dead to
+ * the manager) goes; the real's cellapp running again ghosts it again. */
+START_TEST(a_ghost_silent_for_ten_seconds_goes)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    char v[512];
+    ck_assert_int_eq(h_watcher(v, sizeof v, c.manager, "set", "manager",
+                               "registry/deadAfterMsCellapp", "120000", NULL),
+                     0);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-3, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    ent_path(p, sizeof p, a, "real");
+    wait_value(&c, B, p, c.cell_addr[h]);
+    long long silent = rc_int(&c, B, "ghosts/silent");
+    long long created = rc_int(&c, B, "ghosts/created");
+    h_kill(c.cell[h], SIGSTOP);
+    bool gone = false;
+    for (int waited = 0; waited < 40000 && !gone; waited += 200) {
+        gone = rc_int(&c, B, "ghosts/silent") > silent && rc_get(&c, v, sizeof v, B, p) != 0;
+        if (!gone)
+            h_sleep_ms(200);
+    }
+    h_kill(c.cell[h], SIGCONT);
+    ck_assert_msg(gone, "B still holds a silent ghost of %d (ghosts/silent %lld)", (int)a,
+                  rc_int(&c, B, "ghosts/silent"));
+    wait_value(&c, B, p, c.cell_addr[h]);
+    ck_assert_int_gt(rc_int(&c, B, "ghosts/created"), created);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_cells");
@@ -693,6 +733,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordered);
     tcase_add_test(tc, a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole);
     tcase_add_test(tc, an_offload_keeps_the_ghost_on_a_third_cellapp);
+    tcase_add_test(tc, a_ghost_silent_for_ten_seconds_goes);
     suite_add_tcase(s, tc);
     return s;
 }
