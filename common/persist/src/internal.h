@@ -1,6 +1,8 @@
 /* Internals of the persistence store shared by its source files (not a public API).
  *
- * store.c    the store: configuration, queue, sending in order, timers, dead connections
+ * store_new.c creating the store: configuration, connections, the first steps; it hands the
+ *            operations' reply dispatch down (s->on_reply), so nothing below calls up into ops
+ * store.c    the store: queue, sending in order, timers, dead connections, freeing
  * request.c  requests: lists, arguments, finishing (callbacks, counters)
  * watch.c    the store's watchers
  * conn.c     one connection to one Redis node: connect, AUTH, SCRIPT LOAD, back-off, replies
