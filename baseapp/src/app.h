@@ -1,7 +1,7 @@
 /* The baseapp as a whole: the parts it owns and the hooks that join them.
  *
  * Every part keeps its own state and sits on the ones below it (docs/ARCHITECTURE.md
- * "The baseapp's parts"):
+ * "Inside the baseapp"):
  *
  *   bases/    base entities, their cells, calls, creation, global names (on common/entity)
  *   db/       persistence: records, writes, loads, check-outs (on bases/)
