@@ -2,7 +2,7 @@
  * (--aoiHz) the cellapp sends each real cell whose data changed since its last copy a
  * CELL_COPY (entity/restore_wire.h: space, position, direction, every cell property) to its
  * base, which keeps it as its cellData; when this cellapp dies the base restores its cell
- * from it on a live cellapp (baseapp/src/base_restore.c).
+ * from it on a live cellapp (baseapp/src/bases/base_restore.c).
  *
  * What changed is found by a digest of the copy's bytes (FNV-1a, 64 bits), kept per entity.
  * The bytes sent are bounded per second (--cellCopyBytesPerS, watcher copies/bytesPerS): a
