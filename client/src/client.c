@@ -440,7 +440,7 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
     if (!c->cfg.timeout_ms)
         c->cfg.timeout_ms = 10000;
     if (!c->cfg.idle_ms)
-        c->cfg.idle_ms = 10000;
+        c->cfg.idle_ms = MC_CLIENT_IDLE_MS_DEFAULT;
     if (!c->cfg.resume_tries)
         c->cfg.resume_tries = 5;
     if (!c->cfg.resume_backoff_ms)

@@ -88,7 +88,8 @@ static void usage(FILE *f)
             "  --area METRES          side of the square around the origin they roam (200)\n"
             "  --move-ms MS           between moves (200)\n"
             "  --chat-ms MS           mean time between chats (10000)\n"
-            "  --idle-ms MS           a baseapp silent this long: the bot resumes (10000)\n"
+            "  --idle-ms MS           a baseapp silent this long: the bot resumes (3000, the\n"
+            "                         client library's default)\n"
             "  --login-tries N        attempts at a login refused for a passing reason (server\n"
             "                         error, overloaded, rate limited, timed out, no baseapp),\n"
             "                         with back-off from 500 ms (3; 1..10)\n"
@@ -546,7 +547,7 @@ int main(int argc, char **argv)
     r.sources = UINT32_MAX;
     r.sh = (bot_shared){.speed = 5, .area = 200, .view_radius = 50, .move_ms = 200,
                         .chat_ms = 10000,
-                        .idle_ms = 10000, .login_tries = 3};
+                        .idle_ms = MC_CLIENT_IDLE_MS_DEFAULT, .login_tries = 3};
     const char *lapp = NULL, *pk = NULL, *res = NULL;
     if (parse_args(&r, argc, argv, &lapp, &pk, &res) != 0)
         return TOOL_EXIT_USAGE;
