@@ -121,6 +121,8 @@ static void on_marked(mc_server *s, void *ctx, const Mc__Control__WatcherReply *
     }
     char text[200];
     snprintf(text, sizeof text, "retiring: %zu bases to offload", live_count(e));
+    /* every registration from now on says so: a restarted manager keeps us out of the ring */
+    mc_server_set_retiring(mc_engine_server(e), true);
     if (r && r->phase == R_MARKING) {
         r->phase = R_MOVING;
         r->last_tick = mc_clock_now_us();

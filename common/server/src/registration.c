@@ -215,6 +215,7 @@ static void send_register(mc_server *s, mc_time_us now, bool probe)
     req.external_addr = s->external_addr;
     req.def_digest = s->digest;
     req.build_version = (char *)MC_VERSION;
+    req.retiring = s->retiring;
     if (s->ever_registered) {
         /* Which process we were: the manager that gave the id fences us if it declared us
          * dead; a restarted one registers us anew. */

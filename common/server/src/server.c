@@ -336,3 +336,5 @@ void mc_server_set_name(mc_server *s, const char *name)
     snprintf(s->name, sizeof s->name, "%s", name);
     mc_log_set_process_name(s->name);
 }
+
+void mc_server_set_retiring(mc_server *s, bool retiring) { s->retiring = retiring; }

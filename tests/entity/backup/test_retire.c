@@ -20,7 +20,7 @@
  *                        redirected one a call still in flight through the retired baseapp
  *                        may arrive after a later one: not covered, docs/ENTITIES.md.)
  */
-#include "cluster.h"
+#include "backup_checks.h"
 #include "harness.h"
 
 #include <check.h>
@@ -28,56 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAIT_MS 60000
-
-static const char *S(const rc_cluster *c, int slot) { return c->name[slot]; }
-
-static void invoke(const rc_cluster *c, int slot, int32_t id, const char *method,
-                   const char *json)
-{
-    char out[4096];
-    int rc = rc_invoke(c, S(c, slot), id, method, json, out, sizeof out);
-    ck_assert_msg(rc == 0, "%s: call %d %s %s: exit %d: %s", S(c, slot), (int)id, method, json,
-                  rc, out);
-}
-
-static void expect_prop(const rc_cluster *c, int slot, int32_t id, const char *prop,
-                        int64_t want)
-{
-    int64_t got;
-    ck_assert_msg(rc_wait_prop(c, S(c, slot), id, prop, want, WAIT_MS, &got),
-                  "%s entity %d %s: %lld, expected %lld", S(c, slot), (int)id, prop,
-                  (long long)got, (long long)want);
-}
-
-static int64_t num(const rc_cluster *c, int slot, const char *path)
-{
-    int64_t v = rc_num(c, S(c, slot), path);
-    ck_assert_msg(v != RC_NO_NUMBER, "%s %s: no number", S(c, slot), path);
-    return v;
-}
-
-static bool wait_prop_at_least(const rc_cluster *c, int slot, int32_t id, const char *prop,
-                               int64_t want)
-{
-    long deadline = rc_now_ms() + WAIT_MS;
-    while (rc_now_ms() < deadline) {
-        int64_t v = rc_prop_num(c, S(c, slot), id, prop);
-        if (v != RC_NO_NUMBER && v >= want)
-            return true;
-        h_sleep_ms(100);
-    }
-    return false;
-}
-
-static void expect_text(const rc_cluster *c, int slot, const char *path, const char *needle)
-{
-    char v[4096] = "";
-    bool ok = rc_wait_text(c, S(c, slot), path, needle, WAIT_MS);
-    if (!ok)
-        rc_get(c, S(c, slot), path, v, sizeof v);
-    ck_assert_msg(ok, "%s %s: '%s' does not hold '%s'", S(c, slot), path, v, needle);
-}
+#define WAIT_MS BC_WAIT_MS
 
 START_TEST(offload_keeps_state_and_calls)
 {
@@ -89,32 +40,32 @@ START_TEST(offload_keeps_state_and_calls)
     int32_t a = rc_create(&c, retiring, "{\"label\":\"alpha\"}");
     int32_t b = rc_create(&c, retiring, "{\"label\":\"beta\"}");
     ck_assert(a > 0 && b > 0);
-    invoke(&c, retiring, a, "makeCell", "[null]");
+    bc_invoke(&c, retiring, a, "makeCell", "[null]");
     int cs = rc_wait_cell(&c, retiring, a, WAIT_MS);
     ck_assert_msg(cs >= 2, "A got no cell");
-    invoke(&c, retiring, a, "registerAs", "[\"svcA\"]");
-    expect_prop(&c, retiring, a, "answers", 1);
-    invoke(&c, retiring, a, "startTimer", "[0.3, 0.3]");
-    invoke(&c, retiring, a, "event", "[\"changed\"]");
+    bc_invoke(&c, retiring, a, "registerAs", "[\"svcA\"]");
+    bc_expect_prop(&c, retiring, a, "answers", 1);
+    bc_invoke(&c, retiring, a, "startTimer", "[0.3, 0.3]");
+    bc_invoke(&c, retiring, a, "event", "[\"changed\"]");
     /* S streams pings to A's BASE mailbox naming the retiring baseapp */
     char m_abase[160], json[256];
     rc_mailbox(m_abase, sizeof m_abase, a, c.addr[retiring], "BASE");
     int32_t s = rc_create(&c, survivor, "{\"label\":\"streamer\"}");
     ck_assert(s > 0);
     snprintf(json, sizeof json, "[%s]", m_abase);
-    invoke(&c, survivor, s, "remember", json);
-    invoke(&c, survivor, s, "streamPeer", "[0.02]");
-    ck_assert(wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
+    bc_invoke(&c, survivor, s, "remember", json);
+    bc_invoke(&c, survivor, s, "streamPeer", "[0.02]");
+    ck_assert(bc_wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
 
     char out[4096];
-    int rc = rc_call(&c, out, sizeof out, S(&c, retiring), "command/retire", NULL);
+    int rc = rc_call(&c, out, sizeof out, bc_name(&c, retiring), "command/retire", NULL);
     ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
     /* the manager left it out of the ring and places nothing on it any more */
     char ring[1024] = "", least[128] = "";
     ck_assert(rc_get(&c, "manager", "backupRing/members", ring, sizeof ring));
     ck_assert_msg(strstr(ring, c.addr[survivor]) && !strstr(ring, c.addr[retiring]), "%s", ring);
     ck_assert(rc_get(&c, "manager", "leastLoaded/baseapp", least, sizeof least));
-    ck_assert_msg(strstr(least, S(&c, survivor)), "least loaded: %s", least);
+    ck_assert_msg(strstr(least, bc_name(&c, survivor)), "least loaded: %s", least);
     /* while it lingers (alive, sending calls on): the stream reaches A at its new home
      * through it, none lost, in order */
     long until = rc_now_ms() + WAIT_MS;
@@ -122,53 +73,84 @@ START_TEST(offload_keeps_state_and_calls)
         h_sleep_ms(100);
     ck_assert_msg(h_file_contains(c.log[retiring], "every base is offloaded"), "%s",
                   c.log[retiring]);
-    int64_t seen0 = rc_prop_num(&c, S(&c, survivor), a, "baseSeen");
+    int64_t seen0 = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
     ck_assert(seen0 != RC_NO_NUMBER && seen0 >= 10);
-    ck_assert(wait_prop_at_least(&c, survivor, a, "baseSeen", seen0 + 20));
-    ck_assert_int_eq(rc_prop_num(&c, S(&c, survivor), a, "baseOrderErrors"), 0);
-    ck_assert_int_eq(rc_prop_num(&c, S(&c, survivor), s, "streamRefused"), 0);
-    ck_assert_int_ge(num(&c, retiring, "retire/forwarded"), 20);
-    ck_assert_int_eq(num(&c, retiring, "retire/failed"), 0);
+    ck_assert(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen0 + 20));
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseOrderErrors"), 0);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), s, "streamRefused"), 0);
+    ck_assert_int_ge(bc_num(&c, retiring, "retire/forwarded"), 20);
+    ck_assert_int_eq(bc_num(&c, retiring, "retire/failed"), 0);
     ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
     c.gone[retiring] = true;
     ck_assert_msg(h_file_contains(c.log[retiring], "every base is offloaded"), "%s",
                   c.log[retiring]);
     /* both live on the survivor, same ids and state; nothing lives twice */
-    ck_assert_int_ge(num(&c, survivor, "retire/received"), 2);
-    ck_assert_int_eq(num(&c, survivor, "retire/receiveRefused"), 0);
-    ck_assert_int_eq(num(&c, survivor, "entities/count"), 3);
-    ck_assert_int_eq(num(&c, cs, "entities/count") + num(&c, cs == 2 ? 3 : 2, "entities/count"),
+    ck_assert_int_ge(bc_num(&c, survivor, "retire/received"), 2);
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/receiveRefused"), 0);
+    ck_assert_int_eq(bc_num(&c, survivor, "entities/count"), 3);
+    ck_assert_int_eq(bc_num(&c, cs, "entities/count") + bc_num(&c, cs == 2 ? 3 : 2, "entities/count"),
                      1);
     char v[4096], path[96];
-    ck_assert(rc_prop(&c, S(&c, survivor), a, "label", v, sizeof v));
-    ck_assert_str_eq(v, "\"alpha\"");
-    ck_assert(rc_prop(&c, S(&c, survivor), b, "label", v, sizeof v));
-    ck_assert_str_eq(v, "\"beta\"");
+    bc_expect_label(&c, survivor, a, "alpha");
+    bc_expect_label(&c, survivor, b, "beta");
     snprintf(path, sizeof path, "entities/%d/props/events", (int)a);
-    expect_text(&c, survivor, path, "changed");
-    ck_assert(rc_get(&c, S(&c, survivor), path, v, sizeof v));
+    bc_expect_text(&c, survivor, path, "changed");
+    ck_assert(rc_get(&c, bc_name(&c, survivor), path, v, sizeof v));
     ck_assert_msg(!strstr(v, "restore:"), "onRestore ran on an offloaded base: %s", v);
     /* its timer fires there, its name resolves there, its cell knows where it is */
-    int64_t fires = rc_prop_num(&c, S(&c, survivor), a, "timerFires");
+    int64_t fires = rc_prop_num(&c, bc_name(&c, survivor), a, "timerFires");
     ck_assert(fires != RC_NO_NUMBER && fires > 0);
-    ck_assert_msg(wait_prop_at_least(&c, survivor, a, "timerFires", fires + 3),
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "timerFires", fires + 3),
                   "the offloaded timer does not fire");
     snprintf(path, sizeof path, "entities/%d/globalNames", (int)a);
-    expect_text(&c, survivor, path, "svcA");
+    bc_expect_text(&c, survivor, path, "svcA");
     snprintf(path, sizeof path, "entities/%d/base", (int)a);
-    expect_text(&c, cs, path, c.addr[survivor]);
+    bc_expect_text(&c, cs, path, c.addr[survivor]);
     /* the stream goes on reaching A once the retired baseapp is gone (its mailbox is
      * redirected to A's backup on the ring, its new home) */
-    int64_t seen = rc_prop_num(&c, S(&c, survivor), a, "baseSeen");
+    int64_t seen = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
     ck_assert(seen != RC_NO_NUMBER);
-    ck_assert_msg(wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 20),
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 20),
                   "the stream stopped reaching A");
-    expect_prop(&c, survivor, s, "streamRefused", 0);
+    bc_expect_prop(&c, survivor, s, "streamRefused", 0);
     int32_t p = rc_create(&c, survivor, "{\"label\":\"asker\"}");
     ck_assert(p > 0);
-    invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
-    expect_prop(&c, survivor, p, "answers", 1);
-    expect_prop(&c, survivor, p, "lastStatus", 0);
+    bc_invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
+    bc_expect_prop(&c, survivor, p, "answers", 1);
+    bc_expect_prop(&c, survivor, p, "lastStatus", 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A manager restarted while a baseapp retires (a reviver restarts it) does not put it back in
+ * the ring: the baseapp says it is retiring when it registers again (RegisterRequest
+ * .retiring). */
+START_TEST(retiring_survives_manager_restart)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=120000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-mgr", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    char out[4096];
+    int rc = rc_call(&c, out, sizeof out, bc_name(&c, retiring), "command/retire", NULL);
+    ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    bc_expect_label(&c, survivor, a, "alpha");
+    ck_assert(rc_restart_manager(&c, "retire-mgr"));
+    /* both baseapps registered again under their names, the retiring one out of the ring */
+    char path[96];
+    for (int slot = 0; slot < 2; slot++) {
+        snprintf(path, sizeof path, "processes/%s/internal", bc_name(&c, slot));
+        ck_assert_msg(rc_wait_text(&c, "manager", path, c.addr[slot], WAIT_MS),
+                      "%s did not register again", bc_name(&c, slot));
+    }
+    ck_assert(rc_wait_num(&c, "manager", "registry/retiring", 1, WAIT_MS, NULL));
+    char ring[1024] = "", least[128] = "";
+    ck_assert(rc_get(&c, "manager", "backupRing/members", ring, sizeof ring));
+    ck_assert_msg(strstr(ring, c.addr[survivor]) && !strstr(ring, c.addr[retiring]), "%s", ring);
+    ck_assert(rc_get(&c, "manager", "leastLoaded/baseapp", least, sizeof least));
+    ck_assert_msg(strstr(least, bc_name(&c, survivor)), "least loaded: %s", least);
     rc_stop(&c);
 }
 END_TEST
@@ -179,6 +161,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("retire");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, offload_keeps_state_and_calls);
+    tcase_add_test(tc, retiring_survives_manager_restart);
     suite_add_tcase(s, tc);
     return s;
 }

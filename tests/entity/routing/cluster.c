@@ -345,6 +345,17 @@ bool rc_start(rc_cluster *c, const char *tag, const char *mgr_opt,
     return true;
 }
 
+bool rc_restart_manager(rc_cluster *c, const char *tag)
+{
+    h_kill(c->mpid, SIGKILL);
+    h_wait_exit(c->mpid, 10000);
+    char res[600], state[640];
+    snprintf(res, sizeof res, "--res=%s", MC_PROBE_RES);
+    snprintf(state, sizeof state, "--stateFile=%s/%s-manager.state", h_tmpdir(), tag);
+    c->mpid = h_start_manager(c->mgr, sizeof c->mgr, c->mlog, res, state, NULL);
+    return c->mpid > 0;
+}
+
 void rc_kill9(rc_cluster *c, int slot)
 {
     h_kill(c->pid[slot], SIGKILL);

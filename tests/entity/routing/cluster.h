@@ -35,6 +35,9 @@ bool rc_start(rc_cluster *c, const char *tag, const char *mgr_opt,
 /* Stop every process still running with SIGTERM (the manager last) and check that each
  * exits with status 0 (under ASan a leak or an error makes it non-zero). */
 void rc_stop(rc_cluster *c);
+/* kill -9 the manager and start it again at the same address with the same state file (as
+ * a reviver does); true once it answers. */
+bool rc_restart_manager(rc_cluster *c, const char *tag);
 /* kill -9 a slot's process and reap it. */
 void rc_kill9(rc_cluster *c, int slot);
 

@@ -122,6 +122,9 @@ mc_role mc_server_role(const mc_server *s);
 /* "baseapp01" once registered; the role name before; "manager" for the manager. */
 const char *mc_server_name(const mc_server *s);
 void mc_server_set_name(mc_server *s, const char *name);
+/* A retiring baseapp (baseapp/src/retire.c) says so in every registration from now on
+ * (RegisterRequest.retiring): a restarted manager keeps it out of the backup ring. */
+void mc_server_set_retiring(mc_server *s, bool retiring);
 /* This run of the process: random per start (never 0), the same across re-registrations;
  * sent to the manager when registering (ProcessInfo.incarnation). */
 uint64_t mc_server_incarnation(const mc_server *s);
