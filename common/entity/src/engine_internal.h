@@ -67,6 +67,7 @@ typedef struct {
     uint64_t lease_held, lease_full, lease_dropped, lease_release_failed;
     uint64_t dropped_from_dead;
     uint64_t redirected; /* calls to a dead baseapp's base sent to its new home */
+    uint64_t retired_noted; /* RETIRED taken: a retiring baseapp's bases are at new homes */
 } engine_stats;
 
 
@@ -155,6 +156,8 @@ void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const u
 /* new_homes.c: the backup ring at each baseapp's death, and calls sent on to the new home
  * of a dead baseapp's base. */
 void engine_note_new_homes(mc_engine *e, const char *addr);
+/* RETIRED (entity message 83) from a retiring baseapp: its bases' calls go to new homes. */
+void engine_on_retired(mc_engine *e, const mc_origin *o, mc_istream *is);
 void engine_forget_new_home(mc_engine *e, const char *addr);
 void engine_new_homes_free(mc_engine *e);
 /* A call to `to` whose address (*addr) is a dead baseapp's: *addr becomes the entity's backup

@@ -3,6 +3,7 @@
  * (delivered from the event loop, in order), requests and their answers, and failing at
  * once what waits on a process the manager declared dead. */
 #include "engine_internal.h"
+#include "entity/backup_wire.h"
 #include "common/log.h"
 
 #include <stdio.h>
@@ -487,6 +488,7 @@ static void engine_on_call(mc_engine *e, const mc_origin *o, mc_istream *data)
 int engine_handlers_init(mc_engine *e, char *err, size_t errlen)
 {
     e->handlers[MC_MSG_ENTITY_CALL] = engine_on_call;
+    e->handlers[MC_MSG_RETIRED] = engine_on_retired;
     for (size_t i = 0; i < e->part->message_count; i++) {
         const mc_role_message *m = &e->part->messages[i];
         if (!m->fn || e->handlers[m->id]) {

@@ -1,0 +1,176 @@
+/* The end of a retirement (retire_internal.h), once every base is offloaded and the linger
+ * is over:
+ *
+ *   1. RETIRE_HOMES (84, requests) to every live baseapp: the bases whose new home is not
+ *      their pick on the ring of now (the ring changed during the retirement: a birth or a
+ *      death). A baseapp that is such a base's pick sends calls for it on to its home
+ *      (retire/homesForwarded), so a mailbox naming this baseapp reaches the base whatever
+ *      ring its sender redirects by.
+ *   2. RETIRED (83, requests) to every live baseapp and cellapp: each sends calls for our
+ *      bases to their new homes from then on, and answers; what it sent us before is ahead
+ *      of its answer on its channel to us, and was passed on.
+ *   3. RETIRE_END (82) to every live baseapp: nothing more comes through us; a new home holds
+ *      what came for our bases straight to it until then (retire_hold.c).
+ *   4. The graceful stop.
+ *
+ * Each request is answered, refused or times out (--callTimeoutMs): the handover is bounded.
+ * Anything that still reaches us for a base gone is passed on (retire/late). */
+#include "baseapp.h"
+#include "common/log.h"
+#include "entity/backup_wire.h"
+#include "retire_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HANDOVER_PEERS_MAX 1024
+#define HOMES_PER_MESSAGE 4096
+
+enum { STEP_HOMES = 1, STEP_RETIRED = 2 };
+
+static void step(base_retire *r);
+
+static void on_answer(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    (void)payload;
+    uintptr_t which = (uintptr_t)ctx;
+    base_retire *r = mc_engine_freeing(e) ? NULL : retire_of(e);
+    if (!r || r->phase != R_HANDOVER || !r->handover_waiting)
+        return;
+    if (status != MC_CALL_OK && retire_log_allowed(++r->st.told))
+        MC_INFO("retiring: %s not answered: %s", which == STEP_HOMES ? "RETIRE_HOMES" : "RETIRED",
+                mc_call_status_name(status));
+    if (--r->handover_waiting == 0)
+        step(r);
+}
+
+static size_t peers(base_retire *r, mc_role role, mc_address *out, size_t cap)
+{
+    return mc_server_live_peers(mc_engine_server(r->e), role, out, cap);
+}
+
+static void ask(base_retire *r, const mc_address *to, uint8_t msg, const uint8_t *data,
+                size_t len, uintptr_t which)
+{
+    if (mc_engine_request(r->e, to, msg, data, len, on_answer, (void *)which) == MC_CALL_OK)
+        r->handover_waiting++;
+}
+
+/* The bases whose home is not their pick on the ring of now, in messages to every baseapp. */
+static void send_homes(base_retire *r, const mc_address *to, size_t nto)
+{
+    mc_engine *e = r->e;
+    const mc_backup_ring *ring = mc_server_backup_ring(mc_engine_server(e));
+    mc_ostream body;
+    mc_ostream_init(&body);
+    size_t n = 0, pos = 0;
+    uint64_t key, unused;
+    mc_address *home;
+    for (;;) {
+        home = mc_map_next_key(&r->moved, &pos, &key, &unused);
+        mc_address pick;
+        if (home && mc_backup_ring_pick(ring, (int32_t)key, mc_engine_address(e), &pick) &&
+            mc_address_equal(&pick, home))
+            continue;
+        if (home) {
+            mc_write_i32(&body, (int32_t)key);
+            mc_write_u32(&body, home->ip);
+            mc_write_u16(&body, home->port);
+            n++;
+        }
+        if ((!home && n) || n == HOMES_PER_MESSAGE) {
+            mc_ostream os;
+            mc_ostream_init(&os);
+            mc_write_u16(&os, (uint16_t)n);
+            mc_write_bytes(&os, body.data, body.size);
+            for (size_t i = 0; mc_ostream_ok(&os) && i < nto; i++)
+                ask(r, &to[i], MC_MSG_RETIRE_HOMES, os.data, os.size, STEP_HOMES);
+            r->st.homes_sent += n;
+            mc_ostream_free(&os);
+            mc_ostream_free(&body);
+            mc_ostream_init(&body);
+            n = 0;
+        }
+        if (!home)
+            break;
+    }
+    mc_ostream_free(&body);
+}
+
+static void step(base_retire *r)
+{
+    mc_address *to = malloc(HANDOVER_PEERS_MAX * sizeof *to);
+    size_t nb = to ? peers(r, MC_ROLE_BASEAPP, to, HANDOVER_PEERS_MAX) : 0;
+    if (r->handover_step == 0) {
+        r->handover_step = STEP_HOMES;
+        send_homes(r, to, nb);
+        if (r->handover_waiting) {
+            free(to);
+            return;
+        }
+    }
+    if (r->handover_step == STEP_HOMES) {
+        r->handover_step = STEP_RETIRED;
+        size_t nc = to ? peers(r, MC_ROLE_CELLAPP, to + nb, HANDOVER_PEERS_MAX - nb) : 0;
+        for (size_t i = 0; i < nb + nc; i++)
+            ask(r, &to[i], MC_MSG_RETIRED, NULL, 0, STEP_RETIRED);
+        MC_INFO("retiring: told %zu baseapps and %zu cellapps where our bases went", nb, nc);
+        if (r->handover_waiting) {
+            free(to);
+            return;
+        }
+    }
+    /* every peer knows: nothing more comes through us */
+    for (size_t i = 0; i < nb; i++)
+        (void)mc_engine_send(r->e, &to[i], MC_MSG_RETIRE_END, NULL, 0);
+    free(to);
+    r->phase = R_STOPPING;
+    mc_server_shutdown(mc_engine_server(r->e), "retired: every base offloaded");
+}
+
+void retire_handover_start(base_retire *r)
+{
+    r->phase = R_HANDOVER;
+    r->handover_step = 0;
+    r->handover_waiting = 0;
+    step(r);
+}
+
+/* RETIRE_HOMES from a retiring baseapp (request): u16 n, n x (i32 id, u32 ip, u16 port). */
+void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    base_retire *r = retire_of(e);
+    if (!r || o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP)) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        mc_engine_reply_status(e, o, MC_CALL_ERR_UNAVAILABLE,
+                               "RETIRE_HOMES is taken from a live baseapp only");
+        return;
+    }
+    uint16_t n = mc_read_u16(is);
+    if (!mc_istream_ok(is) || mc_istream_remaining(is) != (size_t)n * 10) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        mc_engine_reply_status(e, o, MC_CALL_ERR_ARGS, "malformed RETIRE_HOMES");
+        return;
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        int32_t id = mc_read_i32(is);
+        mc_address home = {0};
+        home.ip = mc_read_u32(is);
+        home.port = mc_read_u16(is);
+        if (id <= 0 || mc_address_equal(&home, mc_engine_address(e)))
+            continue; /* ours: it lives here */
+        mc_address *a = mc_map_get(&r->homes, (uint64_t)id, 0);
+        if (a) {
+            *a = home;
+            continue;
+        }
+        if (r->nhomes >= RETIRE_HOMES_MAX || !(a = malloc(sizeof *a)))
+            continue;
+        *a = home;
+        if (mc_map_put(&r->homes, (uint64_t)id, 0, a))
+            r->nhomes++;
+        else
+            free(a);
+    }
+    mc_engine_reply_status(e, o, MC_CALL_OK, "");
+}
