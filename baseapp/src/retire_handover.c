@@ -9,8 +9,10 @@
  *   2. RETIRED (83, requests) to every live baseapp and cellapp: each sends calls for our
  *      bases to their new homes from then on, and answers; what it sent us before is ahead
  *      of its answer on its channel to us, and was passed on.
- *   3. RETIRE_END (82) to every live baseapp: nothing more comes through us; a new home holds
- *      what came for our bases straight to it until then (retire_hold.c).
+ *   3. RETIRE_END (82, requests) to every live baseapp: nothing more comes through us; a new
+ *      home holds what came for our bases straight to it until then (retire_hold.c). Once
+ *      answered, all we passed on has arrived (ahead of it on each channel): our death,
+ *      which makes peers drop what we still send, can no longer overtake it.
  *   4. The graceful stop.
  *
  * Each request is answered, refused or times out (--callTimeoutMs): the handover is bounded.
@@ -26,7 +28,9 @@
 #define HANDOVER_PEERS_MAX 1024
 #define HOMES_PER_MESSAGE 4096
 
-enum { STEP_HOMES = 1, STEP_RETIRED = 2 };
+enum { STEP_HOMES = 1, STEP_RETIRED = 2, STEP_END = 3 };
+
+static const char *const step_names[] = {"", "RETIRE_HOMES", "RETIRED", "RETIRE_END"};
 
 static void step(base_retire *r);
 
@@ -38,7 +42,7 @@ static void on_answer(mc_engine *e, void *ctx, int status, mc_istream *payload)
     if (!r || r->phase != R_HANDOVER || !r->handover_waiting)
         return;
     if (status != MC_CALL_OK && retire_log_allowed(++r->st.told))
-        MC_INFO("retiring: %s not answered: %s", which == STEP_HOMES ? "RETIRE_HOMES" : "RETIRED",
+        MC_INFO("retiring: %s not answered: %s", step_names[which & 3],
                 mc_call_status_name(status));
     if (--r->handover_waiting == 0)
         step(r);
@@ -120,9 +124,17 @@ static void step(base_retire *r)
             return;
         }
     }
-    /* every peer knows: nothing more comes through us */
-    for (size_t i = 0; i < nb; i++)
-        (void)mc_engine_send(r->e, &to[i], MC_MSG_RETIRE_END, NULL, 0);
+    if (r->handover_step == STEP_RETIRED) {
+        /* every peer knows: nothing more comes through us; answered, everything we passed
+         * on before has arrived (it is ahead on each channel) */
+        r->handover_step = STEP_END;
+        for (size_t i = 0; i < nb; i++)
+            ask(r, &to[i], MC_MSG_RETIRE_END, NULL, 0, STEP_END);
+        if (r->handover_waiting) {
+            free(to);
+            return;
+        }
+    }
     free(to);
     r->phase = R_STOPPING;
     mc_server_shutdown(mc_engine_server(r->e), "retired: every base offloaded");

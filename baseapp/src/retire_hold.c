@@ -102,14 +102,15 @@ void retire_hold_release(base_retire *r, const mc_address *from, mc_time_us now)
     free(ids);
 }
 
-/* RETIRE_END from a retiring baseapp (one-way, no payload): nothing more comes through it. */
+/* RETIRE_END from a retiring baseapp (request, no payload): nothing more comes through it;
+ * what waited for its stream runs now, then the answer. */
 void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     (void)is;
     base_retire *r = retire_of(e);
-    if (!r || o->local)
-        return;
-    retire_hold_release(r, &o->addr, mc_clock_now_us());
+    if (r && !o->local)
+        retire_hold_release(r, &o->addr, mc_clock_now_us());
+    mc_engine_reply_status(e, o, MC_CALL_OK, "");
 }
 
 void retire_hold_free(base_retire *r)

@@ -23,7 +23,12 @@
 #include "backup_checks.h"
 #include "harness.h"
 
+#include "common/defs.h"
+#include "mcclient/client.h"
+
 #include <check.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +160,181 @@ START_TEST(retiring_survives_manager_restart)
 }
 END_TEST
 
+/* Wait (polling fast: a window of a few seconds) until the number at path is at least want. */
+static bool wait_soon(const rc_cluster *c, int slot, const char *path, int64_t want)
+{
+    long deadline = rc_now_ms() + WAIT_MS;
+    while (rc_now_ms() < deadline) {
+        int64_t v = rc_num(c, bc_name(c, slot), path);
+        if (v != RC_NO_NUMBER && v >= want)
+            return true;
+        h_sleep_ms(20);
+    }
+    return false;
+}
+
+static void retire(rc_cluster *c, int slot)
+{
+    char out[4096];
+    int rc = rc_call(c, out, sizeof out, bc_name(c, slot), "command/retire", NULL);
+    ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
+}
+
+static void set_latency(rc_cluster *c, int slot, const char *ms)
+{
+    ck_assert_int_eq(rc_set(c, bc_name(c, slot), "nub/rehearsal/latencyMs", ms), 0);
+}
+
+/* A stream of pings from S (on the survivor) to A's mailbox naming the retiring baseapp, whose
+ * own sends are 300 ms late: the pings it passes on are still on their way when it stops.
+ * Every ping reaches A at its new home exactly once and in order (a gap or a swap counts in
+ * baseOrderErrors): the survivor learned the new home from RETIRED and held what it sent
+ * straight to A until RETIRE_END, which comes after the last ping passed on. */
+START_TEST(order_kept_across_the_switch)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-order", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    int32_t s = bc_create(&c, survivor, "{\"label\":\"streamer\"}");
+    char m_abase[160], json[256];
+    rc_mailbox(m_abase, sizeof m_abase, a, c.addr[retiring], "BASE");
+    snprintf(json, sizeof json, "[%s]", m_abase);
+    bc_invoke(&c, survivor, s, "remember", json);
+    bc_invoke(&c, survivor, s, "streamPeer", "[0.02]");
+    ck_assert(bc_wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
+    set_latency(&c, retiring, "300");
+    retire(&c, retiring);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    int64_t seen = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
+    ck_assert(seen != RC_NO_NUMBER);
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 30),
+                  "the stream stopped reaching A");
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseOrderErrors"), 0);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), s, "streamRefused"), 0);
+    ck_assert_int_ge(bc_num(&c, survivor, "calls/retiredNoted"), 1);
+    ck_assert_int_ge(bc_num(&c, survivor, "retire/held"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A's cell moves while A is on its way (its new home is stopped meanwhile): the CELL_COPY
+ * that reaches the retiring baseapp is passed on (RETIRE_PASS) and the new home keeps it (its
+ * cell would be restored there from it). */
+START_TEST(cell_messages_follow)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=5000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-cell", "--deadAfterMs=15000", opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    bc_invoke(&c, retiring, a, "makeCell", "[null]");
+    int cs = rc_wait_cell(&c, retiring, a, WAIT_MS);
+    ck_assert_msg(cs >= 2, "A got no cell");
+    char path[96], out[4096];
+    snprintf(path, sizeof path, "entities/%d/cellCopy", (int)a);
+    ck_assert(rc_get(&c, bc_name(&c, retiring), path, out, sizeof out));
+    ck_assert_msg(!strstr(out, "at 12.5 0 -7.25"), "there already: %s", out);
+    /* the new home stopped: A waits on its way */
+    h_kill(c.pid[survivor], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(wait_soon(&c, retiring, "retire/moving", 1));
+    int rc = rc_invoke(&c, bc_name(&c, cs), a, "moveTo", "[12.5, -7.25]", out, sizeof out);
+    ck_assert_msg(rc == 0, "moveTo: %s", out);
+    ck_assert_msg(wait_soon(&c, retiring, "retire/callsWaited", 1), "its cell's copy did not wait");
+    h_kill(c.pid[survivor], SIGCONT);
+    ck_assert_msg(bc_wait_at_least(&c, retiring, "retire/passed", 1), "nothing passed on");
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    bc_expect_text(&c, survivor, path, "at 12.5 0 -7.25");
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/received"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
+static void ping_from_client(mc_client *client, int32_t id, uint16_t exposed, uint32_t seq)
+{
+    uint8_t arg[4] = {(uint8_t)(seq >> 24), (uint8_t)(seq >> 16), (uint8_t)(seq >> 8),
+                      (uint8_t)seq};
+    ck_assert_int_eq(mc_client_call_raw(client, MC_PART_BASE, id, exposed, arg, sizeof arg), 0);
+}
+
+static void tick_client(mc_client *client, int ms)
+{
+    for (int t = 0; t < ms; t += MC_CLIENT_TICK_MS) {
+        struct pollfd pf = {.fd = mc_client_fd(client), .events = POLLIN};
+        poll(&pf, 1, MC_CLIENT_TICK_MS);
+        mc_client_tick(client);
+    }
+}
+
+/* The client of P keeps calling an exposed method of P while P is on its way (its new home
+ * is stopped meanwhile; the client has not read its DISCONNECT yet): those calls follow P
+ * (RETIRE_CLIENT_CALL) and run at its new home, every one, in order. */
+START_TEST(client_calls_follow)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=5000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-client", "--deadAfterMs=15000", opts));
+    const int retiring = 1, survivor = 0;
+    int32_t p = bc_create(&c, retiring, "{\"label\":\"player\"}");
+    char out[1024], ids[16];
+    snprintf(ids, sizeof ids, "%d", (int)p);
+    ck_assert_int_eq(rc_call(&c, out, sizeof out, bc_name(&c, retiring), "command/issueSession",
+                             ids, NULL),
+                     0);
+    const char *v = strstr(out, "command/issueSession");
+    ck_assert_ptr_nonnull(v);
+    v += strlen("command/issueSession");
+    unsigned long long sid;
+    char hex[80], addr[64];
+    ck_assert_msg(sscanf(v, " %llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", out);
+    char err[4096];
+    mc_entity_defs *defs = mc_defs_load(MC_PROBE_RES, err, sizeof err);
+    ck_assert_msg(defs != NULL, "%s", err);
+    const mc_def_method *m =
+        mc_defs_method_by_name(mc_defs_type_by_name(defs, "Probe"), MC_PART_BASE, "clientPing");
+    ck_assert(m && m->exposed_index >= 0);
+    uint16_t exposed = (uint16_t)m->exposed_index;
+    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = defs,
+                            .timeout_ms = 5000};
+    for (int i = 0; i < 32; i++) {
+        unsigned b;
+        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
+        cfg.session_key[i] = (uint8_t)b;
+    }
+    mc_client *client = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(client != NULL, "%s", err);
+    long deadline = rc_now_ms() + WAIT_MS;
+    while (rc_num(&c, bc_name(&c, retiring), "clients/connected") < 1 && rc_now_ms() < deadline)
+        tick_client(client, 100);
+    ck_assert_int_eq(bc_num(&c, retiring, "clients/connected"), 1);
+    for (uint32_t i = 1; i <= 5; i++)
+        ping_from_client(client, p, exposed, i);
+    tick_client(client, 200);
+    bc_expect_prop(&c, retiring, p, "clientSeen", 5);
+    /* the new home stopped: P waits on its way */
+    h_kill(c.pid[survivor], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(wait_soon(&c, retiring, "retire/moving", 1));
+    /* not ticked: the client has not read that it must go */
+    for (uint32_t i = 6; i <= 25; i++)
+        ping_from_client(client, p, exposed, i);
+    ck_assert_msg(wait_soon(&c, retiring, "retire/clientCalls", 20),
+                  "the calls did not follow their player");
+    h_kill(c.pid[survivor], SIGCONT);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    mc_client_free(client);
+    mc_defs_free(defs);
+    bc_expect_prop(&c, survivor, p, "clientSeen", 25);
+    bc_expect_prop(&c, survivor, p, "clientOrderErrors", 0);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -162,6 +342,9 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, offload_keeps_state_and_calls);
     tcase_add_test(tc, retiring_survives_manager_restart);
+    tcase_add_test(tc, order_kept_across_the_switch);
+    tcase_add_test(tc, cell_messages_follow);
+    tcase_add_test(tc, client_calls_follow);
     suite_add_tcase(s, tc);
     return s;
 }
