@@ -335,6 +335,45 @@ START_TEST(client_calls_follow)
 }
 END_TEST
 
+/* A baseapp born while one retires changes the ring: some bases went to a baseapp that is
+ * no longer their pick. The retiring one tells every baseapp which (RETIRE_HOMES): calls on
+ * mailboxes naming it, redirected by the new ring to the newcomer, are sent on from there to
+ * where each base lives; every one is answered. */
+#define RING_BASES 16
+START_TEST(ring_change_keeps_mailboxes)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=15000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-ring", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t ids[RING_BASES];
+    for (int i = 0; i < RING_BASES; i++)
+        ids[i] = bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    int32_t s = bc_create(&c, survivor, "{\"label\":\"asker\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/received"), RING_BASES);
+    /* a baseapp is born: the ring now has two members */
+    ck_assert(rc_start_extra_baseapp(&c, "retire-ring", NULL));
+    ck_assert(rc_wait_text(&c, "manager", "backupRing/members", c.xaddr, WAIT_MS));
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    for (int i = 0; i < RING_BASES; i++) {
+        char mb[160], json[256];
+        rc_mailbox(mb, sizeof mb, ids[i], c.addr[retiring], "BASE");
+        snprintf(json, sizeof json, "[%s, %d]", mb, i + 1);
+        bc_invoke(&c, survivor, s, "ask", json);
+        bc_expect_prop(&c, survivor, s, "answers", i + 1);
+        bc_expect_prop(&c, survivor, s, "lastStatus", 0);
+        bc_expect_prop(&c, survivor, s, "lastAnswer", i + 1);
+    }
+    int64_t forwarded = rc_num(&c, c.xname, "retire/homesForwarded");
+    ck_assert_msg(forwarded >= 1 && forwarded != RC_NO_NUMBER,
+                  "no call went through the newcomer: %lld", (long long)forwarded);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -345,6 +384,7 @@ static Suite *suite(void)
     tcase_add_test(tc, order_kept_across_the_switch);
     tcase_add_test(tc, cell_messages_follow);
     tcase_add_test(tc, client_calls_follow);
+    tcase_add_test(tc, ring_change_keeps_mailboxes);
     suite_add_tcase(s, tc);
     return s;
 }
