@@ -195,6 +195,8 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
         return;
     }
     if (st != MC_CALL_OK) {
+        if (st == MC_CALL_ERR_PROCESS_DEAD)
+            r->st.retargeted++; /* its target died: the next wave picks a live one */
         char text[MC_REASON_MAX + 64];
         snprintf(text, sizeof text, "%s%s%s", mc_call_status_name(st), why[0] ? ": " : "", why);
         thaw(r, m, text);
@@ -230,8 +232,11 @@ static void send_offload(base_retire *r, retire_move *m)
     m->tries++;
     int rc = mc_engine_request(r->e, &m->to, MC_MSG_OFFLOAD_BASE, m->payload, m->len,
                                on_offloaded, (void *)(intptr_t)m->id);
-    if (rc != MC_CALL_OK)
+    if (rc != MC_CALL_OK) {
+        if (rc == MC_CALL_ERR_PROCESS_DEAD)
+            r->st.retargeted++;
         thaw(r, m, mc_call_status_name(rc));
+    }
 }
 
 /* Whether a base can leave now: not being created, destroyed, given a cell or written, and

@@ -374,6 +374,31 @@ START_TEST(ring_change_keeps_mailboxes)
 }
 END_TEST
 
+/* The baseapp a base is sent to dies before it answered (stopped, then killed): the base is
+ * thawed and sent to a live baseapp of the new ring; every base lands there. */
+START_TEST(target_dies_mid_offload)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=5000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-target", "--deadAfterMs=4000", opts));
+    const int retiring = 1, target = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-target", NULL));
+    ck_assert(rc_wait_text(&c, "manager", "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    h_kill(c.pid[target], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(wait_soon(&c, retiring, "retire/moving", 1));
+    rc_kill9(&c, target);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    ck_assert_int_ge(bc_num(&c, retiring, "retire/retargeted"), 1);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert(rc_wait_num(&c, c.xname, "entities/count", RING_BASES, WAIT_MS, NULL));
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -385,6 +410,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cell_messages_follow);
     tcase_add_test(tc, client_calls_follow);
     tcase_add_test(tc, ring_change_keeps_mailboxes);
+    tcase_add_test(tc, target_dies_mid_offload);
     suite_add_tcase(s, tc);
     return s;
 }
