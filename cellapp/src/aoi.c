@@ -156,6 +156,8 @@ client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent)
     return a ? a->shadow : NULL;
 }
 
+static client_shadow *shadow_of(void *ctx, mc_entity *ent) { return cell_aoi_shadow(ctx, ent); }
+
 void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
 {
     cell_aoi *a = aoi_of(ent);
@@ -356,7 +358,7 @@ size_t cell_aoi_send_one(mc_engine *e, int32_t id)
         return 0;
     size_t in_view = aoi_of(ent)->view.n;
     if (aoi_of(ent)->stream && ent->base.id)
-        witness_send(e, ent, aoi_of(ent)->stream);
+        witness_send(e, ent, aoi_of(ent)->stream, shadow_of);
     return in_view;
 }
 
@@ -387,7 +389,7 @@ int cell_aoi_set_witness(const mc_call_ctx *call, bool on)
     if (a->stream) {
         /* its client is told everything left; the stream goes */
         if (ent->base.id)
-            witness_leave_all(e, ent, a->stream);
+            witness_leave_all(e, ent, a->stream, shadow_of);
         drop_stream(e, a);
     }
     int32_t *out;
@@ -566,26 +568,8 @@ void cell_aoi_correct(mc_engine *e, mc_entity *ent)
     mc_ostream_free(&os);
 }
 
-void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is)
+void cell_aoi_client_attached(mc_engine *e, mc_entity *ent)
 {
-    int32_t id = mc_read_i32(is);
-    if (!mc_istream_done(is) || id <= 0) {
-        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
-                         "CLIENT_ATTACHED: malformed");
-        return;
-    }
-    mc_entity *ent = mc_engine_find(e, id);
-    mc_address base;
-    if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
-        mc_mailbox_address(&ent->base, &base);
-    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || ent->is_ghost || o->local ||
-        (!mc_address_equal(&base, &o->addr) &&
-         !cell_move_from_peer(e, id, &o->addr))) { /* forwarded by the cellapp it left */
-        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
-                         "CLIENT_ATTACHED: entity %d has no cell here whose base sent it",
-                         (int)id);
-        return;
-    }
     cell_aoi *a = aoi_of(ent);
     if (!a)
         return;
@@ -605,8 +589,6 @@ void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *i
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                      const uint8_t *args, size_t len)
 {
-    if (method >= ent->td->nmethods[MC_PART_CLIENT])
-        return MC_CALL_ERR_NO_METHOD;
     cell_aoi_state *s = &state(e)->aoi;
     mc_space *sp = ent->space;
     /* every witness of the space whose client was introduced to it */
@@ -623,9 +605,6 @@ int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                        "bytes of calls wait already",
                        ent->td->name, (int)ent->id, (int)w->id, WITNESS_CALLS_MAX);
     }
-    /* the witnesses on other cellapps that see its ghosts */
-    if (!ent->is_ghost)
-        cell_ghosts_client_call(e, ent, method, args, len);
     if (!all || !ent->base.id)
         return MC_CALL_OK;
     /* its own client, through its base */
@@ -778,7 +757,5 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the aoi watchers");
         return -1;
     }
-    return cell_aoi_tick_init(e, err, errlen);
+    return 0;
 }
-
-void cell_aoi_free(mc_engine *e) { cell_aoi_tick_free(e); }

@@ -1,7 +1,9 @@
-/* The state of cells moving between cellapps (cell_move.c: records, queues, routing of
- * messages for a moving cell, deadlines; cell_move_out.c: the old cellapp's side;
- * cell_move_in.c: the new cellapp's). Private to those three files; the rest of the cellapp
- * uses the functions in cellapp.h. docs/WORLD.md "Teleports". */
+/* The state of cells moving between cellapps, in layers: cell_move_records.c (records,
+ * queues, deadlines) at the bottom; cell_move_out.c (the old cellapp's side) and
+ * cell_move_in.c (the new cellapp's) on it, neither calling the other; cell_move.c (the
+ * routing of messages for a moving cell, the sweep, peer deaths, set-up) on top. Private to
+ * those four files; the rest of the cellapp uses the functions in cellapp.h.
+ * docs/WORLD.md "Teleports". */
 #ifndef MC_CELLAPP_CELL_MOVE_H
 #define MC_CELLAPP_CELL_MOVE_H
 
@@ -49,6 +51,7 @@ typedef struct {
     bool offload;             /* OUT: a real crossing into a neighbour's cell (ghosts.c): it
                                * stays here as a ghost of the real there */
     bool handover;            /* a witness's view handed over with it (an offload) */
+    bool handed_ghosts;       /* OUT: its ghosts' holders handed over with it (an offload) */
     int32_t *told;            /* IN: the ids its client knows (handover) */
     size_t ntold;
 } move_rec;
@@ -65,7 +68,7 @@ typedef struct cell_moves {
 
 #define MOVES_SWEEP_MS 250
 
-/* records and queues (cell_move.c) */
+/* records and queues (cell_move_records.c) */
 cell_moves *mv_moves(mc_engine *e);
 /* How long the old cellapp forwards what arrives for a cell that left: six call timeouts. */
 mc_time_us mv_forward_period(mc_engine *e);
@@ -79,6 +82,8 @@ move_rec *mv_find(cell_moves *m, int32_t id, bool out);
  * forwarding entry nearest its expiry goes), or NULL. */
 move_rec *mv_rec_new(mc_engine *e, cell_moves *m, int32_t id, move_kind kind);
 void mv_rec_remove(cell_moves *m, move_rec *r);
+/* Free a record taken out of the table (its queue, timers, view). */
+void mv_rec_free(move_rec *r);
 /* The record's queue, taken out of it (the caller delivers or frees it). */
 move_msg *mv_take_queue(move_rec *r);
 void mv_free_queue(move_msg *q);

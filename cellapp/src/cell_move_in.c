@@ -98,7 +98,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     if (h.cell.near_id == h.cell.entity_id) /* an offload: the old cellapp keeps its ghost */
-        (void)cell_ghosts_seed_out(e, ent, &o->addr);
+        (void)cell_ghosts_seed_out(e, ent, &o->addr, h.holders, h.nholders);
     mc_time_us now = mc_clock_now_us();
     r->type = ent->type;
     r->peer = o->addr;

@@ -203,7 +203,7 @@ static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
      * offloaded one stays as its ghost (the witnesses here see nothing happen) */
     ent->gone_why = -1;
     ent->move_state = 0;
-    if (!r->offload || cell_ghosts_become(e, ent, &r->peer) != 0)
+    if (!r->offload || cell_ghosts_become(e, ent, &r->peer, r->handed_ghosts) != 0)
         mc_engine_discard_entity(e, ent);
     r->kind = MV_OUT_MOVED;
     r->expires = mc_clock_now_us() + mv_forward_period(e);
@@ -323,12 +323,19 @@ static void launch(mc_engine *e, move_rec *r)
                                                        ? r->timers[i].due - now : 0,
                                    .repeat_us = r->timers[i].repeat,
                                    .user_arg = r->timers[i].user_arg};
+    /* an offload hands its ghosts on third cellapps over: the new real keeps them */
+    mc_address holders[MC_MIGRATE_HOLDERS_MAX];
+    size_t nholders = r->offload ? cell_ghosts_holders(ent, &r->peer, holders,
+                                                       MC_MIGRATE_HOLDERS_MAX)
+                                 : 0;
+    r->handed_ghosts = nholders > 0;
     mc_migrate_head h = {.cell = {.entity_id = ent->id, .type = ent->type,
                                   .near_id = r->near_id, .base = ent->base,
                                   .position = r->position, .direction = r->direction},
                          .witness = witness, .radius = radius, .hysteresis = hysteresis,
                          .timers = wt, .ntimers = r->ntimers, .handover = r->handover,
-                         .told = told, .ntold = ntold};
+                         .told = told, .ntold = ntold, .holders = holders,
+                         .nholders = nholders};
     mc_ostream os;
     mc_ostream_init(&os);
     mc_migrate_encode(&os, &h);

@@ -1,5 +1,6 @@
 /* The cellapp's role table for the engine: its engine API (position, direction, space,
  * base, destroy, destroySpace), its messages, what happens when a cell goes, and watchers. */
+#include "aoi_tick.h"
 #include "cellapp.h"
 #include "entity/backup_wire.h"
 #include "entity/restore_wire.h"
@@ -162,10 +163,42 @@ static void on_fetch_cell(mc_engine *e, const mc_origin *o, mc_istream *data)
         cell_on_fetch_cell(e, o, data);
 }
 
+/* CLIENT_ATTACHED from an entity's base (or forwarded by the cellapp it left). */
 static void on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *data)
 {
-    if (!taken_before_cell(e, MC_MSG_CLIENT_ATTACHED, o, data))
-        cell_aoi_on_client_attached(e, o, data);
+    if (taken_before_cell(e, MC_MSG_CLIENT_ATTACHED, o, data))
+        return;
+    int32_t id = mc_read_i32(data);
+    if (!mc_istream_done(data) || id <= 0) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "CLIENT_ATTACHED: malformed");
+        return;
+    }
+    mc_entity *ent = mc_engine_find(e, id);
+    mc_address base;
+    if (ent && ent->part == MC_PART_CELL && !ent->in_reap)
+        mc_mailbox_address(&ent->base, &base);
+    if (!ent || ent->part != MC_PART_CELL || ent->in_reap || ent->is_ghost || o->local ||
+        (!mc_address_equal(&base, &o->addr) &&
+         !cell_move_from_peer(e, id, &o->addr))) { /* forwarded by the cellapp it left */
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "CLIENT_ATTACHED: entity %d has no cell here whose base sent it",
+                         (int)id);
+        return;
+    }
+    cell_aoi_client_attached(e, ent);
+}
+
+/* allClients / otherClients calls of a cell entity: the witnesses here and its own client
+ * (aoi.c), and, for a real, the witnesses on the cellapps holding its ghosts (ghosts.c). */
+static int fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
+                   const uint8_t *args, size_t len)
+{
+    if (method >= ent->td->nmethods[MC_PART_CLIENT])
+        return MC_CALL_ERR_NO_METHOD;
+    if (!ent->is_ghost)
+        cell_ghosts_client_call(e, ent, method, args, len);
+    return cell_aoi_fan_out(e, ent, all, method, args, len);
 }
 
 /* The entity messages a cellapp takes (ENTITY_CALL is cell_on_call). */
@@ -274,7 +307,8 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the spaces watchers");
         return -1;
     }
-    if (cell_aoi_init(e, err, errlen) != 0 || client_moves_init(e, err, errlen) != 0)
+    if (cell_aoi_init(e, err, errlen) != 0 || cell_aoi_tick_init(e, err, errlen) != 0 ||
+        client_moves_init(e, err, errlen) != 0)
         return -1;
     if (cell_copies_init(e, err, errlen) != 0)
         return -1;
@@ -295,6 +329,7 @@ static void on_free(mc_engine *e)
     cell_ghosts_free(e);
     cell_load_free(e);
     cell_retire_free(e);
+    cell_aoi_tick_free(e);
     spaces_free(e);
 }
 
@@ -311,7 +346,7 @@ const mc_role_part cell_role_part = {
     .on_free = on_free,
     .on_init = on_init,
     .ops = &cell_engine_ops,
-    .client_fan_out = cell_aoi_fan_out,
+    .client_fan_out = fan_out,
     .on_control = cell_cells_on_control,
     .options = cell_aoi_options,
     .option_count = CELL_AOI_OPTION_COUNT,

@@ -100,20 +100,21 @@ void space_destroy(mc_engine *e, mc_space *sp);
 int space_add_watchers(mc_engine *e);
 void spaces_free(mc_engine *e);
 
-/* cell_cells.c: cells of split spaces (cell_layout.h, docs/WORLD.md "Cells"). */
-int cell_cells_init(mc_engine *e);
-/* Tell the manager the space has entities here (its first joined), is empty here but kept
+/* cell_cells_space.c (below spaces.c): one space's cell of a split space (cell_layout.h,
+ * docs/WORLD.md "Cells"). Tell the manager the space has entities here (its first joined), is empty here but kept
  * (empty: it serves a cell of a split space), or went (gone). */
 void cell_cells_notice(mc_engine *e, int32_t space, bool gone, bool empty);
-/* CELL_LAYOUT from the manager (the framework checked it came from there). */
-void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
-                           size_t len);
 /* An empty space stays while it serves a cell of a space split over several cellapps. */
 bool cell_cells_keeps(const mc_space *sp);
 /* Does this cellapp's cell of the space hold (x, z)? (True for a space served whole.) */
 bool cell_cells_owns(const mc_space *sp, float x, float z);
 void cell_cells_space_watchers(mc_engine *e, mc_space *sp);
 void cell_cells_free_layout(mc_space *sp);
+/* cell_cells.c (on spaces.c): CELL_LAYOUT from the manager (the framework checked it came
+ * from there), and the cells/ watchers. */
+int cell_cells_init(mc_engine *e);
+void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
+                           size_t len);
 
 /* ghosts.c: reals and ghosts (docs/WORLD.md "Reals and ghosts"). Every view-update period
  * each real of a split space has a ghost made, updated or deleted on the cellapps whose
@@ -135,15 +136,30 @@ void cell_ghosts_forget(mc_engine *e, mc_entity *ent);
 /* A real cell of this id is about to be made here (created, arriving, restored): a ghost
  * of it goes first. */
 void cell_ghosts_make_way(mc_engine *e, int32_t id);
+/* Moving a real to the cellapp whose cell it crossed into (an offload): 0 or an
+ * mc_call_status. The ghosts' tick decides when (the real is outside this cellapp's cell
+ * and the other holds its ghost); the moves (which sit on the ghosts) do it, and give the
+ * ghosts their function at start (cell_moves_init). */
+typedef int (*cell_offload_fn)(mc_engine *e, mc_entity *ent, const mc_address *where);
+void cell_ghosts_set_offload(mc_engine *e, cell_offload_fn offload);
 /* A call (ENTITY_CALL) reached the ghost ent: sent on to its real, as it came. */
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
                              const mc_call_header *h, const uint8_t *args, size_t len);
-/* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost:
- * 0, or -1 (out of memory: it is discarded then). */
-int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real);
-/* ent arrived here offloaded from the cellapp at `old`, which keeps a ghost of it: that
- * ghost is this real's from now on (updated, or deleted at the next tick). 0 or -1. */
-int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old);
+/* The cellapps holding ghosts of the real ent but `except` (at most max, into out): what an
+ * offload hands over to the new real (CELL_MIGRATE). */
+size_t cell_ghosts_holders(const mc_entity *ent, const mc_address *except, mc_address *out,
+                           size_t max);
+/* ent, a real that moved to the cellapp at `real` (an offload), stays here as its ghost; its
+ * ghosts on third cellapps were handed over to the new real with the move (handed: left as
+ * they are, the new real keeps them current) or are deleted. 0, or -1 (out of memory: it is
+ * discarded then). */
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, bool handed);
+/* ent arrived here offloaded from the cellapp at `old`, which keeps a ghost of it, with the
+ * other cellapps holding its ghosts (holders, from CELL_MIGRATE): those ghosts are this
+ * real's from now on (updated, or deleted, at its first tick; a holder deleted then hears
+ * its data first). 0 or -1. */
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
+                         const mc_address *holders, size_t nholders);
 /* The address of a ghost's real ("IP:PORT"). */
 void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
@@ -169,9 +185,9 @@ bool cell_retire_draining(mc_engine *e);
                                   * ghostMargin and offloadHysteresis, cell_retire.c's
                                   * retireMs */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
-/* Read the options, publish the watchers, start the update timer (0, or -1 with why). */
+/* Read the options and publish the watchers (0, or -1 with why); the update timer is
+ * aoi_tick.c's (cell_aoi_tick_init). */
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen);
-void cell_aoi_free(mc_engine *e);
 /* An entity joined its space (ent->space set) / moved / is leaving it. */
 int cell_aoi_enter_space(mc_engine *e, mc_entity *ent);
 void cell_aoi_moved(mc_engine *e, mc_entity *ent);
@@ -207,9 +223,12 @@ void cell_aoi_correct(mc_engine *e, mc_entity *ent);
 int client_moves_init(mc_engine *e, char *err, size_t errlen);
 void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is);
 
-/* CLIENT_ATTACHED from an entity's base: a witness introduces its view afresh. */
-void cell_aoi_on_client_attached(mc_engine *e, const mc_origin *o, mc_istream *is);
-/* allClients / otherClients calls of a cell entity (mc_role_part.client_fan_out). */
+/* ent's base said its client attached (CLIENT_ATTACHED, checked by cell_part.c): a cell
+ * becomes a witness, a witness introduces its view afresh. */
+void cell_aoi_client_attached(mc_engine *e, mc_entity *ent);
+/* allClients / otherClients calls of a cell entity, method checked by the caller: queued
+ * for the witnesses here whose clients were introduced to it, and (all) sent to its own
+ * client through its base (0 or an mc_call_status). Its ghosts' cellapps are ghosts.c's. */
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
                      const uint8_t *args, size_t len);
 
@@ -221,10 +240,6 @@ void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
 void cell_on_create_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* cell_restored.c: BASE_RESTORED, a cell's base lives on its backup baseapp now. */
 void cell_on_base_restored(mc_engine *e, const mc_origin *o, mc_istream *is);
-/* The answer to CREATE_CELL and CELL_MIGRATE: the status, the space the cell is in (0 when
- * refused) and a reason (why: NULL when none). */
-void cell_answer_placed(mc_engine *e, const mc_origin *o, int status, int32_t space,
-                        const char *why);
 void cell_on_destroy_cell(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* RESTORE_CELL from a base whose cell's cellapp died: the cell made again in its space,
  * which is made here with its id when it is not here. */
@@ -269,6 +284,11 @@ void cell_moves_on_peer_death(mc_engine *e, const char *addr);
  * kept and sent once the base knows (true: taken over). */
 bool cell_move_arrival_gone(mc_engine *e, mc_entity *ent);
 
+/* cell_base.c (below the files that make, move and destroy cells): the answer to
+ * CREATE_CELL and CELL_MIGRATE: the status, the space the cell is in (0 when refused) and a
+ * reason (why: NULL when none). */
+void cell_answer_placed(mc_engine *e, const mc_origin *o, int status, int32_t space,
+                        const char *why);
 /* Tell the base its cell is gone (once), with the cell's last properties. */
 void cell_tell_base_gone(mc_engine *e, mc_entity *ent, mc_cell_gone_why why);
 /* The CELL_GONE payload (head and the cell's properties, or the head alone when they do not

@@ -25,6 +25,7 @@ typedef struct {
     size_t n, cap;
     uint64_t digest;
     mc_time_us refreshed_at; /* when its ghosts were last sent whole, changed or not */
+    bool seeded;             /* handed over with an offload, nothing sent from here yet */
 } ghost_out;
 
 /* Every ghost is sent again this often even when nothing changed: a GHOST_DATA that reached
@@ -32,9 +33,15 @@ typedef struct {
  * is made good, also for a real that stands still. */
 #define GHOST_REFRESH_US (1 * MC_US_PER_S)
 
-/* A ghost: where its real is. */
+/* A ghost that hears nothing from its real for this long goes (its real's cellapp sends it
+ * at least every GHOST_REFRESH_US): one no real keeps any more, which a late GHOST_DATA of
+ * an offloaded real's old cellapp can leave behind, does not stay in views for ever. */
+#define GHOST_SILENT_US (10 * MC_US_PER_S)
+
+/* A ghost: where its real is, and when it last heard from it. */
 typedef struct {
     mc_address real;
+    mc_time_us heard_at;
 } ghost_in;
 
 typedef struct cell_ghosts {
@@ -43,11 +50,13 @@ typedef struct cell_ghosts {
     double margin;          /* --ghostMargin */
     double offload_hysteresis; /* --offloadHysteresis */
     uint64_t offloads, offload_failures;
+    cell_offload_fn offload; /* the moves' (cell_move_out.c); NULL: reals are not offloaded */
     mc_ostream scratch;
     uint64_t made, updates, deletes, bytes_out, send_failures; /* as the real's cellapp */
     uint64_t refreshes; /* unchanged ghosts sent again (GHOST_REFRESH_US) */
     uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
     uint64_t calls_out, calls_in; /* GHOST_CLIENT_CALLs sent (per ghost) and taken */
+    uint64_t handed, silent; /* holders handed over with offloads; ghosts gone silent */
 } cell_ghosts;
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -152,7 +161,12 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
             want[nw++] = l->cells[i].addr;
         }
     }
-    /* ghosts no longer wanted (out of range, or their cellapp serves no cell now) go */
+    /* ghosts no longer wanted (out of range, or their cellapp serves no cell now) go; one
+     * handed over with an offload hears this real first, so that it takes the delete from
+     * here (a ghost takes GHOST_DELETE only from its real's cellapp) */
+    bool seeded = go && go->seeded && encode_data(e, ent);
+    if (go)
+        go->seeded = false;
     for (size_t i = 0; go && i < go->n;) {
         bool keep_it = false;
         for (size_t j = 0; j < nw && !keep_it; j++)
@@ -161,6 +175,9 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
             i++;
             continue;
         }
+        if (seeded)
+            (void)mc_engine_send(e, &go->at[i], MC_MSG_GHOST_DATA, g->scratch.data,
+                                 g->scratch.size);
         send_delete(e, &go->at[i], ent->id);
         go->at[i] = go->at[--go->n];
     }
@@ -234,7 +251,9 @@ static void maybe_offload(mc_engine *e, mc_space *sp, mc_entity *ent)
             continue;
         if (!out_has(ent->ghost_data, &l->cells[i].addr, NULL))
             return; /* its ghost is on the way there: next time */
-        int rc = cell_move_offload(e, ent, &l->cells[i].addr);
+        if (!g->offload)
+            return;
+        int rc = g->offload(e, ent, &l->cells[i].addr);
         if (rc == MC_CALL_OK) {
             g->offloads++;
         } else if (log_ok(++g->offload_failures)) {
@@ -245,12 +264,40 @@ static void maybe_offload(mc_engine *e, mc_space *sp, mc_entity *ent)
     }
 }
 
+static void discard_ghost(mc_engine *e, mc_entity *ent);
+
+/* Ghosts whose real has said nothing for GHOST_SILENT_US go (one a space: discarding may
+ * end the space; the next tick takes the next). */
+static void drop_silent(mc_engine *e, mc_time_us now)
+{
+    cell_state *cs = state(e);
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        for (size_t i = 0; i < sp->n; i++) {
+            mc_entity *ent = sp->entities[i];
+            ghost_in *gi = ent->is_ghost ? ent->ghost_data : NULL;
+            if (!gi || ent->in_reap || now - gi->heard_at < GHOST_SILENT_US)
+                continue;
+            char a[MC_ADDRESS_STRLEN];
+            if (log_ok(++gh(e)->silent))
+                MC_WARNING("the ghost of %s %d heard nothing from its real (%s) for %d s: it "
+                           "goes",
+                           ent->td->name, (int)ent->id,
+                           mc_address_format(&gi->real, a, sizeof a),
+                           (int)(GHOST_SILENT_US / MC_US_PER_S));
+            discard_ghost(e, ent);
+            return;
+        }
+    }
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
     (void)what;
     mc_engine *e = ctx;
     cell_state *cs = state(e);
+    drop_silent(e, mc_clock_now_us());
     double dist = ghost_distance(e), keep = dist + cs->aoi.hysteresis;
     for (size_t s = 0; s < cs->n; s++) {
         mc_space *sp = cs->spaces[s];
@@ -265,6 +312,12 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
             maybe_offload(e, sp, ent);
         }
     }
+}
+
+void cell_ghosts_set_offload(mc_engine *e, cell_offload_fn offload)
+{
+    if (gh(e))
+        gh(e)->offload = offload;
 }
 
 void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
@@ -331,7 +384,18 @@ static int keep_ghosted_only(mc_engine *e, mc_entity *ent)
     return 0;
 }
 
-int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
+size_t cell_ghosts_holders(const mc_entity *ent, const mc_address *except, mc_address *out,
+                           size_t max)
+{
+    const ghost_out *go = ent->is_ghost ? NULL : ent->ghost_data;
+    size_t n = 0;
+    for (size_t i = 0; go && i < go->n && n < max; i++)
+        if (!mc_address_equal(&go->at[i], except))
+            out[n++] = go->at[i];
+    return n;
+}
+
+int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, bool handed)
 {
     cell_ghosts *g = gh(e);
     if (!g || keep_ghosted_only(e, ent) != 0)
@@ -340,13 +404,19 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
     if (!gi)
         return -1;
     gi->real = *real;
+    gi->heard_at = mc_clock_now_us();
     ghost_out *go = ent->ghost_data;
     if (go) {
-        /* its ghosts on third cellapps go (the new real ghosts them again where they are
-         * wanted, from its first tick); the new cellapp's is the real now */
+        /* its ghosts on third cellapps: handed over to the new real with the move (it keeps
+         * them current from its first tick), or else deleted (it makes them again where
+         * they are wanted); the new cellapp's is the real now */
         for (size_t i = 0; i < go->n; i++)
-            if (!mc_address_equal(&go->at[i], real))
-                send_delete(e, &go->at[i], ent->id);
+            if (!mc_address_equal(&go->at[i], real)) {
+                if (handed)
+                    g->handed++;
+                else
+                    send_delete(e, &go->at[i], ent->id);
+            }
         free(go->at);
         free(go);
     }
@@ -370,21 +440,31 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real)
     return 0;
 }
 
-int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old)
+int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
+                         const mc_address *holders, size_t nholders)
 {
-    (void)e;
     if (ent->is_ghost || ent->ghost_data)
         return 0;
     ghost_out *go = calloc(1, sizeof *go);
-    mc_address *at = go ? malloc(sizeof *at) : NULL;
+    mc_address *at = go ? malloc((1 + nholders) * sizeof *at) : NULL;
     if (!at) {
         free(go);
         return -1;
     }
-    *at = *old;
+    at[0] = *old;
+    size_t n = 1;
+    const mc_address *self = mc_engine_address(e);
+    for (size_t i = 0; i < nholders; i++) {
+        bool dup = mc_address_equal(&holders[i], self);
+        for (size_t j = 0; j < n && !dup; j++)
+            dup = mc_address_equal(&at[j], &holders[i]);
+        if (!dup)
+            at[n++] = holders[i];
+    }
     go->at = at;
-    go->n = go->cap = 1;
-    go->digest = 0; /* sent (or deleted) at the first tick */
+    go->n = go->cap = n;
+    go->digest = 0;     /* sent (or deleted) at the first tick */
+    go->seeded = true;
     ent->ghost_data = go;
     return 0;
 }
@@ -493,6 +573,7 @@ void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
         made = true;
     }
     ((ghost_in *)ent->ghost_data)->real = o->addr; /* the latest real's cellapp */
+    ((ghost_in *)ent->ghost_data)->heard_at = mc_clock_now_us();
     if (!read_props(e, ent, h.nprops, is, why, sizeof why)) {
         refuse(e, o, "GHOST_DATA", why);
         if (made)
@@ -726,7 +807,8 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/offloads", &g->offloads},
              {"ghosts/offloadFailures", &g->offload_failures},
              {"ghosts/clientCallsOut", &g->calls_out},
-             {"ghosts/clientCallsIn", &g->calls_in}};
+             {"ghosts/clientCallsIn", &g->calls_in},
+             {"ghosts/handedOver", &g->handed},  {"ghosts/silent", &g->silent}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);

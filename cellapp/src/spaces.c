@@ -183,7 +183,6 @@ void spaces_free(mc_engine *e)
     cell_state *cs = state(e);
     if (!cs)
         return;
-    cell_aoi_free(e);
     for (size_t i = 0; i < cs->n; i++) {
         aoi_grid_free(&cs->spaces[i]->grid);
         cell_cells_free_layout(cs->spaces[i]);

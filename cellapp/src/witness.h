@@ -95,10 +95,13 @@ void witness_reset(witness *w);
 
 /* ---- witness_send.c: with the engine ---------------------------------------------------- */
 
+/* An entity's client-visible properties as last diffed (NULL: none): the AoI's (aoi.c's
+ * cell_aoi_shadow, with the engine as ctx), passed down so that this file sits below it. */
+typedef client_shadow *(*witness_shadow_fn)(void *ctx, mc_entity *ent);
 /* Build this tick's records and send them to the witness's base (CLIENT_UPDATE). */
-void witness_send(mc_engine *e, mc_entity *ent, witness *w);
+void witness_send(mc_engine *e, mc_entity *ent, witness *w, witness_shadow_fn shadow);
 /* Leave everything (the witness stopped being one): LEAVE for what its client was shown,
  * sent now; the witness is empty afterwards. */
-void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w);
+void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w, witness_shadow_fn shadow);
 
 #endif

@@ -13,9 +13,7 @@ static cell_aoi_state *aoi_state(mc_engine *e)
 
 static mc_entity *find(void *ctx, int32_t id) { return mc_engine_find(ctx, id); }
 
-static client_shadow *shadow(void *ctx, mc_entity *ent) { return cell_aoi_shadow(ctx, ent); }
-
-static witness_env env_of(mc_engine *e)
+static witness_env env_of(mc_engine *e, witness_shadow_fn shadow)
 {
     cell_aoi_state *s = aoi_state(e);
     return (witness_env){.ctx = e, .find = find, .shadow = shadow, .budget = s->client_budget,
@@ -54,9 +52,9 @@ static void send_run(mc_engine *e, mc_entity *ent, const mc_ostream *run, uint8_
     mc_ostream_free(&msg);
 }
 
-void witness_send(mc_engine *e, mc_entity *ent, witness *w)
+void witness_send(mc_engine *e, mc_entity *ent, witness *w, witness_shadow_fn shadow)
 {
-    witness_env env = env_of(e);
+    witness_env env = env_of(e, shadow);
     const mc_ostream *rel, *vol;
     if (witness_build(w, &env, ent, &rel, &vol) != 0) {
         MC_ERROR("out of memory writing the world updates of entity %d", (int)ent->id);
@@ -66,9 +64,9 @@ void witness_send(mc_engine *e, mc_entity *ent, witness *w)
     send_run(e, ent, vol, MC_WORLD_FLAG_VOLATILE);
 }
 
-void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w)
+void witness_leave_all(mc_engine *e, mc_entity *ent, witness *w, witness_shadow_fn shadow)
 {
-    witness_env env = env_of(e);
+    witness_env env = env_of(e, shadow);
     const mc_ostream *rel;
     if (witness_build_leave_all(w, &env, &rel) == 0)
         send_run(e, ent, rel, 0);

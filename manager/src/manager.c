@@ -56,19 +56,6 @@ static const mc_option manager_options[] = {
      "only, never in production"},
 };
 
-const struct mc_manager_role_timeout mc_manager_role_timeouts[MC_MANAGER_ROLE_TIMEOUTS] = {
-    {MC_ROLE_LOGINAPP, "deadAfterMsLoginapp"},
-    {MC_ROLE_BASEAPP, "deadAfterMsBaseapp"},
-    {MC_ROLE_CELLAPP, "deadAfterMsCellapp"},
-};
-
-uint64_t mc_manager_dead_after_ms(const mc_manager *m, mc_role role)
-{
-    if ((unsigned)role < MC_REG_ROLE_SLOTS && m->role_dead_after_ms[role])
-        return m->role_dead_after_ms[role];
-    return m->dead_after_ms;
-}
-
 /* The registry follows the manager's settings (they may change at run time). */
 static void sync_dead_after(mc_manager *m)
 {
@@ -78,25 +65,6 @@ static void sync_dead_after(mc_manager *m)
         mc_registry_set_role_dead_after(m->registry, role,
                                         m->role_dead_after_ms[role] * MC_US_PER_MS);
     }
-}
-
-/* deadAfterMs and heartbeatMs must leave room for at least two heartbeats per dead-after
- * time (one lost heartbeat is not a death). */
-bool mc_manager_check_timing(uint64_t dead_after_ms, uint64_t heartbeat_ms, char *why,
-                             size_t whylen)
-{
-    if (dead_after_ms < 100 || dead_after_ms > 3600000) {
-        snprintf(why, whylen, "deadAfterMs: %llu is outside 100..3600000",
-                 (unsigned long long)dead_after_ms);
-        return false;
-    }
-    if (heartbeat_ms < 10 || heartbeat_ms * 2 > dead_after_ms) {
-        snprintf(why, whylen,
-                 "heartbeatMs: %llu must be at least 10 and at most half of deadAfterMs (%llu)",
-                 (unsigned long long)heartbeat_ms, (unsigned long long)dead_after_ms);
-        return false;
-    }
-    return true;
 }
 
 static bool check_config(const mc_config *cfg, char *err, size_t errlen)
@@ -130,63 +98,7 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
     return mc_id_ranges_check(mc_config_get_string(cfg, "stateFile"), err, errlen);
 }
 
-/* Whether to log the count-th occurrence of something a sender can repeat at will: the
- * first ten, then one in a thousand (the counters watch every one). */
-static bool worth_logging(uint64_t count) { return count <= 10 || count % 1000 == 0; }
-
-/* A control message the manager cannot use (counts/malformed). */
-void mc_manager_unusable(mc_manager *m, const char *what, const char *src)
-{
-    m->malformed++;
-    if (worth_logging(m->malformed))
-        MC_WARNING("%s from %s; ignored (%llu unusable control messages so far)", what, src,
-                   (unsigned long long)m->malformed);
-}
-
 /* --- notifications -------------------------------------------------------------------- */
-
-static void broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_entry *about,
-                      const char *reason)
-{
-    mc_time_us now = mc_clock_now_us();
-    Mc__Control__ProcessInfo info;
-    if (!mc_registry_to_info(about, now, &info)) {
-        MC_ERROR("out of memory announcing %s", about->name);
-        return;
-    }
-    Mc__Control__ProcessEvent ev = MC__CONTROL__PROCESS_EVENT__INIT;
-    ev.kind = kind;
-    ev.process = &info;
-    ev.reason = (char *)(reason ? reason : "");
-    Mc__Control__BackupRing ring = MC__CONTROL__BACKUP_RING__INIT;
-    if (mc_manager_ring_fill(m, &ring))
-        ev.ring = &ring;
-    size_t told = 0;
-    for (size_t i = 0; i < mc_registry_count(m->registry); i++) {
-        mc_reg_entry *e = mc_registry_at(m->registry, i);
-        if (e == about || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
-            continue;
-        int rc = mc_server_send(m->server, e->internal_addr, MC_CTL_PROCESS_EVENT, &ev);
-        if (rc != 0)
-            MC_WARNING("cannot tell %s about %s: %s", e->name, about->name, mc_status_name(rc));
-        else
-            told++;
-    }
-    /* info's strings are heap copies; free them without freeing the stack struct. */
-    ev.process = NULL;
-    Mc__Control__ProcessInfo *heap = malloc(sizeof *heap);
-    if (heap) {
-        *heap = info;
-        mc_pb_free(heap);
-    }
-    mc_manager_ring_clear(&ring);
-    MC_DEBUG("told %zu processes about %s", told, about->name);
-}
-
-void mc_manager_announce(mc_manager *m, const mc_reg_entry *e, const char *reason)
-{
-    broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_UNKNOWN, e, reason);
-}
 
 static void on_death(void *ctx, mc_reg_entry *e)
 {
@@ -196,7 +108,7 @@ static void on_death(void *ctx, mc_reg_entry *e)
     MC_WARNING("%s (pid %u at %s) is dead: %s", e->name, e->pid, e->internal_addr, e->reason);
     mc_manager_drop_globals(m, e);
     mc_manager_ring_changed(m, e);
-    broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
+    mc_manager_broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
     if (e->role == MC_ROLE_CELLAPP)
         mc_manager_cells_process_gone(m, e->id);
 }
@@ -337,7 +249,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
                        : st == MC_REG_FULL ? MC__CONTROL__REGISTER_STATUS__REGISTER_REGISTRY_FULL
                                            : MC__CONTROL__REGISTER_STATUS__REGISTER_BAD_REQUEST;
         reply.reason = why;
-        if (worth_logging(m->refusals))
+        if (mc_manager_worth_logging(m->refusals))
             MC_WARNING("refused a %s from %s: %s (%llu refusals so far)",
                        req ? mc_role_name(req->role) : "registration", src, why,
                        (unsigned long long)m->refusals);
@@ -387,7 +299,7 @@ static void handle_register(mc_manager *m, const char *src, const uint8_t *data,
     free(reply.peers);
     mc_manager_ring_clear(&ring);
     if (!repeated)
-        broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
+        mc_manager_broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_BIRTH, e, "registered");
 }
 
 /* A heartbeat sent as a request is answered: alive or not (the process's lease). */
@@ -444,7 +356,7 @@ static void handle_heartbeat(mc_manager *m, const char *src, const uint8_t *data
     u.reason = (char *)(e ? "the manager marked it dead" : "no process with that id");
     /* Logged the first ten times and then once in a thousand: a flood stays counted
      * (counts/unknownHeartbeats) without filling the log. */
-    if (worth_logging(m->unknown_heartbeats))
+    if (mc_manager_worth_logging(m->unknown_heartbeats))
         MC_INFO("heartbeat from %s for id %u (%s); asking it to register again (%llu so far)",
                 src, hb->id, u.reason, (unsigned long long)m->unknown_heartbeats);
     mc_server_send(m->server, src, MC_CTL_UNKNOWN_PROCESS, &u);
@@ -467,7 +379,7 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             MC_INFO("%s deregistered: %s", e->name, reason);
             mc_manager_drop_globals(m, e);
             mc_manager_ring_changed(m, e);
-            broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
+            mc_manager_broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
             if (e->role == MC_ROLE_CELLAPP)
                 mc_manager_cells_process_gone(m, e->id);
         }

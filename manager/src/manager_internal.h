@@ -57,22 +57,29 @@ struct mc_manager {
     uint64_t retiring_marked; /* baseapps marked retiring (command/retireBaseapp) */
 };
 
-/* manager_ring.c: the backup ring (server/backup_ring.h) every process is told. A baseapp
- * was born, died or stopped: the ring has a new version. */
+/* ---- manager_core.c: below every other file of the manager ---------------------------- */
+
+/* The backup ring (server/backup_ring.h) every process is told. A baseapp was born, died or
+ * stopped: the ring has a new version. */
 void mc_manager_ring_changed(mc_manager *m, const mc_reg_entry *e);
 /* The current ring (live baseapps in registry order) into out; its strings point into the
  * registry (valid until it changes). False when out of memory; free with
  * mc_manager_ring_clear. */
 bool mc_manager_ring_fill(mc_manager *m, Mc__Control__BackupRing *out);
 void mc_manager_ring_clear(Mc__Control__BackupRing *r);
-int mc_manager_publish_ring(mc_manager *m);
 
-/* manager.c: tell every live process (but e) about e with the current ring, in a
- * ProcessEvent of kind EVENT_UNKNOWN (a retiring baseapp: the ring changed, nobody was born
- * or died). */
+/* Tell every live process (but about) about `about` with the current ring, in a
+ * ProcessEvent of that kind (birth, death, stop) and reason. */
+void mc_manager_broadcast(mc_manager *m, Mc__Control__EventKind kind, const mc_reg_entry *about,
+                          const char *reason);
+/* The same of kind EVENT_UNKNOWN (a retiring baseapp: the ring changed, nobody was born or
+ * died). */
 void mc_manager_announce(mc_manager *m, const mc_reg_entry *e, const char *reason);
 
-/* manager.c: count (and, rate-limited, log) a control message the manager cannot use. */
+/* Whether to log the count-th occurrence of something a sender can repeat at will: the
+ * first ten, then one in a thousand (the counters watch every one). */
+bool mc_manager_worth_logging(uint64_t count);
+/* Count (and, rate-limited, log) a control message the manager cannot use. */
 void mc_manager_unusable(mc_manager *m, const char *what, const char *src);
 
 /* manager_ids.c: ID_RANGE requests; the ids/ watchers. */
@@ -87,8 +94,6 @@ void mc_manager_handle_global(mc_manager *m, uint8_t msg_id, const char *src,
 void mc_manager_drop_globals(mc_manager *m, const mc_reg_entry *e);
 void mc_manager_publish_globals(mc_manager *m);
 
-/* manager.c: do these settings leave room for two heartbeats per dead-after time? false
- * with a one-line reason ("deadAfterMs: ..." or "heartbeatMs: ..."). */
 /* The dead-after time of a process of that role: its own, or deadAfterMs. */
 uint64_t mc_manager_dead_after_ms(const mc_manager *m, mc_role role);
 /* The roles with a dead-after option of their own, and the option's name. */
@@ -96,8 +101,15 @@ extern const struct mc_manager_role_timeout {
     mc_role role;
     const char *option; /* "deadAfterMsCellapp"... (also the watcher registry/<option>) */
 } mc_manager_role_timeouts[MC_MANAGER_ROLE_TIMEOUTS];
+/* Do these settings leave room for two heartbeats per dead-after time? false with a
+ * one-line reason ("deadAfterMs: ..." or "heartbeatMs: ..."). */
 bool mc_manager_check_timing(uint64_t dead_after_ms, uint64_t heartbeat_ms, char *why,
                              size_t whylen);
+
+/* ---- the parts, on the core; manager.c (registration, heartbeats, deaths) on them ------ */
+
+/* manager_ring.c: the ring's watchers and command/retireBaseapp. */
+int mc_manager_publish_ring(mc_manager *m);
 
 /* manager_watchers.c: counts/, leastLoaded/, registry/ and processes/<name>/... */
 void mc_manager_publish(mc_manager *m);

@@ -15,41 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mc_manager_ring_changed(mc_manager *m, const mc_reg_entry *e)
-{
-    if (e->role != MC_ROLE_BASEAPP)
-        return;
-    m->ring_version++;
-    MC_INFO("backup ring version %u: %s %s", (unsigned)m->ring_version, e->name,
-            e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE ? "joined" : "left");
-}
-
-bool mc_manager_ring_fill(mc_manager *m, Mc__Control__BackupRing *out)
-{
-    size_t n = 0, count = mc_registry_count(m->registry);
-    char **addrs = calloc(count ? count : 1, sizeof *addrs);
-    if (!addrs)
-        return false;
-    for (size_t i = 0; i < count && n < MC_RING_MAX; i++) {
-        mc_reg_entry *e = mc_registry_at(m->registry, i);
-        if (e->role == MC_ROLE_BASEAPP &&
-            e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE && !e->retiring)
-            addrs[n++] = e->internal_addr;
-    }
-    out->version = m->ring_version;
-    out->manager_instance = m->instance;
-    out->n_baseapps = n;
-    out->baseapps = addrs;
-    return true;
-}
-
-void mc_manager_ring_clear(Mc__Control__BackupRing *r)
-{
-    free(r->baseapps);
-    r->baseapps = NULL;
-    r->n_baseapps = 0;
-}
-
 static void get_members(void *ctx, mc_watch_value *out)
 {
     mc_manager *m = ctx;

@@ -1,5 +1,6 @@
 /* IPv4 address parsing and formatting. */
 #include "mercury/address.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -69,3 +70,5 @@ void mc_address_from_sockaddr(const struct sockaddr_in *in, mc_address *out)
     out->ip = ntohl(in->sin_addr.s_addr);
     out->port = ntohs(in->sin_port);
 }
+
+uint64_t mc_address_key(const mc_address *a) { return ((uint64_t)a->ip << 16) | a->port; }

@@ -330,11 +330,10 @@ void mc_reasm_buffered(mc_channel *ch, size_t len);
 void mc_reasm_unbuffered(mc_channel *ch, size_t len);
 /* Is this packet (header in place) a fragment? */
 bool mc_packet_is_fragment(const mc_packet *pkt);
-/* ch received a message over max_message_size: count it, free its receive buffers and
- * retire it (reported dead with MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE). */
-void mc_reasm_too_large(mc_channel *ch);
 
-/* ---- receive path ---- */
+/* ---- receive path (receive.c; a datagram's footers and units: unit.c) ---- */
+/* Requests one packet may carry at most. */
+#define MC_MAX_REQUESTS_PER_PACKET 256u
 /* Process a datagram held in pkt (pkt->len set). Returns true if pkt was kept. */
 bool mc_receive_packet(mc_nub *nub, const mc_address *src, mc_packet *pkt, int depth,
                        int *status);
@@ -349,8 +348,9 @@ int mc_validate_unit(mc_nub *nub, const uint8_t *data, size_t len, const uint32_
 /* Dispatch a validated unit (data is modified in place for oversize messages). */
 void mc_dispatch_unit(mc_nub *nub, const mc_address *src, mc_channel *ch, uint8_t *data,
                       size_t len, const uint32_t *req, uint32_t nreq);
+/* Count (and at debug level log) a dropped datagram (status.c). */
 void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src);
-/* Mark a channel as needing an ack-only packet at the end of this batch. */
+/* acks.c: mark a channel as needing an ack-only packet at the end of this batch. */
 void mc_nub_want_ack(mc_nub *nub, mc_channel *ch);
 void mc_nub_send_pending_acks(mc_nub *nub);
 /* Mark a channel whose acks moved: resends/overflow are checked at the end of the batch. */
@@ -558,7 +558,7 @@ struct mc_nub {
     char *watch_prefix;
 };
 
-/* Register a new channel (list, lookup map, watchers); false on allocation failure. */
+/* The channel table (channels.c). Register a new channel (list, lookup map, watchers); false on allocation failure. */
 bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch);
 /* Remove, report (unless condemned) and free a channel now (receive path only: never
  * while the channel may be in use further up the stack). */
@@ -567,6 +567,7 @@ void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);
  * freed on the next timer tick). */
 void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason);
 void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch);
+/* The key of an address in the nub's maps (address.c). */
 uint64_t mc_address_key(const mc_address *a);
 
 #endif

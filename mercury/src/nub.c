@@ -1,4 +1,5 @@
-/* The nub: socket, libevent events, the receive loop, the timer, channel bookkeeping. */
+/* The nub: socket, libevent events, the receive loop, the timer (its channel table:
+ * channels.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -13,8 +14,6 @@
 #include "internal.h"
 
 #define MC_MAX_DATAGRAMS_PER_WAKE 8192
-
-uint64_t mc_address_key(const mc_address *a) { return ((uint64_t)a->ip << 16) | a->port; }
 
 void mc_nub_config_init(mc_nub_config *cfg)
 {
@@ -32,39 +31,6 @@ void mc_nub_config_init(mc_nub_config *cfg)
     cfg->max_channels = MC_DEFAULT_MAX_CHANNELS;
     cfg->max_message_size = MC_MAX_MESSAGE_SIZE;
     cfg->max_reassembly_bytes = MC_DEFAULT_MAX_REASSEMBLY_BYTES;
-}
-
-void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
-{
-    if ((unsigned)why >= MC_DROP_REASON_COUNT)
-        why = MC_DROP_BAD_FOOTER;
-    nub->stats.drops[why]++;
-    nub->stats.dropped_total++;
-    if (why != MC_DROP_DUPLICATE && why != MC_DROP_OUT_OF_WINDOW &&
-        why != MC_DROP_REASSEMBLY_BUDGET && mc_log_enabled(MC_LOG_DEBUG)) {
-        char a[MC_ADDRESS_STRLEN];
-        MC_DEBUG("dropped packet from %s: %s", mc_address_format(src, a, sizeof a),
-                 mc_drop_reason_name(why));
-    }
-}
-
-void mc_nub_want_ack(mc_nub *nub, mc_channel *ch)
-{
-    ch->need_ack = true;
-    if (ch->in_ack_list)
-        return;
-    ch->in_ack_list = true;
-    ch->ack_next = nub->ack_list;
-    nub->ack_list = ch;
-}
-
-void mc_nub_want_progress(mc_nub *nub, mc_channel *ch)
-{
-    if (ch->in_progress_list)
-        return;
-    ch->in_progress_list = true;
-    ch->progress_next = nub->progress_list;
-    nub->progress_list = ch;
 }
 
 void mc_nub_send_pending_acks(mc_nub *nub)
@@ -86,110 +52,6 @@ void mc_nub_send_pending_acks(mc_nub *nub)
         ch->ack_next = NULL;
         if (ch->need_ack && !ch->dead)
             mc_channel_send_acks(ch);
-    }
-}
-
-bool mc_nub_add_channel(mc_nub *nub, mc_channel *ch)
-{
-    if (nub->nchannels == nub->channels_cap) {
-        size_t ncap = nub->channels_cap ? nub->channels_cap * 2 : 16;
-        mc_channel **n = realloc(nub->channels, ncap * sizeof(*n));
-        if (!n)
-            return false;
-        nub->channels = n;
-        nub->channels_cap = ncap;
-    }
-    bool mapped = ch->indexed ? mc_map_put(&nub->by_index, ch->id, 0, ch)
-                              : mc_map_put(&nub->by_addr, mc_address_key(&ch->addr), 0, ch);
-    if (!mapped)
-        return false;
-    ch->index = nub->nchannels;
-    nub->channels[nub->nchannels++] = ch;
-    nub->stats.channels_created++;
-    nub->stats.channels = nub->nchannels;
-    if (nub->watchers)
-        mc_channel_register_watchers(ch);
-    return true;
-}
-
-void mc_nub_remove_channel(mc_nub *nub, mc_channel *ch)
-{
-    mc_channel_unregister_watchers(ch);
-    if (ch->accepted) {
-        ch->accepted = false;
-        nub->accepted_channels--;
-    }
-    size_t i = ch->index;
-    if (i < nub->nchannels && nub->channels[i] == ch) {
-        nub->channels[i] = nub->channels[--nub->nchannels];
-        nub->channels[i]->index = i;
-    }
-    if (ch->indexed) {
-        if (mc_map_get(&nub->by_index, ch->id, 0) == ch)
-            mc_map_remove(&nub->by_index, ch->id, 0);
-    } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
-        mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
-    }
-    /* drop it from the ack and progress lists */
-    for (mc_channel **pp = &nub->ack_list; *pp; pp = &(*pp)->ack_next) {
-        if (*pp == ch) {
-            *pp = ch->ack_next;
-            break;
-        }
-    }
-    for (mc_channel **pp = &nub->progress_list; *pp; pp = &(*pp)->progress_next) {
-        if (*pp == ch) {
-            *pp = ch->progress_next;
-            break;
-        }
-    }
-    nub->stats.channels = nub->nchannels;
-}
-
-static void kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason, bool report)
-{
-    /* Marked dead before any handler runs: reply and dead handlers may still look at the
-     * channel, but nothing new (a request, a message) can be started on it, so nothing
-     * can hold on to it once it is freed below. */
-    if (!ch->dead) {
-        ch->dead = true;
-        ch->death_reason = reason;
-    }
-    mc_nub_remove_channel(nub, ch);
-    nub->stats.channels_dead++;
-    mc_reply_status st =
-        reason == MC_CHANNEL_DEATH_NUB_FREED ? MC_REPLY_CANCELLED : MC_REPLY_CHANNEL_DEAD;
-    mc_request_fail_channel(nub, ch, st);
-    if (report) {
-        mc_channel_dead_handler fn = ch->dead_fn ? ch->dead_fn : nub->dead_fn;
-        void *ctx = ch->dead_fn ? ch->dead_ctx : nub->dead_ctx;
-        if (fn)
-            fn(ctx, ch, reason);
-    }
-    /* defence in depth: no request may outlive the channel it names */
-    mc_request_fail_channel(nub, ch, st);
-    mc_channel_destroy(ch);
-}
-
-void mc_nub_kill_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
-{
-    kill_channel(nub, ch, reason, !ch->condemned);
-}
-
-void mc_nub_retire_channel(mc_nub *nub, mc_channel *ch, mc_channel_death reason)
-{
-    /* Detach it from lookups now; the timer reports and frees it (it may be in use further
-     * up the stack, e.g. by the receive path that called a handler). */
-    mc_channel_unregister_watchers(ch);
-    if (ch->indexed) {
-        if (mc_map_get(&nub->by_index, ch->id, 0) == ch)
-            mc_map_remove(&nub->by_index, ch->id, 0);
-    } else if (mc_map_get(&nub->by_addr, mc_address_key(&ch->addr), 0) == ch) {
-        mc_map_remove(&nub->by_addr, mc_address_key(&ch->addr), 0);
-    }
-    if (!ch->dead) {
-        ch->dead = true;
-        ch->death_reason = reason;
     }
 }
 
@@ -327,7 +189,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     for (size_t i = 0; i < nub->nchannels;) {
         mc_channel *ch = nub->channels[i];
         if (ch->dead) {
-            kill_channel(nub, ch, ch->death_reason, !ch->condemned);
+            mc_nub_kill_channel(nub, ch, ch->death_reason);
             i = 0;
             continue;
         }
@@ -477,7 +339,7 @@ void mc_nub_free(mc_nub *nub)
     nub->freeing = true;
     while (nub->nchannels) {
         mc_channel *ch = nub->channels[nub->nchannels - 1];
-        kill_channel(nub, ch, MC_CHANNEL_DEATH_NUB_FREED, !ch->condemned);
+        mc_nub_kill_channel(nub, ch, MC_CHANNEL_DEATH_NUB_FREED);
     }
     mc_request_cancel_all(nub);
     mc_offchannel_free_all(nub);

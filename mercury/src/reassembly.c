@@ -1,6 +1,6 @@
 /* The per-nub budget of bytes held in on-channel reassembly (messages spanning packets,
- * and out-of-order fragment packets waiting in receive windows), and what happens to a
- * channel whose peer sends a message over max_message_size. */
+ * and out-of-order fragment packets waiting in receive windows). A channel whose peer sends
+ * a message over max_message_size is closed by the receive path (receive.c). */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -81,20 +81,4 @@ void mc_reasm_unbuffered(mc_channel *ch, size_t len)
 {
     ch->frag_buffered -= len;
     ch->nub->stats.reassembly_bytes -= len;
-}
-
-void mc_reasm_too_large(mc_channel *ch)
-{
-    mc_nub *nub = ch->nub;
-    mc_nub_count_drop(nub, MC_DROP_MESSAGE_TOO_LARGE, &ch->addr);
-    uint64_t n = nub->stats.drops[MC_DROP_MESSAGE_TOO_LARGE];
-    if ((n & (n - 1)) == 0) {
-        char a[MC_ADDRESS_STRLEN];
-        MC_WARNING("channel %s: peer sent a message over max_message_size (%u bytes); "
-                   "the channel is closed (%llu such messages)",
-                   mc_address_format(&ch->addr, a, sizeof a), nub->cfg.max_message_size,
-                   (unsigned long long)n);
-    }
-    mc_channel_clear_receive(ch);
-    mc_nub_retire_channel(nub, ch, MC_CHANNEL_DEATH_MESSAGE_TOO_LARGE);
 }

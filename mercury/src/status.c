@@ -3,6 +3,7 @@
 #include "mercury/nub.h"
 #include "mercury/request.h"
 #include "mercury/status.h"
+#include "internal.h"
 
 const char *mc_status_name(int status)
 {
@@ -71,4 +72,18 @@ const char *mc_drop_reason_name(mc_drop_reason reason)
     if ((unsigned)reason >= MC_DROP_REASON_COUNT)
         return "unknown";
     return names[reason];
+}
+
+void mc_nub_count_drop(mc_nub *nub, mc_drop_reason why, const mc_address *src)
+{
+    if ((unsigned)why >= MC_DROP_REASON_COUNT)
+        why = MC_DROP_BAD_FOOTER;
+    nub->stats.drops[why]++;
+    nub->stats.dropped_total++;
+    if (why != MC_DROP_DUPLICATE && why != MC_DROP_OUT_OF_WINDOW &&
+        why != MC_DROP_REASSEMBLY_BUDGET && mc_log_enabled(MC_LOG_DEBUG)) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_DEBUG("dropped packet from %s: %s", mc_address_format(src, a, sizeof a),
+                 mc_drop_reason_name(why));
+    }
 }

@@ -90,108 +90,6 @@ void cells_cluster_stop(cells_cluster *c)
 
 /* ---- players ------------------------------------------------------------------------------ */
 
-/* Append one entry and ';' (the oldest half goes when the log is full). */
-static void add(cells_player *p, const char *text)
-{
-    size_t len = strlen(p->log);
-    if (len + strlen(text) + 2 >= sizeof p->log) {
-        memmove(p->log, p->log + sizeof p->log / 2, len - sizeof p->log / 2 + 1);
-        len = strlen(p->log);
-    }
-    snprintf(p->log + len, sizeof p->log - len, "%s;", text);
-}
-
-static void on_player(void *ud, mc_client *c, const mc_cw_player *pl)
-{
-    (void)c;
-    cells_player *p = ud;
-    p->players++;
-    p->id = pl->id;
-    p->type = pl->type;
-}
-
-static void on_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
-                    const mc_value *args)
-{
-    (void)c;
-    (void)args;
-    char one[512];
-    int at = snprintf(one, sizeof one, "own-call %s %d", m->name, (int)id);
-    for (size_t i = 0; args && i < m->nargs && at < 400; i++) {
-        char *t = mc_value_to_text(&args[i]);
-        at += snprintf(one + at, sizeof one - (size_t)at, " arg=%s", t ? t : "?");
-        free(t);
-    }
-    add(ud, one);
-}
-
-static void on_property(void *ud, mc_client *c, int32_t id, const mc_def_property *pr,
-                        const mc_value *v)
-{
-    (void)c;
-    char *t = mc_value_to_text(v);
-    char one[256];
-    snprintf(one, sizeof one, "prop %d %s=%s", (int)id, pr->name, t ? t : "?");
-    free(t);
-    add(ud, one);
-}
-
-static void on_world(void *ud, mc_client *c, const mc_world_record *r)
-{
-    (void)c;
-    cells_player *p = ud;
-    p->enters += r->kind == MC_WORLD_ENTER;
-    p->leaves += r->kind == MC_WORLD_LEAVE;
-    char one[512];
-    int at = snprintf(one, sizeof one, "%d:%d", r->kind, (int)r->id);
-    if (r->kind == MC_WORLD_CALL)
-        at += snprintf(one + at, sizeof one - (size_t)at, " %s", r->method->name);
-    for (size_t i = 0; r->values && i < r->n && at < 400; i++) {
-        char *t = mc_value_to_text(&r->values[i]);
-        at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s",
-                       r->props ? r->props[i]->name : "arg", t ? t : "?");
-        free(t);
-    }
-    add(ud, one);
-}
-
-static int32_t create(const cells_cluster *c, const char *type, const char *props)
-{
-    char v[512];
-    long deadline = client_cluster_now_ms() + 15000;
-    while (client_cluster_now_ms() < deadline) {
-        if (watch(c, "baseapp01", "call", "command/createBase", type, props, NULL, v, sizeof v))
-            return (int32_t)atol(v);
-        h_sleep_ms(200);
-    }
-    ck_abort_msg("createBase %s: %s", type, v);
-    return 0;
-}
-
-static void connect_player(cells_player *p, const cells_cluster *c, int32_t account)
-{
-    memset(p, 0, sizeof *p);
-    char ids[16], v[512], hex[80], addr[64];
-    snprintf(ids, sizeof ids, "%d", (int)account);
-    ck_assert_msg(watch(c, "baseapp01", "call", "command/issueSession", ids, NULL, NULL, v,
-                        sizeof v),
-                  "%s", v);
-    unsigned long long sid;
-    ck_assert_msg(sscanf(v, "%llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", v);
-    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = c->cc.defs, .ud = p,
-                            .timeout_ms = 5000};
-    for (int i = 0; i < 32; i++) {
-        unsigned b;
-        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
-        cfg.session_key[i] = (uint8_t)b;
-    }
-    cfg.cb = (mc_client_callbacks){.on_player = on_player, .on_call = on_call,
-                                   .on_property = on_property, .on_world = on_world};
-    char err[256];
-    p->c = mc_client_connect(&cfg, err, sizeof err);
-    ck_assert_msg(p->c != NULL, "%s", err);
-}
-
 bool cells_pump(cells_player *ps, int n, int ms, cells_cond cond, const void *arg)
 {
     long deadline = client_cluster_now_ms() + ms;
@@ -220,11 +118,12 @@ static bool all_avatars(cells_player *ps, int n, const void *arg)
 
 int32_t cells_enter_world(cells_cluster *c, cells_player *ps, int n)
 {
-    int32_t space = create(c, "Space", "{\"spaceName\":\"world\"}");
+    int32_t space = client_cluster_create(&c->cc, "Space", "{\"spaceName\":\"world\"}");
     for (int i = 0; i < n; i++) {
         char props[128];
         snprintf(props, sizeof props, "{\"accountName\":\"player%d\"}", i);
-        connect_player(&ps[i], c, create(c, "Account", props));
+        client_player_connect(&ps[i], &c->cc,
+                              client_cluster_create(&c->cc, "Account", props));
     }
     cells_pump(ps, n, 500, NULL, NULL);
     for (int i = 0; i < n; i++) {
@@ -337,29 +236,4 @@ void cells_walk(cells_player *ps, int n, cells_player *p, float x, float z, floa
         if (k == 1.0f)
             return;
     }
-}
-
-bool cells_heard(const cells_player *p, int32_t id, const char *name, const char *value)
-{
-    char own[128], rec[32], field[96];
-    if (value)
-        snprintf(field, sizeof field, " %s=%s", name, value);
-    else
-        snprintf(field, sizeof field, " %s=", name);
-    snprintf(own, sizeof own, "prop %d%s", (int)id, field);
-    for (const char *o = strstr(p->log, own); o; o = strstr(o + 1, own))
-        if (!value || o[strlen(own)] == ';')
-            return true;
-    snprintf(rec, sizeof rec, "3:%d ", (int)id);
-    for (const char *r = strstr(p->log, rec); r; r = strstr(r + 1, rec)) {
-        if (r != p->log && r[-1] != ';')
-            continue;
-        const char *end = strchr(r, ';');
-        for (const char *f = strstr(r, field); f && (!end || f < end); f = strstr(f + 1, field)) {
-            char after = f[strlen(field)];
-            if (!value || after == ' ' || after == ';' || after == '\0')
-                return true;
-        }
-    }
-    return false;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "client_cluster.h"
+#include "client_player.h"
 
 typedef struct {
     client_cluster cc;          /* the manager, baseapp, cellapp01; the defs; the watcher */
@@ -21,18 +22,8 @@ typedef struct {
     char cell_addr[2][32];      /* cellapp01's and cellapp02's internal addresses */
 } cells_cluster;
 
-#define CELLS_PLAYER_LOG 32768
-
-typedef struct {
-    mc_client *c;
-    int32_t id;                 /* its Avatar */
-    uint16_t type;
-    int players;                /* player records heard (2 once in the world: Account, Avatar) */
-    int enters, leaves;         /* ENTER and LEAVE records heard, of anything */
-    char log[CELLS_PLAYER_LOG]; /* world records as "KIND:id name=value...;" (a CALL's
-                                 * arguments as "arg=value"), own-client calls and properties
-                                 * as "own-call M id arg=value...;", "prop id name=value;" */
-} cells_player;
+/* A player: client_player.h's (its log, its entity). */
+typedef client_player cells_player;
 
 void cells_cluster_start(cells_cluster *c);
 void cells_cluster_stop(cells_cluster *c);
@@ -63,9 +54,5 @@ void cells_split(cells_cluster *c, int32_t space, int to, const char *at);
 /* Walk player p's client to (x, z) in steps of at most 10 m every 300 ms (the cellapps take
  * 50 m/s), facing yaw, pumping every player. */
 void cells_walk(cells_player *ps, int n, cells_player *p, float x, float z, float yaw);
-
-/* Whether the player's client heard a change of entity id's property `name` (PROPS, or its
- * own PROPERTY), and with this value text when `value` is not NULL. */
-bool cells_heard(const cells_player *p, int32_t id, const char *name, const char *value);
 
 #endif

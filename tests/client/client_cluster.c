@@ -127,3 +127,40 @@ void client_cluster_call_json(const client_cluster *c, mc_client *client, uint16
         mc_value_free(&args[i]);
     ck_assert_msg(rc == 0, "call %s: %s", method, mc_call_status_name(rc));
 }
+
+int32_t client_cluster_create(const client_cluster *c, const char *type, const char *props)
+{
+    char v[512];
+    long deadline = client_cluster_now_ms() + 15000;
+    while (client_cluster_now_ms() < deadline) {
+        if (client_cluster_watch(c, "baseapp01", "call", "command/createBase", type, props, NULL,
+                                 v, sizeof v))
+            return (int32_t)atol(v);
+        h_sleep_ms(200);
+    }
+    ck_abort_msg("createBase %s: %s", type, v);
+    return 0;
+}
+
+mc_client *client_cluster_connect(const client_cluster *c, int32_t account,
+                                  const mc_client_callbacks *cb, void *ud)
+{
+    char ids[16], v[512], hex[80], addr[64];
+    snprintf(ids, sizeof ids, "%d", (int)account);
+    ck_assert_msg(client_cluster_watch(c, "baseapp01", "call", "command/issueSession", ids, NULL,
+                                       NULL, v, sizeof v),
+                  "%s", v);
+    unsigned long long sid;
+    ck_assert_msg(sscanf(v, "%llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", v);
+    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = c->defs, .ud = ud,
+                            .timeout_ms = 5000, .cb = *cb};
+    for (int i = 0; i < 32; i++) {
+        unsigned b;
+        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
+        cfg.session_key[i] = (uint8_t)b;
+    }
+    char err[256];
+    mc_client *client = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(client != NULL, "%s", err);
+    return client;
+}

@@ -36,6 +36,15 @@ bool client_cluster_watch(const client_cluster *c, const char *proc, const char 
 /* A number watcher's value, -1 when it cannot be read. */
 long long client_cluster_counter(const client_cluster *c, const char *proc, const char *path);
 
+/* command/createBase TYPE PROPS on baseapp01 (props JSON), retried for up to 15 s while the
+ * cluster settles: the new base's id (fails the test when it never answers). */
+int32_t client_cluster_create(const client_cluster *c, const char *type, const char *props);
+/* A client of the library logged in to the base `account` (command/issueSession on
+ * baseapp01, then a connect with the session's id and key), with these callbacks and ud;
+ * fails the test when it cannot connect. */
+mc_client *client_cluster_connect(const client_cluster *c, int32_t account,
+                                  const mc_client_callbacks *cb, void *ud);
+
 /* Call an exposed method of the client's player (an entity of `type`) with arguments given as
  * JSON, checked against the defs; asserts that the call was sent. */
 void client_cluster_call_json(const client_cluster *c, mc_client *client, uint16_t type,

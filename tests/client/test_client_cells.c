@@ -138,8 +138,8 @@ static bool both_heard(cells_player *ps, int n, const void *arg)
     (void)n;
     const heard_arg *h = arg;
     int32_t id = ps[h->owner].id;
-    return cells_heard(&ps[h->other], id, "look", NULL) &&
-           cells_heard(&ps[h->owner], id, h->name, h->value);
+    return client_player_heard(&ps[h->other], id, "look", NULL) &&
+           client_player_heard(&ps[h->owner], id, h->name, h->value);
 }
 
 /* Round `round` of the matrix: every flagged property of ps[owner] set (its real on cellapp
@@ -170,17 +170,17 @@ static void matrix(cells_cluster *c, cells_player *ps, int owner, int round, int
         const flag_row *r = &ROWS[i];
         row_value(r, round, v, sizeof v);
         const char *val = r->number ? v : NULL;
-        ck_assert_msg(cells_heard(&ps[owner], id, r->name, NULL) == r->owner,
+        ck_assert_msg(client_player_heard(&ps[owner], id, r->name, NULL) == r->owner,
                       "round %d: the owner %s %s: %s", round, r->owner ? "missed" : "heard",
                       r->name, ps[owner].log);
-        ck_assert_msg(cells_heard(&ps[other], id, r->name, NULL) == r->other,
+        ck_assert_msg(client_player_heard(&ps[other], id, r->name, NULL) == r->other,
                       "round %d: the other %s %s: %s", round, r->other ? "missed" : "heard",
                       r->name, ps[other].log);
         if (r->owner)
-            ck_assert_msg(cells_heard(&ps[owner], id, r->name, val), "round %d: owner %s=%s: %s",
+            ck_assert_msg(client_player_heard(&ps[owner], id, r->name, val), "round %d: owner %s=%s: %s",
                           round, r->name, v, ps[owner].log);
         if (r->other)
-            ck_assert_msg(cells_heard(&ps[other], id, r->name, val), "round %d: other %s=%s: %s",
+            ck_assert_msg(client_player_heard(&ps[other], id, r->name, val), "round %d: other %s=%s: %s",
                           round, r->name, v, ps[other].log);
     }
     if (ghost_on < 0)

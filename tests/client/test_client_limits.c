@@ -73,42 +73,11 @@ static void on_end(void *ud, mc_client *c, int how, int reason, const char *text
     p->end_reason = reason;
 }
 
-static int32_t create(const cluster *c, const char *type, const char *props)
-{
-    char v[512];
-    long deadline = now_ms() + 15000;
-    while (now_ms() < deadline) {
-        if (client_cluster_watch(c, "baseapp01", "call", "command/createBase", type, props, NULL,
-                                 v, sizeof v))
-            return (int32_t)atol(v);
-        h_sleep_ms(200);
-    }
-    ck_abort_msg("createBase %s: %s", type, v);
-    return 0;
-}
-
 static void connect_player(player *p, const cluster *c, int32_t account)
 {
     memset(p, 0, sizeof *p);
-    char ids[16], v[512], hex[80], addr[64];
-    snprintf(ids, sizeof ids, "%d", (int)account);
-    ck_assert_msg(client_cluster_watch(c, "baseapp01", "call", "command/issueSession", ids, NULL,
-                                       NULL, v, sizeof v),
-                  "%s", v);
-    unsigned long long sid;
-    ck_assert_msg(sscanf(v, "%llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", v);
-    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = c->defs, .ud = p,
-                            .timeout_ms = 5000};
-    for (int i = 0; i < 32; i++) {
-        unsigned b;
-        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
-        cfg.session_key[i] = (uint8_t)b;
-    }
-    cfg.cb = (mc_client_callbacks){.on_player = on_player, .on_world = on_world,
-                                   .on_end = on_end};
-    char err[256];
-    p->c = mc_client_connect(&cfg, err, sizeof err);
-    ck_assert_msg(p->c != NULL, "%s", err);
+    mc_client_callbacks cb = {.on_player = on_player, .on_world = on_world, .on_end = on_end};
+    p->c = client_cluster_connect(c, account, &cb, p);
 }
 
 typedef bool (*cond_fn)(player *ps, size_t n, const void *arg);
@@ -160,11 +129,11 @@ static void call_json(const cluster *c, player *p, mc_part part, const char *met
  * seeing each other. */
 static void enter_world(cluster *c, player *ps, size_t n)
 {
-    create(c, "Space", "{\"spaceName\":\"world\"}");
+    client_cluster_create(c, "Space", "{\"spaceName\":\"world\"}");
     for (size_t i = 0; i < n; i++) {
         char props[128];
         snprintf(props, sizeof props, "{\"accountName\":\"limits%zu\"}", i);
-        connect_player(&ps[i], c, create(c, "Account", props));
+        connect_player(&ps[i], c, client_cluster_create(c, "Account", props));
     }
     pump(ps, n, 500, NULL, NULL);
     for (size_t i = 0; i < n; i++) {

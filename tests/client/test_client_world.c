@@ -8,6 +8,7 @@
  * values. Every process is stopped at the end (SIGTERM, exit 0). */
 #include "check_main.h"
 #include "client_cluster.h"
+#include "client_player.h"
 #include "harness.h"
 
 #include <math.h>
@@ -46,110 +47,10 @@ static long long counter(const cluster *c, const char *proc, const char *path)
     return client_cluster_counter(c, proc, path);
 }
 
-static int32_t create(const cluster *c, const char *type, const char *props)
-{
-    char v[512];
-    long deadline = now_ms() + 15000;
-    while (now_ms() < deadline) {
-        if (watch(c, "baseapp01", "call", "command/createBase", type, props, NULL, v, sizeof v))
-            return (int32_t)atol(v);
-        h_sleep_ms(200);
-    }
-    ck_abort_msg("createBase %s: %s", type, v);
-    return 0;
-}
-
 /* ---- a player ----------------------------------------------------------------------------- */
 
-typedef struct {
-    mc_client *c;
-    int32_t id;
-    uint16_t type;
-    int players;
-    char log[8192];     /* world records and calls as "K:id ...;" */
-} player;
-
-/* Append one entry and ';' (the oldest half goes when the log is full). */
-static void add(player *p, const char *text)
-{
-    size_t len = strlen(p->log);
-    if (len + strlen(text) + 2 >= sizeof p->log) {
-        memmove(p->log, p->log + sizeof p->log / 2, len - sizeof p->log / 2 + 1);
-        len = strlen(p->log);
-    }
-    snprintf(p->log + len, sizeof p->log - len, "%s;", text);
-}
-
-static void on_player(void *ud, mc_client *c, const mc_cw_player *pl)
-{
-    (void)c;
-    player *p = ud;
-    p->players++;
-    p->id = pl->id;
-    p->type = pl->type;
-}
-
-static void on_call(void *ud, mc_client *c, int32_t id, const mc_def_method *m,
-                    const mc_value *args)
-{
-    (void)c;
-    (void)args;
-    char one[128];
-    snprintf(one, sizeof one, "own-call %s %d", m->name, (int)id);
-    add(ud, one);
-}
-
-static void on_property(void *ud, mc_client *c, int32_t id, const mc_def_property *pr,
-                        const mc_value *v)
-{
-    (void)c;
-    char *t = mc_value_to_text(v);
-    char one[256];
-    snprintf(one, sizeof one, "prop %d %s=%s", (int)id, pr->name, t ? t : "?");
-    free(t);
-    add(ud, one);
-}
-
-static void on_world(void *ud, mc_client *c, const mc_world_record *r)
-{
-    (void)c;
-    player *p = ud;
-    char one[512];
-    int at = snprintf(one, sizeof one, "%d:%d", r->kind, (int)r->id);
-    if (r->kind == MC_WORLD_CALL)
-        at += snprintf(one + at, sizeof one - (size_t)at, " %s", r->method->name);
-    for (size_t i = 0; r->props && i < r->n && at < 400; i++) {
-        char *t = mc_value_to_text(&r->values[i]);
-        at += snprintf(one + at, sizeof one - (size_t)at, " %s=%s", r->props[i]->name,
-                       t ? t : "?");
-        free(t);
-    }
-    add(p, one);
-}
-
-static void connect_player(player *p, const cluster *c, int32_t account)
-{
-    memset(p, 0, sizeof *p);
-    char ids[16], v[512], hex[80], addr[64];
-    snprintf(ids, sizeof ids, "%d", (int)account);
-    ck_assert_msg(watch(c, "baseapp01", "call", "command/issueSession", ids, NULL, NULL, v,
-                        sizeof v),
-                  "%s", v);
-    unsigned long long sid;
-    ck_assert_msg(sscanf(v, "%llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", v);
-    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = c->defs, .ud = p,
-                            .timeout_ms = 5000};
-    for (int i = 0; i < 32; i++) {
-        unsigned b;
-        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
-        cfg.session_key[i] = (uint8_t)b;
-    }
-    cfg.cb = (mc_client_callbacks){.on_player = on_player, .on_call = on_call,
-                                   .on_property = on_property, .on_world = on_world};
-    char err[256];
-    p->c = mc_client_connect(&cfg, err, sizeof err);
-    ck_assert_msg(p->c != NULL, "%s", err);
-}
+/* The logging player (client_player.h). */
+typedef client_player player;
 
 typedef bool (*cond_fn)(player *a, player *b, const void *arg);
 
@@ -217,8 +118,7 @@ static void login_avatar(player *p, const cluster *c, const char *account, const
 {
     char props[128];
     snprintf(props, sizeof props, "{\"accountName\":\"%s\"}", account);
-    int32_t acc = create(c, "Account", props);
-    connect_player(p, c, acc);
+    client_player_connect(p, c, client_cluster_create(c, "Account", props));
 }
 
 /* Both players log off (their clients close) and the cluster stops. */
@@ -235,7 +135,7 @@ static void leave_world(cluster *c, player *a, player *b)
  * playing a new avatar (Ann, Bo) that has entered the world: the Space's id. */
 static int32_t enter_world(cluster *c, player *a, player *b, const char *world)
 {
-    int32_t space = create(c, "Space", world);
+    int32_t space = client_cluster_create(c, "Space", world);
     login_avatar(a, c, "alice", "Ann");
     login_avatar(b, c, "bob", "Bo");
     pump(a, b, 500, NULL, NULL);
@@ -274,7 +174,7 @@ START_TEST(players_see_each_other_chat_change_move_and_leave)
 
     /* b chats (allClients): b's own client hears it through its base, a through a CALL */
     call_json(&b, &c, MC_PART_CELL, "chat", "[\"hi all\"]");
-    snprintf(want, sizeof want, "5:%d onChat;", (int)b.id);
+    snprintf(want, sizeof want, "5:%d onChat arg=%d arg=\"hi all\";", (int)b.id, (int)b.id);
     ck_assert_msg(wait_log(&a, &b, "a", want, 5000), "a: %s", a.log);
     ck_assert_msg(wait_log(&a, &b, "b", "own-call onChat", 5000), "b: %s", b.log);
 
@@ -365,25 +265,6 @@ static void set_prop(const cluster *c, const char *proc, int32_t id, const char 
                   "setProperty %s %s: %s", name, json, v);
 }
 
-/* Whether log holds a change of entity id's property `name` (PROPS or PROPERTY). */
-static bool heard(const char *log, int32_t id, const char *name)
-{
-    char a[64], b[64];
-    snprintf(a, sizeof a, "3:%d ", (int)id);
-    snprintf(b, sizeof b, "prop %d %s=", (int)id, name);
-    if (strstr(log, b))
-        return true;
-    for (const char *p = strstr(log, a); p; p = strstr(p + 1, a)) {
-        const char *end = strchr(p, ';');
-        char want[64];
-        snprintf(want, sizeof want, " %s=", name);
-        const char *at = strstr(p, want);
-        if (at && (!end || at < end))
-            return true;
-    }
-    return false;
-}
-
 /* Every property flag reaches exactly its receivers: the owner's client hears its
  * BASE_AND_CLIENT (from the base), OWN_CLIENT, CELL_PUBLIC_AND_OWN and ALL_CLIENTS values; the
  * other player's client its OTHER_CLIENTS and ALL_CLIENTS values; nobody BASE, CELL_PUBLIC or
@@ -418,10 +299,10 @@ START_TEST(every_property_flag_reaches_exactly_its_receivers)
     ck_assert_msg(pump(&a, &b, 5000, log_has, w), "b: %s", b.log);
     pump(&a, &b, 1500, NULL, NULL);
     for (size_t i = 0; i < n; i++) {
-        ck_assert_msg(heard(a.log, a.id, props[i].name) == props[i].owner,
+        ck_assert_msg(client_player_heard(&a, a.id, props[i].name, NULL) == props[i].owner,
                       "the owner %s %s: %s", props[i].owner ? "missed" : "heard", props[i].name,
                       a.log);
-        ck_assert_msg(heard(b.log, a.id, props[i].name) == props[i].other,
+        ck_assert_msg(client_player_heard(&b, a.id, props[i].name, NULL) == props[i].other,
                       "the other %s %s: %s", props[i].other ? "missed" : "heard", props[i].name,
                       b.log);
     }

@@ -1,13 +1,7 @@
 /* The engine's life: options, loading the game module, the server glue (messages, peer
  * deaths, shutdown), the timer tick, and freeing. */
 #include "engine_internal.h"
-#include "entity/backup_wire.h"
-#include "entity/move_wire.h"
 #include "common/log.h"
-#include "entity/persist_wire.h"
-#include "entity/restore_wire.h"
-#include "entity/ghost_wire.h"
-#include "proto/login.h"
 #include "server/control.h"
 
 #include <libgen.h>
@@ -32,77 +26,6 @@ const mc_option mc_engine_options[] = {
      "still run their code); a reload past it is refused (1..1000)"},
 };
 const size_t mc_engine_option_count = sizeof mc_engine_options / sizeof mc_engine_options[0];
-
-typedef struct {
-    mc_engine *e;
-    const mc_role_part *part;
-} engine_holder;
-
-static mc_engine *engine_from_server(mc_server *s)
-{
-    engine_holder *h = mc_server_role_ctx(s);
-    return h ? h->e : NULL;
-}
-
-static void on_entity_message(void *ctx, const mc_message_info *info, mc_istream *data)
-{
-    mc_engine *e = engine_from_server(ctx);
-    size_t len = mc_istream_remaining(data);
-    const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
-    if (!e || !bytes)
-        return;
-    /* A process the manager declared dead acts as live no more: whatever it still sends is
-     * dropped unread (a request goes unanswered: its sender is fenced, or times out). */
-    if (engine_peer_dead(e, info->source)) {
-        if (engine_log_allowed(++e->st.dropped_from_dead)) {
-            char a[MC_ADDRESS_STRLEN];
-            MC_WARNING("%s from %s dropped: the manager declared that process dead (%llu "
-                       "dropped so far)",
-                       info->def->name, mc_address_format(info->source, a, sizeof a),
-                       (unsigned long long)e->st.dropped_from_dead);
-        }
-        return;
-    }
-    mc_origin o = {.local = false, .addr = *info->source, .is_request = info->is_request,
-                   .reply_id = info->reply_id};
-    engine_handle_message(e, info->def->id, &o, bytes, len);
-}
-
-const mc_message_def mc_engine_messages[] = {
-    {MC_MSG_ENTITY_CALL, "ENTITY_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CREATE_BASE, "CREATE_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CREATE_CELL, "CREATE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_DESTROY_CELL, "DESTROY_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CELL_GONE, "CELL_GONE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_FETCH_CELL, "FETCH_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_LOAD_BASE, "LOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_PREPARE_LOGIN, "PREPARE_LOGIN", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RESUME_PREPARE, "RESUME_PREPARE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CLIENT_UPDATE, "CLIENT_UPDATE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CLIENT_ATTACHED, "CLIENT_ATTACHED", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CLIENT_MOVE, "CLIENT_MOVE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CELL_MIGRATE, "CELL_MIGRATE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CELL_MOVED, "CELL_MOVED", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_CELL_COPY, "CELL_COPY", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RESTORE_CELL, "RESTORE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_BACKUP_DROP, "BACKUP_DROP", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_BASE_RESTORED, "BASE_RESTORED", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_OFFLOAD_BASE, "OFFLOAD_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_BACKUP_REFUSED, "BACKUP_REFUSED", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RETIRE_PASS, "RETIRE_PASS", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RETIRE_CLIENT_CALL, "RETIRE_CLIENT_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RETIRE_END, "RETIRE_END", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RETIRED, "RETIRED", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_RETIRE_HOMES, "RETIRE_HOMES", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
-    {MC_MSG_GHOST_CLIENT_CALL, "GHOST_CLIENT_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
-};
-const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
-
-bool engine_log_allowed(uint64_t count) { return count <= 10 || count % 1000 == 0; }
 
 static bool check_config(const mc_config *cfg, char *err, size_t errlen)
 {
@@ -381,53 +304,4 @@ int mc_engine_main(mc_role role, const char *summary, bool has_external,
         part->after_run(holder.e);
     mc_server_free(s);
     return code;
-}
-
-/* ---- accessors ----------------------------------------------------------------------- */
-
-mc_server *mc_engine_server(mc_engine *e) { return e->server; }
-const mc_entity_defs *mc_engine_defs(mc_engine *e) { return e->defs; }
-const mc_game_module *mc_engine_module(mc_engine *e) { return e->module; }
-const mc_role_part *mc_engine_part(mc_engine *e) { return e->part; }
-mc_entity_table *mc_engine_table(mc_engine *e) { return &e->table; }
-const mc_address *mc_engine_address(mc_engine *e) { return &e->self_addr; }
-uint32_t mc_engine_cell_queue_max(mc_engine *e) { return e->cell_queue_max; }
-mc_time_us mc_engine_call_timeout(mc_engine *e) { return e->call_timeout_us; }
-mc_entity *mc_engine_find(mc_engine *e, int32_t id) { return mc_entity_table_find(&e->table, id); }
-void mc_engine_count_relayed(mc_engine *e) { e->st.relayed++; }
-bool mc_engine_freeing(mc_engine *e) { return e->freeing; }
-void *mc_engine_role_state(mc_engine *e) { return e->role_state; }
-void mc_engine_set_role_state(mc_engine *e, void *state) { e->role_state = state; }
-
-void mc_engine_mailbox_text(mc_engine *e, const mc_mailbox_ref *m, char *out, size_t outlen)
-{
-    if (mc_mailbox_ref_is_none(m)) {
-        snprintf(out, outlen, "none");
-        return;
-    }
-    mc_address a;
-    mc_mailbox_address(m, &a);
-    char at[MC_ADDRESS_STRLEN];
-    const mc_entity_type_def *td = mc_defs_type(e->defs, mc_mailbox_ref_type(m));
-    snprintf(out, outlen, "%s %d at %s (%s)", mc_component_name(mc_mailbox_ref_component(m)),
-             (int)m->id, mc_address_format(&a, at, sizeof at), td ? td->name : "?");
-}
-
-bool mc_engine_is_self(mc_engine *e, const mc_address *a)
-{
-    return mc_address_equal(a, &e->self_addr);
-}
-
-void mc_mailbox_address(const mc_mailbox_ref *m, mc_address *out)
-{
-    out->ip = m->ip;
-    out->port = m->port;
-}
-
-mc_mailbox_ref mc_engine_mailbox(mc_engine *e, const mc_entity *ent, mc_component c)
-{
-    mc_mailbox_ref m;
-    if (mc_mailbox_ref_init(&m, ent->id, e->self_addr.ip, e->self_addr.port, c, ent->type) != 0)
-        memset(&m, 0, sizeof m);
-    return m;
 }

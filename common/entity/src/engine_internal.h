@@ -63,13 +63,19 @@ typedef struct {
     uint64_t sent, received, relayed, refused_total, two_way_sent, replies_received;
     uint64_t refused[MC_REFUSE_COUNT];
     uint64_t created, destroyed, hook_failures, timers_fired;
-    /* The manager lease (lease_hold.c) and peers declared dead (engine.c). */
+    /* The manager lease (lease_hold.c) and peers declared dead (peers.c). */
     uint64_t lease_held, lease_full, lease_dropped, lease_release_failed;
     uint64_t dropped_from_dead;
     uint64_t redirected; /* calls to a dead baseapp's base sent to its new home */
     uint64_t retired_noted; /* RETIRED taken: a retiring baseapp's bases are at new homes */
 } engine_stats;
 
+
+/* The server's role context: the engine once made (engine.c makes and frees it). */
+typedef struct {
+    mc_engine *e;
+    const mc_role_part *part;
+} engine_holder;
 
 struct mc_engine {
     mc_server *server;
@@ -122,11 +128,7 @@ struct mc_engine {
 void engine_transport_init(mc_engine *e);
 void engine_transport_free(mc_engine *e);
 void engine_fail_pending_to(mc_engine *e, const char *addr);
-/* Remember that the process at addr died (dead) or that one was born there (!dead). */
-void engine_mark_peer(mc_engine *e, const char *addr, bool dead);
 void engine_on_local_event(evutil_socket_t fd, short what, void *ctx);
-/* The manager declared the process at addr dead (and none was born there since). */
-bool engine_peer_dead(const mc_engine *e, const mc_address *addr);
 /* Waiters on requests (a request's record in the pending list). */
 mc_pending *engine_pending_new(mc_engine *e, const mc_address *dest, bool local,
                                mc_engine_done_fn fn, void *ctx);
@@ -147,7 +149,14 @@ int engine_hold_message(mc_engine *e, const mc_address *addr, uint8_t id, const 
 int engine_hold_request(mc_engine *e, const mc_address *addr, uint8_t id, const uint8_t *data,
                         size_t len, mc_engine_done_fn done, void *ctx);
 void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
-/* Fill e->handlers from the role's table (-1 with the reason: an id twice, ENTITY_CALL). */
+
+/* peers.c: remember that the process at addr died (dead) or that one was born there (!dead);
+ * whether the manager declared the process at addr dead (and none was born there since). */
+void engine_mark_peer(mc_engine *e, const char *addr, bool dead);
+bool engine_peer_dead(const mc_engine *e, const mc_address *addr);
+
+/* messages.c: fill e->handlers from the role's table (-1 with the reason: an id twice,
+ * ENTITY_CALL). */
 int engine_handlers_init(mc_engine *e, char *err, size_t errlen);
 /* Handle an entity message from a peer or from ourselves: the one dispatch by its id. */
 void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
@@ -172,7 +181,7 @@ void engine_waits_free(mc_engine *e);
 void engine_timers_tick(mc_engine *e, mc_time_us now);
 void engine_timers_free(mc_engine *e);
 
-/* reap.c */
+/* lifecycle.c */
 void engine_on_reap_event(evutil_socket_t fd, short what, void *ctx);
 void engine_free_entity(mc_engine *e, mc_entity *ent);
 
@@ -195,7 +204,9 @@ void engine_reload_close_running(mc_engine *e);
 /* commands.c */
 int engine_add_commands(mc_engine *e);
 
-/* Rate-limited logging: the first ten, then one in a thousand. */
+/* engine_state.c: rate-limited logging (the first ten, then one in a thousand), and the
+ * engine of a server (NULL before it is made and after it is freed). */
 bool engine_log_allowed(uint64_t count);
+mc_engine *engine_from_server(mc_server *s);
 
 #endif

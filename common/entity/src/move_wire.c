@@ -10,7 +10,8 @@
 void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
 {
     mc_create_cell_encode(os, &h->cell);
-    mc_write_u8(os, (uint8_t)((h->witness ? 1 : 0) | (h->witness && h->handover ? 2 : 0)));
+    mc_write_u8(os, (uint8_t)((h->witness ? 1 : 0) | (h->witness && h->handover ? 2 : 0) |
+                              (h->nholders ? 4 : 0)));
     mc_write_f32(os, h->radius);
     mc_write_f32(os, h->hysteresis);
     mc_write_u16(os, (uint16_t)h->ntimers);
@@ -25,6 +26,13 @@ void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
         mc_write_u32(os, (uint32_t)h->ntold);
         for (size_t i = 0; i < h->ntold; i++)
             mc_write_i32(os, h->told[i]);
+    }
+    if (h->nholders) {
+        mc_write_u16(os, (uint16_t)h->nholders);
+        for (size_t i = 0; i < h->nholders; i++) {
+            mc_write_u32(os, h->holders[i].ip);
+            mc_write_u16(os, h->holders[i].port);
+        }
     }
 }
 
@@ -52,7 +60,7 @@ bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_he
     uint16_t n = mc_read_u16(is);
     if (!mc_istream_ok(is))
         return refuse(is, h, why, whylen, "short");
-    if ((flags & ~3u) || (flags & 3u) == 2u)
+    if ((flags & ~7u) || (flags & 3u) == 2u)
         return refuse(is, h, why, whylen, "unknown flags");
     h->witness = flags & 1u;
     h->handover = flags & 2u;
@@ -100,6 +108,26 @@ bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_he
                 return refuse(is, h, why, whylen, "a handed-over id not positive");
         }
     }
+    if (flags & 4u) {
+        uint16_t nh = mc_read_u16(is);
+        if (!mc_istream_ok(is))
+            return refuse(is, h, why, whylen, "short (ghost holders)");
+        if (nh == 0 || nh > MC_MIGRATE_HOLDERS_MAX || (size_t)nh * 6u > mc_istream_remaining(is))
+            return refuse(is, h, why, whylen, "no ghost holder, or too many");
+        if (!(h->holders = calloc(nh, sizeof *h->holders)))
+            return refuse(is, h, why, whylen, "out of memory");
+        for (uint16_t i = 0; i < nh; i++) {
+            mc_address *a = &h->holders[i];
+            a->ip = mc_read_u32(is);
+            a->port = mc_read_u16(is);
+            h->nholders = (size_t)i + 1;
+            if (a->ip == 0 || a->port == 0)
+                return refuse(is, h, why, whylen, "a ghost holder with no address");
+            for (uint16_t j = 0; j < i; j++)
+                if (mc_address_equal(&h->holders[j], a))
+                    return refuse(is, h, why, whylen, "a ghost holder named twice");
+        }
+    }
     return true;
 }
 
@@ -111,6 +139,9 @@ void mc_migrate_free(mc_migrate_head *h)
     free(h->told);
     h->told = NULL;
     h->ntold = 0;
+    free(h->holders);
+    h->holders = NULL;
+    h->nholders = 0;
 }
 
 void mc_cell_moved_encode(mc_ostream *os, int32_t entity_id, const mc_mailbox_ref *cell)

@@ -214,15 +214,6 @@ static const mc_message_def *def_of(uint8_t id)
     return NULL;
 }
 
-/* Per call: no text formatting, no scan of the peer table (the dead addresses are few). */
-bool engine_peer_dead(const mc_engine *e, const mc_address *addr)
-{
-    for (size_t i = 0; i < e->ndead; i++)
-        if (mc_address_equal(&e->dead[i], addr))
-            return true;
-    return false;
-}
-
 static int check_peer(mc_engine *e, const mc_address *addr, mc_channel **out)
 {
     if (engine_peer_dead(e, addr))
@@ -231,30 +222,6 @@ static int check_peer(mc_engine *e, const mc_address *addr, mc_channel **out)
     if (!*out)
         *out = mc_server_channel(e->server, addr);
     return *out ? MC_CALL_OK : MC_CALL_ERR_SEND;
-}
-
-void engine_mark_peer(mc_engine *e, const char *addr, bool dead)
-{
-    mc_address a;
-    if (mc_address_parse(addr, &a) != MC_OK)
-        return;
-    for (size_t i = 0; i < e->ndead; i++)
-        if (mc_address_equal(&e->dead[i], &a)) {
-            if (!dead)
-                e->dead[i] = e->dead[--e->ndead];
-            return;
-        }
-    if (!dead)
-        return;
-    if (e->ndead == e->dead_cap) {
-        size_t cap = e->dead_cap ? e->dead_cap * 2 : 8;
-        mc_address *d = realloc(e->dead, cap * sizeof *d);
-        if (!d)
-            return;
-        e->dead = d;
-        e->dead_cap = cap;
-    }
-    e->dead[e->ndead++] = a;
 }
 
 int engine_send_now(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
@@ -466,52 +433,4 @@ void mc_engine_reply_status(mc_engine *e, const mc_origin *o, int status, const 
     mc_call_reply_write(&os, status, NULL, 0, reason);
     mc_engine_reply(e, o, os.data, os.size);
     mc_ostream_free(&os);
-}
-
-/* ---- incoming ------------------------------------------------------------------------ */
-
-/* ENTITY_CALL: the header, then the role's on_call. */
-static void engine_on_call(mc_engine *e, const mc_origin *o, mc_istream *data)
-{
-    e->st.received++;
-    size_t len = mc_istream_remaining(data);
-    const uint8_t *bytes = data->data + data->pos;
-    mc_call_header h;
-    if (!mc_call_header_read(data, &h)) {
-        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
-                         "entity call of %zu bytes: header malformed", len);
-        return;
-    }
-    e->part->on_call(e, o, &h, bytes + MC_CALL_HEADER_SIZE, len - MC_CALL_HEADER_SIZE);
-}
-
-int engine_handlers_init(mc_engine *e, char *err, size_t errlen)
-{
-    e->handlers[MC_MSG_ENTITY_CALL] = engine_on_call;
-    e->handlers[MC_MSG_RETIRED] = engine_on_retired;
-    for (size_t i = 0; i < e->part->message_count; i++) {
-        const mc_role_message *m = &e->part->messages[i];
-        if (!m->fn || e->handlers[m->id]) {
-            snprintf(err, errlen, "entity message %u: %s", (unsigned)m->id,
-                     m->fn ? "handled twice" : "no handler");
-            return -1;
-        }
-        e->handlers[m->id] = m->fn;
-    }
-    return 0;
-}
-
-void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
-                           size_t len)
-{
-    mc_istream is;
-    mc_istream_init(&is, data, len);
-    mc_role_message_fn fn = e->handlers[id];
-    if (!fn) {
-        mc_engine_refuse(e, o, MC_REFUSE_WRONG_PART, MC_CALL_ERR_NO_METHOD,
-                         "a %s does not take message %u",
-                         e->part->part == MC_PART_CELL ? "cellapp" : "baseapp", (unsigned)id);
-        return;
-    }
-    fn(e, o, &is);
 }

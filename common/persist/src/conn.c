@@ -393,7 +393,7 @@ static void req_reply(redisAsyncContext *ac, void *rp, void *priv)
             mc_req_fail(r, MC_PERSIST_REDIS, "%.*s", (int)reply->len, reply->str);
         }
     } else {
-        mc_ops_reply(r, reply);
+        s->on_reply(r, reply);
     }
     if (!mc_store_leave(s))
         mc_store_pump(s);

@@ -1,6 +1,8 @@
 /* Internals of the persistence store shared by its source files (not a public API).
  *
- * store.c    the store: configuration, queue, sending in order, timers, dead connections
+ * store_new.c creating the store: configuration, connections, the first steps; it hands the
+ *            operations' reply dispatch down (s->on_reply), so nothing below calls up into ops
+ * store.c    the store: queue, sending in order, timers, dead connections, freeing
  * request.c  requests: lists, arguments, finishing (callbacks, counters)
  * watch.c    the store's watchers
  * conn.c     one connection to one Redis node: connect, AUTH, SCRIPT LOAD, back-off, replies
@@ -13,6 +15,7 @@
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <event2/util.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -130,9 +133,15 @@ struct mc_persist_store {
     uint64_t next_seq;       /* schema and slot requests (not counted in the queue) */
     bool (*gate)(void *ctx); /* mc_persist_set_write_gate: NULL = always open */
     void *gate_ctx;
+    /* The operations' reply dispatch (ops.c: mc_ops_reply), set by mc_persist_store_new: a
+     * connection hands every non-error reply up through it. */
+    void (*on_reply)(mc_persist_req *r, const redisReply *reply);
 };
 
 /* store.c */
+/* How often the store looks at deadlines and stuck connections (its tick event). */
+#define MC_STORE_TICK_MS 100
+void mc_store_tick_cb(evutil_socket_t fd, short what, void *arg);
 /* Around every callback from the loop into the store (hiredis replies and connection events,
  * timers): a store freed by a user callback inside is only closed then, and freed by the
  * leave of the outermost callback, which returns true then (touch nothing of it after). */
@@ -168,11 +177,13 @@ void mc_req_argf(mc_persist_req *r, const char *fmt, ...) __attribute__((format(
 void mc_req_route(mc_persist_req *r, const char *key);
 bool mc_req_oom(const mc_persist_req *r);
 
-/* request.c: whether an operation counts as a write; the deferred-callback event. */
+/* request.c: whether an operation counts as a write; */
 bool mc_op_is_write(mc_op op);
-/* Whether an operation changes Redis (held by a closed write gate). */
+/* whether an operation changes Redis (held by a closed write gate); run the callbacks of
+ * the requests refused so far (from the store's done event, mc_store_done_cb in store.c). */
 bool mc_op_changes(mc_op op);
-void mc_store_done_cb(int fd, short what, void *arg);
+void mc_req_run_done(mc_persist_store *s);
+void mc_store_done_cb(evutil_socket_t fd, short what, void *arg);
 
 /* list helpers */
 void mc_list_push_back(mc_req_list *l, mc_persist_req *r);

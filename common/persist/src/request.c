@@ -291,19 +291,8 @@ void mc_store_reject(mc_persist_req *r, mc_persist_status st, const char *fmt, .
     event_active(r->s->done_ev, EV_TIMEOUT, 0);
 }
 
-static void done_run(mc_persist_store *s);
-
-void mc_store_done_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    mc_persist_store *s = arg;
-    mc_store_enter(s);
-    done_run(s);
-    mc_store_leave(s);
-}
-
-static void done_run(mc_persist_store *s)
+/* The refused requests' callbacks (mc_store_reject), from the store's done event. */
+void mc_req_run_done(mc_persist_store *s)
 {
     /* Only those queued before this run: callbacks may queue more. */
     size_t n = s->done.count;

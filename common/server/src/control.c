@@ -1,5 +1,6 @@
-/* The control-plane interface on the internal nub: dispatching control messages, sending
- * protobuf-c payloads, requests with replies, and channel bookkeeping. */
+/* The control-plane interface on the internal nub: dispatching control messages (up to
+ * the parts that sit on it through s->up), sending protobuf-c payloads, requests with
+ * replies, and channel bookkeeping. */
 #include "server_internal.h"
 #include "common/log.h"
 #include "server/control.h"
@@ -96,16 +97,16 @@ static void on_control(void *ctx, const mc_message_info *info, mc_istream *data)
         return;
     switch (id) {
     case MC_CTL_WATCHER:
-        mc_server_watcher_request(s, info, bytes, len);
+        s->up.watcher_request(s, info, bytes, len);
         return;
     case MC_CTL_PROCESS_EVENT:
     case MC_CTL_UNKNOWN_PROCESS:
         if (!from_manager(s, info))
             reject(s, src, id, "not from the manager", len);
         else if (id == MC_CTL_PROCESS_EVENT)
-            mc_server_reg_on_event(s, bytes, len);
+            s->up.process_event(s, bytes, len);
         else
-            mc_server_reg_on_unknown(s, bytes, len);
+            s->up.unknown_process(s, bytes, len);
         return;
     case MC_CTL_CELL_LAYOUT:
         if (!from_manager(s, info)) {
@@ -182,7 +183,7 @@ static void on_channel_dead(void *ctx, mc_channel *ch, mc_channel_death reason)
     MC_INFO("channel to %s died (%s)", addr, mc_channel_death_name(reason));
     bool restarted = reason == MC_CHANNEL_DEATH_PEER_RESTARTED;
     if (s->desc.role != MC_ROLE_MANAGER && strcmp(addr, s->manager_addr) == 0)
-        mc_server_reg_on_manager_dead(s, restarted);
+        s->up.manager_dead(s, restarted);
     /* A restarted peer is a new incarnation at the same address: it registers itself, and
      * the registry retires the old one then; that is not the death of a live process. */
     if (!restarted && s->desc.on_channel_dead)
@@ -439,42 +440,6 @@ void mc_server_release_external(mc_server *s)
 }
 void *mc_server_role_ctx(mc_server *s) { return s->desc.ctx; }
 mc_channel *mc_server_channel(mc_server *s, const mc_address *addr) { return channel_to(s, addr); }
-
-Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *internal_addr)
-{
-    Mc__Control__ProcessState st = MC__CONTROL__PROCESS_STATE__STATE_UNKNOWN;
-    for (size_t i = 0; i < s->npeers; i++) {
-        if (strcmp(s->peers[i]->internal_addr, internal_addr) != 0)
-            continue;
-        if (s->peers[i]->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
-            return s->peers[i]->state;
-        st = s->peers[i]->state;
-    }
-    return st;
-}
-
-bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role role)
-{
-    char text[MC_ADDRESS_STRLEN];
-    mc_address_format(addr, text, sizeof text);
-    for (size_t i = 0; i < s->npeers; i++)
-        if (s->peers[i]->role == role &&
-            s->peers[i]->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
-            strcmp(s->peers[i]->internal_addr, text) == 0)
-            return true;
-    return false;
-}
-
-size_t mc_server_live_peers(const mc_server *s, mc_role role, mc_address *out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->npeers && n < cap; i++)
-        if (s->peers[i]->role == role &&
-            s->peers[i]->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
-            mc_address_parse(s->peers[i]->internal_addr, &out[n]) == MC_OK)
-            n++;
-    return n;
-}
 
 int mc_server_load_secret(mc_server *s, uint8_t secret[32], char *err, size_t errlen)
 {

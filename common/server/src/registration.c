@@ -11,71 +11,17 @@
 #define RETRY_US (1000 * MC_US_PER_MS)
 #define REGISTER_REPLY_TIMEOUT_US (2000 * MC_US_PER_MS)
 
-/* A slot for a peer not seen before: a new one, or (at MC_SERVER_MAX_PEERS) the slot of
- * one that is dead or stopped, whose peers/ watcher goes. NULL when none is free. */
-static server_peer *new_peer_slot(mc_server *s)
+void mc_server_set_name(mc_server *s, const char *name)
 {
-    if (s->npeers < MC_SERVER_MAX_PEERS) {
-        if (s->npeers == s->peers_cap) {
-            size_t cap = s->peers_cap ? s->peers_cap * 2 : 16;
-            server_peer **np = realloc(s->peers, cap * sizeof *np);
-            if (!np)
-                return NULL;
-            s->peers = np;
-            s->peers_cap = cap;
-        }
-        server_peer *p = calloc(1, sizeof *p);
-        if (p)
-            s->peers[s->npeers++] = p;
-        return p;
-    }
-    for (size_t i = 0; i < s->npeers; i++) {
-        server_peer *p = s->peers[i];
-        if (p->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE) {
-            char path[MC_WATCH_MAX_PATH];
-            snprintf(path, sizeof path, "peers/%s", p->name);
-            mc_watch_remove(s->watchers, path);
-            memset(p, 0, sizeof *p);
-            return p;
-        }
-    }
-    return NULL;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    mc_log_set_process_name(s->name);
 }
+
+void mc_server_set_retiring(mc_server *s, bool retiring) { s->retiring = retiring; }
 
 uint64_t mc_server_manager_silent_ms(const mc_server *s)
 {
     return s->dead_after_ms * 2 > 5000 ? s->dead_after_ms * 2 : 5000;
-}
-
-server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info)
-{
-    server_peer *p = NULL;
-    /* Keyed by name: a restarted manager numbers processes anew, and peers/<name> should
-     * describe whoever holds that name now. */
-    const char *name = info->name ? info->name : "";
-    if (!*name || strlen(name) >= sizeof p->name)
-        return NULL;
-    for (size_t i = 0; i < s->npeers; i++)
-        if (strcmp(s->peers[i]->name, name) == 0) {
-            p = s->peers[i];
-            break;
-        }
-    if (!p)
-        p = new_peer_slot(s);
-    if (!p) {
-        MC_WARNING("cannot remember %s: %d live peers already", name, MC_SERVER_MAX_PEERS);
-        return NULL;
-    }
-    p->id = info->id;
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->role = info->role;
-    snprintf(p->internal_addr, sizeof p->internal_addr, "%s",
-             info->internal_addr ? info->internal_addr : "");
-    snprintf(p->external_addr, sizeof p->external_addr, "%s",
-             info->external_addr ? info->external_addr : "");
-    p->state = info->state;
-    mc_server_peer_watch(s, p);
-    return p;
 }
 
 /* The manager declared this process dead and it was replaced: stop at once, without a

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #define TICK_MS 100
-#define SHUTDOWN_POLL_MS 20
 
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
@@ -30,57 +29,6 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
         s->lease_logged_valid = valid;
         mc_lease_tick(s->lease, now);
     }
-}
-
-/* Graceful shutdown: deregister, wait for the reply (bounded), flush channels (bounded),
- * leave the loop. Runs on a timer so a watcher call can answer before we go. */
-static void on_shutdown_step(evutil_socket_t fd, short what, void *ctx)
-{
-    mc_server *s = ctx;
-    mc_time_us now = mc_clock_now_us();
-    if (s->draining) {
-        if (s->desc.draining(s, s->desc.ctx))
-            return;
-        s->draining = false;
-        s->shutdown_started = now;
-        mc_server_deregister(s);
-        return;
-    }
-    uint64_t limit_us = mc_config_get_uint(s->cfg, "shutdownTimeoutMs") * MC_US_PER_MS;
-    bool late = now - s->shutdown_started > limit_us;
-    if (!s->deregistered && !late)
-        return;
-    if (!mc_server_channels_idle(s) && !late)
-        return;
-    if (late && (!s->deregistered || !mc_server_channels_idle(s)))
-        MC_WARNING("shutdown: gave up waiting after %llu ms (%s)",
-                   (unsigned long long)(limit_us / MC_US_PER_MS),
-                   s->deregistered ? "channels not flushed" : "no deregistration reply");
-    MC_INFO("shut down (%s)", s->shutdown_reason);
-    event_del(s->shutdown_ev);
-    event_base_loopexit(s->base, NULL);
-}
-
-void mc_server_shutdown(mc_server *s, const char *reason)
-{
-    if (s->shutting_down)
-        return;
-    s->shutting_down = true;
-    s->shutdown_started = mc_clock_now_us();
-    snprintf(s->shutdown_reason, sizeof s->shutdown_reason, "%s", reason ? reason : "");
-    MC_INFO("shutting down: %s", s->shutdown_reason);
-    if (s->desc.on_shutdown)
-        s->desc.on_shutdown(s, s->desc.ctx);
-    s->draining = s->desc.draining != NULL;
-    if (!s->draining)
-        mc_server_deregister(s);
-    struct timeval tv = {0, SHUTDOWN_POLL_MS * 1000};
-    event_add(s->shutdown_ev, &tv);
-}
-
-static void on_signal(evutil_socket_t sig, short what, void *ctx)
-{
-    mc_server_shutdown(ctx, sig == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
 static void fail(int *exit_code, const char *program, const char *msg)
@@ -196,6 +144,10 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         fail(exit_code, program, "out of memory");
         goto bad;
     }
+    s->up.watcher_request = mc_server_watcher_request;
+    s->up.process_event = mc_server_reg_on_event;
+    s->up.unknown_process = mc_server_reg_on_unknown;
+    s->up.manager_dead = mc_server_reg_on_manager_dead;
     if (mc_server_open_interfaces(s, err, sizeof err) != 0) {
         fail(exit_code, program, err);
         goto bad;
@@ -216,10 +168,10 @@ mc_server *mc_server_new(const mc_server_desc *desc, int argc, char **argv, int 
         fail(exit_code, program, err);
         goto bad;
     }
-    s->sigterm_ev = evsignal_new(s->base, SIGTERM, on_signal, s);
-    s->sigint_ev = evsignal_new(s->base, SIGINT, on_signal, s);
+    s->sigterm_ev = evsignal_new(s->base, SIGTERM, mc_server_on_signal, s);
+    s->sigint_ev = evsignal_new(s->base, SIGINT, mc_server_on_signal, s);
     s->tick_ev = event_new(s->base, -1, EV_PERSIST, on_tick, s);
-    s->shutdown_ev = event_new(s->base, -1, EV_PERSIST, on_shutdown_step, s);
+    s->shutdown_ev = event_new(s->base, -1, EV_PERSIST, mc_server_on_shutdown_step, s);
     if (!s->sigterm_ev || !s->sigint_ev || !s->tick_ev || !s->shutdown_ev) {
         fail(exit_code, program, "cannot create events");
         goto bad;
@@ -330,11 +282,3 @@ bool mc_server_lease_valid(mc_server *s)
 {
     return !s->lease || mc_lease_valid(s->lease, mc_clock_now_us());
 }
-
-void mc_server_set_name(mc_server *s, const char *name)
-{
-    snprintf(s->name, sizeof s->name, "%s", name);
-    mc_log_set_process_name(s->name);
-}
-
-void mc_server_set_retiring(mc_server *s, bool retiring) { s->retiring = retiring; }

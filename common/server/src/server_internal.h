@@ -147,6 +147,16 @@ struct mc_server {
     server_watch_call *watch_calls;
     size_t nwatch_calls;
     bool freeing; /* mc_server_free has begun: nothing is sent any more */
+    /* What control.c hands up to the parts that sit on it (set by server.c before the
+     * interfaces open): watcher requests (watcher_calls.c); the manager's process events,
+     * unknown-process notices and the death of the channel to it (registration.c). */
+    struct {
+        void (*watcher_request)(mc_server *s, const mc_message_info *info,
+                                const uint8_t *data, size_t len);
+        void (*process_event)(mc_server *s, const uint8_t *data, size_t len);
+        void (*unknown_process)(mc_server *s, const uint8_t *data, size_t len);
+        void (*manager_dead)(mc_server *s, bool restarted);
+    } up;
     /* Entity ids (entity_ids.c). */
     server_entity_ids ids;
     /* The global names this process registered (globals_kept.c): registered again with a
@@ -183,6 +193,11 @@ struct mc_server {
     char shutdown_reason[128];
 };
 
+/* Graceful shutdown (shutdown.c): the shutdown event's step and the signal handler (SIGTERM,
+ * SIGINT) server.c arms. */
+void mc_server_on_shutdown_step(evutil_socket_t fd, short what, void *ctx);
+void mc_server_on_signal(evutil_socket_t sig, short what, void *ctx);
+
 /* The HTTP port (metrics_endpoint.c): open it when --metrics names one (0 or -1 with a
  * reason); free it and the histograms. */
 int mc_server_http_open(mc_server *s, char *err, size_t errlen);
@@ -197,7 +212,6 @@ bool mc_server_resolve_res(const char *given, char *out, size_t outlen, char *er
 
 /* Standard watchers (std_watchers.c). */
 int mc_server_add_std_watchers(mc_server *s);
-void mc_server_peer_watch(mc_server *s, const server_peer *p);
 
 /* The control interface (control.c). */
 int mc_server_open_interfaces(mc_server *s, char *err, size_t errlen);
@@ -252,6 +266,9 @@ void mc_server_reg_on_unknown(mc_server *s, const uint8_t *data, size_t len);
 /* The channel to the manager died; restarted: the manager opened a new one (it restarted). */
 void mc_server_reg_on_manager_dead(mc_server *s, bool restarted);
 void mc_server_deregister(mc_server *s);
+
+/* Peers (peers.c): remember (or update) the peer info describes, publishing peers/<name>
+ * (NULL when it has no name or the table is full of live peers). */
 server_peer *mc_server_peer_upsert(mc_server *s, const Mc__Control__ProcessInfo *info);
 
 #endif

@@ -64,22 +64,6 @@ static bool call_shutdown(void *ctx, int argc, const char *const *argv, char **r
     return true;
 }
 
-static void get_peer_state(void *ctx, mc_watch_value *out)
-{
-    out->as.s = strdup(mc_state_name(((server_peer *)ctx)->state));
-}
-
-void mc_server_peer_watch(mc_server *s, const server_peer *p)
-{
-    char path[MC_WATCH_MAX_PATH];
-    snprintf(path, sizeof path, "peers/%s", p->name);
-    /* Names are never reused, so an existing leaf already points at this peer. */
-    mc_watch_status st = mc_watch_add(s->watchers, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY,
-                                      get_peer_state, NULL, (void *)p);
-    if (st != MC_WATCH_OK && st != MC_WATCH_ERR_EXISTS)
-        MC_WARNING("cannot publish %s: %s", path, mc_watch_status_name(st));
-}
-
 static void get_ring(void *ctx, mc_watch_value *out)
 {
     char text[MC_RING_MAX * (MC_ADDRESS_STRLEN + 1) + 16];

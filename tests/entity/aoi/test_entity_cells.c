@@ -4,7 +4,9 @@
  * cellapps hear the layout (their own cell and their neighbour's), the new one keeps the
  * space while it is empty, and each counts its entities outside its cell; bad splits are
  * refused; the other cellapp's death merges its cell back; the last entity's going ends the
- * space on both cellapps and at the manager. */
+ * space on both cellapps and at the manager. With three cellapps: a real offloaded between
+ * two keeps its ghost on the third (never deleted and made again, its witness never seeing
+ * it leave). A ghost whose real's cellapp is silent for 10 s goes. */
 #include "harness.h"
 #include "rules_cluster.h"
 
@@ -574,6 +576,152 @@ START_TEST(a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole)
 }
 END_TEST
 
+/* The cellapp (index) named at the start of one cell of the manager's layout of the space
+ * (cells/spaces/<id>: "cellapp01 x[-inf,0) z[-inf,inf); ...") whose rectangle is `rect`. */
+static int cell_of(rc_cluster *c, const char *layout, const char *rect)
+{
+    for (int i = 0; i < c->ncell; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "%s %s", c->cell_name[i], rect);
+        if (strstr(layout, want))
+            return i;
+    }
+    return -1;
+}
+
+/* A real offloaded between two cellapps keeps its ghost on a third (the old cellapp hands
+ * its ghosts' holders to the new one in CELL_MIGRATE): the third's ghost is never deleted
+ * or made again, only its real's address changes, and a witness there never sees it leave. */
+START_TEST(an_offload_keeps_the_ghost_on_a_third_cellapp)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 3);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t w = probe_in_new_space(&c, &h, &space);
+    char sp[32], p[128], out[4096], cell_w[512], args[1024], lay[4096];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    /* three cells: x = 0, then one half cut at z = 0; the three meet at the origin */
+    ck_assert_msg(split(&c, out, sizeof out, sp, c.cell_name[(h + 1) % 3], "0") == 0, "%s", out);
+    ck_assert_msg(split(&c, out, sizeof out, sp, c.cell_name[(h + 2) % 3], "0") == 0, "%s", out);
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    rc_value(&c, "manager", p, lay, sizeof lay);
+    /* the half left whole (H) and the two quarters of the other (Q1: z < 0, Q2: z >= 0) */
+    float s = 1; /* the side of the quartered half */
+    int H = cell_of(&c, lay, "x[-inf,0) z[-inf,inf)");
+    if (H < 0) {
+        s = -1;
+        H = cell_of(&c, lay, "x[0,inf) z[-inf,inf)");
+    }
+    const char *q1 = s > 0 ? "x[0,inf) z[-inf,0)" : "x[-inf,0) z[-inf,0)";
+    const char *q2 = s > 0 ? "x[0,inf) z[0,inf)" : "x[-inf,0) z[0,inf)";
+    int Q1 = cell_of(&c, lay, q1), Q2 = cell_of(&c, lay, q2);
+    ck_assert_msg(H >= 0 && Q1 >= 0 && Q2 >= 0, "layout: %s", lay);
+    /* w, the witness, in H; m in Q1, near both other cells (ghosts on H and Q2) */
+    int at = real_holder(&c, w);
+    ck_assert_int_ge(at, 0);
+    snprintf(args, sizeof args, "[%g, 0]", -s * 10);
+    rc_entity_call(&c, c.cell_name[at], w, "moveTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    wait_real_on(&c, w, H);
+    cell_json(&c, w, cell_w, sizeof cell_w);
+    int32_t m = rc_create_probe(&c, "baseapp01", "m");
+    snprintf(args, sizeof args, "[%s]", cell_w);
+    rc_entity_call(&c, "baseapp01", m, "makeCell", args, out, sizeof out);
+    ent_path(p, sizeof p, m, "props/events");
+    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    snprintf(args, sizeof args, "[%g, -10]", s * 10);
+    rc_entity_call(&c, c.cell_name[H], m, "moveTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    wait_real_on(&c, m, Q1);
+    rc_entity_call(&c, c.cell_name[H], w, "watch", "[1, 40, 2]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    char m_id[32];
+    snprintf(m_id, sizeof m_id, "%d", (int)m);
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    wait_value(&c, c.cell_name[H], p, m_id);
+    ent_path(p, sizeof p, m, "real");
+    wait_value(&c, c.cell_name[H], p, c.cell_addr[Q1]);
+    wait_value(&c, c.cell_name[Q2], p, c.cell_addr[Q1]);
+    long long created = rc_int(&c, c.cell_name[H], "ghosts/created");
+    long long deleted = rc_int(&c, c.cell_name[H], "ghosts/deleted");
+    long long silent = rc_int(&c, c.cell_name[H], "ghosts/silent");
+
+    /* m crosses from Q1 into Q2: offloaded there, H's ghost of it now Q2's */
+    snprintf(args, sizeof args, "[%g, 10]", s * 10);
+    rc_entity_call(&c, c.cell_name[Q1], m, "moveTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    wait_real_on(&c, m, Q2);
+    wait_value(&c, c.cell_name[H], p, c.cell_addr[Q2]);
+    ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/created"), created);
+    ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/deleted"), deleted);
+    ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/silent"), silent);
+    ck_assert_int_ge(rc_int(&c, c.cell_name[Q1], "ghosts/handedOver"), 1);
+    /* it moves on in Q2: H's ghost follows (updates from its new real) */
+    snprintf(args, sizeof args, "[%g, 12]", s * 12);
+    rc_entity_call(&c, c.cell_name[Q2], m, "moveTo", args, out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    char pos[64];
+    snprintf(pos, sizeof pos, "%g 0 12", s * 12);
+    ent_path(p, sizeof p, m, "position");
+    wait_value(&c, c.cell_name[H], p, pos);
+    /* w's game heard m enter once and never leave */
+    ent_path(p, sizeof p, w, "aoi/viewIds");
+    wait_value(&c, c.cell_name[H], p, m_id);
+    ent_path(p, sizeof p, w, "props/aoiEvents");
+    char ev[4096], plus[48], minus[48];
+    rc_value(&c, c.cell_name[H], p, ev, sizeof ev);
+    snprintf(plus, sizeof plus, "+%d;", (int)m);
+    snprintf(minus, sizeof minus, "-%d;", (int)m);
+    ck_assert_msg(strstr(ev, plus) && !strstr(strstr(ev, plus) + 1, plus), "w's events: %s", ev);
+    ck_assert_msg(!strstr(ev, minus), "w saw m leave: %s", ev);
+    ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/created"), created);
+    ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/deleted"), deleted);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A ghost whose real's cellapp says nothing for 10 s (stopped with SIGSTOP, not yet dead to
+ * the manager) goes; the real's cellapp running again ghosts it again. */
+START_TEST(a_ghost_silent_for_ten_seconds_goes)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    fixed_boundaries(&c);
+    char v[512];
+    ck_assert_int_eq(h_watcher(v, sizeof v, c.manager, "set", "manager",
+                               "registry/deadAfterMsCellapp", "120000", NULL),
+                     0);
+    int h;
+    int32_t space;
+    int32_t a = probe_in_new_space(&c, &h, &space);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    rc_entity_call(&c, A, a, "moveTo", "[-3, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    ent_path(p, sizeof p, a, "real");
+    wait_value(&c, B, p, c.cell_addr[h]);
+    long long silent = rc_int(&c, B, "ghosts/silent");
+    long long created = rc_int(&c, B, "ghosts/created");
+    h_kill(c.cell[h], SIGSTOP);
+    bool gone = false;
+    for (int waited = 0; waited < 40000 && !gone; waited += 200) {
+        gone = rc_int(&c, B, "ghosts/silent") > silent && rc_get(&c, v, sizeof v, B, p) != 0;
+        if (!gone)
+            h_sleep_ms(200);
+    }
+    h_kill(c.cell[h], SIGCONT);
+    ck_assert_msg(gone, "B still holds a silent ghost of %d (ghosts/silent %lld)", (int)a,
+                  rc_int(&c, B, "ghosts/silent"));
+    wait_value(&c, B, p, c.cell_addr[h]);
+    ck_assert_int_gt(rc_int(&c, B, "ghosts/created"), created);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_cells");
@@ -584,6 +732,8 @@ static Suite *suite(void)
     tcase_add_test(tc, reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real);
     tcase_add_test(tc, a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordered);
     tcase_add_test(tc, a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole);
+    tcase_add_test(tc, an_offload_keeps_the_ghost_on_a_third_cellapp);
+    tcase_add_test(tc, a_ghost_silent_for_ten_seconds_goes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -491,8 +491,8 @@ static void fuzz_migrate(const uint8_t *data, size_t size)
     mc_migrate_head h;
     char why[256] = "";
     if (!mc_migrate_decode(defs, &is, &h, why, sizeof why)) {
-        if (h.timers || h.ntimers || h.told || h.ntold)
-            die("CELL_MIGRATE refused but left timers or a view", why);
+        if (h.timers || h.ntimers || h.told || h.ntold || h.holders || h.nholders)
+            die("CELL_MIGRATE refused but left timers, a view or ghost holders", why);
         refused(why);
         return;
     }
@@ -511,7 +511,9 @@ static void fuzz_migrate(const uint8_t *data, size_t size)
         h2.ntimers != h.ntimers ||
         (h.ntimers && memcmp(h2.timers, h.timers, h.ntimers * sizeof *h.timers) != 0) ||
         h2.handover != h.handover || h2.ntold != h.ntold ||
-        (h.ntold && memcmp(h2.told, h.told, h.ntold * sizeof *h.told) != 0))
+        (h.ntold && memcmp(h2.told, h.told, h.ntold * sizeof *h.told) != 0) ||
+        h2.nholders != h.nholders ||
+        (h.nholders && memcmp(h2.holders, h.holders, h.nholders * sizeof *h.holders) != 0))
         die("CELL_MIGRATE", "the head does not round-trip");
     mc_migrate_free(&h2);
     mc_migrate_free(&h);
@@ -751,6 +753,21 @@ static void write_seeds(const char *dir)
     mc_migrate_encode(&os, &mh);
     write_cell_props(&os, NULL);
     seed_file(dir, "cell_migrate_plain", SEL_MIGRATE, &os);
+    /* an offloaded witness: its view and its ghosts' holders handed over */
+    mc_ostream_reset(&os);
+    int32_t told[2] = {5, 4098};
+    mc_address holders[2] = {{0x7F000001u, 20003}, {0x7F000001u, 20004}};
+    mh.witness = true;
+    mh.ntimers = 2;
+    mh.handover = true;
+    mh.told = told;
+    mh.ntold = 2;
+    mh.holders = holders;
+    mh.nholders = 2;
+    mh.cell.near_id = mh.cell.entity_id;
+    mc_migrate_encode(&os, &mh);
+    write_cell_props(&os, "offloaded");
+    seed_file(dir, "cell_migrate_offload", SEL_MIGRATE, &os);
 
     mc_ostream_reset(&os);
     mc_mailbox_ref moved = seed_mailbox(4097, MC_COMPONENT_CELL);

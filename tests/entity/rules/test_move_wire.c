@@ -2,7 +2,7 @@
  * game's defs: what the encoders write decodes to the same values; every malformed payload
  * is refused with a one-line reason and nothing held (truncation at every byte, a near id of
  * 0, unknown flags, a bad radius, too many timers, a timer id of 0 or repeated, times too
- * long, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2). */
+ * long, ghost holders named twice, with no address, none or too many, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2). */
 #include "check_main.h"
 
 #include <math.h>
@@ -47,6 +47,7 @@ static void refused(const mc_ostream *os, const char *what)
     ck_assert_msg(!mc_migrate_decode(defs, &is, &h, why, sizeof why), "%s accepted", what);
     ck_assert_msg(why[0] && !strchr(why, '\n'), "%s: reason '%s'", what, why);
     ck_assert_ptr_null(h.timers);
+    ck_assert_ptr_null(h.holders);
 }
 
 START_TEST(a_migrating_cell_round_trips)
@@ -106,6 +107,53 @@ START_TEST(a_migrating_cell_round_trips)
     mc_store_u32(ov.data + ov.size - 12, 1000); /* the count, before the two ids */
     refused(&ov, "a handed-over view longer than the payload");
     mc_ostream_free(&ov);
+
+    /* an offloaded real's ghost holders (flags bit 2), with and without a handed-over view */
+    mc_address holders[3] = {{0x7F000001u, 20003}, {0x7F000001u, 20004}, {0x0A000002u, 9}};
+    for (int with_view = 0; with_view < 2; with_view++) {
+        mc_migrate_head hh = head(t, 2);
+        hh.handover = with_view;
+        hh.told = told;
+        hh.ntold = with_view ? 2 : 0;
+        hh.holders = holders;
+        hh.nholders = 3;
+        mc_ostream oh;
+        mc_ostream_init(&oh);
+        mc_migrate_encode(&oh, &hh);
+        mc_write_u8(&oh, 0xEF);
+        mc_istream_init(&is, oh.data, oh.size);
+        ck_assert_msg(mc_migrate_decode(defs, &is, &d, why, sizeof why), "%s", why);
+        ck_assert_uint_eq(d.nholders, 3);
+        for (int i = 0; i < 3; i++)
+            ck_assert(mc_address_equal(&d.holders[i], &holders[i]));
+        ck_assert(d.handover == (bool)with_view);
+        ck_assert_uint_eq(mc_read_u8(&is), 0xEF);
+        mc_migrate_free(&d);
+        ck_assert_ptr_null(d.holders);
+        /* a holder named twice, or with no address, or more than the payload holds */
+        holders[2] = holders[0];
+        mc_ostream_reset(&oh);
+        mc_migrate_encode(&oh, &hh);
+        refused(&oh, "a ghost holder named twice");
+        holders[2] = (mc_address){0, 9};
+        mc_ostream_reset(&oh);
+        mc_migrate_encode(&oh, &hh);
+        refused(&oh, "a ghost holder with no address");
+        holders[2] = (mc_address){0x0A000002u, 9};
+        mc_ostream_reset(&oh);
+        mc_migrate_encode(&oh, &hh);
+        mc_store_u16(oh.data + oh.size - 20, 4); /* the count, before the three holders */
+        refused(&oh, "more ghost holders than the payload holds");
+        mc_ostream_reset(&oh);
+        mc_migrate_encode(&oh, &hh);
+        mc_store_u16(oh.data + oh.size - 20, MC_MIGRATE_HOLDERS_MAX + 1);
+        refused(&oh, "too many ghost holders");
+        mc_ostream_reset(&oh);
+        mc_migrate_encode(&oh, &hh);
+        mc_store_u16(oh.data + oh.size - 20, 0);
+        refused(&oh, "flags bit 2 with no ghost holder");
+        mc_ostream_free(&oh);
+    }
 
     /* truncated anywhere in the head: refused */
     size_t full = os.size - 1;
@@ -191,6 +239,13 @@ START_TEST(malformed_moves_are_refused_with_a_reason)
     mc_write_f32(&os, 0);
     mc_write_u16(&os, 0);
     refused(&os, "unknown flags");
+    mc_ostream_reset(&os);
+    mc_create_cell_encode(&os, &h.cell);
+    mc_write_u8(&os, 8);
+    mc_write_f32(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_u16(&os, 0);
+    refused(&os, "unknown flags (bit 3)");
 
     /* more timers than allowed, and more than the payload holds */
     mc_ostream_reset(&os);

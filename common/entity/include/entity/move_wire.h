@@ -31,6 +31,7 @@
 #include "common/game_module.h"
 #include "common/stream.h"
 #include "entity/wire.h"
+#include "mercury/address.h"
 
 enum {
     MC_MSG_CELL_MIGRATE = 41,
@@ -62,15 +63,24 @@ typedef struct {
     bool handover;
     int32_t *told;            /* heap (decoder) or the caller's (encoder) */
     size_t ntold;
+    /* An offloaded real's ghost holders beside the receiver (flags bit 2, sent when there
+     * are any): the cellapps the new real keeps as its own ghosts' holders, so that their
+     * ghosts are not deleted and made again (their witnesses see nothing happen). */
+    mc_address *holders;      /* heap (decoder) or the caller's (encoder) */
+    size_t nholders;
 } mc_migrate_head;
 /* The most ids a handed-over view carries. */
 #define MC_MIGRATE_TOLD_MAX 100000u
+/* The most ghost holders a CELL_MIGRATE names (a space's cells at most). */
+#define MC_MIGRATE_HOLDERS_MAX 256u
 
 /* CELL_MIGRATE up to the cell properties (which follow as the part stream of the type). */
 void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h);
 /* False (the reason in why, nothing held) when malformed: the CREATE_CELL head's rules, a
- * near id of 0, flags other than bits 0 and 1 (bit 1 without bit 0), more than
- * MC_MIGRATE_TOLD_MAX handed-over ids or an id not positive, a radius or hysteresis negative or not finite, more
+ * near id of 0, flags other than bits 0, 1 and 2 (bit 1 without bit 0), more than
+ * MC_MIGRATE_TOLD_MAX handed-over ids or an id not positive, with bit 2 no holder, more
+ * than MC_MIGRATE_HOLDERS_MAX, one with a zero IP or port or one named twice, a radius or
+ * hysteresis negative or not finite, more
  * than MC_MIGRATE_TIMERS_MAX timers, a timer id of 0 or repeated, times beyond
  * MC_MIGRATE_TIMER_US_MAX. The stream is left at the cell properties; free with
  * mc_migrate_free. */
