@@ -86,6 +86,7 @@ static const mc_role_message base_messages[] = {
     {MC_MSG_RETIRE_CLIENT_CALL, retire_on_client_call},
     {MC_MSG_RETIRE_END, retire_on_end},
     {MC_MSG_RETIRE_HOMES, retire_on_homes},
+    {MC_MSG_RETIRED, mc_engine_on_retired},
 };
 
 static void base_part_on_peer_death(mc_engine *e, const char *addr)

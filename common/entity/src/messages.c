@@ -88,7 +88,6 @@ static void engine_on_call(mc_engine *e, const mc_origin *o, mc_istream *data)
 int engine_handlers_init(mc_engine *e, char *err, size_t errlen)
 {
     e->handlers[MC_MSG_ENTITY_CALL] = engine_on_call;
-    e->handlers[MC_MSG_RETIRED] = engine_on_retired; /* new_homes.c: for both roles */
     for (size_t i = 0; i < e->part->message_count; i++) {
         const mc_role_message *m = &e->part->messages[i];
         if (!m->fn || e->handlers[m->id]) {

@@ -84,28 +84,16 @@ void engine_note_new_homes(mc_engine *e, const char *addr)
     note(e, &a, false);
 }
 
-/* RETIRED from a live baseapp (request, no payload): calls for its bases go to their new
- * homes from now on; answered once noted (the calls we sent it before are ahead of the answer
- * on our channel to it: it passes them on before it stops). */
-void engine_on_retired(mc_engine *e, const mc_origin *o, mc_istream *is)
+bool engine_note_retired(mc_engine *e, const mc_address *addr)
 {
-    (void)is;
-    if (o->local || !mc_server_peer_is_live(e->server, &o->addr, MC_ROLE_BASEAPP) ||
-        mc_backup_ring_has(mc_server_backup_ring(e->server), &o->addr)) {
-        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_UNAVAILABLE,
-                         "RETIRED is taken from a live baseapp out of the backup ring only");
-        return;
-    }
-    struct engine_new_home *h = find_home(e, &o->addr);
-    if (!h || !h->retired) {
-        char a[MC_ADDRESS_STRLEN];
-        mc_address_format(&o->addr, a, sizeof a);
-        engine_forget_new_home(e, a);
-        note(e, &o->addr, true);
-        e->st.retired_noted++;
-        MC_INFO("%s retired: calls for its bases go to their new homes", a);
-    }
-    mc_engine_reply_status(e, o, MC_CALL_OK, "");
+    struct engine_new_home *h = find_home(e, addr);
+    if (h && h->retired)
+        return false;
+    char a[MC_ADDRESS_STRLEN];
+    mc_address_format(addr, a, sizeof a);
+    engine_forget_new_home(e, a);
+    note(e, addr, true);
+    return true;
 }
 
 bool mc_engine_new_home(mc_engine *e, const mc_address *dead, int32_t id, mc_address *out)
