@@ -20,13 +20,13 @@
 #include "baseapp.h"
 #include "common/log.h"
 #include "entity/backup_wire.h"
+#include "entity/retire_wire.h"
 #include "retire_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define HANDOVER_PEERS_MAX 1024
-#define HOMES_PER_MESSAGE 4096
 
 enum { STEP_HOMES = 1, STEP_RETIRED = 2, STEP_END = 3 };
 
@@ -61,44 +61,50 @@ static void ask(base_retire *r, const mc_address *to, uint8_t msg, const uint8_t
 }
 
 /* The bases whose home is not their pick on the ring of now, in messages to every baseapp. */
+static void send_homes_batch(base_retire *r, const mc_address *to, size_t nto,
+                             const int32_t *ids, const mc_address *homes, size_t n)
+{
+    if (!n)
+        return;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_retire_homes_encode(&os, ids, homes, n);
+    for (size_t i = 0; mc_ostream_ok(&os) && i < nto; i++)
+        ask(r, &to[i], MC_MSG_RETIRE_HOMES, os.data, os.size, STEP_HOMES);
+    r->st.homes_sent += n;
+    mc_ostream_free(&os);
+}
+
 static void send_homes(base_retire *r, const mc_address *to, size_t nto)
 {
     mc_engine *e = r->e;
     const mc_backup_ring *ring = mc_server_backup_ring(mc_engine_server(e));
-    mc_ostream body;
-    mc_ostream_init(&body);
+    int32_t *ids = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *ids);
+    mc_address *homes = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *homes);
+    if (!ids || !homes) {
+        free(ids);
+        free(homes);
+        MC_ERROR("retiring: out of memory telling where bases went");
+        return;
+    }
     size_t n = 0, pos = 0;
     uint64_t key, unused;
     mc_address *home;
-    for (;;) {
-        home = mc_map_next_key(&r->moved, &pos, &key, &unused);
+    while ((home = mc_map_next_key(&r->moved, &pos, &key, &unused))) {
         mc_address pick;
-        if (home && mc_backup_ring_pick(ring, (int32_t)key, mc_engine_address(e), &pick) &&
+        if (mc_backup_ring_pick(ring, (int32_t)key, mc_engine_address(e), &pick) &&
             mc_address_equal(&pick, home))
             continue;
-        if (home) {
-            mc_write_i32(&body, (int32_t)key);
-            mc_write_u32(&body, home->ip);
-            mc_write_u16(&body, home->port);
-            n++;
-        }
-        if ((!home && n) || n == HOMES_PER_MESSAGE) {
-            mc_ostream os;
-            mc_ostream_init(&os);
-            mc_write_u16(&os, (uint16_t)n);
-            mc_write_bytes(&os, body.data, body.size);
-            for (size_t i = 0; mc_ostream_ok(&os) && i < nto; i++)
-                ask(r, &to[i], MC_MSG_RETIRE_HOMES, os.data, os.size, STEP_HOMES);
-            r->st.homes_sent += n;
-            mc_ostream_free(&os);
-            mc_ostream_free(&body);
-            mc_ostream_init(&body);
+        ids[n] = (int32_t)key;
+        homes[n++] = *home;
+        if (n == MC_RETIRE_HOMES_PER_MESSAGE) {
+            send_homes_batch(r, to, nto, ids, homes, n);
             n = 0;
         }
-        if (!home)
-            break;
     }
-    mc_ostream_free(&body);
+    send_homes_batch(r, to, nto, ids, homes, n);
+    free(ids);
+    free(homes);
 }
 
 static void step(base_retire *r)
@@ -148,41 +154,44 @@ void retire_handover_start(base_retire *r)
     step(r);
 }
 
-/* RETIRE_HOMES from a retiring baseapp (request): u16 n, n x (i32 id, u32 ip, u16 port). */
+/* RETIRE_HOMES from a retiring baseapp (request; entity/retire_wire.h). */
 void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     base_retire *r = retire_of(e);
-    if (!r || o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP)) {
+    int32_t *ids = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *ids);
+    mc_address *homes = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *homes);
+    size_t n = 0;
+    const char *why = NULL;
+    if (!r || o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP))
+        why = "RETIRE_HOMES is taken from a live baseapp only";
+    else if (!ids || !homes)
+        why = "out of memory";
+    else if (!mc_retire_homes_decode(is, ids, homes, &n))
+        why = "malformed RETIRE_HOMES";
+    if (why) {
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        mc_engine_reply_status(e, o, MC_CALL_ERR_UNAVAILABLE,
-                               "RETIRE_HOMES is taken from a live baseapp only");
+        mc_engine_reply_status(e, o, MC_CALL_ERR_ARGS, why);
+        free(ids);
+        free(homes);
         return;
     }
-    uint16_t n = mc_read_u16(is);
-    if (!mc_istream_ok(is) || mc_istream_remaining(is) != (size_t)n * 10) {
-        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        mc_engine_reply_status(e, o, MC_CALL_ERR_ARGS, "malformed RETIRE_HOMES");
-        return;
-    }
-    for (uint16_t i = 0; i < n; i++) {
-        int32_t id = mc_read_i32(is);
-        mc_address home = {0};
-        home.ip = mc_read_u32(is);
-        home.port = mc_read_u16(is);
-        if (id <= 0 || mc_address_equal(&home, mc_engine_address(e)))
+    for (size_t i = 0; i < n; i++) {
+        if (mc_address_equal(&homes[i], mc_engine_address(e)))
             continue; /* ours: it lives here */
-        mc_address *a = mc_map_get(&r->homes, (uint64_t)id, 0);
+        mc_address *a = mc_map_get(&r->homes, (uint64_t)ids[i], 0);
         if (a) {
-            *a = home;
+            *a = homes[i];
             continue;
         }
         if (r->nhomes >= RETIRE_HOMES_MAX || !(a = malloc(sizeof *a)))
             continue;
-        *a = home;
-        if (mc_map_put(&r->homes, (uint64_t)id, 0, a))
+        *a = homes[i];
+        if (mc_map_put(&r->homes, (uint64_t)ids[i], 0, a))
             r->nhomes++;
         else
             free(a);
     }
+    free(ids);
+    free(homes);
     mc_engine_reply_status(e, o, MC_CALL_OK, "");
 }

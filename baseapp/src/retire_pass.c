@@ -10,6 +10,7 @@
 #include "entity/backup_wire.h"
 #include "entity/move_wire.h"
 #include "entity/restore_wire.h"
+#include "entity/retire_wire.h"
 #include "proxy.h"
 #include "retire_internal.h"
 
@@ -105,12 +106,9 @@ static void pass_cell_msg(base_retire *r, const mc_address *to, retire_call *c)
     mc_engine *e = r->e;
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_write_i32(&os, c->header.entity_id);
-    mc_write_u8(&os, c->msg);
-    mc_write_u32(&os, c->origin.addr.ip);
-    mc_write_u16(&os, c->origin.addr.port);
-    if (c->len)
-        mc_write_bytes(&os, c->args, c->len);
+    mc_retire_pass p = {.entity_id = c->header.entity_id, .msg = c->msg,
+                        .from = c->origin.addr, .payload = c->args, .len = c->len};
+    mc_retire_pass_encode(&os, &p);
     int rc = MC_CALL_ERR_ARGS;
     if (mc_ostream_ok(&os)) {
         pass_wait *w = c->origin.is_request ? malloc(sizeof *w) : NULL;
@@ -135,10 +133,10 @@ static void pass_client_call(base_retire *r, const mc_address *to, retire_call *
 {
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_write_i32(&os, c->header.entity_id);
-    mc_write_u8(&os, c->msg);
-    if (c->len)
-        mc_write_bytes(&os, c->args, c->len);
+    mc_retire_client_call cc = {.entity_id = c->header.entity_id,
+                                .part = c->msg == MC_PART_CELL ? 1 : 0, .payload = c->args,
+                                .len = c->len};
+    mc_retire_client_call_encode(&os, &cc);
     if (mc_ostream_ok(&os) &&
         mc_engine_send(r->e, to, MC_MSG_RETIRE_CLIENT_CALL, os.data, os.size) == MC_CALL_OK)
         r->st.passed++;
@@ -180,37 +178,25 @@ static void pass_answer(mc_engine *e, const mc_origin *o, int status, const char
 
 void retire_on_pass(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    int32_t id = mc_read_i32(is);
-    uint8_t msg = mc_read_u8(is);
-    mc_address cell = {0};
-    cell.ip = mc_read_u32(is);
-    cell.port = mc_read_u16(is);
-    size_t len = mc_istream_remaining(is);
-    const uint8_t *data = len ? mc_read_bytes(is, len) : (const uint8_t *)"";
-    if (!mc_istream_ok(is) || !handler_of(msg) || len < 4 || !from_its_old_home(e, o, id)) {
+    mc_retire_pass p;
+    if (!mc_retire_pass_decode(is, &p) || !from_its_old_home(e, o, p.entity_id)) {
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
         pass_answer(e, o, MC_CALL_ERR_ARGS,
                     "RETIRE_PASS is taken for a base taken from its sender only");
         return;
     }
-    mc_istream inner;
-    mc_istream_init(&inner, data, len);
-    if (mc_read_i32(&inner) != id) {
-        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        pass_answer(e, o, MC_CALL_ERR_ARGS, "RETIRE_PASS: the message is for another entity");
-        return;
-    }
     /* as if it came from the cellapp (no answer from the handler: ours is below) */
-    mc_origin as_cell = {.local = false, .addr = cell, .is_request = false};
-    retire_run_cell_msg(e, &as_cell, msg, data, len);
-    if (msg != MC_MSG_CELL_MOVED || !o->is_request)
+    mc_origin as_cell = {.local = false, .addr = p.from, .is_request = false};
+    retire_run_cell_msg(e, &as_cell, p.msg, p.payload, p.len);
+    if (p.msg != MC_MSG_CELL_MOVED || !o->is_request)
         return;
     /* CELL_MOVED: taken when the base now names that cell */
-    mc_entity *ent = mc_engine_find(e, id);
+    mc_entity *ent = mc_engine_find(e, p.entity_id);
     mc_mailbox_ref moved;
     int32_t mid;
     char why[MC_REASON_MAX] = "";
-    mc_istream_init(&inner, data, len);
+    mc_istream inner;
+    mc_istream_init(&inner, p.payload, p.len);
     bool ok = mc_cell_moved_decode(mc_engine_defs(e), &inner, &mid, &moved, why, sizeof why) &&
               ent && memcmp(&ent->cell, &moved, sizeof moved) == 0;
     pass_answer(e, o, ok ? MC_CALL_OK : MC_CALL_ERR_NO_ENTITY,
@@ -219,20 +205,18 @@ void retire_on_pass(mc_engine *e, const mc_origin *o, mc_istream *is)
 
 void retire_on_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    int32_t id = mc_read_i32(is);
-    uint8_t part = mc_read_u8(is);
-    size_t len = mc_istream_remaining(is);
-    const uint8_t *data = len ? mc_read_bytes(is, len) : (const uint8_t *)"";
-    mc_entity *ent = mc_istream_ok(is) ? mc_engine_find(e, id) : NULL;
-    if (!ent || (part != MC_PART_BASE && part != MC_PART_CELL) || !from_its_old_home(e, o, id) ||
-        ent->part != MC_PART_BASE || ent->in_reap) {
+    mc_retire_client_call cc;
+    mc_entity *ent = mc_retire_client_call_decode(is, &cc) ? mc_engine_find(e, cc.entity_id)
+                                                            : NULL;
+    if (!ent || !from_its_old_home(e, o, cc.entity_id) || ent->part != MC_PART_BASE ||
+        ent->in_reap) {
         mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
-        MC_WARNING("RETIRE_CLIENT_CALL for %d refused: not a base taken from its sender",
-                   (int)id);
+        MC_WARNING("RETIRE_CLIENT_CALL refused: not for a base taken from its sender");
         return;
     }
     char why[MC_REASON_MAX];
-    if (proxy_run_client_call(e, ent, (mc_part)part, data, len, why, sizeof why) >= 0)
+    mc_part part = cc.part ? MC_PART_CELL : MC_PART_BASE;
+    if (proxy_run_client_call(e, ent, part, cc.payload, cc.len, why, sizeof why) >= 0)
         MC_INFO("%s %d: a call its client sent to its old home refused: %s", ent->td->name,
-                (int)id, why);
+                (int)ent->id, why);
 }
