@@ -7,6 +7,7 @@
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/backup_wire.h"
+#include "entity/wire.h"
 #include "proxy.h"
 #include "retire_internal.h"
 
@@ -96,7 +97,10 @@ bool retire_take_cell_msg(mc_engine *e, const mc_origin *o, uint8_t msg, int32_t
         return false;
     if ((r->nmoving || r->nmoved_map) && take_item(r, RI_CELL_MSG, msg, o, NULL, id, data, len))
         return true;
-    return r->nheld && retire_hold_take(r, RI_CELL_MSG, msg, o, NULL, id, data, len);
+    /* the new home holds what the cell sends straight to it, but its client's world updates
+     * (the client resumes later, and its witness then tells it everything afresh) */
+    return r->nheld && msg != MC_MSG_CLIENT_UPDATE &&
+           retire_hold_take(r, RI_CELL_MSG, msg, o, NULL, id, data, len);
 }
 
 void retire_take_client_call(mc_engine *e, int32_t id, mc_part part, const uint8_t *data,

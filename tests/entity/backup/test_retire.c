@@ -399,6 +399,19 @@ START_TEST(target_dies_mid_offload)
 }
 END_TEST
 
+/* Out-of-range retirement options stop a baseapp at start with one line naming them. */
+START_TEST(bad_options_are_refused)
+{
+    const char *res = "--res=" MC_PROBE_RES, *game = "--game=" MC_PROBE_GAME,
+               *in = "--internal=127.0.0.1:0", *ex = "--external=127.0.0.1:0";
+    rc_expect_refused("baseapp", "retireHoldMs", res, game, in, ex, "--retireHoldMs=99", NULL);
+    rc_expect_refused("baseapp", "retireHoldMs", res, game, in, ex, "--retireHoldMs=60001",
+                      NULL);
+    rc_expect_refused("baseapp", "retireLingerMs", res, game, in, ex,
+                      "--retireLingerMs=600001", NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -411,6 +424,7 @@ static Suite *suite(void)
     tcase_add_test(tc, client_calls_follow);
     tcase_add_test(tc, ring_change_keeps_mailboxes);
     tcase_add_test(tc, target_dies_mid_offload);
+    tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

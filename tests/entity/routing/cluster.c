@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +379,33 @@ bool rc_start(rc_cluster *c, const char *tag, const char *mgr_opt,
         }
     }
     return true;
+}
+
+void rc_expect_refused(const char *bin, const char *needle, ...)
+{
+    char b[512], log[600];
+    snprintf(log, sizeof log, "%s/refused-%s-%d.log", h_tmpdir(), bin, (int)getpid());
+    char *argv[8] = {(char *)h_bin(bin, b, sizeof b)};
+    int n = 1;
+    va_list ap;
+    va_start(ap, needle);
+    const char *a;
+    while (n < 7 && (a = va_arg(ap, const char *)) != NULL)
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    int status = 0;
+    long deadline = rc_now_ms() + 30000;
+    pid_t w = 0;
+    while (rc_now_ms() < deadline && (w = waitpid(pid, &status, WNOHANG)) == 0)
+        h_sleep_ms(50);
+    if (w == 0)
+        kill(pid, SIGKILL), waitpid(pid, &status, 0);
+    ck_assert_msg(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+                  "%s %s: did not exit 1", bin, needle);
+    ck_assert_msg(h_file_contains(log, needle), "%s did not name %s (%s)", bin, needle, log);
 }
 
 bool rc_restart_manager(rc_cluster *c, const char *tag)

@@ -41,6 +41,10 @@ void rc_stop(rc_cluster *c);
 /* Start one more baseapp (extra options as for slots, or NULL); true once it registered and
  * holds entity ids (its name in xname, its address in xaddr). rc_stop stops it too. */
 bool rc_start_extra_baseapp(rc_cluster *c, const char *tag, const char *extra);
+/* Start `bin` with the options given (NULL-ended, at most 6) and check that it exits with
+ * status 1 at start, its output naming `needle` (an option out of range); fails the test
+ * otherwise. */
+void rc_expect_refused(const char *bin, const char *needle, ...);
 /* kill -9 the manager and start it again at the same address with the same state file (as
  * a reviver does); true once it answers. */
 bool rc_restart_manager(rc_cluster *c, const char *tag);
