@@ -57,6 +57,33 @@ void bc_expect_label(const rc_cluster *c, int slot, int32_t id, const char *want
                   (int)id, v, quoted);
 }
 
+mc_client *bc_connect_client(const rc_cluster *c, int slot, int32_t id,
+                             const mc_entity_defs *defs)
+{
+    char out[1024], ids[16];
+    snprintf(ids, sizeof ids, "%d", (int)id);
+    ck_assert_int_eq(rc_call(c, out, sizeof out, bc_name(c, slot), "command/issueSession", ids,
+                             NULL),
+                     0);
+    const char *v = strstr(out, "command/issueSession");
+    ck_assert_ptr_nonnull(v);
+    v += strlen("command/issueSession");
+    unsigned long long sid;
+    char hex[80], addr[64];
+    ck_assert_msg(sscanf(v, " %llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", out);
+    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = defs,
+                            .timeout_ms = 5000};
+    for (int i = 0; i < 32; i++) {
+        unsigned b;
+        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
+        cfg.session_key[i] = (uint8_t)b;
+    }
+    char err[4096];
+    mc_client *client = mc_client_connect(&cfg, err, sizeof err);
+    ck_assert_msg(client != NULL, "%s", err);
+    return client;
+}
+
 /* Poll until the number (a watcher's, or else an entity's property) reaches want. */
 static bool wait_num(const rc_cluster *c, int slot, int32_t id, const char *what, int64_t want)
 {

@@ -5,6 +5,8 @@
 #define MC_TESTS_BACKUP_CHECKS_H
 
 #include "cluster.h"
+#include "common/defs.h"
+#include "mcclient/client.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +27,10 @@ void bc_expect_prop(const rc_cluster *c, int slot, int32_t id, const char *prop,
 void bc_expect_text(const rc_cluster *c, int slot, const char *path, const char *needle);
 /* The Probe's label of entity id on a slot is the string want (fails the test otherwise). */
 void bc_expect_label(const rc_cluster *c, int slot, int32_t id, const char *want);
+/* A client for base id on a slot's baseapp, connected with a session it issued
+ * (command/issueSession); fails the test when it cannot connect. */
+mc_client *bc_connect_client(const rc_cluster *c, int slot, int32_t id,
+                             const mc_entity_defs *defs);
 /* Whether the number at path, or an entity's numeric property, reaches want in time. */
 bool bc_wait_at_least(const rc_cluster *c, int slot, const char *path, int64_t want);
 bool bc_wait_prop_at_least(const rc_cluster *c, int slot, int32_t id, const char *prop,

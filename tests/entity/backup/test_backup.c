@@ -176,31 +176,12 @@ START_TEST(restored_proxy_waits_for_its_client)
     const int victim = 1, survivor = 0;
     int32_t p = bc_create(&c, victim, "{\"label\":\"player\"}");
     /* a client connects to the victim with a session issued for p */
-    char out[1024], ids[16];
-    snprintf(ids, sizeof ids, "%d", (int)p);
-    ck_assert_int_eq(rc_call(&c, out, sizeof out, bc_name(&c, victim), "command/issueSession", ids,
-                             NULL),
-                     0);
-    const char *v = strstr(out, "command/issueSession");
-    ck_assert_ptr_nonnull(v);
-    v += strlen("command/issueSession");
-    unsigned long long sid;
-    char hex[80], addr[64];
-    ck_assert_msg(sscanf(v, " %llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", out);
     char err[4096];
     mc_entity_defs *defs = mc_defs_load(MC_PROBE_RES, err, sizeof err);
     ck_assert_msg(defs != NULL, "%s", err);
-    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = defs,
-                            .timeout_ms = 5000};
-    for (int i = 0; i < 32; i++) {
-        unsigned b;
-        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
-        cfg.session_key[i] = (uint8_t)b;
-    }
     ck_assert(bc_wait_at_least(&c, survivor, "backups/held", 1));
     int64_t sent = bc_num(&c, victim, "backups/sent");
-    mc_client *client = mc_client_connect(&cfg, err, sizeof err);
-    ck_assert_msg(client != NULL, "%s", err);
+    mc_client *client = bc_connect_client(&c, victim, p, defs);
     ck_assert_msg(wait_ticking(&c, victim, "clients/connected", 1, client),
                   "the client never connected");
     /* backed up again with its client (its state changed), then the victim dies, the
