@@ -51,6 +51,8 @@ bool retire_hold_take(base_retire *r, retire_item_kind kind, uint8_t msg, const 
     retire_taken *t = retire_taken_of(r, id);
     if (!t || !t->open || (!o->local && mc_address_equal(&o->addr, &t->from)))
         return false; /* not held, or on R's stream itself */
+    if (!t->q.n)
+        t->since = mc_clock_now_us(); /* the bound counts from the first item held */
     if (!retire_enqueue(r, &t->q, kind, msg, o, h, id, data, len)) {
         r->st.refused_calls++;
         mc_engine_refuse(r->e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY,
@@ -91,7 +93,7 @@ void retire_hold_release(base_retire *r, const mc_address *from, mc_time_us now)
     while ((t = mc_map_next_key(&r->taken, &pos, &key, &unused)) && n < cap) {
         if (!t->open)
             continue;
-        if (from ? mc_address_equal(&t->from, from) : now - t->since >= bound)
+        if (from ? mc_address_equal(&t->from, from) : t->q.n && now - t->since >= bound)
             ids[n++] = (int32_t)key;
     }
     for (size_t i = 0; i < n; i++) {

@@ -328,7 +328,7 @@ END_TEST
 #define RING_BASES 16
 START_TEST(ring_change_keeps_mailboxes)
 {
-    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=15000", NULL, NULL};
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=30000", NULL, NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "retire-ring", NULL, opts));
     const int retiring = 1, survivor = 0;
@@ -342,6 +342,9 @@ START_TEST(ring_change_keeps_mailboxes)
     /* a baseapp is born: the ring now has two members */
     ck_assert(rc_start_extra_baseapp(&c, "retire-ring", NULL));
     ck_assert(rc_wait_text(&c, "manager", "backupRing/members", c.xaddr, WAIT_MS));
+    /* the retiring baseapp knows the new ring while it still lingers */
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", 1000));
     ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
     c.gone[retiring] = true;
     for (int i = 0; i < RING_BASES; i++) {
