@@ -40,7 +40,7 @@ static void wave(base_retire *r, mc_time_us now)
     mc_entity **all = mc_entity_table_snapshot(mc_engine_table(e), &n);
     if (!all && n)
         return;
-    size_t left = 0, started = 0;
+    size_t left = 0, started = r->nretarget ? retire_retarget_wave(r) : 0;
     for (size_t i = 0; i < n; i++) {
         mc_entity *ent = all[i];
         if (ent->part != MC_PART_BASE || mc_map_get(&r->moving, (uint64_t)ent->id, 0))
@@ -57,7 +57,7 @@ static void wave(base_retire *r, mc_time_us now)
     free(all);
     if (started)
         r->st.waves++;
-    if (!left && !r->nmoving) {
+    if (!left && !r->nmoving && !r->nretarget) {
         r->phase = R_LINGER;
         r->linger_until = now + r->linger_ms * MC_US_PER_MS;
         MC_WARNING("retiring: every base is offloaded (%llu); sending calls on for %llu ms, "
@@ -76,8 +76,8 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     if (r->phase == R_MOVING) {
         wave(r, now);
     } else if (r->phase == R_LINGER) {
-        if (live_count(r->e)) {
-            r->phase = R_MOVING; /* a base was made here meanwhile: it goes too */
+        if (live_count(r->e) || r->nretarget) {
+            r->phase = R_MOVING; /* a base was made here meanwhile, or a new home died */
         } else if (now >= r->linger_until) {
             retire_handover_start(r); /* RETIRE_HOMES, RETIRED, RETIRE_END, the stop */
         }
@@ -257,8 +257,13 @@ void retire_on_peer_death(mc_engine *e, const char *addr)
 {
     base_retire *r = retire_of(e);
     mc_address a;
-    if (r && r->nheld && mc_address_parse(addr, &a) == MC_OK)
+    if (!r || mc_address_parse(addr, &a) != MC_OK)
+        return;
+    if (r->nheld)
         retire_hold_release(r, &a, mc_clock_now_us());
+    /* a new home died before we stopped: what we sent it goes again */
+    if (r->nmoved_map && (r->phase == R_MOVING || r->phase == R_LINGER))
+        retire_home_died(r, &a);
 }
 
 bool retire_is_retiring(mc_engine *e)

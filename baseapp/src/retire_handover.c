@@ -89,8 +89,9 @@ static void send_homes(base_retire *r, const mc_address *to, size_t nto)
     }
     size_t n = 0, pos = 0;
     uint64_t key, unused;
-    mc_address *home;
-    while ((home = mc_map_next_key(&r->moved, &pos, &key, &unused))) {
+    retire_gone *g;
+    while ((g = mc_map_next_key(&r->moved, &pos, &key, &unused))) {
+        const mc_address *home = &g->home;
         mc_address pick;
         if (mc_backup_ring_pick(ring, (int32_t)key, mc_engine_address(e), &pick) &&
             mc_address_equal(&pick, home))

@@ -50,7 +50,22 @@ typedef struct {
     unsigned tries;          /* OFFLOAD_BASE sent so far (resent while unanswered) */
     uint8_t *payload;        /* the OFFLOAD_BASE payload (the frozen state) */
     size_t len;
+    bool retarget;           /* sent again from its kept state: its new home died */
+    unsigned attempts;       /* re-targets so far */
 } retire_move;
+
+/* A base gone to its new home: kept until we stop, with the state it went with, so that a
+ * new home that dies before it could back it up does not lose it (it is sent again). */
+typedef struct {
+    mc_address home;         /* first: calls go there */
+    uint8_t *payload;
+    size_t len;
+    bool retarget;           /* its home died: sent again at the next wave */
+    unsigned attempts;
+    retire_queue q;          /* while it waits to be sent again: what came for it */
+} retire_gone;
+
+#define RETIRE_RETARGET_MAX 200 /* waves (50 ms each) a base is sent again before it is lost */
 
 typedef struct base_retire {
     mc_engine *e;
@@ -58,7 +73,8 @@ typedef struct base_retire {
     uint64_t bytes_per_sec, in_flight_max, linger_ms;
     struct event *tick_ev;
     mc_map moving;           /* id -> retire_move */
-    mc_map moved;            /* id -> mc_address (its new home) */
+    mc_map moved;            /* id -> retire_gone (its new home, its state) */
+    uint64_t nretarget;      /* gone bases whose home died: sent again at the next wave */
     mc_map taken;            /* receiving side: id -> retire_taken (retire_hold.c) */
     mc_map homes;            /* bases of a retired baseapp living elsewhere than their ring
                               * pick here (RETIRE_HOMES): id -> mc_address */
@@ -90,6 +106,10 @@ bool retire_movable(base_retire *r, mc_entity *ent);
 size_t retire_start_move(base_retire *r, mc_entity *ent);
 /* Forget every move (the engine is going): no call is answered. */
 void retire_moves_free(base_retire *r);
+/* A new home died: the bases that went there are sent again from their kept state. */
+void retire_home_died(base_retire *r, const mc_address *home);
+/* Send again the bases marked so (at most in_flight at once): how many were started. */
+size_t retire_retarget_wave(base_retire *r);
 
 /* retire_queue.c: items waiting for a base. */
 bool retire_enqueue(base_retire *r, retire_queue *q, retire_item_kind kind, uint8_t msg,

@@ -30,7 +30,14 @@ static bool take_item(base_retire *r, retire_item_kind kind, uint8_t msg, const 
                       const mc_call_header *h, int32_t id, const uint8_t *data, size_t len)
 {
     mc_engine *e = r->e;
-    mc_address *home = mc_map_get(&r->moved, (uint64_t)id, 0);
+    retire_gone *gone = mc_map_get(&r->moved, (uint64_t)id, 0);
+    if (gone && gone->retarget) { /* its new home died: it waits to be sent again */
+        if (!retire_enqueue(r, &gone->q, kind, msg, o, h, id, data, len))
+            goto busy;
+        r->st.waited++;
+        return true;
+    }
+    mc_address *home = gone ? &gone->home : NULL;
     if (home) {
         retire_call c = {.kind = kind, .msg = msg};
         if (o)
@@ -175,6 +182,7 @@ static void thaw(base_retire *r, retire_move *m, const char *why)
 }
 
 static void send_offload(base_retire *r, retire_move *m);
+static void gone_again(base_retire *r, retire_move *m, const char *why);
 
 static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payload)
 {
@@ -203,17 +211,25 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
             r->st.retargeted++; /* its target died: the next wave picks a live one */
         char text[MC_REASON_MAX + 64];
         snprintf(text, sizeof text, "%s%s%s", mc_call_status_name(st), why[0] ? ": " : "", why);
-        thaw(r, m, text);
+        if (m->retarget)
+            gone_again(r, m, text); /* nothing here to thaw: tried again later */
+        else
+            thaw(r, m, text);
         return;
     }
     /* it lives at its new home: calls go there from now on, the waiting ones first */
-    mc_address *home = malloc(sizeof *home);
-    if (home) {
-        *home = m->to;
-        if (!mc_map_put(&r->moved, (uint64_t)id, 0, home))
-            free(home);
-        else
+    retire_gone *g = calloc(1, sizeof *g);
+    if (g) {
+        g->home = m->to;
+        g->payload = m->payload;
+        g->len = m->len;
+        m->payload = NULL; /* kept with it */
+        if (!mc_map_put(&r->moved, (uint64_t)id, 0, g)) {
+            free(g->payload);
+            free(g);
+        } else {
             r->nmoved_map++;
+        }
     }
     r->st.offloaded++;
     r->st.bytes += m->bytes;
@@ -239,8 +255,116 @@ static void send_offload(base_retire *r, retire_move *m)
     if (rc != MC_CALL_OK) {
         if (rc == MC_CALL_ERR_PROCESS_DEAD)
             r->st.retargeted++;
-        thaw(r, m, mc_call_status_name(rc));
+        if (m->retarget)
+            gone_again(r, m, mc_call_status_name(rc));
+        else
+            thaw(r, m, mc_call_status_name(rc));
     }
+}
+
+/* ---- a new home that died ------------------------------------------------------------- */
+
+static void drop_gone(base_retire *r, int32_t id, retire_gone *g)
+{
+    mc_map_remove(&r->moved, (uint64_t)id, 0);
+    r->nmoved_map--;
+    if (g->retarget)
+        r->nretarget--;
+    retire_queue_free(r, &g->q);
+    free(g->payload);
+    free(g);
+}
+
+void retire_home_died(base_retire *r, const mc_address *home)
+{
+    size_t pos = 0;
+    uint64_t key, unused;
+    retire_gone *g;
+    size_t n = 0;
+    while ((g = mc_map_next_key(&r->moved, &pos, &key, &unused)))
+        if (!g->retarget && mc_address_equal(&g->home, home) && g->payload) {
+            g->retarget = true;
+            r->nretarget++;
+            n++;
+        }
+    if (n) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_WARNING("retiring: %s died with %zu of the bases we sent it: sending them again",
+                   mc_address_format(home, a, sizeof a), n);
+    }
+}
+
+/* A re-target that did not land: tried again at a later wave, at most RETIRE_RETARGET_MAX
+ * times (then lost, logged). */
+static void gone_again(base_retire *r, retire_move *m, const char *why)
+{
+    int32_t id = m->id;
+    unsigned attempts = m->attempts;
+    retire_gone *g = calloc(1, sizeof *g);
+    if (g && attempts < RETIRE_RETARGET_MAX) {
+        g->home = m->to;
+        g->payload = m->payload;
+        g->len = m->len;
+        g->retarget = true;
+        g->attempts = attempts;
+        m->payload = NULL;
+        if (mc_map_put(&r->moved, (uint64_t)id, 0, g)) {
+            r->nmoved_map++;
+            r->nretarget++;
+            g->q = m->q; /* what came meanwhile goes with it next time */
+            m->q = (retire_queue){0};
+            free_move(r, m);
+            return;
+        }
+        free(g->payload);
+    }
+    free(g);
+    r->st.failed++;
+    MC_ERROR("entity %d is lost: sending it again after its new home died failed %u times "
+             "(%s)", (int)id, attempts, why);
+    free_move(r, m);
+}
+
+size_t retire_retarget_wave(base_retire *r)
+{
+    mc_engine *e = r->e;
+    size_t started = 0, pos = 0;
+    uint64_t key, unused;
+    retire_gone *g;
+    int32_t *ids = r->nretarget ? malloc(r->nretarget * sizeof *ids) : NULL;
+    size_t n = 0;
+    while (ids && n < r->nretarget && (g = mc_map_next_key(&r->moved, &pos, &key, &unused)))
+        if (g->retarget)
+            ids[n++] = (int32_t)key;
+    for (size_t i = 0; i < n && r->nmoving < r->in_flight_max; i++) {
+        g = mc_map_get(&r->moved, (uint64_t)ids[i], 0);
+        mc_address to;
+        if (!g || !mc_backup_ring_pick(mc_server_backup_ring(mc_engine_server(e)), ids[i],
+                                       mc_engine_address(e), &to) ||
+            !mc_server_peer_is_live(mc_engine_server(e), &to, MC_ROLE_BASEAPP))
+            continue; /* no live baseapp on the ring yet */
+        retire_move *m = calloc(1, sizeof *m);
+        if (!m || !mc_map_put(&r->moving, (uint64_t)ids[i], 0, m)) {
+            free(m);
+            continue;
+        }
+        m->id = ids[i];
+        m->to = to;
+        m->payload = g->payload;
+        m->len = m->bytes = g->len;
+        m->gen = ++r->gen;
+        m->retarget = true;
+        m->attempts = g->attempts + 1;
+        m->q = g->q;
+        g->q = (retire_queue){0};
+        g->payload = NULL;
+        drop_gone(r, ids[i], g);
+        r->nmoving++;
+        started++;
+        send_offload(r, m);
+    }
+    free(ids);
+    return started;
 }
 
 /* Whether a base can leave now: not being created, destroyed, given a cell or written, and
@@ -399,7 +523,10 @@ void retire_moves_free(base_retire *r)
     mc_map_free(&r->moving);
     void *v;
     pos = 0;
-    while ((v = mc_map_next(&r->moved, &pos)))
+    while ((v = mc_map_next(&r->moved, &pos))) {
+        retire_queue_free(r, &((retire_gone *)v)->q);
+        free(((retire_gone *)v)->payload);
         free(v);
+    }
     mc_map_free(&r->moved);
 }

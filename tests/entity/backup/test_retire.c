@@ -23,6 +23,7 @@
  *   ring_change_keeps_mailboxes  a baseapp born during the retirement: mailboxes naming the
  *                        retired baseapp reach every base (RETIRE_HOMES)
  *   target_dies_mid_offload  the base goes to a live baseapp of the new ring instead
+ *   home_dies_after_taking  a new home dies after it took bases: they are sent again
  *   bad_options_are_refused  --retireHoldMs / --retireLingerMs out of range
  */
 #include "backup_checks.h"
@@ -401,6 +402,33 @@ START_TEST(bad_options_are_refused)
 }
 END_TEST
 
+/* A new home dies (SIGKILL, no backups in this cluster) after it took some of the bases, while
+ * the retiring baseapp lingers: it sends those again, from the state they went with, to a
+ * live baseapp; every base lives there in the end. */
+START_TEST(home_dies_after_taking)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=20000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-home", "--deadAfterMs=4000", opts));
+    const int retiring = 1, home = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-home", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = bc_num(&c, home, "entities/count");
+    ck_assert_msg(there >= 1, "no base went to the home that dies");
+    rc_kill9(&c, home);
+    ck_assert_msg(rc_wait_num(&c, c.xname, "entities/count", RING_BASES, WAIT_MS, NULL),
+                  "the bases of the dead home were not sent again");
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_int_eq(rc_num(&c, c.xname, "entities/count"), RING_BASES);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -413,6 +441,7 @@ static Suite *suite(void)
     tcase_add_test(tc, client_calls_follow);
     tcase_add_test(tc, ring_change_keeps_mailboxes);
     tcase_add_test(tc, target_dies_mid_offload);
+    tcase_add_test(tc, home_dies_after_taking);
     tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
     return s;
