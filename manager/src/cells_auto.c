@@ -463,6 +463,9 @@ bool mc_cells_auto_init(mc_manager *m)
     if (!a->ev)
         return false;
     arm(a);
+    /* the partition's part asks what the reports say (it sits below this file) */
+    mc_manager_cells_set_loads(m, (mc_manager_cells_loads){.retiring = mc_cells_auto_retiring,
+                                                           .tick_load = mc_cells_auto_tick_load});
     mc_watchers *w = mc_server_watchers(m->server);
     int bad = 0;
     for (int i = 0; i < P_COUNT; i++)

@@ -90,7 +90,7 @@ static bool check_config(const mc_config *cfg, char *err, size_t errlen)
                  (unsigned long long)homes, MC_SPACE_HOMES_MIN, MC_SPACE_HOMES_MAX);
         return false;
     }
-    if (!mc_manager_cells_check(cfg, err, errlen))
+    if (!mc_manager_cells_check(cfg, err, errlen) || !mc_cells_auto_check(cfg, err, errlen))
         return false;
     if (!mc_console_check(cfg, err, errlen))
         return false;
@@ -109,8 +109,10 @@ static void on_death(void *ctx, mc_reg_entry *e)
     mc_manager_drop_globals(m, e);
     mc_manager_ring_changed(m, e);
     mc_manager_broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, e->reason);
-    if (e->role == MC_ROLE_CELLAPP)
+    if (e->role == MC_ROLE_CELLAPP) {
+        mc_cells_auto_process_gone(m, e->id);
         mc_manager_cells_process_gone(m, e->id);
+    }
 }
 
 static void on_forget(void *ctx, mc_reg_entry *e)
@@ -380,8 +382,10 @@ static void handle_deregister(mc_manager *m, const char *src, const uint8_t *dat
             mc_manager_drop_globals(m, e);
             mc_manager_ring_changed(m, e);
             mc_manager_broadcast(m, MC__CONTROL__EVENT_KIND__EVENT_DEATH, e, reason);
-            if (e->role == MC_ROLE_CELLAPP)
+            if (e->role == MC_ROLE_CELLAPP) {
+                mc_cells_auto_process_gone(m, e->id);
                 mc_manager_cells_process_gone(m, e->id);
+            }
         }
     } else {
         mc_manager_unusable(m, "deregistration for an unknown process", src);
@@ -454,7 +458,8 @@ static void on_ready(mc_server *s, void *ctx)
     m->registry = mc_registry_new(mc_server_digest(s), m->dead_after_ms * MC_US_PER_MS);
     m->expire_ev = event_new(mc_server_event_base(s), -1, EV_PERSIST, on_expire_tick, m);
     m->space_homes = mc_space_homes_new(mc_config_get_uint(cfg, "spaceHomesMax"));
-    if (!m->registry || !m->expire_ev || !m->space_homes || !mc_manager_cells_init(m)) {
+    if (!m->registry || !m->expire_ev || !m->space_homes || !mc_manager_cells_init(m) ||
+        !mc_cells_auto_init(m)) {
         MC_CRITICAL("out of memory");
         mc_server_shutdown(s, "out of memory");
         return;
@@ -499,6 +504,7 @@ static void on_free(mc_server *s, void *ctx)
     if (m->expire_ev)
         event_free(m->expire_ev);
     m->expire_ev = NULL;
+    mc_cells_auto_stop(m);
     mc_manager_cells_stop(m);
 }
 
@@ -545,6 +551,7 @@ void mc_manager_free(mc_manager *m)
         return;
     mc_globals_free(m->globals);
     mc_space_homes_free(m->space_homes);
+    mc_cells_auto_free(m);
     mc_manager_cells_free(m);
     mc_registry_free(m->registry);
     free(m);

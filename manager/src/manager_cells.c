@@ -2,7 +2,6 @@
  * out, command/splitSpace, merges on deaths, and the cells/ watchers. */
 #include "manager_cells.h"
 #include "cells.h"
-#include "cells_auto.h"
 #include "manager_internal.h"
 #include "common/log.h"
 #include "common/map.h"
@@ -32,7 +31,24 @@ struct mc_manager_cells {
         send_failures, full, ended, balance_moves, balance_ms;
     double balance_step, balance_hysteresis;
     struct event *balance_ev;
+    mc_manager_cells_loads loads; /* cells_auto.c's (NULL functions: none known) */
 };
+
+static bool retiring(mc_manager *m, uint32_t pid)
+{
+    return m->cells->loads.retiring && m->cells->loads.retiring(m, pid);
+}
+
+static double tick_load(mc_manager *m, uint32_t pid)
+{
+    return m->cells->loads.tick_load ? m->cells->loads.tick_load(m, pid) : -1.0;
+}
+
+void mc_manager_cells_set_loads(mc_manager *m, mc_manager_cells_loads loads)
+{
+    if (m->cells)
+        m->cells->loads = loads;
+}
 
 bool mc_manager_cells_check(const mc_config *cfg, char *err, size_t errlen)
 {
@@ -64,7 +80,7 @@ bool mc_manager_cells_check(const mc_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "--cellBalanceHysteresis: %g is not within 0..100", h);
         return false;
     }
-    return mc_cells_auto_check(cfg, err, errlen);
+    return true;
 }
 
 static const char *name_of(mc_manager *m, uint32_t process_id)
@@ -257,7 +273,6 @@ void mc_manager_cells_process_gone(mc_manager *m, uint32_t process_id)
     mc_manager_cells *mc = m->cells;
     if (!mc)
         return;
-    mc_cells_auto_process_gone(m, process_id);
     size_t n = mc_cells_space_count(mc->cells);
     int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
     if (!ids)
@@ -307,7 +322,7 @@ static mc_reg_entry *idlest_outsider(mc_manager *m, int32_t space)
         mc_reg_entry *e = mc_registry_at(m->registry, i);
         if (e->role != MC_ROLE_CELLAPP || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE ||
             mc_cells_served_by(m->cells->cells, space, e->id, NULL) ||
-            mc_cells_auto_retiring(m, e->id))
+            retiring(m, e->id))
             continue;
         if (!best || e->load < best->load)
             best = e;
@@ -433,7 +448,7 @@ mc_reg_entry *mc_manager_cells_home(mc_manager *m, int32_t space, uint32_t held)
     for (size_t i = 0; i < n && i < MC_CELLS_PER_SPACE_MAX; i++) {
         mc_reg_entry *e = mc_registry_find_id(m->registry, rects[i].process_id);
         if (e && e->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
-            !mc_cells_auto_retiring(m, e->id) && (!best || e->load < best->load))
+            !retiring(m, e->id) && (!best || e->load < best->load))
             best = e;
     }
     return best;
@@ -449,7 +464,7 @@ static double load_of(void *ctx, uint32_t pid)
     mc_reg_entry *e = mc_registry_find_id(m->registry, pid);
     if (!e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
         return 0.0;
-    double tick = mc_cells_auto_tick_load(m, pid);
+    double tick = tick_load(m, pid);
     return tick > e->load ? tick : e->load;
 }
 
@@ -510,7 +525,6 @@ void mc_manager_cells_stop(mc_manager *m)
         event_free(mc->balance_ev);
         mc->balance_ev = NULL;
     }
-    mc_cells_auto_stop(m);
 }
 
 static void get_spaces(void *ctx, mc_watch_value *out)
@@ -559,7 +573,7 @@ bool mc_manager_cells_init(mc_manager *m)
                                  "its upper half to CELLAPP (default: the least loaded live "
                                  "cellapp not serving it), at AT (default: the cell's middle)") !=
            MC_WATCH_OK;
-    return !bad && mc_cells_auto_init(m);
+    return !bad;
 }
 
 void mc_manager_cells_free(mc_manager *m)
@@ -567,7 +581,6 @@ void mc_manager_cells_free(mc_manager *m)
     mc_manager_cells *mc = m->cells;
     if (!mc)
         return;
-    mc_cells_auto_free(m);
     if (mc->balance_ev)
         event_free(mc->balance_ev); /* (only when on_free did not: the base still lives) */
     size_t pos = 0;

@@ -52,6 +52,16 @@ void mc_manager_cells_process_gone(struct mc_manager *m, uint32_t process_id);
  * (any cellapp will do) or no live cellapp serves it. */
 mc_reg_entry *mc_manager_cells_home(struct mc_manager *m, int32_t space, uint32_t held);
 
+/* What the automatic splits (cells_auto.c, which sits on this file) know of each cellapp
+ * from its load reports, given to this part when they start (a function left NULL: nothing
+ * known): whether it said it is retiring (it is given no cell), and the tick load it
+ * reported lately (-1 when none). */
+typedef struct {
+    bool (*retiring)(struct mc_manager *m, uint32_t process_id);
+    double (*tick_load)(struct mc_manager *m, uint32_t process_id);
+} mc_manager_cells_loads;
+void mc_manager_cells_set_loads(struct mc_manager *m, mc_manager_cells_loads loads);
+
 /* For the automatic splits and merges (cells_auto.h). */
 mc_cells *mc_manager_cells_partition(struct mc_manager *m);
 /* Split from's cell of space, its upper half to `to` (mc_cells_split), log it as done by

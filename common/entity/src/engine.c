@@ -174,6 +174,9 @@ static mc_engine *engine_new(mc_server *s, const mc_role_part *part, char *err, 
     e->cell_queue_max = (uint32_t)mc_config_get_uint(cfg, "cellQueueMax");
     e->self_addr = *mc_nub_address(e->nub);
     mc_address_format(&e->self_addr, e->self_addr_text, sizeof e->self_addr_text);
+    e->message_defs = mc_engine_messages;
+    e->message_def_count = mc_engine_message_count;
+    e->deliver = engine_handle_message;
     engine_transport_init(e);
     engine_waits_init(e);
     if (engine_handlers_init(e, err, errlen) != 0)

@@ -115,6 +115,14 @@ struct mc_engine {
     mc_engine_wait *waits;      /* list head (sentinel) */
     void *role_state;
 
+    /* Handed down by engine.c, so that the transport names nothing above it: the entity
+     * messages' table (messages.c) it sends with, and the one dispatch by id
+     * (engine_handle_message) it delivers the messages to ourselves to. */
+    const mc_message_def *message_defs;
+    size_t message_def_count;
+    void (*deliver)(mc_engine *e, uint8_t id, const mc_origin *o, const uint8_t *data,
+                    size_t len);
+
     mc_role_message_fn handlers[256]; /* by entity message id: the role's table, and
                                          ENTITY_CALL (engine_on_call) */
     engine_stats st;
@@ -127,19 +135,30 @@ struct mc_engine {
 /* transport.c */
 void engine_transport_init(mc_engine *e);
 void engine_transport_free(mc_engine *e);
-void engine_fail_pending_to(mc_engine *e, const char *addr);
 void engine_on_local_event(evutil_socket_t fd, short what, void *ctx);
-/* Waiters on requests (a request's record in the pending list). */
+
+/* pending.c: waiters on requests (a request's record in the pending list); fail at once
+ * those waiting on the process at addr (declared dead). */
 mc_pending *engine_pending_new(mc_engine *e, const mc_address *dest, bool local,
                                mc_engine_done_fn fn, void *ctx);
 void engine_pending_finish(mc_pending *p, int status, mc_istream *payload);
 void engine_pending_unlink(mc_pending *p);
-/* Send to a peer now, past the lease (a live peer's channel): a one-way message, or the
- * request p waits on (p->dest). A status; for a request a failure leaves p to the caller. */
+void engine_fail_pending_to(mc_engine *e, const char *addr);
+
+/* peer_send.c: send to a peer now, past the lease (a live peer's channel): a one-way
+ * message, or the request p waits on (p->dest). A status; for a request a failure leaves p
+ * to the caller. */
 int engine_send_now(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
                     size_t len);
 int engine_request_now(mc_engine *e, mc_pending *p, uint8_t msg_id, const uint8_t *data,
                        size_t len);
+/* The channel to a live peer (a status: PROCESS_DEAD, SEND when none can be made); the
+ * definition of an entity message (e->message_defs); remember that addr's channel has
+ * something to send (sent by the flush event once the handler returns). */
+int engine_check_peer(mc_engine *e, const mc_address *addr, mc_channel **out);
+const mc_message_def *engine_message_def(const mc_engine *e, uint8_t id);
+void engine_mark_dirty(mc_engine *e, const mc_address *a);
+void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
 
 /* lease_hold.c: out of touch with the manager, messages to peers wait in the lease. */
 bool engine_must_hold(mc_engine *e);
@@ -148,7 +167,6 @@ int engine_hold_message(mc_engine *e, const mc_address *addr, uint8_t id, const 
                         size_t len);
 int engine_hold_request(mc_engine *e, const mc_address *addr, uint8_t id, const uint8_t *data,
                         size_t len, mc_engine_done_fn done, void *ctx);
-void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx);
 
 /* peers.c: remember that the process at addr died (dead) or that one was born there (!dead);
  * whether the manager declared the process at addr dead (and none was born there since). */

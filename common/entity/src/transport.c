@@ -1,7 +1,7 @@
-/* Getting entity messages to where they go: channels to peers (batched: every channel a
- * handler wrote to is sent once the handler returns), a queue for messages to ourselves
- * (delivered from the event loop, in order), requests and their answers, and failing at
- * once what waits on a process the manager declared dead. */
+/* Getting entity messages to where they go: to a live peer now (peer_send.c), held in the
+ * lease while out of touch with the manager (lease_hold.c), or to ourselves through a queue
+ * delivered from the event loop in order (to e->deliver, the one dispatch by id); calls,
+ * requests and their answers. */
 #include "engine_internal.h"
 #include "entity/backup_wire.h"
 #include "common/log.h"
@@ -13,48 +13,6 @@
 void engine_transport_init(mc_engine *e)
 {
     e->pending.next = e->pending.prev = &e->pending;
-}
-
-void engine_pending_unlink(mc_pending *p)
-{
-    if (p->next) {
-        p->prev->next = p->next;
-        p->next->prev = p->prev;
-    }
-    p->next = p->prev = NULL;
-}
-
-mc_pending *engine_pending_new(mc_engine *e, const mc_address *dest, bool local,
-                               mc_engine_done_fn fn, void *ctx)
-{
-    mc_pending *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->e = e;
-    p->dest = *dest;
-    p->local = local;
-    p->fn = fn;
-    p->ctx = ctx;
-    p->next = e->pending.next;
-    p->prev = &e->pending;
-    e->pending.next->prev = p;
-    e->pending.next = p;
-    e->npending++;
-    return p;
-}
-
-/* Deliver the outcome once. */
-void engine_pending_finish(mc_pending *p, int status, mc_istream *payload)
-{
-    if (p->done || !p->e)
-        return;
-    p->done = true;
-    mc_engine *e = p->e;
-    if (e->npending)
-        e->npending--;
-    if (status == MC_CALL_OK)
-        e->st.replies_received++;
-    p->fn(e, p->ctx, status, payload);
 }
 
 static void free_local_queue(mc_engine *e)
@@ -90,28 +48,6 @@ void engine_transport_free(mc_engine *e)
             p->e = NULL; /* mercury still holds it: freed when its request is cancelled */
         p = next;
     }
-}
-
-void engine_fail_pending_to(mc_engine *e, const char *addr)
-{
-    mc_address a;
-    if (mc_address_parse(addr, &a) != MC_OK)
-        return;
-    size_t failed = 0;
-    /* A finishing callback may add or finish others: restart after each. */
-    for (bool again = true; again;) {
-        again = false;
-        for (mc_pending *p = e->pending.next; p != &e->pending; p = p->next) {
-            if (p->done || p->local || !mc_address_equal(&p->dest, &a))
-                continue;
-            failed++;
-            engine_pending_finish(p, MC_CALL_ERR_PROCESS_DEAD, NULL);
-            again = true;
-            break;
-        }
-    }
-    if (failed)
-        MC_INFO("%zu calls waiting on %s failed: the process is dead", failed, addr);
 }
 
 /* ---- the local queue --------------------------------------------------------------- */
@@ -162,7 +98,7 @@ void engine_on_local_event(evutil_socket_t fd, short what, void *ctx)
         } else {
             mc_origin o = {.local = true, .addr = e->self_addr, .is_request = m->is_request,
                            .pending = m->pending};
-            engine_handle_message(e, m->id, &o, m->data, m->len);
+            e->deliver(e, m->id, &o, m->data, m->len);
         }
         bool last = m == tail;
         free(m);
@@ -173,69 +109,7 @@ void engine_on_local_event(evutil_socket_t fd, short what, void *ctx)
         event_active(e->local_ev, 0, 0);
 }
 
-/* ---- channels ------------------------------------------------------------------------ */
-
-static void mark_dirty(mc_engine *e, const mc_address *a)
-{
-    for (size_t i = 0; i < e->ndirty; i++)
-        if (mc_address_equal(&e->dirty[i], a))
-            return;
-    if (e->ndirty == e->dirty_cap) {
-        size_t cap = e->dirty_cap ? e->dirty_cap * 2 : 8;
-        mc_address *d = realloc(e->dirty, cap * sizeof *d);
-        if (!d)
-            return; /* the nub's timer sends it within a tick */
-        e->dirty = d;
-        e->dirty_cap = cap;
-    }
-    e->dirty[e->ndirty++] = *a;
-    if (e->ndirty == 1)
-        event_active(e->flush_ev, 0, 0);
-}
-
-void engine_on_flush_event(evutil_socket_t fd, short what, void *ctx)
-{
-    (void)fd;
-    (void)what;
-    mc_engine *e = ctx;
-    for (size_t i = 0; i < e->ndirty; i++) {
-        mc_channel *ch = mc_nub_find_channel(e->nub, &e->dirty[i]);
-        if (ch)
-            mc_channel_send(ch);
-    }
-    e->ndirty = 0;
-}
-
-static const mc_message_def *def_of(uint8_t id)
-{
-    for (size_t i = 0; i < mc_engine_message_count; i++)
-        if (mc_engine_messages[i].id == id)
-            return &mc_engine_messages[i];
-    return NULL;
-}
-
-static int check_peer(mc_engine *e, const mc_address *addr, mc_channel **out)
-{
-    if (engine_peer_dead(e, addr))
-        return MC_CALL_ERR_PROCESS_DEAD;
-    *out = mc_nub_find_channel(e->nub, addr);
-    if (!*out)
-        *out = mc_server_channel(e->server, addr);
-    return *out ? MC_CALL_OK : MC_CALL_ERR_SEND;
-}
-
-int engine_send_now(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
-                    size_t len)
-{
-    mc_channel *ch = NULL;
-    int rc = check_peer(e, addr, &ch);
-    if (rc != MC_CALL_OK)
-        return rc;
-    if (mc_channel_send_message(ch, def_of(msg_id), data, len) != MC_OK)
-        return MC_CALL_ERR_SEND;
-    mark_dirty(e, addr);
-    return MC_CALL_OK;
-}
+/* ---- to peers (through peer_send.c, or held in the lease) ---------------------------- */
 
 int mc_engine_send(mc_engine *e, const mc_address *addr, uint8_t msg_id, const uint8_t *data,
                    size_t len)
@@ -249,50 +123,6 @@ int mc_engine_send(mc_engine *e, const mc_address *addr, uint8_t msg_id, const u
     if (engine_must_hold(e))
         return engine_hold_message(e, addr, msg_id, data, len);
     return engine_send_now(e, addr, msg_id, data, len);
-}
-
-static void on_mercury_reply(void *ctx, mc_reply_status status, const mc_message_info *info,
-                             mc_istream *data)
-{
-    (void)info;
-    mc_pending *p = ctx;
-    if (p->e) {
-        engine_pending_unlink(p);
-        int st = status == MC_REPLY_OK        ? MC_CALL_OK
-                 : status == MC_REPLY_TIMEOUT ? MC_CALL_ERR_TIMEOUT
-                                              : MC_CALL_ERR_PROCESS_DEAD;
-        if (status != MC_REPLY_CANCELLED)
-            engine_pending_finish(p, st, status == MC_REPLY_OK ? data : NULL);
-        else if (!p->done && p->e->npending)
-            p->e->npending--;
-    }
-    free(p);
-}
-
-int engine_request_now(mc_engine *e, mc_pending *p, uint8_t msg_id, const uint8_t *data,
-                       size_t len)
-{
-    mc_channel *ch = NULL;
-    int rc = check_peer(e, &p->dest, &ch);
-    if (rc != MC_CALL_OK)
-        return rc;
-    /* Into the channel's bundle like a one-way message (mc_channel_request would send the
-     * bundle at once): everything a handler sends on a channel goes out together when it
-     * returns, so two calls made in one handler arrive in one bundle. */
-    mc_bundle *b = mc_channel_bundle(ch);
-    if (mc_bundle_start_request(b, def_of(msg_id), on_mercury_reply, p, e->call_timeout_us) !=
-        MC_OK)
-        return MC_CALL_ERR_SEND; /* mercury did not take it: nothing will call back */
-    /* Once started, mercury owns the request: a failure from here is answered through
-     * on_mercury_reply (timeout, or the channel's death). */
-    int wr = mc_bundle_write(b, data, len);
-    if (mc_bundle_end_message(b) != MC_OK || wr != MC_OK) {
-        char a[MC_ADDRESS_STRLEN];
-        MC_WARNING("a request of %zu bytes to %s could not be written whole", len,
-                   mc_address_format(&p->dest, a, sizeof a));
-    }
-    mark_dirty(e, &p->dest);
-    return MC_CALL_OK;
 }
 
 int mc_engine_request(mc_engine *e, const mc_address *addr, uint8_t msg_id,
@@ -326,7 +156,7 @@ static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t 
                             const uint8_t *args, size_t len)
 {
     mc_channel *ch = NULL;
-    int rc = check_peer(e, addr, &ch);
+    int rc = engine_check_peer(e, addr, &ch);
     if (rc != MC_CALL_OK)
         return rc;
     if (engine_must_hold(e)) {
@@ -342,7 +172,8 @@ static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t 
         return rc;
     }
     mc_bundle *b = mc_channel_bundle(ch);
-    if (mc_bundle_start_message(b, def_of(MC_MSG_ENTITY_CALL), MC_RELIABLE_DRIVER) != MC_OK)
+    if (mc_bundle_start_message(b, engine_message_def(e, MC_MSG_ENTITY_CALL),
+                                MC_RELIABLE_DRIVER) != MC_OK)
         return MC_CALL_ERR_SEND;
     bool ok;
     if (len <= CALL_JOIN_MAX) {
@@ -359,7 +190,7 @@ static int send_call_direct(mc_engine *e, const mc_address *addr, const uint8_t 
     /* end_message also removes a message whose writes failed */
     if (mc_bundle_end_message(b) != MC_OK || !ok)
         return MC_CALL_ERR_SEND;
-    mark_dirty(e, addr);
+    engine_mark_dirty(e, addr);
     return MC_CALL_OK;
 }
 

@@ -177,12 +177,12 @@ void mc_req_argf(mc_persist_req *r, const char *fmt, ...) __attribute__((format(
 void mc_req_route(mc_persist_req *r, const char *key);
 bool mc_req_oom(const mc_persist_req *r);
 
-/* request.c: whether an operation counts as a write; */
+/* request.c: whether an operation counts as a write; whether it changes Redis (held by a
+ * closed write gate); run the callbacks of the requests refused so far (mc_store_reject). */
 bool mc_op_is_write(mc_op op);
-/* whether an operation changes Redis (held by a closed write gate); run the callbacks of
- * the requests refused so far (from the store's done event, mc_store_done_cb in store.c). */
 bool mc_op_changes(mc_op op);
 void mc_req_run_done(mc_persist_store *s);
+/* store.c: the done event, which runs mc_req_run_done from the loop. */
 void mc_store_done_cb(evutil_socket_t fd, short what, void *arg);
 
 /* list helpers */

@@ -240,13 +240,16 @@ int mc_server_lease_publish(mc_server *s);
 void mc_server_ids_tick(mc_server *s, mc_time_us now);
 int mc_server_ids_publish(mc_server *s);
 
-/* Global names (globals_client.c, globals_kept.c): a register that is not kept again (the
- * re-registration itself); keep a name the manager took, forget one deregistered; register
- * every kept name again (with a new manager instance); the watchers globals/...; free. */
+/* Global names (globals_client.c, globals_kept.c, globals_again.c): a register that is not
+ * kept again (the re-registration itself); keep a name the manager took, forget one
+ * deregistered; register every kept name again (with a new manager instance); the watchers
+ * globals/...; free. */
 int mc_server_global_register_again(mc_server *s, const char *name, const mc_mailbox_ref *mb,
                                     mc_server_global_fn fn, void *ctx);
 void mc_server_globals_keep(mc_server *s, const char *name, const mc_mailbox_ref *mb);
 void mc_server_globals_forget(mc_server *s, const char *name, const mc_mailbox_ref *mb);
+/* Whether name is kept with this mailbox (globals_kept.c). */
+bool mc_server_globals_kept(mc_server *s, const char *name, const mc_mailbox_ref *mb);
 void mc_server_globals_register_again(mc_server *s);
 int mc_server_globals_publish(mc_server *s);
 void mc_server_globals_free(mc_server *s);
