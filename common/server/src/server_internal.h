@@ -188,6 +188,7 @@ struct mc_server {
     bool retiring;      /* mc_server_set_retiring: told in every registration */
     bool draining;      /* desc.draining still says so: not deregistered yet */
     bool deregistered;
+    bool deregister_confirmed;  /* the manager answered the deregistration OK */
     int exit_code;
     mc_time_us shutdown_started;
     char shutdown_reason[128];
