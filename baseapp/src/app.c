@@ -46,6 +46,7 @@ static void install_hooks(baseapp *a)
     proxy_set_hooks(a->e, &(proxy_hooks){
                               .ticket_sent = backup_send_now,
                               .is_leaving = retire_is_leaving,
+                              .moved_call = retire_take_client_call,
                           });
 }
 

@@ -23,6 +23,10 @@ typedef struct proxy_hooks {
     void (*ticket_sent)(mc_engine *e, int32_t id);
     /* base id is on its way to another baseapp (RESUME_PREPARE: not here) */
     bool (*is_leaving)(mc_engine *e, int32_t id);
+    /* a call (BASE_CALL / CELL_CALL bytes) from the client of base id on the channel it is
+     * leaving: it follows its player (retire/) */
+    void (*moved_call)(mc_engine *e, int32_t id, mc_part part, const uint8_t *data,
+                       size_t len);
 } proxy_hooks;
 
 #define PROXY_OPTION_COUNT 9
@@ -77,6 +81,10 @@ bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t 
  * (DISCONNECT reason 5) and dropped; true when it had one. RESUME_PREPARE for it says "not
  * here" from now on. */
 bool proxy_send_to_resume(mc_engine *e, int32_t id);
+/* Run a client's BASE_CALL (part MC_PART_BASE) or CELL_CALL (MC_PART_CELL) bytes on its
+ * player ent: -1 when it ran, else a client_refuse with the reason in why. */
+int proxy_run_client_call(mc_engine *e, mc_entity *ent, mc_part part, const uint8_t *bytes,
+                          size_t len, char *why, size_t whylen);
 
 /* Operator commands (command/issueSession, command/kickClient). */
 int proxy_add_commands(mc_engine *e);

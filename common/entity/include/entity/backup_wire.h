@@ -12,7 +12,7 @@
  *                                                base of this cell lives there now
  *   72  OFFLOAD_BASE   retiring -> baseapp, req. string owner name (its check-out owner),
  *                                                then a BACKUP_BASE payload: take the live
- *                                                base over now (baseapp/src/retire.h);
+ *                                                base over now (baseapp/src/retire/retire.h);
  *                                                reply: i8 mc_call_status, string reason
  *   67  BACKUP_REFUSED backup baseapp -> owner   i32 entity id, u8 reason (MC_BACKUP_REFUSED_*):
  *                                                a BACKUP_BASE was not kept; the owner sends
@@ -46,6 +46,12 @@ enum {
     MC_MSG_BASE_RESTORED = 66,
     MC_MSG_OFFLOAD_BASE = 72,
     MC_MSG_BACKUP_REFUSED = 67,
+    /* retiring a baseapp (baseapp/src/retire*.c; docs/PROTOCOL.md "Retiring a baseapp") */
+    MC_MSG_RETIRE_PASS = 80,        /* a cell's message to a base that left, passed on */
+    MC_MSG_RETIRE_CLIENT_CALL = 81, /* a client's call to a player that left, passed on */
+    MC_MSG_RETIRE_END = 82,         /* the retiring baseapp passes nothing more on */
+    MC_MSG_RETIRED = 83,            /* send calls for its bases to their new homes now */
+    MC_MSG_RETIRE_HOMES = 84,       /* bases whose new home is not their pick on the ring */
 };
 
 /* Why a backup baseapp did not keep a backup (BACKUP_REFUSED). */
