@@ -19,6 +19,8 @@ typedef struct mc_space {
     size_t n, cap;
     size_t nreal;       /* of them, reals (the rest are ghosts: ghosts.c) */
     bool handed;        /* its cell handed to the neighbours (a retiring cellapp) */
+    bool taken;         /* served whole here, handed by a retiring cellapp: kept while its
+                           reals are on their way (cell_cells_keeps) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
