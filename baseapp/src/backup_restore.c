@@ -151,7 +151,7 @@ static bool restore_one(base_backup *b, backup_held *held, const char *owner_nam
             MC_WARNING("%s %d (restored): cannot register '%s' again", ent->td->name,
                        (int)ent->id, h.names[i]);
     if (h.dbid) {
-        int rc = db_take_over(e, ent, h.dbid, h.token, owner_name);
+        int rc = db_take_over(e, ent, h.dbid, h.token);
         if (rc != MC_CALL_OK) {
             /* no database here: the base must not live on without its check-out */
             MC_WARNING("%s %d (database id %llu) not restored: cannot take its check-out "

@@ -199,14 +199,13 @@ void db_send_waiting(base_db *db, int32_t id, struct db_waiter *waiting, bool go
 void db_evict(base_db *db, db_rec *rec);
 /* db_takeover.c: a restored base takes its check-out over from its dead owner (issue 20):
  * writes wait meanwhile; refused, the copy here goes (db_evict). 0 or an mc_call_status. */
-int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
-                 const char *old_owner);
+int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token);
 /* The same for an offload (retire_take.c), whose owner is alive: done(e, id, ok, ctx) hears
  * the outcome exactly once (ok: the check-out is this baseapp's now) unless the call
  * fails at once (then never). */
 typedef void (*db_taken_fn)(mc_engine *e, int32_t id, bool ok, void *ctx);
 int db_take_over_then(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
-                      const char *old_owner, db_taken_fn done, void *ctx);
+                      db_taken_fn done, void *ctx);
 /* Free the mark_live retries still waiting (the store was freed: none is in it). */
 void db_lives_free(base_db *db);
 /* db/faults/holdWrites and db/faults/heldWrites (the rehearsal of a late resent write). */

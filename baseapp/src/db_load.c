@@ -399,7 +399,19 @@ static void owned(db_load_op *op, mc_persist_store *store, const mc_persist_owne
     }
     mc_address addr;
     mc_mailbox_address(&mb, &addr);
-    if (mc_engine_is_self(db->e, &addr)) {
+    bool here = mc_engine_is_self(db->e, &addr);
+    if (here && db->owner_set && owner->incarnation != db->incarnation) {
+        /* Live at our address but checked out by another incarnation: an earlier process
+         * that had this address (a cluster started again on the same ports after a crash,
+         * whatever name it went by), never to come back: without this the load waited for
+         * an entity of ours that does not exist and failed busy. */
+        op->owner_inc = owner->incarnation;
+        op->owner_live = true;
+        op->live = mb;
+        release_gone_owner(op, store, "an earlier process at our address");
+        return;
+    }
+    if (here) {
         mc_entity *ent = mc_engine_find(db->e, mb.id);
         if (ent && !ent->in_reap && ent->type == op->td->id) {
             finish(op, MC_CALL_OK, &mb, true, NULL);

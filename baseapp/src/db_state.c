@@ -74,8 +74,12 @@ static bool check_addr(const char *opt, const char *text, char *err, size_t errl
 }
 
 /* Fill the store's config from the options; false with a reason on a bad value. */
-/* The store's write gate: the manager lease (server/lease.h). */
-static bool lease_open(void *ctx) { return mc_server_lease_valid(ctx); }
+/* The store's write gate: the manager lease (server/lease.h), or a stop the manager confirmed
+ * (the shutdown's last writes must not wait for heartbeats that no longer go). */
+static bool lease_open(void *ctx)
+{
+    return mc_server_lease_valid(ctx) || mc_server_left_cleanly(ctx);
+}
 static size_t writes_held(void *ctx) { return mc_persist_gated(ctx); }
 
 static bool read_options(base_db *db, const mc_config *cfg, mc_persist_config *pc,

@@ -75,14 +75,13 @@ static void on_taken(void *ctx, const mc_persist_result *res)
     free(t);
 }
 
-int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
-                 const char *old_owner)
+int db_take_over(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token)
 {
-    return db_take_over_then(e, ent, dbid, old_token, old_owner, NULL, NULL);
+    return db_take_over_then(e, ent, dbid, old_token, NULL, NULL);
 }
 
 int db_take_over_then(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *old_token,
-                      const char *old_owner, db_taken_fn done, void *ctx)
+                      db_taken_fn done, void *ctx)
 {
     base_db *db = base_db_of(e);
     int status;
@@ -105,7 +104,6 @@ int db_take_over_then(mc_engine *e, mc_entity *ent, uint64_t dbid, const char *o
     mc_mailbox_ref mb = mc_engine_mailbox(e, ent, MC_COMPONENT_BASE);
     uint8_t bytes[MC_MAILBOX_WIRE_SIZE];
     mc_server_mailbox_pack(&mb, bytes);
-    mc_persist_take_over(store, ent->td, dbid, old_owner, old_token, bytes, sizeof bytes,
-                         on_taken, t);
+    mc_persist_take_over(store, ent->td, dbid, old_token, bytes, sizeof bytes, on_taken, t);
     return MC_CALL_OK;
 }

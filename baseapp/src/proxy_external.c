@@ -12,6 +12,9 @@
 #include <string.h>
 
 #define PROXY_TICK_MS 100
+/* An idle client channel sends a keepalive this often (Mercury's default is 1 s): the client
+ * library's default silence (3 s, docs/CLIENT.md "Resuming") is six of them. */
+#define PROXY_KEEPALIVE_MS 500u
 
 const mc_option proxy_options[PROXY_OPTION_COUNT] = {
     {"maxClients", MC_OPT_UINT, "10000",
@@ -332,6 +335,7 @@ int proxy_init(mc_engine *e, char *err, size_t errlen)
     nc.max_message_size = MC_CW_MAX_MESSAGE;
     nc.max_reassembly_bytes = 64u * 1024u * 1024u;
     nc.inactivity_timeout_us = idle_ms * MC_US_PER_MS;
+    nc.keepalive_interval_us = PROXY_KEEPALIVE_MS * MC_US_PER_MS;
     nc.socket_buffer_bytes = 256u * 1024u;
     nc.max_overflow_packets = (uint32_t)overflow; /* past it the channel dies: cut off */
     int rc = mc_nub_new(mc_server_event_base(s), &nc, &bc->nub);

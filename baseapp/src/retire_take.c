@@ -147,7 +147,7 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
         pending_answer *p = malloc(sizeof *p);
         if (p)
             p->origin = *o;
-        int rc = p ? db_take_over_then(e, ent, h.dbid, h.token, owner, on_taken, p)
+        int rc = p ? db_take_over_then(e, ent, h.dbid, h.token, on_taken, p)
                    : MC_CALL_ERR_BUSY;
         if (rc != MC_CALL_OK) {
             free(p);

@@ -41,6 +41,11 @@ struct mc_client {
     char loginapp[64], bind_ip[48]; /* copies of config.loginapp and bind_ip */
 };
 
+/* An idle channel sends a keepalive this often (Mercury's default is 1 s): the default
+ * silence (MC_CLIENT_IDLE_MS_DEFAULT, 3 s) is then six of the baseapp's (it sends at the same
+ * pace), so a lossy path must lose six in a row to fake a death, not three. */
+#define CLIENT_KEEPALIVE_MS 500u
+
 /* One RESUME attempt's limit (a forged or foreign ticket is never answered). */
 #define RESUME_ATTEMPT_MS 4000u
 
@@ -370,6 +375,7 @@ static int open_channel(mc_client *c, const char *baseapp, uint64_t session_id,
     nc.accept_traits = MC_CHANNEL_EXTERNAL;
     nc.max_message_size = MC_CW_MAX_MESSAGE;
     nc.inactivity_timeout_us = (mc_time_us)c->cfg.idle_ms * MC_US_PER_MS;
+    nc.keepalive_interval_us = CLIENT_KEEPALIVE_MS * MC_US_PER_MS;
     nc.socket_buffer_bytes = 256u * 1024u;
     if (mc_nub_new(c->base, &nc, &c->nub) != MC_OK) {
         snprintf(err, errlen, "cannot create the client's nub");
@@ -440,7 +446,7 @@ mc_client *mc_client_connect(const mc_client_config *cfg, char *err, size_t errl
     if (!c->cfg.timeout_ms)
         c->cfg.timeout_ms = 10000;
     if (!c->cfg.idle_ms)
-        c->cfg.idle_ms = 10000;
+        c->cfg.idle_ms = MC_CLIENT_IDLE_MS_DEFAULT;
     if (!c->cfg.resume_tries)
         c->cfg.resume_tries = 5;
     if (!c->cfg.resume_backoff_ms)

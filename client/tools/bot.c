@@ -211,7 +211,8 @@ static void cb_world(void *ud, mc_client *c, const mc_world_record *r)
 {
     (void)c;
     bot *b = ud;
-    fault_watch_world(&b->sh->st->faults, b->index, now_us() / 1000);
+    b->heard_ms = now_us() / 1000;
+    fault_watch_world(&b->sh->st->faults, b->index, b->heard_ms);
     if (r->kind == MC_WORLD_VOLATILE)
         time_update(b, r);
     else if (r->kind == MC_WORLD_CALL && r->method && !strcmp(r->method->name, "onChat"))

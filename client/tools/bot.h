@@ -34,6 +34,7 @@ typedef struct {
     const char *password;
     uint8_t login_flags;        /* MC_LOGIN_FLAG_TAKEOVER with --takeover, else 0 */
     float speed, area;          /* m/s; side of the square around the origin they roam */
+    float view_radius;          /* the cellapps' view radius (--aoiRadius), m: company */
     uint32_t move_ms, chat_ms;  /* between moves; mean between chats */
     uint32_t idle_ms;           /* a silent baseapp is lost after this long */
     uint32_t login_tries;       /* attempts at a login that fails for a passing reason */
@@ -71,6 +72,7 @@ typedef struct {
     bots_baseapp *baseapp;      /* the one it logged in to */
     bot_move moves[BOT_MOVE_HISTORY]; /* a ring: the newest at moves_head - 1 */
     uint32_t moves_head, moves_n;
+    uint64_t heard_ms;          /* its client's last world update (0: none yet) */
 } bot;
 
 /* Set it up (nothing sent). source: the login's source address or NULL. */

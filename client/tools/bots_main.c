@@ -4,6 +4,7 @@
  * the duration ends; one process, one poll loop (docs/tools/bots.md). */
 #define _POSIX_C_SOURCE 200809L
 #include "bot.h"
+#include "bot_company.h"
 #include "bots_stats.h"
 #include "tool_env.h"
 #include "view_check.h"
@@ -87,7 +88,8 @@ static void usage(FILE *f)
             "  --area METRES          side of the square around the origin they roam (200)\n"
             "  --move-ms MS           between moves (200)\n"
             "  --chat-ms MS           mean time between chats (10000)\n"
-            "  --idle-ms MS           a baseapp silent this long: the bot resumes (10000)\n"
+            "  --idle-ms MS           a baseapp silent this long: the bot resumes (3000, the\n"
+            "                         client library's default)\n"
             "  --login-tries N        attempts at a login refused for a passing reason (server\n"
             "                         error, overloaded, rate limited, timed out, no baseapp),\n"
             "                         with back-off from 500 ms (3; 1..10)\n"
@@ -102,6 +104,10 @@ static void usage(FILE *f)
             "  --tick-ms MS           every channel is ticked at least this often (10)\n"
             "  --slice-ms MS          a sweep over every bot runs in slices of about MS, the\n"
             "                         readable sockets served between them (20)\n"
+            "  --view-radius M        the cellapps' view radius (--aoiRadius, default 50):\n"
+            "                         after a fault mark, a bot with no other bot walking\n"
+            "                         within it has nothing to hear, and its silence does\n"
+            "                         not count\n"
             "  --json                 the summary as one JSON object\n"
             "  --quiet                no progress\n"
             "  --loginapp IP:PORT, --public-key HEX, --manager IP:PORT, --res DIR\n"
@@ -135,7 +141,7 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
         {"move-ms", required_argument, NULL, 'm'},  {"chat-ms", required_argument, NULL, 'C'},
         {"sources", required_argument, NULL, 'S'},  {"check-view", no_argument, NULL, 'v'},
         {"settle-ms", required_argument, NULL, 'w'}, {"tick-ms", required_argument, NULL, 't'},
-        {"slice-ms", required_argument, NULL, 'L'},
+        {"slice-ms", required_argument, NULL, 'L'}, {"view-radius", required_argument, NULL, 'V'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
         {"idle-ms", required_argument, NULL, 'i'},  {"takeover", no_argument, NULL, 'T'},
         {"login-tries", required_argument, NULL, 'N'},
@@ -179,6 +185,8 @@ static int parse_args(bots_run *r, int argc, char **argv, const char **lapp, con
                   r->tick_ms = (uint32_t)v; break;
         case 'L': if (num("--slice-ms", optarg, 1, 1000, &v)) return -1;
                   r->slice_ms = (uint32_t)v; break;
+        case 'V': if (num("--view-radius", optarg, 1, 10000, &v)) return -1;
+                  r->sh.view_radius = (float)v; break;
         case 'i': if (num("--idle-ms", optarg, 1000, 600000, &v)) return -1;
                   r->sh.idle_ms = (uint32_t)v; break;
         case 'N': if (num("--login-tries", optarg, 1, 10, &v)) return -1;
@@ -431,6 +439,51 @@ static bool bot_is_playing(void *ud, uint32_t i)
     return r->bots[i].state == BOT_PLAY;
 }
 
+/* After a fault mark, every 100 ms: each walking bot that has heard nothing for a while
+ * and has nobody in view (bot_company.h) is alone, which the marks do not count as silence.
+ * Only the quiet ones are looked at, and a look stops at the first bot in view. */
+#define ALONE_CHECK_MS 100u
+#define ALONE_QUIET_MS 300u
+
+static void watch_alone(bots_run *r, uint64_t now, uint64_t *next)
+{
+    if (!r->st.faults.nmarks || now < *next)
+        return;
+    *next = now + ALONE_CHECK_MS;
+    for (uint32_t i = 0; i < r->count; i++) {
+        const bot *b = &r->bots[i];
+        if (b->state == BOT_PLAY && now - b->heard_ms >= ALONE_QUIET_MS &&
+            bot_alone(r->bots, r->count, i, r->sh.view_radius))
+            fault_watch_alone(&r->st.faults, i, now);
+    }
+}
+
+/* Each bot a mark counts as silent, on standard error (at most 10 a mark): what its client
+ * held and how far the nearest walking bot was, so that a silence can be told from a bot
+ * that merely had nobody in view. */
+static void tell_silent(const bots_run *r, uint64_t now)
+{
+    for (uint32_t k = 0; k < r->st.faults.nmarks; k++) {
+        uint32_t told = 0;
+        for (uint32_t i = 0; i < r->count && told < 10; i++) {
+            uint64_t last = 0;
+            if (!fault_watch_silent(&r->st.faults, k, i, now, &last))
+                continue;
+            const bot *b = &r->bots[i];
+            const mc_client_entity *es;
+            size_t view = b->c ? mc_client_entities(b->c, &es) : 0;
+            uint64_t at = r->st.faults.marks[k].at_ms;
+            fprintf(stderr,
+                    "bots: fault mark %u: %s silent: last world update %lld ms after the mark "
+                    "(%s), %zu entities in its view, the nearest walking bot %.1f m away\n",
+                    k + 1, b->name, last ? (long long)(last - at) : -1LL,
+                    last ? "then nothing for a second or more" : "none since the mark", view,
+                    (double)bot_nearest_m(r->bots, r->count, i));
+            told++;
+        }
+    }
+}
+
 /* The fault marks asked for since the last turn. */
 static void take_marks(bots_run *r, uint64_t now, uint32_t *taken)
 {
@@ -447,7 +500,7 @@ static void take_marks(bots_run *r, uint64_t now, uint32_t *taken)
 static int run(bots_run *r)
 {
     uint32_t marks_taken = 0;
-    uint64_t next_sweep = 0;
+    uint64_t next_sweep = 0, next_alone = 0;
     r->t0 = tool_now_ms();
     uint64_t end = r->t0 + (uint64_t)(r->duration * 1000);
     uint32_t started = 0;
@@ -458,6 +511,7 @@ static int run(bots_run *r)
         if ((now >= end && (!settling(r) || now >= end + LATE_MS)) || stop_requested)
             break;
         take_marks(r, now, &marks_taken);
+        watch_alone(r, now, &next_alone);
         watch_steady(r, now, started);
         round_once(r, -1, 10, &next_sweep);
         progress(r, now, now < end ? "playing" : "waiting for late logins", false);
@@ -467,6 +521,7 @@ static int run(bots_run *r)
         r->st.steady_end_ms = tool_now_ms();
     }
     r->st.faults_until_ms = tool_now_ms();
+    tell_silent(r, r->st.faults_until_ms);
     if (r->check_view && !stop_requested)
         check_views(r, &next_sweep);
     progress(r, tool_now_ms(), "logging out", true);
@@ -490,8 +545,9 @@ int main(int argc, char **argv)
     r.slice_ms = 20;
     r.settle_ms = 3000;
     r.sources = UINT32_MAX;
-    r.sh = (bot_shared){.speed = 5, .area = 200, .move_ms = 200, .chat_ms = 10000,
-                        .idle_ms = 10000, .login_tries = 3};
+    r.sh = (bot_shared){.speed = 5, .area = 200, .view_radius = 50, .move_ms = 200,
+                        .chat_ms = 10000,
+                        .idle_ms = MC_CLIENT_IDLE_MS_DEFAULT, .login_tries = 3};
     const char *lapp = NULL, *pk = NULL, *res = NULL;
     if (parse_args(&r, argc, argv, &lapp, &pk, &res) != 0)
         return TOOL_EXIT_USAGE;

@@ -16,6 +16,7 @@ void fault_watch_free(fault_watch *w)
         free(w->marks[k].recovered_ms);
         free(w->marks[k].last_ms);
         free(w->marks[k].state);
+        free(w->marks[k].alone);
     }
     memset(w, 0, sizeof *w);
 }
@@ -32,10 +33,12 @@ int fault_watch_mark(fault_watch *w, uint64_t now_ms, bool (*playing)(void *ud, 
     m->recovered_ms = calloc(n, sizeof *m->recovered_ms);
     m->last_ms = calloc(n, sizeof *m->last_ms);
     m->state = calloc(n, 1);
-    if (!m->recovered_ms || !m->last_ms || !m->state) {
+    m->alone = calloc(n, 1);
+    if (!m->recovered_ms || !m->last_ms || !m->state || !m->alone) {
         free(m->recovered_ms);
         free(m->last_ms);
         free(m->state);
+        free(m->alone);
         memset(m, 0, sizeof *m);
         w->refused++;
         return -1;
@@ -74,6 +77,21 @@ void fault_watch_world(fault_watch *w, uint32_t i, uint64_t now_ms)
     }
 }
 
+void fault_watch_alone(fault_watch *w, uint32_t i, uint64_t now_ms)
+{
+    if (i >= w->bots)
+        return;
+    for (uint32_t k = 0; k < w->nmarks; k++) {
+        fault_mark *m = &w->marks[k];
+        if (m->state[i] != 1 || now_ms < m->at_ms || now_ms >= span_end(w, k))
+            continue;
+        if (!m->recovered_ms[i])
+            m->alone[i] = 1; /* its recovery, whenever it comes, is not the fault's alone */
+        if (now_ms > m->last_ms[i])
+            m->last_ms[i] = now_ms; /* nothing to hear: no silence */
+    }
+}
+
 void fault_watch_ended(fault_watch *w, uint32_t i, uint64_t now_ms)
 {
     if (i >= w->bots)
@@ -105,6 +123,29 @@ static double quantile_ms(const uint64_t *v, uint32_t n, double q)
     return (double)v[rank - 1];
 }
 
+/* Mark k's bot i (watched, not ended) heard nothing for a second or more, while it had
+ * company, up to now_ms or the span's end (last_ms: its last update, or the last time it was
+ * alone), or neither heard anything nor was alone since the mark. */
+static bool quiet_at(const fault_watch *w, uint32_t k, uint32_t i, uint64_t now_ms)
+{
+    const fault_mark *m = &w->marks[k];
+    uint64_t end = span_end(w, k);
+    uint64_t horizon = now_ms < end ? now_ms : end;
+    if (!m->last_ms[i])
+        return true; /* nothing heard since the mark, and never alone */
+    return horizon > m->last_ms[i] && horizon - m->last_ms[i] >= FAULT_WATCH_GAP_MS;
+}
+
+bool fault_watch_silent(const fault_watch *w, uint32_t k, uint32_t i, uint64_t now_ms,
+                        uint64_t *last_ms)
+{
+    if (k >= w->nmarks || i >= w->bots || w->marks[k].state[i] != 1)
+        return false;
+    if (last_ms)
+        *last_ms = w->marks[k].last_ms[i];
+    return quiet_at(w, k, i, now_ms);
+}
+
 fault_result fault_watch_result(const fault_watch *w, uint32_t k, uint64_t now_ms)
 {
     fault_result r = {0};
@@ -119,24 +160,23 @@ fault_result fault_watch_result(const fault_watch *w, uint32_t k, uint64_t now_m
             r.ended++;
         } else if (m->state[i] == 1) {
             /* kept: it recovered, and has not fallen silent since (within the span) */
-            uint64_t end = span_end(w, k);
-            uint64_t horizon = now_ms < end ? now_ms : end;
-            bool quiet = !m->recovered_ms[i] ||
-                         (horizon > m->last_ms[i] && horizon - m->last_ms[i] >= FAULT_WATCH_GAP_MS);
-            if (quiet) {
+            if (quiet_at(w, k, i, now_ms)) {
                 r.silent++;
             } else {
-                if (rec)
-                    rec[r.kept] = m->recovered_ms[i] - m->at_ms;
+                if (m->alone[i] || !m->recovered_ms[i])
+                    r.alone++; /* (never recovered yet kept: alone all along) */
+                else if (rec)
+                    rec[r.kept - r.alone] = m->recovered_ms[i] - m->at_ms;
                 r.kept++;
             }
         }
     }
-    if (rec && r.kept) {
-        qsort(rec, r.kept, sizeof *rec, cmp_u64);
-        r.recovery_p50_ms = quantile_ms(rec, r.kept, 0.5);
-        r.recovery_p99_ms = quantile_ms(rec, r.kept, 0.99);
-        r.recovery_max_ms = (double)rec[r.kept - 1];
+    uint32_t timed = r.kept - r.alone;
+    if (rec && timed) {
+        qsort(rec, timed, sizeof *rec, cmp_u64);
+        r.recovery_p50_ms = quantile_ms(rec, timed, 0.5);
+        r.recovery_p99_ms = quantile_ms(rec, timed, 0.99);
+        r.recovery_max_ms = (double)rec[timed - 1];
     }
     free(rec);
     return r;
@@ -149,9 +189,10 @@ void fault_watch_print_json(const fault_watch *w, uint64_t now_ms, FILE *f)
         fault_result r = fault_watch_result(w, k, now_ms);
         fprintf(f,
                 "%s{\"at_ms\":%llu,\"watched\":%u,\"kept\":%u,\"ended\":%u,\"silent\":%u,"
-                "\"recovery_p50_ms\":%.0f,\"recovery_p99_ms\":%.0f,\"recovery_max_ms\":%.0f}",
+                "\"recovery_p50_ms\":%.0f,\"recovery_p99_ms\":%.0f,\"recovery_max_ms\":%.0f,"
+                "\"alone\":%u}",
                 k ? "," : "", (unsigned long long)r.at_ms, r.watched, r.kept, r.ended, r.silent,
-                r.recovery_p50_ms, r.recovery_p99_ms, r.recovery_max_ms);
+                r.recovery_p50_ms, r.recovery_p99_ms, r.recovery_max_ms, r.alone);
     }
     fputc(']', f);
 }
@@ -162,8 +203,8 @@ void fault_watch_print_table(const fault_watch *w, uint64_t now_ms, FILE *f)
         fault_result r = fault_watch_result(w, k, now_ms);
         fprintf(f,
                 "  fault mark %u     %u/%u kept (%u ended, %u silent), recovery ms p50 %.0f  "
-                "p99 %.0f  max %.0f\n",
+                "p99 %.0f  max %.0f (%u kept alone, not timed)\n",
                 k + 1, r.kept, r.watched, r.ended, r.silent, r.recovery_p50_ms,
-                r.recovery_p99_ms, r.recovery_max_ms);
+                r.recovery_p99_ms, r.recovery_max_ms, r.alone);
     }
 }

@@ -29,7 +29,7 @@ typedef struct {
     bool takeover, json, moves;
     uint64_t timeout_ms;
     uint32_t idle_ms;    /* --idle-ms: the baseapp silent this long: the channel is lost and
-                            resumed (0: the library's 10000) */
+                            resumed (0: the library's MC_CLIENT_IDLE_MS_DEFAULT) */
     /* state */
     mcc_printer pr;
     mc_entity_defs *defs;
@@ -76,7 +76,8 @@ static void usage(FILE *f)
             "  --no-moves              do not print other entities' moves (volatile updates)\n"
             "  --timeout SECONDS       login, a call waiting for the player, expect (10)\n"
             "  --idle-ms MS            the baseapp silent this long: the channel is lost and\n"
-            "                          resumed with the ticket, no login (10000)\n"
+            "                          resumed with the ticket, no login (3000: the\n"
+            "                          cluster's death timeout for a baseapp)\n"
             "  --loginapp IP:PORT      default: the cluster file's loginapp\n"
             "  --public-key HEX        default: the cluster file's loginPublicKey\n"
             "  --res DIR               the defs (default: <repo>/defs)\n"

@@ -13,6 +13,7 @@
 #include "bot.h"
 #include "bot_ids.h"
 #include "bots_stats.h"
+#include "bot_company.h"
 #include "fault_watch.h"
 #include "lat_hist.h"
 
@@ -256,6 +257,102 @@ START_TEST(a_fault_mark_counts_who_saw_the_world_again)
 }
 END_TEST
 
+/* A bot with nobody in view hears nothing, fault or not (issue 20: one bot of 1,000 counted
+ * not kept after a cellapp's kill): its silence while alone does not count; alone before it
+ * recovered, it is kept but not timed; a bot with company that hears nothing is silent. */
+START_TEST(a_bot_alone_is_not_silent)
+{
+    fault_watch w;
+    fault_watch_init(&w, 4);
+    ck_assert_int_eq(fault_watch_mark(&w, 10000, even_bots_play, NULL), 0);
+    /* bot 0: recovers at 12000, then walks alone from 12100 (nothing heard) to the end */
+    fault_watch_world(&w, 0, 12000);
+    fault_watch_world(&w, 0, 12100);
+    for (uint64_t t = 12400; t <= 20000; t += 100)
+        fault_watch_alone(&w, 0, t);
+    /* bot 2: alone at the mark, meets others at 14000 and hears them from 15000 */
+    for (uint64_t t = 10300; t < 14000; t += 100)
+        fault_watch_alone(&w, 2, t);
+    for (uint64_t t = 15000; t <= 21200; t += 100)
+        fault_watch_world(&w, 2, t);
+    fault_result r = fault_watch_result(&w, 0, 20050);
+    ck_assert_uint_eq(r.kept, 2);
+    ck_assert_uint_eq(r.silent, 0);
+    ck_assert_uint_eq(r.alone, 1);
+    ck_assert(r.recovery_max_ms == 2000.0); /* bot 0's alone; bot 2 not timed */
+    /* bot 0 has company from 20100 (no longer alone) and hears nothing: silent once a
+     * second has passed */
+    r = fault_watch_result(&w, 0, 21200);
+    ck_assert_uint_eq(r.kept, 1);
+    ck_assert_uint_eq(r.silent, 1);
+    /* alone before a mark is not that mark's; alone after the next mark is not the first's */
+    ck_assert_int_eq(fault_watch_mark(&w, 30000, even_bots_play, NULL), 0);
+    fault_watch_alone(&w, 0, 25000);
+    ck_assert_uint_eq(w.marks[0].last_ms[0], 25000);
+    ck_assert_uint_eq(w.marks[1].last_ms[0], 0);
+    ck_assert_uint_eq(w.marks[1].alone[0], 0);
+    fault_watch_alone(&w, 0, 30500);
+    ck_assert_uint_eq(w.marks[0].last_ms[0], 25000);
+    ck_assert_uint_eq(w.marks[1].alone[0], 1);
+    ck_assert_uint_eq(w.marks[1].last_ms[0], 30500);
+    /* bot 2 of the second mark hears nothing and has company: silent; bot 0, alone all
+     * along, is kept (not timed) until it has company for a second */
+    fault_result r2 = fault_watch_result(&w, 1, 31200);
+    ck_assert_uint_eq(r2.kept, 1);
+    ck_assert_uint_eq(r2.alone, 1);
+    ck_assert_uint_eq(r2.silent, 1);
+    ck_assert(fault_watch_silent(&w, 1, 2, 31200, NULL));
+    ck_assert(!fault_watch_silent(&w, 1, 0, 31200, NULL));
+    r2 = fault_watch_result(&w, 1, 31600);
+    ck_assert_uint_eq(r2.kept, 0);
+    ck_assert_uint_eq(r2.silent, 2);
+    uint64_t last = 0;
+    ck_assert(fault_watch_silent(&w, 1, 0, 31600, &last));
+    ck_assert_uint_eq(last, 30500);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fault_watch_print_json(&w, 20050, f);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "\"kept\":2,\"ended\":0,\"silent\":0,") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "\"recovery_max_ms\":2000,\"alone\":1}") != NULL, "%s", buf);
+    free(buf);
+    fault_watch_free(&w);
+}
+END_TEST
+
+/* Company: another walking bot within the view radius less the margin. */
+START_TEST(a_bot_has_company_within_its_view)
+{
+    bot bots[3];
+    memset(bots, 0, sizeof bots);
+    for (int i = 0; i < 3; i++) {
+        bots[i].state = BOT_PLAY;
+        bots[i].have_pos = true;
+    }
+    bots[0].pos = (mc_vector3){0, 0, 0};
+    bots[1].pos = (mc_vector3){30, 0, 30}; /* 42.4 m: within 50 - 2 */
+    bots[2].pos = (mc_vector3){200, 0, 0};
+    ck_assert(!bot_alone(bots, 3, 0, 50));
+    ck_assert(!bot_alone(bots, 3, 1, 50));
+    ck_assert(bot_alone(bots, 3, 2, 50));
+    ck_assert(bot_alone(bots, 3, 0, 40)); /* 42.4 m is beyond 40 - 2 */
+    bots[1].pos = (mc_vector3){0, 0, 48.5f}; /* within the radius, not within the margin */
+    ck_assert(bot_alone(bots, 3, 0, 50));
+    bots[1].pos = (mc_vector3){0, 50, 10}; /* height does not count */
+    ck_assert(!bot_alone(bots, 3, 0, 50));
+    bots[1].state = BOT_QUIET; /* standing still: nothing to hear from it */
+    ck_assert(bot_alone(bots, 3, 0, 50));
+    bots[1].state = BOT_PLAY;
+    bots[1].have_pos = false;
+    ck_assert(bot_alone(bots, 3, 0, 50));
+    /* a bot not walking is never alone (it is not watched), nor one out of range */
+    bots[2].state = BOT_CONNECT;
+    ck_assert(!bot_alone(bots, 3, 2, 50));
+    ck_assert(!bot_alone(bots, 3, 3, 50));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bots_stats");
@@ -266,6 +363,8 @@ static Suite *suite(void)
     tcase_add_test(tc, a_bot_knows_when_it_sent_a_position);
     tcase_add_test(tc, summary_reports_update_latency);
     tcase_add_test(tc, a_fault_mark_counts_who_saw_the_world_again);
+    tcase_add_test(tc, a_bot_alone_is_not_silent);
+    tcase_add_test(tc, a_bot_has_company_within_its_view);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -338,8 +338,10 @@ START_TEST(players_resume_without_logging_in)
     uint16_t avatar = mc_defs_type_by_name(defs, "Avatar")->id;
     player rita = {.name = "rita", .avatar = "Rita", .defs = defs, .avatar_type = avatar};
     player sam = {.name = "sam", .avatar = "Sam", .defs = defs, .avatar_type = avatar};
-    /* silence notices a dropped channel; long enough that a loaded machine does not fake one */
-    login_and_play(&c, &rita, true, 3000);
+    /* silence notices a dropped channel: Rita's after the library's default (idle_ms 0),
+     * the cluster's death timeout for a baseapp; Sam's long enough that a loaded machine
+     * does not fake one */
+    login_and_play(&c, &rita, true, 0);
     login_and_play(&c, &sam, false, 10000);
     player *ps[2] = {&rita, &sam};
     live[0] = &rita;
@@ -358,10 +360,17 @@ START_TEST(players_resume_without_logging_in)
     long t1_expired = now_ms() + TICKET_MS + 500; /* it was issued before this */
     char ids[16];
     snprintf(ids, sizeof ids, "%d", (int)rita.avatar_id);
+    long dropped_at = now_ms();
     ck_assert_int_eq(set_knob(&c, ba, "faults/dropClient", ids), 0);
     int want = 1;
     ck_assert_msg(pump(ps, 2, WAIT_MS, resumed_n, &want), "Rita did not resume (log %s)",
                   c.log_login);
+    /* after the default silence (3 s): not at once (her last keepalive came about a second
+     * before the drop, later under load), and well before the 10 s the default used to be */
+    long resumed_after = now_ms() - dropped_at;
+    ck_assert_msg(resumed_after >= (long)MC_CLIENT_IDLE_MS_DEFAULT - 2000 &&
+                      resumed_after < 9000,
+                  "Rita resumed %ld ms after her channel was dropped", resumed_after);
     ck_assert_int_eq(rita.resumes_failed, 0);
     ck_assert_int_eq(counter(&c, "loginapp01", "login/status/ok"), logins); /* no login */
     ck_assert_int_eq(counter(&c, "loginapp01", "resume/resumed"), rita.resumes_ok);

@@ -364,10 +364,10 @@ START_TEST(token_fencing)
 END_TEST
 
 /* A base restored from its backup takes its check-out over from its dead owner (issue 20):
- * only with the dead owner's name and token; the record names the new owner with a new
- * token and the restored mailbox; a write with the new token lands (its serials start
- * afresh), one with the old token is refused; a second takeover with the old token, or one
- * naming another owner, is refused; a released record cannot be taken over. */
+ * only with the dead owner's check-out token (never by the owner's name); the record names
+ * the new owner with a new token and the restored mailbox; a write with the new token lands
+ * (its serials start afresh), one with the old token is refused; a second takeover with the
+ * old token is refused; a released record cannot be taken over. */
 START_TEST(take_over_passes_a_checkout)
 {
     fixture f;
@@ -388,18 +388,14 @@ START_TEST(take_over_passes_a_checkout)
     ck_assert_int_eq(r.st, MC_PERSIST_OK);
     pt_res_clear(&r);
     const uint8_t mb[12] = {0, 0, 0, 9, 127, 0, 0, 1, 0x4e, 0x20, 0x20, 0x01};
-    /* the wrong owner, or the wrong token: refused, nothing changes */
-    mc_persist_take_over(b, f.thing, id, "baseapp03", old_tok, mb, sizeof mb, pt_cb, &r);
+    /* the wrong token: refused, nothing changes */
+    mc_persist_take_over(b, f.thing, id, "0123456789abcdef0123456789abcdef", mb, sizeof mb,
+                         pt_cb, &r);
     ck_assert(pt_wait_res(f.base, &r));
     ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
     pt_res_clear(&r);
-    mc_persist_take_over(b, f.thing, id, "baseapp01", "0123456789abcdef0123456789abcdef", mb,
-                         sizeof mb, pt_cb, &r);
-    ck_assert(pt_wait_res(f.base, &r));
-    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
-    pt_res_clear(&r);
-    /* the dead owner's name and token: taken over */
-    mc_persist_take_over(b, f.thing, id, "baseapp01", old_tok, mb, sizeof mb, pt_cb, &r);
+    /* the dead owner's token: taken over */
+    mc_persist_take_over(b, f.thing, id, old_tok, mb, sizeof mb, pt_cb, &r);
     ck_assert(pt_wait_res(f.base, &r));
     ck_assert_msg(r.st == MC_PERSIST_OK, "take_over: %s", r.reason);
     char new_tok[40];
@@ -434,7 +430,7 @@ START_TEST(take_over_passes_a_checkout)
     ck_assert_int_eq(r.values[mc_defs_property_by_name(f.thing, "i32")->index].as.i, 7);
     pt_res_clear(&r);
     /* taken over already: the old token is no good any more */
-    mc_persist_take_over(a, f.thing, id, "baseapp01", old_tok, mb, sizeof mb, pt_cb, &r);
+    mc_persist_take_over(a, f.thing, id, old_tok, mb, sizeof mb, pt_cb, &r);
     ck_assert(pt_wait_res(f.base, &r));
     ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
     pt_res_clear(&r);
@@ -449,13 +445,78 @@ START_TEST(take_over_passes_a_checkout)
     ck_assert(pt_wait_res(f.base, &r));
     ck_assert_int_eq(r.st, MC_PERSIST_OK);
     pt_res_clear(&r);
-    mc_persist_take_over(a, f.thing, id, "baseapp02", new_tok, mb, sizeof mb, pt_cb, &r);
+    mc_persist_take_over(a, f.thing, id, new_tok, mb, sizeof mb, pt_cb, &r);
     ck_assert(pt_wait_res(f.base, &r));
     ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
     pt_res_clear(&r);
     pt_entity_free(&pe);
     mc_persist_store_free(a);
     mc_persist_store_free(b);
+    teardown(&f);
+}
+END_TEST
+
+/* Names are reused (a baseapp registering while the manager restarts may be given the name
+ * a returning baseapp had): the takeover goes by the check-out's token alone. A store under
+ * the dead owner's name (another process life) cannot take the check-out over with a wrong
+ * token, and a store under any name takes it over with the right one. */
+START_TEST(take_over_by_token_when_the_name_is_reused)
+{
+    fixture f;
+    setup(&f, NULL);
+    mc_persist_store *dead = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    char old_tok[40];
+    uint64_t id = create_thing(&f, dead, "reused", old_tok);
+    mc_persist_store_free(dead); /* kill -9: its check-out stays */
+    /* a new process is given the name baseapp01 (a new incarnation) */
+    mc_persist_store *same_name = pt_store(f.base, &f.redis, f.defs, "baseapp01");
+    mc_persist_set_owner(same_name, "baseapp01", 2);
+    /* the restorer knows the dead owner as baseapp03 (its name after a manager restart) */
+    mc_persist_store *other = pt_store(f.base, &f.redis, f.defs, "baseapp03");
+    const uint8_t mb[12] = {0, 0, 0, 9, 127, 0, 0, 1, 0x4e, 0x20, 0x20, 0x02};
+    pt_res r = {0};
+    /* the reused name is no key: the wrong token is refused */
+    mc_persist_take_over(same_name, f.thing, id, "fedcba9876543210fedcba9876543210", mb,
+                         sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_FENCED);
+    pt_res_clear(&r);
+    /* the record still names the dead owner's first life */
+    mc_persist_checkout(same_name, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OWNED);
+    ck_assert_str_eq(r.owner, "baseapp01");
+    ck_assert_uint_eq(r.owner_inc, 1);
+    pt_res_clear(&r);
+    /* the right token: taken over, whatever name the taker or the dead owner goes by now */
+    mc_persist_take_over(other, f.thing, id, old_tok, mb, sizeof mb, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_msg(r.st == MC_PERSIST_OK, "take_over: %s", r.reason);
+    char new_tok[40];
+    strcpy(new_tok, r.token);
+    pt_res_clear(&r);
+    mc_persist_checkout(same_name, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OWNED);
+    ck_assert_str_eq(r.owner, "baseapp03");
+    ck_assert_int_eq(r.owner_state, MC_PERSIST_LIVE);
+    pt_res_clear(&r);
+    /* the name's new life releasing "its" check-outs leaves the taken-over one alone */
+    mc_persist_release_owner(same_name, "baseapp01", 0, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_checkout(same_name, f.thing, id, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OWNED);
+    ck_assert_str_eq(r.owner, "baseapp03");
+    pt_res_clear(&r);
+    mc_persist_release(other, f.thing, id, new_tok, pt_cb, &r);
+    ck_assert(pt_wait_res(f.base, &r));
+    ck_assert_int_eq(r.st, MC_PERSIST_OK);
+    pt_res_clear(&r);
+    mc_persist_store_free(same_name);
+    mc_persist_store_free(other);
     teardown(&f);
 }
 END_TEST
@@ -1484,6 +1545,7 @@ static Suite *suite(void)
     tcase_add_test(tc, checkout_race_one_winner);
     tcase_add_test(tc, token_fencing);
     tcase_add_test(tc, take_over_passes_a_checkout);
+    tcase_add_test(tc, take_over_by_token_when_the_name_is_reused);
     tcase_add_test(tc, write_gate_holds_changes);
     tcase_add_test(tc, dead_owner_release_from_two_survivors);
     tcase_add_test(tc, release_checkout_by_key);

@@ -78,6 +78,14 @@ typedef struct {
     void (*on_resume)(void *ud, mc_client *c, int status, const char *status_name);
 } mc_client_callbacks;
 
+/* The default silence after which the baseapp is taken for gone (idle_ms 0): the manager's
+ * default death timeout for a baseapp (--deadAfterMs, 3000), since a baseapp silent that long
+ * is declared dead and its players' proxies restored elsewhere, and a resume cannot land
+ * sooner; a living baseapp sends an idle channel a keepalive every second, so this is three
+ * missed keepalives. A resume that finds the baseapp alive after all costs one new channel
+ * and a view sent again, nothing lost (docs/CLIENT.md, "Resuming"). */
+#define MC_CLIENT_IDLE_MS_DEFAULT 3000u
+
 typedef struct {
     const char *baseapp;                     /* "a.b.c.d:port" from the login */
     uint64_t session_id;
@@ -86,7 +94,8 @@ typedef struct {
     mc_client_callbacks cb;
     void *ud;
     uint32_t timeout_ms;                     /* handshake limit (0: 10000) */
-    uint32_t idle_ms;                        /* baseapp silent this long: lost (0: 10000) */
+    uint32_t idle_ms;                        /* baseapp silent this long: lost (0:
+                                              * MC_CLIENT_IDLE_MS_DEFAULT) */
     /* optional: the game's generated client side (mc_game_client_get() of a library made
      * with mc_add_game_client): the player's client-part struct is kept (mc_client_props)
      * and client method calls also run the game's <Type>_client_<method> handlers with it */

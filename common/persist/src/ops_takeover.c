@@ -1,6 +1,7 @@
 /* Taking a check-out over from a dead owner (mc_persist_take_over, issue 20): the new
  * owner's owned set first (so that, were it to die next, its check-outs are found), then the
- * TAKE_OVER script on the owner record, token-checked. */
+ * TAKE_OVER script on the owner record, checked by the old token alone (never by the old
+ * owner's name, which another process may have been given since). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@ static void take_over_script(mc_persist_req *r)
     r->step = T_SCRIPT;
     mc_req_command(r, MC_SCRIPT_TAKE_OVER, 1);
     op_key_arg(r, mc_key_owner(s, r->type_name, r->dbid), true);
-    op_str_arg(r, r->owner);
     op_str_arg(r, r->ident); /* the old token */
     op_str_arg(r, s->owner);
     mc_req_argf(r, "%llu", (unsigned long long)s->incarnation);
@@ -35,24 +35,21 @@ void op_take_over_reply(mc_persist_req *r, const redisReply *reply)
 }
 
 void mc_persist_take_over(mc_persist_store *s, const mc_entity_type_def *type, uint64_t dbid,
-                          const char *old_owner, const char *old_token, const uint8_t *mailbox,
+                          const char *old_token, const uint8_t *mailbox,
                           size_t len, mc_persist_cb cb, void *ctx)
 {
     mc_persist_req *r = op_start(s, OP_TAKE_OVER, type ? type->name : NULL, cb, ctx);
     if (!r)
         return;
-    if (!type || !dbid || !old_owner || !*old_owner || !old_token || !*old_token ||
-        (len && !mailbox) || len > 64) {
-        mc_store_reject(r, MC_PERSIST_BAD_REQUEST,
-                        "take_over: type, dbid, old owner and old token required");
+    if (!type || !dbid || !old_token || !*old_token || (len && !mailbox) || len > 64) {
+        mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "take_over: type, dbid and old token required");
         return;
     }
     r->type = type;
     r->dbid = dbid;
-    r->owner = strdup(old_owner);
     r->ident = strdup(old_token);
     r->old_ident = malloc(len + 1);
-    if (!r->owner || !r->ident || !r->old_ident) {
+    if (!r->ident || !r->old_ident) {
         mc_store_reject(r, MC_PERSIST_BAD_REQUEST, "take_over: out of memory");
         return;
     }

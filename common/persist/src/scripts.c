@@ -109,12 +109,14 @@ static const char *const sources[MC_SCRIPT_COUNT] = {
         "if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end\n"
         "return {'OK'}\n",
     [MC_SCRIPT_TAKE_OVER] =
-        "local o = redis.call('HMGET', KEYS[1], 'owner', 'token')\n"
-        "if not o[2] then return {'FENCED', 'not checked out'} end\n"
-        "if o[2] ~= ARGV[2] or o[1] ~= ARGV[1] then\n"
-        "  return {'FENCED', 'checked out with another token'} end\n"
-        "redis.call('HSET', KEYS[1], 'owner', ARGV[3], 'incarnation', ARGV[4], 'token',"
-        " ARGV[5], 'state', 'live', 'mailbox', ARGV[6])\n"
+        /* By token only: a name can be reused (a process registering during a manager
+         * restart may get a returning one's name), a token is drawn afresh for each
+         * check-out and takeover (128 random bits). */
+        "local t = redis.call('HGET', KEYS[1], 'token')\n"
+        "if not t then return {'FENCED', 'not checked out'} end\n"
+        "if t ~= ARGV[1] then return {'FENCED', 'checked out with another token'} end\n"
+        "redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'incarnation', ARGV[3], 'token',"
+        " ARGV[4], 'state', 'live', 'mailbox', ARGV[5])\n"
         "redis.call('HDEL', KEYS[1], 'serial')\n"
         "return {'OK'}\n",
     [MC_SCRIPT_RAISE] =

@@ -19,7 +19,7 @@ typedef enum {
     MC_SCRIPT_UNCLAIM,       /* KEYS id    ARGV dbid */
     MC_SCRIPT_SCHEMA_PUT,    /* KEYS s     ARGV f v ... */
     MC_SCRIPT_RAISE,         /* KEYS dbid  ARGV n */
-    MC_SCRIPT_TAKE_OVER,     /* KEYS o     ARGV oldowner oldtoken owner inc token mailbox */
+    MC_SCRIPT_TAKE_OVER,     /* KEYS o     ARGV oldtoken owner inc token mailbox */
     MC_SCRIPT_COUNT,
 } mc_script_id;
 

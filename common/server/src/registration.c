@@ -361,8 +361,10 @@ static void on_deregister_reply(mc_server *s, int status, const uint8_t *data, s
 {
     if (status == MC_REPLY_CANCELLED)
         return;
-    if (status == MC_REPLY_OK)
+    if (status == MC_REPLY_OK) {
         MC_INFO("deregistered from the manager");
+        s->deregister_confirmed = true;
+    }
     else
         MC_WARNING("the manager did not confirm the deregistration (%s)",
                    mc_reply_status_name((mc_reply_status)status));

@@ -278,6 +278,8 @@ void mc_server_lease_writes_source(mc_server *s, size_t (*fn)(void *ctx), void *
     s->writes_held_fn = fn;
     s->writes_held_ctx = ctx;
 }
+bool mc_server_left_cleanly(const mc_server *s) { return s->deregister_confirmed; }
+
 bool mc_server_lease_valid(mc_server *s)
 {
     return !s->lease || mc_lease_valid(s->lease, mc_clock_now_us());

@@ -187,6 +187,7 @@ struct mc_server {
     bool shutting_down;
     bool draining;      /* desc.draining still says so: not deregistered yet */
     bool deregistered;
+    bool deregister_confirmed;  /* the manager answered the deregistration OK */
     int exit_code;
     mc_time_us shutdown_started;
     char shutdown_reason[128];

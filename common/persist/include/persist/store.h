@@ -260,13 +260,15 @@ void mc_persist_mark_live(mc_persist_store *s, const mc_entity_type_def *type, u
 /* Release one check-out. OK also when it was already released; FENCED when another token
  * holds it now. */
 /* Take a check-out over from a dead owner (a base restored from its backup, issue 20): one
- * atomic script on the owner record: it must still name old_owner with old_token; it then
- * names this store's owner and incarnation, a new token (result.token), state live with
- * mailbox, and its write serial starts afresh. FENCED when the record is gone or names
- * another owner or token (released meanwhile, or loaded elsewhere). */
+ * atomic script on the owner record: it must still hold old_token (the token is the
+ * check-out's identity, drawn afresh for each check-out and takeover; the owner's name is
+ * not checked: names are reused); it then names this store's owner and incarnation, a new
+ * token (result.token), state live with mailbox, and its write serial starts afresh.
+ * FENCED when the record is gone or holds another token (released meanwhile, or loaded
+ * or taken over elsewhere). */
 void mc_persist_take_over(mc_persist_store *s, const mc_entity_type_def *type, uint64_t dbid,
-                          const char *old_owner, const char *old_token, const uint8_t *mailbox,
-                          size_t len, mc_persist_cb cb, void *ctx);
+                          const char *old_token, const uint8_t *mailbox, size_t len,
+                          mc_persist_cb cb, void *ctx);
 void mc_persist_release(mc_persist_store *s, const mc_entity_type_def *type, uint64_t dbid,
                         const char *token, mc_persist_cb cb, void *ctx);
 /* Release every check-out of a dead owner incarnation (incarnation 0: every incarnation of

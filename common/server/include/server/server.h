@@ -215,6 +215,12 @@ uint64_t mc_server_manager_silent_ms(const mc_server *s);
 struct mc_lease *mc_server_lease(mc_server *s);
 /* True when the process may act now: the lease is valid (always on the manager). */
 bool mc_server_lease_valid(mc_server *s);
+/* True once the manager confirmed this process's deregistration (a graceful stop): it will
+ * neither declare the process dead nor fence it any more, so the lease's doubt (declared
+ * dead without knowing) is gone; a stopping baseapp's last writes go then, lease or not
+ * (each still carries its check-out's token: a copy restored elsewhere meanwhile fences
+ * them). */
+bool mc_server_left_cleanly(const mc_server *s);
 /* The role's count of writes it holds while the lease has run out (lease/writesHeld). */
 void mc_server_lease_writes_source(mc_server *s, size_t (*fn)(void *ctx), void *ctx);
 
