@@ -69,18 +69,31 @@ const mc_engine_ops base_engine_ops = {
 /* The entity messages a baseapp takes (ENTITY_CALL is base_on_call). */
 static const mc_role_message base_messages[] = {
     {MC_MSG_CREATE_BASE, base_on_create_base},
-    {MC_MSG_CELL_GONE, base_on_cell_gone},
-    {MC_MSG_CELL_MOVED, base_on_cell_moved},
-    {MC_MSG_CELL_COPY, base_on_cell_copy},
+    /* a cell's messages to its base pass through retire_pass.c: a base leaving (this
+     * baseapp retires) or just taken from a retiring one takes them in order */
+    {MC_MSG_CELL_GONE, retire_on_cell_gone},
+    {MC_MSG_CELL_MOVED, retire_on_cell_moved},
+    {MC_MSG_CELL_COPY, retire_on_cell_copy},
     {MC_MSG_LOAD_BASE, db_on_load_base},
     {MC_MSG_PREPARE_LOGIN, login_on_prepare},
     {MC_MSG_RESUME_PREPARE, proxy_on_resume_prepare},
-    {MC_MSG_CLIENT_UPDATE, base_on_client_update},
+    {MC_MSG_CLIENT_UPDATE, retire_on_client_update},
     {MC_MSG_BACKUP_BASE, backup_on_backup_base},
     {MC_MSG_BACKUP_DROP, backup_on_backup_drop},
     {MC_MSG_BACKUP_REFUSED, backup_on_backup_refused},
     {MC_MSG_OFFLOAD_BASE, retire_on_offload},
+    {MC_MSG_RETIRE_PASS, retire_on_pass},
+    {MC_MSG_RETIRE_CLIENT_CALL, retire_on_client_call},
+    {MC_MSG_RETIRE_END, retire_on_end},
+    {MC_MSG_RETIRE_HOMES, retire_on_homes},
+    {MC_MSG_RETIRED, mc_engine_on_retired},
 };
+
+static void base_part_on_peer_death(mc_engine *e, const char *addr)
+{
+    retire_on_peer_death(e, addr); /* a retiring baseapp's stream ended with it */
+    base_on_peer_death(e, addr);
+}
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
 {
@@ -190,7 +203,7 @@ const mc_role_part base_role_part = {
     .on_call = base_on_call,
     .messages = base_messages,
     .message_count = sizeof base_messages / sizeof base_messages[0],
-    .on_peer_death = base_on_peer_death,
+    .on_peer_death = base_part_on_peer_death,
     .on_destroy = on_destroy,
     .add_entity_watchers = add_entity_watchers,
     .on_init = on_init,

@@ -66,6 +66,10 @@ bool proxy_resume_import(mc_engine *e, int32_t id, const uint8_t *bytes, size_t 
  * (DISCONNECT reason 5) and dropped; true when it had one. RESUME_PREPARE for it says "not
  * here" from now on. */
 bool proxy_send_to_resume(mc_engine *e, int32_t id);
+/* Run a client's BASE_CALL (part MC_PART_BASE) or CELL_CALL (MC_PART_CELL) bytes on its
+ * player ent: -1 when it ran, else a client_refuse with the reason in why. */
+int proxy_run_client_call(mc_engine *e, mc_entity *ent, mc_part part, const uint8_t *bytes,
+                          size_t len, char *why, size_t whylen);
 
 /* Operator commands (command/issueSession, command/kickClient). */
 int proxy_add_commands(mc_engine *e);

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "entity/client_wire.h"
 #include "proxy_internal.h"
+#include "retire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,59 +23,79 @@ static proxy_client *sender(base_clients *bc, const mc_message_info *info)
     return pc;
 }
 
-static void run_call(base_clients *bc, const mc_message_info *info, mc_istream *data,
-                     mc_part part)
+/* Run a checked client call (BASE_CALL or CELL_CALL bytes) on its player ent: -1 when it
+ * ran (or was relayed to its cell), else the refusal with the reason in why. Shared with a
+ * call its client sent to the baseapp the player retired from (retire_pass.c). */
+int proxy_run_client_call(mc_engine *e, mc_entity *ent, mc_part part, const uint8_t *bytes,
+                          size_t len, char *why, size_t whylen)
 {
-    proxy_client *pc = sender(bc, info);
-    if (!pc || !proxy_limit_call(bc, pc))
-        return; /* over --clientCallsPerS: dropped before it is even parsed */
-    mc_engine *e = bc->e;
-    mc_entity *ent = mc_engine_find(e, pc->entity_id);
-    if (!ent || ent->part != MC_PART_BASE || ent->in_reap) {
-        proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_PLAYER, "its player is being destroyed");
-        return;
-    }
-    size_t len = mc_istream_remaining(data);
-    const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
     client_call c;
-    char why[MC_REASON_MAX];
     int r = client_parse_call(mc_engine_defs(e), ent->type, ent->id, part, bytes, len, &c, why,
-                              sizeof why);
-    if (r >= 0) {
-        proxy_refuse(bc, info->source, (client_refuse)r, why);
-        return;
-    }
-    bc->st.calls_in++;
+                              whylen);
+    if (r >= 0)
+        return r;
+    base_clients *bc = proxy_state(e);
+    if (bc)
+        bc->st.calls_in++;
     if (part == MC_PART_CELL) {
         if (ent->cell_state != MC_CELL_LIVE) {
-            snprintf(why, sizeof why, "%s %d has no cell for %s", ent->td->name, (int)ent->id,
+            snprintf(why, whylen, "%s %d has no cell for %s", ent->td->name, (int)ent->id,
                      c.method->name);
-            proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_CELL, why);
-            return;
+            return CLIENT_REFUSE_NO_CELL;
         }
         /* relayed as the base relays CELL_VIA_BASE calls; the caller is the player */
         int rc = mc_engine_call(e, &ent->cell, c.method->index, ent->id, c.args, c.len, NULL,
                                 NULL);
         if (rc != MC_CALL_OK) {
-            snprintf(why, sizeof why, "relaying %s to its cell: %s", c.method->name,
+            snprintf(why, whylen, "relaying %s to its cell: %s", c.method->name,
                      mc_call_status_name(rc));
-            proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_CELL, why);
+            return CLIENT_REFUSE_NO_CELL;
         }
-        return;
+        return -1;
     }
     mc_call_frame f;
     mc_engine_frame(e, &f, ent);
     f.ctx.caller_id = ent->id;
     f.ctx.from_client = true;
+    why[0] = '\0';
     int st = mc_game_dispatch_exposed(mc_engine_module(e), &f.ctx, ent->type, MC_PART_BASE,
                                       (uint16_t)c.method->exposed_index, ent->props, c.args,
-                                      c.len, why, sizeof why);
-    if (st != MC_CALL_OK)
-        proxy_refuse(bc, info->source,
-                     st == MC_CALL_ERR_ARGS ? CLIENT_REFUSE_BAD_ARGS : CLIENT_REFUSE_HANDLER,
-                     why[0] ? why : mc_call_status_name(st));
+                                      c.len, why, whylen);
     if (!ent->in_reap)
         proxy_after_call(e, ent);
+    if (st == MC_CALL_OK)
+        return -1;
+    if (!why[0])
+        snprintf(why, whylen, "%s", mc_call_status_name(st));
+    return st == MC_CALL_ERR_ARGS ? CLIENT_REFUSE_BAD_ARGS : CLIENT_REFUSE_HANDLER;
+}
+
+static void run_call(base_clients *bc, const mc_message_info *info, mc_istream *data,
+                     mc_part part)
+{
+    mc_engine *e = bc->e;
+    size_t len = mc_istream_remaining(data);
+    /* its player is on its way to another baseapp (this one retires): the call follows it */
+    proxy_client *was = mc_map_get(&bc->by_peer, proxy_peer_key(info->source), 0);
+    if (was && was->closing && was->moved_id > 0) {
+        if (proxy_limit_call(bc, was))
+            retire_take_client_call(e, was->moved_id, part,
+                                    len ? mc_read_bytes(data, len) : (const uint8_t *)"", len);
+        return;
+    }
+    proxy_client *pc = sender(bc, info);
+    if (!pc || !proxy_limit_call(bc, pc))
+        return; /* over --clientCallsPerS: dropped before it is even parsed */
+    mc_entity *ent = mc_engine_find(e, pc->entity_id);
+    if (!ent || ent->part != MC_PART_BASE || ent->in_reap) {
+        proxy_refuse(bc, info->source, CLIENT_REFUSE_NO_PLAYER, "its player is being destroyed");
+        return;
+    }
+    const uint8_t *bytes = len ? mc_read_bytes(data, len) : (const uint8_t *)"";
+    char why[MC_REASON_MAX];
+    int r = proxy_run_client_call(e, ent, part, bytes, len, why, sizeof why);
+    if (r >= 0)
+        proxy_refuse(bc, info->source, (client_refuse)r, why);
 }
 
 static void mc_cw_on_base_call(void *ctx, const mc_message_info *info, mc_istream *data)

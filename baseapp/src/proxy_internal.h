@@ -24,6 +24,8 @@ typedef struct proxy_client {
     uint16_t type;
     bool need_player;          /* BASE_PLAYER (and onEntitiesEnabled) still to send */
     bool closing;              /* told to go: dropped at close_at */
+    int32_t moved_id;          /* closing because its player left this retiring baseapp: its
+                                * calls meanwhile follow the player (retire_pass.c) */
     client_limit_state lim;    /* its MOVE and call rates (client_limits.h) */
     uint32_t vol_stamp;        /* the last WORLD_VOLATILE's stamp (they go 1, 2, 3...) */
     mc_time_us close_at;

@@ -239,6 +239,7 @@ bool proxy_send_to_resume(mc_engine *e, int32_t id)
     if (!pc)
         return false;
     proxy_close(bc, pc, MC_CW_BYE_RESUME, "its baseapp is retiring: resume on its new home");
+    pc->moved_id = id;
     return true;
 }
 

@@ -13,8 +13,8 @@
 
 #define RETIRE_TICK_MS 50
 
-static const char *const phase_names[] = {"idle", "marking", "moving", "lingering",
-                                          "stopping"};
+static const char *const phase_names[] = {"idle",      "marking",     "moving",
+                                          "lingering", "handing over", "stopping"};
 
 base_retire *retire_of(mc_engine *e)
 {
@@ -40,7 +40,7 @@ static void wave(base_retire *r, mc_time_us now)
     mc_entity **all = mc_entity_table_snapshot(mc_engine_table(e), &n);
     if (!all && n)
         return;
-    size_t left = 0, started = 0;
+    size_t left = 0, started = r->nretarget ? retire_retarget_wave(r) : 0;
     for (size_t i = 0; i < n; i++) {
         mc_entity *ent = all[i];
         if (ent->part != MC_PART_BASE || mc_map_get(&r->moving, (uint64_t)ent->id, 0))
@@ -57,7 +57,7 @@ static void wave(base_retire *r, mc_time_us now)
     free(all);
     if (started)
         r->st.waves++;
-    if (!left && !r->nmoving) {
+    if (!left && !r->nmoving && !r->nretarget) {
         r->phase = R_LINGER;
         r->linger_until = now + r->linger_ms * MC_US_PER_MS;
         MC_WARNING("retiring: every base is offloaded (%llu); sending calls on for %llu ms, "
@@ -72,14 +72,14 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     (void)what;
     base_retire *r = ctx;
     mc_time_us now = mc_clock_now_us();
+    retire_hold_release(r, NULL, now); /* held past --retireHoldMs */
     if (r->phase == R_MOVING) {
         wave(r, now);
     } else if (r->phase == R_LINGER) {
-        if (live_count(r->e)) {
-            r->phase = R_MOVING; /* a base was made here meanwhile: it goes too */
+        if (live_count(r->e) || r->nretarget) {
+            r->phase = R_MOVING; /* a base was made here meanwhile, or a new home died */
         } else if (now >= r->linger_until) {
-            r->phase = R_STOPPING;
-            mc_server_shutdown(mc_engine_server(r->e), "retired: every base offloaded");
+            retire_handover_start(r); /* RETIRE_HOMES, RETIRED, RETIRE_END, the stop */
         }
     }
 }
@@ -121,6 +121,8 @@ static void on_marked(mc_server *s, void *ctx, const Mc__Control__WatcherReply *
     }
     char text[200];
     snprintf(text, sizeof text, "retiring: %zu bases to offload", live_count(e));
+    /* every registration from now on says so: a restarted manager keeps us out of the ring */
+    mc_server_set_retiring(mc_engine_server(e), true);
     if (r && r->phase == R_MARKING) {
         r->phase = R_MOVING;
         r->last_tick = mc_clock_now_us();
@@ -213,6 +215,18 @@ static int add_watchers(base_retire *r)
         {"retire/receiveRefused", &r->st.receive_refused},
         {"retire/resent", &r->st.resent},
         {"retire/bytesPerSec", &r->bytes_per_sec},
+        {"retire/passed", &r->st.passed},
+        {"retire/clientCalls", &r->st.client_calls},
+        {"retire/late", &r->st.late},
+        {"retire/homesSent", &r->st.homes_sent},
+        {"retire/retargeted", &r->st.retargeted},
+        {"retire/held", &r->st.held},
+        {"retire/heldReleased", &r->st.released},
+        {"retire/holdExpired", &r->st.hold_expired},
+        {"retire/holding", &r->nheld},
+        {"retire/homesKnown", &r->nhomes},
+        {"retire/homesForwarded", &r->st.homes_forwarded},
+        {"retire/holdMs", &r->hold_ms},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
@@ -239,27 +253,17 @@ void retire_count_received(mc_engine *e, bool ok)
         r->st.receive_refused++;
 }
 
-void retire_note_taken(mc_engine *e, int32_t id, const mc_address *from)
+void retire_on_peer_death(mc_engine *e, const char *addr)
 {
     base_retire *r = retire_of(e);
-    mc_address *a = r ? malloc(sizeof *a) : NULL;
-    if (!a)
+    mc_address a;
+    if (!r || mc_address_parse(addr, &a) != MC_OK)
         return;
-    *a = *from;
-    mc_address *old = mc_map_get(&r->taken, (uint64_t)id, 0);
-    if (old) {
-        *old = *from;
-        free(a);
-    } else if (!mc_map_put(&r->taken, (uint64_t)id, 0, a)) {
-        free(a);
-    }
-}
-
-bool retire_was_taken_from(mc_engine *e, int32_t id, const mc_address *from)
-{
-    base_retire *r = retire_of(e);
-    mc_address *a = r ? mc_map_get(&r->taken, (uint64_t)id, 0) : NULL;
-    return a && mc_address_equal(a, from);
+    if (r->nheld)
+        retire_hold_release(r, &a, mc_clock_now_us());
+    /* a new home died before we stopped: what we sent it goes again */
+    if (r->nmoved_map && (r->phase == R_MOVING || r->phase == R_LINGER))
+        retire_home_died(r, &a);
 }
 
 bool retire_is_retiring(mc_engine *e)
@@ -281,11 +285,17 @@ int retire_init(mc_engine *e, char *err, size_t errlen)
     mc_map_init(&r->moving);
     mc_map_init(&r->moved);
     mc_map_init(&r->taken);
+    mc_map_init(&r->homes);
     db->retire = r;
     const mc_config *cfg = mc_server_config(mc_engine_server(e));
     r->bytes_per_sec = mc_config_get_uint(cfg, "retireBytesPerSec");
     r->in_flight_max = mc_config_get_uint(cfg, "retireInFlight");
     r->linger_ms = mc_config_get_uint(cfg, "retireLingerMs");
+    r->hold_ms = mc_config_get_uint(cfg, "retireHoldMs");
+    if (r->hold_ms < 100 || r->hold_ms > 60000) {
+        snprintf(err, errlen, "--retireHoldMs must be 100..60000");
+        return -1;
+    }
     if (r->bytes_per_sec < 1000 || r->bytes_per_sec > 1000000000) {
         snprintf(err, errlen, "--retireBytesPerSec must be 1000..1000000000");
         return -1;
@@ -317,11 +327,12 @@ void retire_free(mc_engine *e)
     if (r->tick_ev)
         event_free(r->tick_ev);
     retire_moves_free(r);
+    retire_hold_free(r);
     size_t pos = 0;
     void *v;
-    while ((v = mc_map_next(&r->taken, &pos)))
+    while ((v = mc_map_next(&r->homes, &pos)))
         free(v);
-    mc_map_free(&r->taken);
+    mc_map_free(&r->homes);
     free(r);
     db->retire = NULL;
 }

@@ -34,7 +34,7 @@
 
 #include "baseapp.h"
 
-#define RETIRE_OPTION_COUNT 3
+#define RETIRE_OPTION_COUNT 4
 #define RETIRE_OPTIONS                                                                       \
     {"retireBytesPerSec", MC_OPT_UINT, "4000000",                                            \
      "a retiring baseapp offloads its bases at most this many bytes a second "               \
@@ -43,7 +43,11 @@
      "a retiring baseapp has at most this many bases on their way at once (1..100000)"},     \
     {"retireLingerMs", MC_OPT_UINT, "2000",                                                  \
      "once every base is offloaded, a retiring baseapp keeps sending calls on to their new " \
-     "homes this long before it shuts down (0..600000)"}
+     "homes this long before it shuts down (0..600000)"},                                 \
+    {"retireHoldMs", MC_OPT_UINT, "3000",                                                    \
+     "a base taken from a retiring baseapp: calls sent straight to it wait (in order) at "  \
+     "most this long for those still on their way through the retiring baseapp "            \
+     "(100..60000)"}
 
 /* base_part.c glue */
 int retire_init(mc_engine *e, char *err, size_t errlen);
@@ -68,5 +72,27 @@ bool retire_was_taken_from(mc_engine *e, int32_t id, const mc_address *from);
 
 /* retire_take.c: OFFLOAD_BASE from a retiring baseapp. */
 void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is);
+
+/* retire_pass.c: the cell's messages to a base (entity messages 36, 42, 56, 40; base_part.c
+ * routes them here): a base on its way or gone (this baseapp retires) or held (taken from a
+ * retiring one) takes them in order with its calls; else they run as ever. */
+void retire_on_cell_gone(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_cell_moved(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_cell_copy(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_client_update(mc_engine *e, const mc_origin *o, mc_istream *is);
+bool retire_take_cell_msg(mc_engine *e, const mc_origin *o, uint8_t msg, int32_t id,
+                          const uint8_t *data, size_t len);
+/* A call from the client of base id on the channel it is leaving (proxy_calls.c): it
+ * follows its player (in order, bounded) or runs here if the player stayed. */
+void retire_take_client_call(mc_engine *e, int32_t id, mc_part part, const uint8_t *data,
+                             size_t len);
+/* RETIRE_PASS (80), RETIRE_CLIENT_CALL (81) at the new home; RETIRE_END (82) and
+ * RETIRE_HOMES (84) from a retiring baseapp (retire_hold.c, retire_handover.c). */
+void retire_on_pass(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_client_call(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* A peer died: what waits for its stream (it retired) runs now. */
+void retire_on_peer_death(mc_engine *e, const char *addr);
 
 #endif

@@ -7,6 +7,7 @@
 #include "base_db.h"
 #include "common/log.h"
 #include "entity/backup_wire.h"
+#include "entity/wire.h"
 #include "proxy.h"
 #include "retire_internal.h"
 
@@ -16,7 +17,7 @@
 
 /* ---- calls ---------------------------------------------------------------------------- */
 
-static void relay_to(mc_engine *e, const mc_address *home, const mc_origin *o,
+void retire_relay_to(mc_engine *e, const mc_address *home, const mc_origin *o,
                      const mc_call_header *h, const uint8_t *args, size_t len)
 {
     mc_mailbox_ref to = {.id = h->entity_id, .ip = home->ip, .port = home->port,
@@ -24,49 +25,105 @@ static void relay_to(mc_engine *e, const mc_address *home, const mc_origin *o,
     mc_engine_relay(e, o, &to, h->method, h->caller_id, args, len);
 }
 
+/* What arrives for a base on its way waits (in order); for one gone it is sent on now. */
+static bool take_item(base_retire *r, retire_item_kind kind, uint8_t msg, const mc_origin *o,
+                      const mc_call_header *h, int32_t id, const uint8_t *data, size_t len)
+{
+    mc_engine *e = r->e;
+    retire_gone *gone = mc_map_get(&r->moved, (uint64_t)id, 0);
+    if (gone && gone->retarget) { /* its new home died: it waits to be sent again */
+        if (!retire_enqueue(r, &gone->q, kind, msg, o, h, id, data, len))
+            goto busy;
+        r->st.waited++;
+        return true;
+    }
+    mc_address *home = gone ? &gone->home : NULL;
+    if (home) {
+        retire_call c = {.kind = kind, .msg = msg};
+        if (o)
+            c.origin = *o;
+        if (h)
+            c.header = *h;
+        c.header.entity_id = id;
+        retire_call *full = malloc(sizeof c + len);
+        if (!full)
+            goto busy;
+        *full = c;
+        full->len = len;
+        if (len)
+            memcpy(full->args, data, len);
+        if (r->phase == R_STOPPING)
+            r->st.late++; /* after RETIRE_END: its order is no longer kept (counted) */
+        retire_pass_item(r, home, full);
+        free(full);
+        return true;
+    }
+    retire_move *m = mc_map_get(&r->moving, (uint64_t)id, 0);
+    if (!m)
+        return false;
+    if (!retire_enqueue(r, &m->q, kind, msg, o, h, id, data, len))
+        goto busy;
+    r->st.waited++;
+    return true;
+busy:
+    r->st.refused_calls++;
+    if (o)
+        mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY,
+                         "entity %d is moving to another baseapp and %llu calls wait already",
+                         (int)id, (unsigned long long)r->nwaiting);
+    return true;
+}
+
 bool retire_take_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
                       const uint8_t *args, size_t len)
 {
     base_retire *r = retire_of(e);
-    if (!r || (!r->nmoving && !r->nmoved_map))
+    if (!r)
         return false;
-    mc_address *home = mc_map_get(&r->moved, (uint64_t)h->entity_id, 0);
-    if (home) {
-        r->st.forwarded++;
-        relay_to(e, home, o, h, args, len);
+    if ((r->nmoving || r->nmoved_map) &&
+        take_item(r, RI_CALL, 0, o, h, h->entity_id, args, len))
+        return true;
+    /* a base taken from a retiring baseapp: what comes straight here waits for its stream */
+    if (r->nheld && retire_hold_take(r, RI_CALL, 0, o, h, h->entity_id, args, len))
+        return true;
+    /* a retired baseapp's base living elsewhere than its pick on the ring: sent there */
+    mc_address *home = r->nhomes ? mc_map_get(&r->homes, (uint64_t)h->entity_id, 0) : NULL;
+    if (home && !mc_engine_find(e, h->entity_id)) {
+        r->st.homes_forwarded++;
+        retire_relay_to(e, home, o, h, args, len);
         return true;
     }
-    retire_move *m = mc_map_get(&r->moving, (uint64_t)h->entity_id, 0);
-    if (!m)
+    return false;
+}
+
+bool retire_take_cell_msg(mc_engine *e, const mc_origin *o, uint8_t msg, int32_t id,
+                          const uint8_t *data, size_t len)
+{
+    base_retire *r = retire_of(e);
+    if (!r)
         return false;
-    if (r->nwaiting >= RETIRE_WAIT_MAX) {
-        r->st.refused_calls++;
-        mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY,
-                         "entity %d is moving to another baseapp and %llu calls wait already",
-                         (int)h->entity_id, (unsigned long long)r->nwaiting);
+    if ((r->nmoving || r->nmoved_map) && take_item(r, RI_CELL_MSG, msg, o, NULL, id, data, len))
         return true;
+    /* the new home holds what the cell sends straight to it, but its client's world updates
+     * (the client resumes later, and its witness then tells it everything afresh) */
+    return r->nheld && msg != MC_MSG_CLIENT_UPDATE &&
+           retire_hold_take(r, RI_CELL_MSG, msg, o, NULL, id, data, len);
+}
+
+void retire_take_client_call(mc_engine *e, int32_t id, mc_part part, const uint8_t *data,
+                             size_t len)
+{
+    base_retire *r = retire_of(e);
+    if (r && take_item(r, RI_CLIENT_CALL, (uint8_t)part, NULL, NULL, id, data, len)) {
+        r->st.client_calls++;
+        return;
     }
-    retire_call *c = malloc(sizeof *c + len);
-    if (!c) {
-        r->st.refused_calls++;
-        mc_engine_refuse(e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY, "out of memory");
-        return true;
-    }
-    c->next = NULL;
-    c->origin = *o;
-    c->header = *h;
-    c->len = len;
-    if (len)
-        memcpy(c->args, args, len);
-    if (m->tail)
-        m->tail->next = c;
-    else
-        m->head = c;
-    m->tail = c;
-    m->ncalls++;
-    r->nwaiting++;
-    r->st.waited++;
-    return true;
+    /* neither on its way nor gone (thawed: it stays, its client went): run here */
+    mc_entity *ent = mc_engine_find(e, id);
+    char why[MC_REASON_MAX];
+    if (ent && ent->part == MC_PART_BASE && !ent->in_reap &&
+        proxy_run_client_call(e, ent, part, data, len, why, sizeof why) >= 0)
+        MC_INFO("entity %d: a call of its departed client refused: %s", (int)id, why);
 }
 
 bool retire_is_leaving(mc_engine *e, int32_t id)
@@ -92,6 +149,7 @@ bool retire_quiet_destroy(mc_engine *e, mc_entity *ent)
 
 static void free_move(base_retire *r, retire_move *m)
 {
+    retire_queue_free(r, &m->q);
     mc_map_remove(&r->moving, (uint64_t)m->id, 0);
     r->nmoving--;
     for (size_t i = 0; i < m->nnames; i++)
@@ -107,9 +165,8 @@ static void thaw(base_retire *r, retire_move *m, const char *why)
 {
     mc_engine *e = r->e;
     r->st.failed++;
-    retire_call *list = m->head;
-    m->head = m->tail = NULL;
-    r->nwaiting -= m->ncalls;
+    retire_queue q = m->q;
+    m->q = (retire_queue){0};
     mc_entity *ent = mc_engine_find(e, m->id);
     if (retire_log_allowed(r->st.failed))
         MC_WARNING("%s %d stays here for now: its move failed: %s", ent ? ent->td->name : "base",
@@ -121,15 +178,11 @@ static void thaw(base_retire *r, retire_move *m, const char *why)
             base_globals_register_restored(e, ent, m->names[i]);
     }
     free_move(r, m);
-    while (list) {
-        retire_call *c = list;
-        list = c->next;
-        base_on_call(e, &c->origin, &c->header, c->args, c->len);
-        free(c);
-    }
+    retire_queue_run(r, &q);
 }
 
 static void send_offload(base_retire *r, retire_move *m);
+static void gone_again(base_retire *r, retire_move *m, const char *why);
 
 static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payload)
 {
@@ -154,34 +207,37 @@ static void on_offloaded(mc_engine *e, void *ctx, int status, mc_istream *payloa
         return;
     }
     if (st != MC_CALL_OK) {
+        if (st == MC_CALL_ERR_PROCESS_DEAD)
+            r->st.retargeted++; /* its target died: the next wave picks a live one */
         char text[MC_REASON_MAX + 64];
         snprintf(text, sizeof text, "%s%s%s", mc_call_status_name(st), why[0] ? ": " : "", why);
-        thaw(r, m, text);
+        if (m->retarget)
+            gone_again(r, m, text); /* nothing here to thaw: tried again later */
+        else
+            thaw(r, m, text);
         return;
     }
     /* it lives at its new home: calls go there from now on, the waiting ones first */
-    mc_address *home = malloc(sizeof *home);
-    if (home) {
-        *home = m->to;
-        if (!mc_map_put(&r->moved, (uint64_t)id, 0, home))
-            free(home);
-        else
+    retire_gone *g = calloc(1, sizeof *g);
+    if (g) {
+        g->home = m->to;
+        g->payload = m->payload;
+        g->len = m->len;
+        m->payload = NULL; /* kept with it */
+        if (!mc_map_put(&r->moved, (uint64_t)id, 0, g)) {
+            free(g->payload);
+            free(g);
+        } else {
             r->nmoved_map++;
+        }
     }
     r->st.offloaded++;
     r->st.bytes += m->bytes;
-    retire_call *list = m->head;
-    m->head = m->tail = NULL;
-    r->nwaiting -= m->ncalls;
+    retire_queue q = m->q;
+    m->q = (retire_queue){0};
     mc_address to = m->to;
     free_move(r, m);
-    while (list) {
-        retire_call *c = list;
-        list = c->next;
-        r->st.forwarded++;
-        relay_to(e, &to, &c->origin, &c->header, c->args, c->len);
-        free(c);
-    }
+    retire_queue_send(r, &q, &to);
     mc_entity *ent = mc_engine_find(e, id);
     if (ent && !ent->in_reap) {
         char a[MC_ADDRESS_STRLEN];
@@ -196,8 +252,119 @@ static void send_offload(base_retire *r, retire_move *m)
     m->tries++;
     int rc = mc_engine_request(r->e, &m->to, MC_MSG_OFFLOAD_BASE, m->payload, m->len,
                                on_offloaded, (void *)(intptr_t)m->id);
-    if (rc != MC_CALL_OK)
-        thaw(r, m, mc_call_status_name(rc));
+    if (rc != MC_CALL_OK) {
+        if (rc == MC_CALL_ERR_PROCESS_DEAD)
+            r->st.retargeted++;
+        if (m->retarget)
+            gone_again(r, m, mc_call_status_name(rc));
+        else
+            thaw(r, m, mc_call_status_name(rc));
+    }
+}
+
+/* ---- a new home that died ------------------------------------------------------------- */
+
+static void drop_gone(base_retire *r, int32_t id, retire_gone *g)
+{
+    mc_map_remove(&r->moved, (uint64_t)id, 0);
+    r->nmoved_map--;
+    if (g->retarget)
+        r->nretarget--;
+    retire_queue_free(r, &g->q);
+    free(g->payload);
+    free(g);
+}
+
+void retire_home_died(base_retire *r, const mc_address *home)
+{
+    size_t pos = 0;
+    uint64_t key, unused;
+    retire_gone *g;
+    size_t n = 0;
+    while ((g = mc_map_next_key(&r->moved, &pos, &key, &unused)))
+        if (!g->retarget && mc_address_equal(&g->home, home) && g->payload) {
+            g->retarget = true;
+            r->nretarget++;
+            n++;
+        }
+    if (n) {
+        char a[MC_ADDRESS_STRLEN];
+        MC_WARNING("retiring: %s died with %zu of the bases we sent it: sending them again",
+                   mc_address_format(home, a, sizeof a), n);
+    }
+}
+
+/* A re-target that did not land: tried again at a later wave, at most RETIRE_RETARGET_MAX
+ * times (then lost, logged). */
+static void gone_again(base_retire *r, retire_move *m, const char *why)
+{
+    int32_t id = m->id;
+    unsigned attempts = m->attempts;
+    retire_gone *g = calloc(1, sizeof *g);
+    if (g && attempts < RETIRE_RETARGET_MAX) {
+        g->home = m->to;
+        g->payload = m->payload;
+        g->len = m->len;
+        g->retarget = true;
+        g->attempts = attempts;
+        m->payload = NULL;
+        if (mc_map_put(&r->moved, (uint64_t)id, 0, g)) {
+            r->nmoved_map++;
+            r->nretarget++;
+            g->q = m->q; /* what came meanwhile goes with it next time */
+            m->q = (retire_queue){0};
+            free_move(r, m);
+            return;
+        }
+        free(g->payload);
+    }
+    free(g);
+    r->st.failed++;
+    MC_ERROR("entity %d is lost: sending it again after its new home died failed %u times "
+             "(%s)", (int)id, attempts, why);
+    free_move(r, m);
+}
+
+size_t retire_retarget_wave(base_retire *r)
+{
+    mc_engine *e = r->e;
+    size_t started = 0, pos = 0;
+    uint64_t key, unused;
+    retire_gone *g;
+    int32_t *ids = r->nretarget ? malloc(r->nretarget * sizeof *ids) : NULL;
+    size_t n = 0;
+    while (ids && n < r->nretarget && (g = mc_map_next_key(&r->moved, &pos, &key, &unused)))
+        if (g->retarget)
+            ids[n++] = (int32_t)key;
+    for (size_t i = 0; i < n && r->nmoving < r->in_flight_max; i++) {
+        g = mc_map_get(&r->moved, (uint64_t)ids[i], 0);
+        mc_address to;
+        if (!g || !mc_backup_ring_pick(mc_server_backup_ring(mc_engine_server(e)), ids[i],
+                                       mc_engine_address(e), &to) ||
+            !mc_server_peer_is_live(mc_engine_server(e), &to, MC_ROLE_BASEAPP))
+            continue; /* no live baseapp on the ring yet */
+        retire_move *m = calloc(1, sizeof *m);
+        if (!m || !mc_map_put(&r->moving, (uint64_t)ids[i], 0, m)) {
+            free(m);
+            continue;
+        }
+        m->id = ids[i];
+        m->to = to;
+        m->payload = g->payload;
+        m->len = m->bytes = g->len;
+        m->gen = ++r->gen;
+        m->retarget = true;
+        m->attempts = g->attempts + 1;
+        m->q = g->q;
+        g->q = (retire_queue){0};
+        g->payload = NULL;
+        drop_gone(r, ids[i], g);
+        r->nmoving++;
+        started++;
+        send_offload(r, m);
+    }
+    free(ids);
+    return started;
 }
 
 /* Whether a base can leave now: not being created, destroyed, given a cell or written, and
@@ -345,11 +512,7 @@ void retire_moves_free(base_retire *r)
     size_t pos = 0;
     retire_move *m;
     while ((m = mc_map_next(&r->moving, &pos))) {
-        while (m->head) {
-            retire_call *c = m->head;
-            m->head = c->next;
-            free(c);
-        }
+        retire_queue_free(r, &m->q);
         for (size_t j = 0; j < m->nnames; j++)
             free(m->names[j]);
         free(m->names);
@@ -360,7 +523,10 @@ void retire_moves_free(base_retire *r)
     mc_map_free(&r->moving);
     void *v;
     pos = 0;
-    while ((v = mc_map_next(&r->moved, &pos)))
+    while ((v = mc_map_next(&r->moved, &pos))) {
+        retire_queue_free(r, &((retire_gone *)v)->q);
+        free(((retire_gone *)v)->payload);
         free(v);
+    }
     mc_map_free(&r->moved);
 }

@@ -83,7 +83,12 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
         int32_t id = h.entity_id;
         mc_backup_head_free(&h);
         if (!retire_was_taken_from(e, id, &o->addr)) {
-            answer(e, o, MC_CALL_ERR_STATE, "an entity with that id lives here");
+            /* ids are the cluster's: it is that base, restored here from the backup of a
+             * baseapp the sender had sent it to (which died); the sender drops its copy,
+             * so it never lives twice */
+            MC_WARNING("entity %d (OFFLOAD_BASE from %s): it lives here already", (int)id,
+                       owner);
+            answer(e, o, MC_CALL_OK, "");
             return;
         }
         /* sent again (our answer was late): it is ours once its check-out is */
@@ -94,6 +99,16 @@ void retire_on_offload(mc_engine *e, const mc_origin *o, mc_istream *is)
             answer(e, o, MC_CALL_ERR_BUSY, "its check-out is being taken over");
         else
             answer(e, o, MC_CALL_OK, "");
+        return;
+    }
+    /* a backup of it held here from a dead baseapp (one the sender had sent it to) is
+     * newer than this state: it is restored from that backup here (then taken as above) */
+    base_backup *bk = backup_of(e);
+    backup_held *newer = bk ? mc_map_get(&bk->held, (uint64_t)h.entity_id, 0) : NULL;
+    if (newer && !mc_address_equal(&newer->owner, &o->addr) &&
+        !mc_server_peer_is_live(mc_engine_server(e), &newer->owner, MC_ROLE_BASEAPP)) {
+        mc_backup_head_free(&h);
+        answer(e, o, MC_CALL_ERR_STATE, "its backup from its dead new home is restored here");
         return;
     }
     mc_entity *ent = mc_engine_new_entity(e, h.type, h.entity_id, why, sizeof why);

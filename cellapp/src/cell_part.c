@@ -213,6 +213,7 @@ static const mc_role_message cell_messages[] = {
     {MC_MSG_CLIENT_ATTACHED, on_client_attached},
     {MC_MSG_CLIENT_MOVE, cell_on_client_move},
     {MC_MSG_BASE_RESTORED, cell_on_base_restored},
+    {MC_MSG_RETIRED, mc_engine_on_retired}, /* a retiring baseapp: its bases moved */
     {MC_MSG_GHOST_DATA, cell_on_ghost_data},
     {MC_MSG_GHOST_DELETE, cell_on_ghost_delete},
     {MC_MSG_GHOST_CLIENT_CALL, cell_on_ghost_client_call},

@@ -168,6 +168,8 @@ mc_reg_status mc_registry_add(mc_registry *r, const Mc__Control__RegisterRequest
     snprintf(e->digest, sizeof e->digest, "%s", req->def_digest);
     snprintf(e->version, sizeof e->version, "%s", req->build_version);
     e->state = MC__CONTROL__PROCESS_STATE__STATE_ALIVE;
+    /* a baseapp a manager before us marked retiring says so: it stays out of the ring */
+    e->retiring = req->retiring && req->role == MC_ROLE_BASEAPP;
     e->registered_at = now;
     e->last_heartbeat = now;
     r->entries[r->count++] = e;

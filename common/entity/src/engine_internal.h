@@ -67,6 +67,7 @@ typedef struct {
     uint64_t lease_held, lease_full, lease_dropped, lease_release_failed;
     uint64_t dropped_from_dead;
     uint64_t redirected; /* calls to a dead baseapp's base sent to its new home */
+    uint64_t retired_noted; /* RETIRED taken: a retiring baseapp's bases are at new homes */
 } engine_stats;
 
 
@@ -182,6 +183,9 @@ void engine_handle_message(mc_engine *e, uint8_t id, const mc_origin *o, const u
 /* new_homes.c: the backup ring at each baseapp's death, and calls sent on to the new home
  * of a dead baseapp's base. */
 void engine_note_new_homes(mc_engine *e, const char *addr);
+/* A retiring baseapp said RETIRED (retired.c): calls for its bases go to their new homes
+ * on the ring of now, while it lives and after; false when it had said so already. */
+bool engine_note_retired(mc_engine *e, const mc_address *addr);
 void engine_forget_new_home(mc_engine *e, const char *addr);
 void engine_new_homes_free(mc_engine *e);
 /* A call to `to` whose address (*addr) is a dead baseapp's: *addr becomes the entity's backup

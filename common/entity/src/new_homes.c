@@ -3,7 +3,12 @@
  * component on that dead address (BASE, CELL_VIA_BASE, CLIENT_VIA_BASE, SERVICE) goes to the
  * entity's backup baseapp on that ring, which restores the base (or has restored it, or
  * holds the call until it has: baseapp/src/backup_restore.c). At most NEW_HOMES_MAX deaths
- * are remembered (the oldest forgotten first); a birth at the address forgets its entry. */
+ * are remembered (the oldest forgotten first); a birth at the address forgets its entry.
+ *
+ * A retiring baseapp that has offloaded every base says RETIRED (entity message 83) to every
+ * live baseapp and cellapp before it stops (baseapp/src/retire.c): from then on calls for
+ * its bases go to their new homes on the ring of that moment, while it still lives (it keeps
+ * passing on what was already on its way), and its death later keeps that ring. */
 #include "engine_internal.h"
 #include "common/log.h"
 
@@ -15,6 +20,7 @@
 struct engine_new_home {
     mc_address dead;
     mc_backup_ring ring;
+    bool retired; /* told RETIRED: sent on while the process still lives */
 };
 
 void engine_new_homes_free(mc_engine *e)
@@ -38,19 +44,26 @@ void engine_forget_new_home(mc_engine *e, const char *addr)
         }
 }
 
-void engine_note_new_homes(mc_engine *e, const char *addr)
+static struct engine_new_home *find_home(mc_engine *e, const mc_address *a)
 {
-    mc_address a;
-    if (mc_address_parse(addr, &a) != MC_OK)
-        return;
-    engine_forget_new_home(e, addr);
+    for (size_t i = e->nhomes; i-- > 0;)
+        if (mc_address_equal(&e->homes[i]->dead, a))
+            return e->homes[i];
+    return NULL;
+}
+
+static void note(mc_engine *e, const mc_address *a, bool retired)
+{
     struct engine_new_home *h = malloc(sizeof *h);
     if (!h) {
-        MC_ERROR("out of memory keeping the backup ring of %s's death", addr);
+        char t[MC_ADDRESS_STRLEN];
+        MC_ERROR("out of memory keeping the backup ring of %s's death",
+                 mc_address_format(a, t, sizeof t));
         return;
     }
-    h->dead = a;
+    h->dead = *a;
     h->ring = *mc_server_backup_ring(e->server);
+    h->retired = retired;
     if (e->nhomes == NEW_HOMES_MAX) {
         free(e->homes[0]);
         memmove(&e->homes[0], &e->homes[1], (NEW_HOMES_MAX - 1) * sizeof e->homes[0]);
@@ -59,18 +72,45 @@ void engine_note_new_homes(mc_engine *e, const char *addr)
     e->homes[e->nhomes++] = h;
 }
 
+void engine_note_new_homes(mc_engine *e, const char *addr)
+{
+    mc_address a;
+    if (mc_address_parse(addr, &a) != MC_OK)
+        return;
+    struct engine_new_home *h = find_home(e, &a);
+    if (h && h->retired)
+        return; /* a retired baseapp stopped: its bases went by the ring it told us of */
+    engine_forget_new_home(e, addr);
+    note(e, &a, false);
+}
+
+bool engine_note_retired(mc_engine *e, const mc_address *addr)
+{
+    struct engine_new_home *h = find_home(e, addr);
+    if (h && h->retired)
+        return false;
+    char a[MC_ADDRESS_STRLEN];
+    mc_address_format(addr, a, sizeof a);
+    engine_forget_new_home(e, a);
+    note(e, addr, true);
+    return true;
+}
+
 bool mc_engine_new_home(mc_engine *e, const mc_address *dead, int32_t id, mc_address *out)
 {
-    for (size_t i = e->nhomes; i-- > 0;)
-        if (mc_address_equal(&e->homes[i]->dead, dead))
-            return mc_backup_ring_pick(&e->homes[i]->ring, id, dead, out);
-    return false;
+    struct engine_new_home *h = find_home(e, dead);
+    return h && mc_backup_ring_pick(&h->ring, id, dead, out);
 }
 
 bool engine_redirect(mc_engine *e, const mc_mailbox_ref *to, mc_address *addr)
 {
-    if (!e->nhomes || !engine_peer_dead(e, addr))
+    if (!e->nhomes)
         return false;
+    if (!engine_peer_dead(e, addr)) {
+        struct engine_new_home *h = find_home(e, addr);
+        if (!h || !h->retired)
+            return false;
+    }
     mc_component c = mc_mailbox_ref_component(to);
     if (c != MC_COMPONENT_BASE && c != MC_COMPONENT_CELL_VIA_BASE &&
         c != MC_COMPONENT_CLIENT_VIA_BASE && c != MC_COMPONENT_SERVICE)

@@ -3,6 +3,7 @@
  * delivered from the event loop in order (to e->deliver, the one dispatch by id); calls,
  * requests and their answers. */
 #include "engine_internal.h"
+#include "entity/backup_wire.h"
 #include "common/log.h"
 
 #include <stdio.h>

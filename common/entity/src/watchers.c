@@ -51,6 +51,8 @@ int engine_add_watchers(mc_engine *e)
     bad |= mc_watch_add_uint(w, "calls/droppedFromDead", &e->st.dropped_from_dead,
                              MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "calls/redirected", &e->st.redirected, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "calls/retiredNoted", &e->st.retired_noted,
+                             MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "calls/lease/held", &e->st.lease_held, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "calls/lease/refusedFull", &e->st.lease_full,
                              MC_WATCH_READ_ONLY);

@@ -109,3 +109,14 @@ bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role 
             return true;
     return false;
 }
+
+size_t mc_server_live_peers(const mc_server *s, mc_role role, mc_address *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->npeers && n < cap; i++)
+        if (s->peers[i]->role == role &&
+            s->peers[i]->state == MC__CONTROL__PROCESS_STATE__STATE_ALIVE &&
+            mc_address_parse(s->peers[i]->internal_addr, &out[n]) == MC_OK)
+            n++;
+    return n;
+}

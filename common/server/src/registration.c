@@ -17,6 +17,8 @@ void mc_server_set_name(mc_server *s, const char *name)
     mc_log_set_process_name(s->name);
 }
 
+void mc_server_set_retiring(mc_server *s, bool retiring) { s->retiring = retiring; }
+
 uint64_t mc_server_manager_silent_ms(const mc_server *s)
 {
     return s->dead_after_ms * 2 > 5000 ? s->dead_after_ms * 2 : 5000;
@@ -159,6 +161,7 @@ static void send_register(mc_server *s, mc_time_us now, bool probe)
     req.external_addr = s->external_addr;
     req.def_digest = s->digest;
     req.build_version = (char *)MC_VERSION;
+    req.retiring = s->retiring;
     if (s->ever_registered) {
         /* Which process we were: the manager that gave the id fences us if it declared us
          * dead; a restarted one registers us anew. */

@@ -185,6 +185,7 @@ struct mc_server {
 
     /* Shutdown. */
     bool shutting_down;
+    bool retiring;      /* mc_server_set_retiring: told in every registration */
     bool draining;      /* desc.draining still says so: not deregistered yet */
     bool deregistered;
     bool deregister_confirmed;  /* the manager answered the deregistration OK */

@@ -1,9 +1,11 @@
 /* libFuzzer target for the base backup messages' decoders (entity/backup_wire.h):
  * BACKUP_BASE (and the base and cell properties in it, decoded as a restorer does),
- * BACKUP_DROP, BACKUP_REFUSED and BASE_RESTORED, with the Probe game's definitions. Whatever decodes is
- * encoded again and must decode to the same thing. */
+ * BACKUP_DROP, BACKUP_REFUSED and BASE_RESTORED, with the Probe game's definitions, and a
+ * retirement's (entity/retire_wire.h): RETIRE_PASS, RETIRE_CLIENT_CALL, RETIRE_HOMES.
+ * Whatever decodes is encoded again and must decode to the same thing. */
 #include "common/defs.h"
 #include "entity/backup_wire.h"
+#include "entity/retire_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[256];
     mc_ostream os;
     mc_ostream_init(&os);
-    switch (data[0] % 4) {
+    switch (data[0] % 7) {
     case 0: {
         mc_backup_head h;
         if (!mc_backup_decode(defs, &is, &h, why, sizeof why))
@@ -92,6 +94,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 reason2 != reason)
                 abort();
         }
+        break;
+    }
+    case 4: {
+        mc_retire_pass p, p2;
+        if (!mc_retire_pass_decode(&is, &p))
+            break;
+        mc_retire_pass_encode(&os, &p);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        if (!mc_retire_pass_decode(&again, &p2) || p2.entity_id != p.entity_id ||
+            p2.msg != p.msg || !mc_address_equal(&p2.from, &p.from) || p2.len != p.len ||
+            memcmp(p2.payload, p.payload, p.len) != 0)
+            abort();
+        break;
+    }
+    case 5: {
+        mc_retire_client_call c, c2;
+        if (!mc_retire_client_call_decode(&is, &c))
+            break;
+        mc_retire_client_call_encode(&os, &c);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        if (!mc_retire_client_call_decode(&again, &c2) || c2.entity_id != c.entity_id ||
+            c2.part != c.part || c2.len != c.len ||
+            (c.len && memcmp(c2.payload, c.payload, c.len) != 0))
+            abort();
+        break;
+    }
+    case 6: {
+        static int32_t ids[MC_RETIRE_HOMES_PER_MESSAGE], ids2[MC_RETIRE_HOMES_PER_MESSAGE];
+        static mc_address homes[MC_RETIRE_HOMES_PER_MESSAGE], homes2[MC_RETIRE_HOMES_PER_MESSAGE];
+        size_t n, n2;
+        if (!mc_retire_homes_decode(&is, ids, homes, &n))
+            break;
+        mc_retire_homes_encode(&os, ids, homes, n);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        if (!mc_retire_homes_decode(&again, ids2, homes2, &n2) || n2 != n ||
+            memcmp(ids, ids2, n * sizeof *ids) != 0)
+            abort();
+        for (size_t i = 0; i < n; i++)
+            if (!mc_address_equal(&homes[i], &homes2[i]))
+                abort();
         break;
     }
     default: {

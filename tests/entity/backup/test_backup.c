@@ -25,7 +25,7 @@
  *                        call for a held backup whose owner lives waits --restoreWaitMs, then
  *                        fails "no entity"
  */
-#include "cluster.h"
+#include "backup_checks.h"
 #include "harness.h"
 
 #include "common/defs.h"
@@ -38,77 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAIT_MS 30000
-
-static const char *S(const rc_cluster *c, int slot) { return c->name[slot]; }
-
-static void invoke(const rc_cluster *c, int slot, int32_t id, const char *method,
-                   const char *json)
-{
-    char out[4096];
-    int rc = rc_invoke(c, S(c, slot), id, method, json, out, sizeof out);
-    ck_assert_msg(rc == 0, "%s: call %d %s %s: exit %d: %s", S(c, slot), (int)id, method, json,
-                  rc, out);
-}
-
-static void expect_prop(const rc_cluster *c, int slot, int32_t id, const char *prop,
-                        int64_t want)
-{
-    int64_t got;
-    ck_assert_msg(rc_wait_prop(c, S(c, slot), id, prop, want, WAIT_MS, &got),
-                  "%s entity %d %s: %lld, expected %lld", S(c, slot), (int)id, prop,
-                  (long long)got, (long long)want);
-}
-
-static int64_t num(const rc_cluster *c, int slot, const char *path)
-{
-    int64_t v = rc_num(c, S(c, slot), path);
-    ck_assert_msg(v != RC_NO_NUMBER, "%s %s: no number", S(c, slot), path);
-    return v;
-}
-
-/* Poll until the number at path is at least want. */
-static bool wait_at_least(const rc_cluster *c, int slot, const char *path, int64_t want)
-{
-    long deadline = rc_now_ms() + WAIT_MS;
-    while (rc_now_ms() < deadline) {
-        int64_t v = rc_num(c, S(c, slot), path);
-        if (v != RC_NO_NUMBER && v >= want)
-            return true;
-        h_sleep_ms(100);
-    }
-    return false;
-}
-
-/* Poll until an entity property (a number) is at least want. */
-static bool wait_prop_at_least(const rc_cluster *c, int slot, int32_t id, const char *prop,
-                               int64_t want)
-{
-    long deadline = rc_now_ms() + WAIT_MS;
-    while (rc_now_ms() < deadline) {
-        int64_t v = rc_prop_num(c, S(c, slot), id, prop);
-        if (v != RC_NO_NUMBER && v >= want)
-            return true;
-        h_sleep_ms(100);
-    }
-    return false;
-}
-
-static int32_t create(const rc_cluster *c, int slot, const char *props)
-{
-    int32_t id = rc_create(c, slot, props);
-    ck_assert_msg(id > 0, "createBase on %s failed", S(c, slot));
-    return id;
-}
-
-static void expect_text(const rc_cluster *c, int slot, const char *path, const char *needle)
-{
-    char v[4096] = "";
-    bool ok = rc_wait_text(c, S(c, slot), path, needle, WAIT_MS);
-    if (!ok)
-        rc_get(c, S(c, slot), path, v, sizeof v);
-    ck_assert_msg(ok, "%s %s: '%s' does not hold '%s'", S(c, slot), path, v, needle);
-}
+#define WAIT_MS BC_WAIT_MS
 
 START_TEST(restore_after_kill9)
 {
@@ -117,37 +47,37 @@ START_TEST(restore_after_kill9)
     ck_assert(rc_start(&c, "backup", "--deadAfterMs=4000", opts));
     const int victim = 1, survivor = 0;
     /* A: a cell, a global name, a repeating timer, calls seen; B: plain. */
-    int32_t a = create(&c, victim, "{\"label\":\"alpha\"}");
-    int32_t b = create(&c, victim, "{\"label\":\"beta\"}");
-    invoke(&c, victim, a, "makeCell", "[null]");
+    int32_t a = bc_create(&c, victim, "{\"label\":\"alpha\"}");
+    int32_t b = bc_create(&c, victim, "{\"label\":\"beta\"}");
+    bc_invoke(&c, victim, a, "makeCell", "[null]");
     int cs = rc_wait_cell(&c, victim, a, WAIT_MS);
     ck_assert_msg(cs >= 2, "A got no cell");
-    invoke(&c, victim, a, "registerAs", "[\"svcA\"]");
-    expect_prop(&c, victim, a, "answers", 1);
-    expect_prop(&c, victim, a, "lastStatus", 0);
-    invoke(&c, victim, a, "startTimer", "[0.3, 0.3]");
+    bc_invoke(&c, victim, a, "registerAs", "[\"svcA\"]");
+    bc_expect_prop(&c, victim, a, "answers", 1);
+    bc_expect_prop(&c, victim, a, "lastStatus", 0);
+    bc_invoke(&c, victim, a, "startTimer", "[0.3, 0.3]");
     for (int i = 1; i <= 3; i++) {
         char json[16];
         snprintf(json, sizeof json, "[%d]", i);
-        invoke(&c, victim, a, "ping", json);
+        bc_invoke(&c, victim, a, "ping", json);
     }
     /* P on the survivor holds A's BASE mailbox (naming the victim). */
     char m_abase[160], m_abvc[160];
     rc_mailbox(m_abase, sizeof m_abase, a, c.addr[victim], "BASE");
     rc_mailbox(m_abvc, sizeof m_abvc, a, c.addr[cs], "BASE_VIA_CELL");
-    int32_t p = create(&c, survivor, "{\"label\":\"holder\"}");
+    int32_t p = bc_create(&c, survivor, "{\"label\":\"holder\"}");
     {
         char json[256];
         snprintf(json, sizeof json, "[%s]", m_abase);
-        invoke(&c, survivor, p, "remember", json);
+        bc_invoke(&c, survivor, p, "remember", json);
     }
     /* Backed up: both held on the survivor, and sent again after the last change. */
-    int64_t sent = num(&c, victim, "backups/sent");
-    invoke(&c, victim, a, "event", "[\"changed\"]");
-    ck_assert_msg(wait_at_least(&c, survivor, "backups/held", 2),
-                  "the survivor holds %lld backups", (long long)num(&c, survivor, "backups/held"));
-    ck_assert(wait_at_least(&c, victim, "backups/sent", sent + 3));
-    ck_assert_int_eq(num(&c, survivor, "backups/refused"), 0);
+    int64_t sent = bc_num(&c, victim, "backups/sent");
+    bc_invoke(&c, victim, a, "event", "[\"changed\"]");
+    ck_assert_msg(bc_wait_at_least(&c, survivor, "backups/held", 2),
+                  "the survivor holds %lld backups", (long long)bc_num(&c, survivor, "backups/held"));
+    ck_assert(bc_wait_at_least(&c, victim, "backups/sent", sent + 3));
+    ck_assert_int_eq(bc_num(&c, survivor, "backups/refused"), 0);
 
     long killed_at = rc_now_ms();
     rc_kill9(&c, victim);
@@ -158,64 +88,62 @@ START_TEST(restore_after_kill9)
     {
         char json[256];
         snprintf(json, sizeof json, "[%s, 5, 1]", m_bhere);
-        invoke(&c, survivor, p, "blast", json);
+        bc_invoke(&c, survivor, p, "blast", json);
     }
     bool before_death = rc_now_ms() - killed_at < 3000;
-    ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "backups/restored", 2, WAIT_MS, NULL),
+    ck_assert_msg(rc_wait_num(&c, bc_name(&c, survivor), "backups/restored", 2, WAIT_MS, NULL),
                   "the bases were not restored (log %s)", c.log[survivor]);
-    expect_prop(&c, survivor, b, "baseSeen", 5);
-    expect_prop(&c, survivor, b, "baseOrderErrors", 0);
+    bc_expect_prop(&c, survivor, b, "baseSeen", 5);
+    bc_expect_prop(&c, survivor, b, "baseOrderErrors", 0);
     if (before_death) { /* sent well before the death could be declared: they waited */
-        ck_assert_int_ge(num(&c, survivor, "backups/calls/waited"), 5);
-        ck_assert_int_ge(num(&c, survivor, "backups/calls/released"), 5);
+        ck_assert_int_ge(bc_num(&c, survivor, "backups/calls/waited"), 5);
+        ck_assert_int_ge(bc_num(&c, survivor, "backups/calls/released"), 5);
     }
-    ck_assert_int_eq(num(&c, survivor, "backups/calls/expired"), 0);
-    ck_assert_int_eq(num(&c, survivor, "backups/lostBases"), 0);
+    ck_assert_int_eq(bc_num(&c, survivor, "backups/calls/expired"), 0);
+    ck_assert_int_eq(bc_num(&c, survivor, "backups/lostBases"), 0);
     /* Same ids, their backed-up state, onRestore ran; nothing lives twice. */
-    char v[4096], path[96];
-    ck_assert(rc_prop(&c, S(&c, survivor), a, "label", v, sizeof v));
-    ck_assert_str_eq(v, "\"alpha\"");
-    ck_assert(rc_prop(&c, S(&c, survivor), b, "label", v, sizeof v));
-    ck_assert_str_eq(v, "\"beta\"");
+    char path[96];
+    bc_expect_label(&c, survivor, a, "alpha");
+    bc_expect_label(&c, survivor, b, "beta");
     snprintf(path, sizeof path, "entities/%d/props/events", (int)a);
-    expect_text(&c, survivor, path, "getCell;changed;restore:");
+    bc_expect_text(&c, survivor, path, "getCell;changed;restore:");
     snprintf(path, sizeof path, "entities/%d/props/events", (int)b);
-    expect_text(&c, survivor, path, "restore:0");
-    ck_assert_int_eq(num(&c, survivor, "entities/count"), 3);
-    ck_assert_int_eq(num(&c, cs, "entities/count"), 1);
-    ck_assert_int_eq(num(&c, cs == 2 ? 3 : 2, "entities/count"), 0);
+    bc_expect_text(&c, survivor, path, "restore:0");
+    ck_assert_int_eq(bc_num(&c, survivor, "entities/count"), 3);
+    ck_assert_int_eq(bc_num(&c, cs, "entities/count"), 1);
+    ck_assert_int_eq(bc_num(&c, cs == 2 ? 3 : 2, "entities/count"), 0);
     /* The timer fires on the survivor. */
-    int64_t fires = rc_prop_num(&c, S(&c, survivor), a, "timerFires");
+    int64_t fires = rc_prop_num(&c, bc_name(&c, survivor), a, "timerFires");
     ck_assert(fires != RC_NO_NUMBER);
-    ck_assert_msg(wait_prop_at_least(&c, survivor, a, "timerFires", fires + 3),
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "timerFires", fires + 3),
                   "the restored timer does not fire");
     /* The cell knows its base's new home. */
     snprintf(path, sizeof path, "entities/%d/base", (int)a);
-    expect_text(&c, cs, path, c.addr[survivor]);
+    bc_expect_text(&c, cs, path, c.addr[survivor]);
     /* Calls on mailboxes naming the dead baseapp reach the restored base, in order: from the
      * cellapp (the cell's blast to A's BASE), relayed by the cell (BASE_VIA_CELL from P),
      * and from P's remembered BASE mailbox. */
     char json[512];
     snprintf(json, sizeof json, "[%s, 10, 4]", m_abase);
-    invoke(&c, cs, a, "blast", json);
-    expect_prop(&c, survivor, a, "baseSeen", 13);
+    bc_invoke(&c, cs, a, "blast", json);
+    bc_expect_prop(&c, survivor, a, "baseSeen", 13);
     snprintf(json, sizeof json, "[%s, 5, 14]", m_abvc);
-    invoke(&c, survivor, p, "blast", json);
-    expect_prop(&c, survivor, a, "baseSeen", 18);
-    invoke(&c, survivor, p, "blastPeer", "[5, 19]");
-    expect_prop(&c, survivor, a, "baseSeen", 23);
-    expect_prop(&c, survivor, a, "baseLast", 23);
-    expect_prop(&c, survivor, a, "baseOrderErrors", 0);
-    ck_assert(num(&c, cs, "calls/redirected") >= 10);
-    ck_assert(num(&c, survivor, "calls/redirected") >= 5);
+    bc_invoke(&c, survivor, p, "blast", json);
+    bc_expect_prop(&c, survivor, a, "baseSeen", 18);
+    bc_invoke(&c, survivor, p, "blastPeer", "[5, 19]");
+    bc_expect_prop(&c, survivor, a, "baseSeen", 23);
+    bc_expect_prop(&c, survivor, a, "baseLast", 23);
+    bc_expect_prop(&c, survivor, a, "baseOrderErrors", 0);
+    ck_assert(bc_num(&c, cs, "calls/redirected") >= 10);
+    ck_assert(bc_num(&c, survivor, "calls/redirected") >= 5);
     /* The global name resolves to the restored base. */
     snprintf(path, sizeof path, "entities/%d/globalNames", (int)a);
-    expect_text(&c, survivor, path, "svcA");
-    invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
-    expect_prop(&c, survivor, p, "answers", 1);
-    expect_prop(&c, survivor, p, "lastStatus", 0);
+    bc_expect_text(&c, survivor, path, "svcA");
+    bc_invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
+    bc_expect_prop(&c, survivor, p, "answers", 1);
+    bc_expect_prop(&c, survivor, p, "lastStatus", 0);
     snprintf(path, sizeof path, "entities/%d/props/peer", (int)p);
-    expect_text(&c, survivor, path, c.addr[survivor]);
+    bc_expect_text(&c, survivor, path, c.addr[survivor]);
     rc_stop(&c);
 }
 END_TEST
@@ -227,7 +155,7 @@ static bool wait_ticking(const rc_cluster *c, int slot, const char *path, int64_
 {
     long deadline = rc_now_ms() + WAIT_MS;
     while (rc_now_ms() < deadline) {
-        int64_t v = rc_num(c, S(c, slot), path);
+        int64_t v = rc_num(c, bc_name(c, slot), path);
         if (v != RC_NO_NUMBER && v >= want)
             return true;
         for (int i = 0; i < 10; i++) {
@@ -246,49 +174,30 @@ START_TEST(restored_proxy_waits_for_its_client)
     rc_cluster c;
     ck_assert(rc_start(&c, "backupproxy", "--deadAfterMs=4000", opts));
     const int victim = 1, survivor = 0;
-    int32_t p = create(&c, victim, "{\"label\":\"player\"}");
+    int32_t p = bc_create(&c, victim, "{\"label\":\"player\"}");
     /* a client connects to the victim with a session issued for p */
-    char out[1024], ids[16];
-    snprintf(ids, sizeof ids, "%d", (int)p);
-    ck_assert_int_eq(rc_call(&c, out, sizeof out, S(&c, victim), "command/issueSession", ids,
-                             NULL),
-                     0);
-    const char *v = strstr(out, "command/issueSession");
-    ck_assert_ptr_nonnull(v);
-    v += strlen("command/issueSession");
-    unsigned long long sid;
-    char hex[80], addr[64];
-    ck_assert_msg(sscanf(v, " %llx %79s %63s", &sid, hex, addr) == 3, "issueSession: %s", out);
     char err[4096];
     mc_entity_defs *defs = mc_defs_load(MC_PROBE_RES, err, sizeof err);
     ck_assert_msg(defs != NULL, "%s", err);
-    mc_client_config cfg = {.baseapp = addr, .session_id = sid, .defs = defs,
-                            .timeout_ms = 5000};
-    for (int i = 0; i < 32; i++) {
-        unsigned b;
-        ck_assert(sscanf(hex + 2 * i, "%2x", &b) == 1);
-        cfg.session_key[i] = (uint8_t)b;
-    }
-    ck_assert(wait_at_least(&c, survivor, "backups/held", 1));
-    int64_t sent = num(&c, victim, "backups/sent");
-    mc_client *client = mc_client_connect(&cfg, err, sizeof err);
-    ck_assert_msg(client != NULL, "%s", err);
+    ck_assert(bc_wait_at_least(&c, survivor, "backups/held", 1));
+    int64_t sent = bc_num(&c, victim, "backups/sent");
+    mc_client *client = bc_connect_client(&c, victim, p, defs);
     ck_assert_msg(wait_ticking(&c, victim, "clients/connected", 1, client),
                   "the client never connected");
     /* backed up again with its client (its state changed), then the victim dies, the
      * client's channel with it */
     ck_assert(wait_ticking(&c, victim, "backups/sent", sent + 1, client));
-    ck_assert_int_eq(num(&c, victim, "clients/connected"), 1);
-    int64_t issued = num(&c, survivor, "sessions/issued");
+    ck_assert_int_eq(bc_num(&c, victim, "clients/connected"), 1);
+    int64_t issued = bc_num(&c, survivor, "sessions/issued");
     rc_kill9(&c, victim);
     mc_client_free(client);
     mc_defs_free(defs);
-    ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "backups/restored", 1, WAIT_MS, NULL),
+    ck_assert_msg(rc_wait_num(&c, bc_name(&c, survivor), "backups/restored", 1, WAIT_MS, NULL),
                   "not restored (log %s)", c.log[survivor]);
-    ck_assert_int_eq(num(&c, survivor, "sessions/issued"), issued + 1);
-    ck_assert_int_eq(num(&c, survivor, "sessions/unclaimed"), 0);
+    ck_assert_int_eq(bc_num(&c, survivor, "sessions/issued"), issued + 1);
+    ck_assert_int_eq(bc_num(&c, survivor, "sessions/unclaimed"), 0);
     /* no client came within --sessionExpiryMs: onClientDeath */
-    ck_assert_msg(rc_wait_num(&c, S(&c, survivor), "sessions/unclaimed", 1, WAIT_MS, NULL),
+    ck_assert_msg(rc_wait_num(&c, bc_name(&c, survivor), "sessions/unclaimed", 1, WAIT_MS, NULL),
                   "the restored proxy never heard onClientDeath (log %s)", c.log[survivor]);
     rc_stop(&c);
 }
@@ -302,48 +211,48 @@ START_TEST(byte_rate_bound)
                                   NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "backuprate", "--deadAfterMs=20000", opts));
-    int32_t maker = create(&c, 1, "{\"label\":\"maker\"}");
+    int32_t maker = bc_create(&c, 1, "{\"label\":\"maker\"}");
     char json[64];
     snprintf(json, sizeof json, "[%d, 0]", n);
-    int64_t before = num(&c, 1, "backups/bytesSent");
+    int64_t before = bc_num(&c, 1, "backups/bytesSent");
     long t0 = rc_now_ms();
-    invoke(&c, 1, maker, "spawnHere", json);
+    bc_invoke(&c, 1, maker, "spawnHere", json);
     bool saw_pending = false;
     for (;;) {
-        int64_t bytes = num(&c, 1, "backups/bytesSent");
+        int64_t bytes = bc_num(&c, 1, "backups/bytesSent");
         long t = rc_now_ms();
         /* the rate, plus at most a second's worth at once and one backup beyond it */
         int64_t bound = (int64_t)rate * (t - t0) / 1000 + rate + 2000;
         ck_assert_msg(bytes - before <= bound, "%lld bytes sent in %ld ms (rate %d)",
                       (long long)(bytes - before), t - t0, rate);
-        if (num(&c, 1, "backups/pending") > 0)
+        if (bc_num(&c, 1, "backups/pending") > 0)
             saw_pending = true;
-        if (num(&c, 0, "backups/held") >= n + 1)
+        if (bc_num(&c, 0, "backups/held") >= n + 1)
             break;
         ck_assert_msg(t - t0 < 60000, "only %lld of %d backed up",
-                      (long long)num(&c, 0, "backups/held"), n + 1);
+                      (long long)bc_num(&c, 0, "backups/held"), n + 1);
         h_sleep_ms(100);
     }
     ck_assert_msg(saw_pending, "the rate never held a backup back");
     /* what was sent covers every base: more than one second's worth */
-    ck_assert(num(&c, 1, "backups/bytesSent") - before > rate);
+    ck_assert(bc_num(&c, 1, "backups/bytesSent") - before > rate);
     /* A call to a base whose backup slot 0 holds, sent to slot 0 while its owner lives (no
      * restore comes): it waits --restoreWaitMs, then fails "no entity". */
     char v[65536];
-    ck_assert(rc_prop(&c, S(&c, 1), maker, "created", v, sizeof v));
+    ck_assert(rc_prop(&c, bc_name(&c, 1), maker, "created", v, sizeof v));
     int32_t ids[400];
     ck_assert_int_eq(rc_parse_ints(v, ids, 400), n);
-    int32_t q = create(&c, 0, "{\"label\":\"asker\"}");
+    int32_t q = bc_create(&c, 0, "{\"label\":\"asker\"}");
     char m_held[160], ask_json[256];
     rc_mailbox(m_held, sizeof m_held, ids[0], c.addr[0], "BASE");
     snprintf(ask_json, sizeof ask_json, "[%s, 5]", m_held);
     long asked = rc_now_ms();
-    invoke(&c, 0, q, "ask", ask_json);
-    expect_prop(&c, 0, q, "answers", 1);
-    ck_assert_int_eq(rc_prop_num(&c, S(&c, 0), q, "lastStatus"), -7);
+    bc_invoke(&c, 0, q, "ask", ask_json);
+    bc_expect_prop(&c, 0, q, "answers", 1);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, 0), q, "lastStatus"), -7);
     ck_assert_msg(rc_now_ms() - asked >= 500, "answered before the wait ran out");
-    ck_assert_int_ge(num(&c, 0, "backups/calls/waited"), 1);
-    ck_assert_int_ge(num(&c, 0, "backups/calls/expired"), 1);
+    ck_assert_int_ge(bc_num(&c, 0, "backups/calls/waited"), 1);
+    ck_assert_int_ge(bc_num(&c, 0, "backups/calls/expired"), 1);
     rc_stop(&c);
 }
 END_TEST

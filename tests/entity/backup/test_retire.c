@@ -8,76 +8,38 @@
  *                        property) and B live on the baseapp that retires; S on the other
  *                        streams pings to A's mailbox (naming the retiring baseapp) from a
  *                        timer, before, during and after the move. command/retire: the
- *                        manager takes it out of the ring (backupRing/members) and never
- *                        names it least loaded again; it offloads both to the other
- *                        baseapp and exits 0. A and B live there with the same ids and
- *                        their state (no onRestore: for the game they never stopped), the
+ *                        manager takes it out of the ring and never names it least loaded
+ *                        again; it offloads both to the other baseapp and exits 0. A and B
+ *                        live there with the same ids and their state (no onRestore), the
  *                        timer fires there, the name resolves there, the cell was told its
- *                        base's new home; the stream's pings reach A through the retiring
- *                        baseapp while it lingers, none lost and in order (no gap, none
- *                        refused), and go on arriving (redirected) once it is gone; nothing
- *                        lives twice. (At the switch from the forwarded path to the
- *                        redirected one a call still in flight through the retired baseapp
- *                        may arrive after a later one: not covered, docs/ENTITIES.md.)
+ *                        base's new home; the stream's pings reach A, none lost and in order,
+ *                        and go on arriving once it is gone; nothing lives twice.
+ *   retiring_survives_manager_restart  a manager restarted meanwhile keeps it out of the ring
+ *   order_kept_across_the_switch  the retiring baseapp's sends 300 ms late: no ping lost or
+ *                        out of order across the switch to the new home (the hold, RETIRED,
+ *                        RETIRE_END)
+ *   cell_messages_follow  a CELL_COPY that reaches it while the base is on its way follows it
+ *   client_calls_follow   the client's calls sent meanwhile on its old channel follow it
+ *   ring_change_keeps_mailboxes  a baseapp born during the retirement: mailboxes naming the
+ *                        retired baseapp reach every base (RETIRE_HOMES)
+ *   target_dies_mid_offload  the base goes to a live baseapp of the new ring instead
+ *   home_dies_after_taking  a new home dies after it took bases: they are sent again
+ *   bad_options_are_refused  --retireHoldMs / --retireLingerMs out of range
  */
-#include "cluster.h"
+#include "backup_checks.h"
 #include "harness.h"
 
+#include "common/defs.h"
+#include "mcclient/client.h"
+
 #include <check.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define WAIT_MS 60000
-
-static const char *S(const rc_cluster *c, int slot) { return c->name[slot]; }
-
-static void invoke(const rc_cluster *c, int slot, int32_t id, const char *method,
-                   const char *json)
-{
-    char out[4096];
-    int rc = rc_invoke(c, S(c, slot), id, method, json, out, sizeof out);
-    ck_assert_msg(rc == 0, "%s: call %d %s %s: exit %d: %s", S(c, slot), (int)id, method, json,
-                  rc, out);
-}
-
-static void expect_prop(const rc_cluster *c, int slot, int32_t id, const char *prop,
-                        int64_t want)
-{
-    int64_t got;
-    ck_assert_msg(rc_wait_prop(c, S(c, slot), id, prop, want, WAIT_MS, &got),
-                  "%s entity %d %s: %lld, expected %lld", S(c, slot), (int)id, prop,
-                  (long long)got, (long long)want);
-}
-
-static int64_t num(const rc_cluster *c, int slot, const char *path)
-{
-    int64_t v = rc_num(c, S(c, slot), path);
-    ck_assert_msg(v != RC_NO_NUMBER, "%s %s: no number", S(c, slot), path);
-    return v;
-}
-
-static bool wait_prop_at_least(const rc_cluster *c, int slot, int32_t id, const char *prop,
-                               int64_t want)
-{
-    long deadline = rc_now_ms() + WAIT_MS;
-    while (rc_now_ms() < deadline) {
-        int64_t v = rc_prop_num(c, S(c, slot), id, prop);
-        if (v != RC_NO_NUMBER && v >= want)
-            return true;
-        h_sleep_ms(100);
-    }
-    return false;
-}
-
-static void expect_text(const rc_cluster *c, int slot, const char *path, const char *needle)
-{
-    char v[4096] = "";
-    bool ok = rc_wait_text(c, S(c, slot), path, needle, WAIT_MS);
-    if (!ok)
-        rc_get(c, S(c, slot), path, v, sizeof v);
-    ck_assert_msg(ok, "%s %s: '%s' does not hold '%s'", S(c, slot), path, v, needle);
-}
+#define WAIT_MS BC_WAIT_MS
 
 START_TEST(offload_keeps_state_and_calls)
 {
@@ -89,32 +51,32 @@ START_TEST(offload_keeps_state_and_calls)
     int32_t a = rc_create(&c, retiring, "{\"label\":\"alpha\"}");
     int32_t b = rc_create(&c, retiring, "{\"label\":\"beta\"}");
     ck_assert(a > 0 && b > 0);
-    invoke(&c, retiring, a, "makeCell", "[null]");
+    bc_invoke(&c, retiring, a, "makeCell", "[null]");
     int cs = rc_wait_cell(&c, retiring, a, WAIT_MS);
     ck_assert_msg(cs >= 2, "A got no cell");
-    invoke(&c, retiring, a, "registerAs", "[\"svcA\"]");
-    expect_prop(&c, retiring, a, "answers", 1);
-    invoke(&c, retiring, a, "startTimer", "[0.3, 0.3]");
-    invoke(&c, retiring, a, "event", "[\"changed\"]");
+    bc_invoke(&c, retiring, a, "registerAs", "[\"svcA\"]");
+    bc_expect_prop(&c, retiring, a, "answers", 1);
+    bc_invoke(&c, retiring, a, "startTimer", "[0.3, 0.3]");
+    bc_invoke(&c, retiring, a, "event", "[\"changed\"]");
     /* S streams pings to A's BASE mailbox naming the retiring baseapp */
     char m_abase[160], json[256];
     rc_mailbox(m_abase, sizeof m_abase, a, c.addr[retiring], "BASE");
     int32_t s = rc_create(&c, survivor, "{\"label\":\"streamer\"}");
     ck_assert(s > 0);
     snprintf(json, sizeof json, "[%s]", m_abase);
-    invoke(&c, survivor, s, "remember", json);
-    invoke(&c, survivor, s, "streamPeer", "[0.02]");
-    ck_assert(wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
+    bc_invoke(&c, survivor, s, "remember", json);
+    bc_invoke(&c, survivor, s, "streamPeer", "[0.02]");
+    ck_assert(bc_wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
 
     char out[4096];
-    int rc = rc_call(&c, out, sizeof out, S(&c, retiring), "command/retire", NULL);
+    int rc = rc_call(&c, out, sizeof out, bc_name(&c, retiring), "command/retire", NULL);
     ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
     /* the manager left it out of the ring and places nothing on it any more */
     char ring[1024] = "", least[128] = "";
     ck_assert(rc_get(&c, "manager", "backupRing/members", ring, sizeof ring));
     ck_assert_msg(strstr(ring, c.addr[survivor]) && !strstr(ring, c.addr[retiring]), "%s", ring);
     ck_assert(rc_get(&c, "manager", "leastLoaded/baseapp", least, sizeof least));
-    ck_assert_msg(strstr(least, S(&c, survivor)), "least loaded: %s", least);
+    ck_assert_msg(strstr(least, bc_name(&c, survivor)), "least loaded: %s", least);
     /* while it lingers (alive, sending calls on): the stream reaches A at its new home
      * through it, none lost, in order */
     long until = rc_now_ms() + WAIT_MS;
@@ -122,53 +84,347 @@ START_TEST(offload_keeps_state_and_calls)
         h_sleep_ms(100);
     ck_assert_msg(h_file_contains(c.log[retiring], "every base is offloaded"), "%s",
                   c.log[retiring]);
-    int64_t seen0 = rc_prop_num(&c, S(&c, survivor), a, "baseSeen");
+    int64_t seen0 = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
     ck_assert(seen0 != RC_NO_NUMBER && seen0 >= 10);
-    ck_assert(wait_prop_at_least(&c, survivor, a, "baseSeen", seen0 + 20));
-    ck_assert_int_eq(rc_prop_num(&c, S(&c, survivor), a, "baseOrderErrors"), 0);
-    ck_assert_int_eq(rc_prop_num(&c, S(&c, survivor), s, "streamRefused"), 0);
-    ck_assert_int_ge(num(&c, retiring, "retire/forwarded"), 20);
-    ck_assert_int_eq(num(&c, retiring, "retire/failed"), 0);
+    ck_assert(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen0 + 20));
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseOrderErrors"), 0);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), s, "streamRefused"), 0);
+    ck_assert_int_ge(bc_num(&c, retiring, "retire/forwarded"), 20);
+    ck_assert_int_eq(bc_num(&c, retiring, "retire/failed"), 0);
     ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
     c.gone[retiring] = true;
     ck_assert_msg(h_file_contains(c.log[retiring], "every base is offloaded"), "%s",
                   c.log[retiring]);
     /* both live on the survivor, same ids and state; nothing lives twice */
-    ck_assert_int_ge(num(&c, survivor, "retire/received"), 2);
-    ck_assert_int_eq(num(&c, survivor, "retire/receiveRefused"), 0);
-    ck_assert_int_eq(num(&c, survivor, "entities/count"), 3);
-    ck_assert_int_eq(num(&c, cs, "entities/count") + num(&c, cs == 2 ? 3 : 2, "entities/count"),
+    ck_assert_int_ge(bc_num(&c, survivor, "retire/received"), 2);
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/receiveRefused"), 0);
+    ck_assert_int_eq(bc_num(&c, survivor, "entities/count"), 3);
+    ck_assert_int_eq(bc_num(&c, cs, "entities/count") + bc_num(&c, cs == 2 ? 3 : 2, "entities/count"),
                      1);
     char v[4096], path[96];
-    ck_assert(rc_prop(&c, S(&c, survivor), a, "label", v, sizeof v));
-    ck_assert_str_eq(v, "\"alpha\"");
-    ck_assert(rc_prop(&c, S(&c, survivor), b, "label", v, sizeof v));
-    ck_assert_str_eq(v, "\"beta\"");
+    bc_expect_label(&c, survivor, a, "alpha");
+    bc_expect_label(&c, survivor, b, "beta");
     snprintf(path, sizeof path, "entities/%d/props/events", (int)a);
-    expect_text(&c, survivor, path, "changed");
-    ck_assert(rc_get(&c, S(&c, survivor), path, v, sizeof v));
+    bc_expect_text(&c, survivor, path, "changed");
+    ck_assert(rc_get(&c, bc_name(&c, survivor), path, v, sizeof v));
     ck_assert_msg(!strstr(v, "restore:"), "onRestore ran on an offloaded base: %s", v);
     /* its timer fires there, its name resolves there, its cell knows where it is */
-    int64_t fires = rc_prop_num(&c, S(&c, survivor), a, "timerFires");
+    int64_t fires = rc_prop_num(&c, bc_name(&c, survivor), a, "timerFires");
     ck_assert(fires != RC_NO_NUMBER && fires > 0);
-    ck_assert_msg(wait_prop_at_least(&c, survivor, a, "timerFires", fires + 3),
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "timerFires", fires + 3),
                   "the offloaded timer does not fire");
     snprintf(path, sizeof path, "entities/%d/globalNames", (int)a);
-    expect_text(&c, survivor, path, "svcA");
+    bc_expect_text(&c, survivor, path, "svcA");
     snprintf(path, sizeof path, "entities/%d/base", (int)a);
-    expect_text(&c, cs, path, c.addr[survivor]);
+    bc_expect_text(&c, cs, path, c.addr[survivor]);
     /* the stream goes on reaching A once the retired baseapp is gone (its mailbox is
      * redirected to A's backup on the ring, its new home) */
-    int64_t seen = rc_prop_num(&c, S(&c, survivor), a, "baseSeen");
+    int64_t seen = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
     ck_assert(seen != RC_NO_NUMBER);
-    ck_assert_msg(wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 20),
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 20),
                   "the stream stopped reaching A");
-    expect_prop(&c, survivor, s, "streamRefused", 0);
+    bc_expect_prop(&c, survivor, s, "streamRefused", 0);
     int32_t p = rc_create(&c, survivor, "{\"label\":\"asker\"}");
     ck_assert(p > 0);
-    invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
-    expect_prop(&c, survivor, p, "answers", 1);
-    expect_prop(&c, survivor, p, "lastStatus", 0);
+    bc_invoke(&c, survivor, p, "lookup", "[\"svcA\"]");
+    bc_expect_prop(&c, survivor, p, "answers", 1);
+    bc_expect_prop(&c, survivor, p, "lastStatus", 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A manager restarted while a baseapp retires (a reviver restarts it) does not put it back in
+ * the ring: the baseapp says it is retiring when it registers again (RegisterRequest
+ * .retiring). */
+START_TEST(retiring_survives_manager_restart)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=120000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-mgr", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    char out[4096];
+    int rc = rc_call(&c, out, sizeof out, bc_name(&c, retiring), "command/retire", NULL);
+    ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    bc_expect_label(&c, survivor, a, "alpha");
+    ck_assert(rc_restart_manager(&c, "retire-mgr"));
+    /* both baseapps registered again under their names, the retiring one out of the ring */
+    char path[96];
+    for (int slot = 0; slot < 2; slot++) {
+        snprintf(path, sizeof path, "processes/%s/internal", bc_name(&c, slot));
+        ck_assert_msg(rc_wait_text(&c, "manager", path, c.addr[slot], WAIT_MS),
+                      "%s did not register again", bc_name(&c, slot));
+    }
+    ck_assert(rc_wait_num(&c, "manager", "registry/retiring", 1, WAIT_MS, NULL));
+    char ring[1024] = "", least[128] = "";
+    ck_assert(rc_get(&c, "manager", "backupRing/members", ring, sizeof ring));
+    ck_assert_msg(strstr(ring, c.addr[survivor]) && !strstr(ring, c.addr[retiring]), "%s", ring);
+    ck_assert(rc_get(&c, "manager", "leastLoaded/baseapp", least, sizeof least));
+    ck_assert_msg(strstr(least, bc_name(&c, survivor)), "least loaded: %s", least);
+    rc_stop(&c);
+}
+END_TEST
+
+/* Wait (polling fast: a window of a few seconds) until the number at path is at least want. */
+static bool wait_soon(const rc_cluster *c, int slot, const char *path, int64_t want)
+{
+    long deadline = rc_now_ms() + WAIT_MS;
+    while (rc_now_ms() < deadline) {
+        int64_t v = rc_num(c, bc_name(c, slot), path);
+        if (v != RC_NO_NUMBER && v >= want)
+            return true;
+        h_sleep_ms(20);
+    }
+    return false;
+}
+
+static void retire(rc_cluster *c, int slot)
+{
+    char out[4096];
+    int rc = rc_call(c, out, sizeof out, bc_name(c, slot), "command/retire", NULL);
+    ck_assert_msg(rc == 0 && strstr(out, "retiring"), "command/retire: exit %d: %s", rc, out);
+}
+
+static void set_latency(rc_cluster *c, int slot, const char *ms)
+{
+    ck_assert_int_eq(rc_set(c, bc_name(c, slot), "nub/rehearsal/latencyMs", ms), 0);
+}
+
+/* A stream of pings from S (on the survivor) to A's mailbox naming the retiring baseapp, whose
+ * own sends are 300 ms late: the pings it passes on are still on their way when it stops.
+ * Every ping reaches A at its new home exactly once and in order (a gap or a swap counts in
+ * baseOrderErrors): the survivor learned the new home from RETIRED and held what it sent
+ * straight to A until RETIRE_END, which comes after the last ping passed on. */
+START_TEST(order_kept_across_the_switch)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-order", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    int32_t s = bc_create(&c, survivor, "{\"label\":\"streamer\"}");
+    char m_abase[160], json[256];
+    rc_mailbox(m_abase, sizeof m_abase, a, c.addr[retiring], "BASE");
+    snprintf(json, sizeof json, "[%s]", m_abase);
+    bc_invoke(&c, survivor, s, "remember", json);
+    bc_invoke(&c, survivor, s, "streamPeer", "[0.02]");
+    ck_assert(bc_wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
+    set_latency(&c, retiring, "300");
+    retire(&c, retiring);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    int64_t seen = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
+    ck_assert(seen != RC_NO_NUMBER);
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 30),
+                  "the stream stopped reaching A");
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseOrderErrors"), 0);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), s, "streamRefused"), 0);
+    ck_assert_int_ge(bc_num(&c, survivor, "calls/retiredNoted"), 1);
+    ck_assert_int_ge(bc_num(&c, survivor, "retire/held"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A's cell moves while A is on its way (its new home is stopped meanwhile): the CELL_COPY
+ * that reaches the retiring baseapp is passed on (RETIRE_PASS) and the new home keeps it (its
+ * cell would be restored there from it). */
+START_TEST(cell_messages_follow)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=5000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-cell", "--deadAfterMs=15000", opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    bc_invoke(&c, retiring, a, "makeCell", "[null]");
+    int cs = rc_wait_cell(&c, retiring, a, WAIT_MS);
+    ck_assert_msg(cs >= 2, "A got no cell");
+    char path[96], out[4096];
+    snprintf(path, sizeof path, "entities/%d/cellCopy", (int)a);
+    ck_assert(rc_get(&c, bc_name(&c, retiring), path, out, sizeof out));
+    ck_assert_msg(!strstr(out, "at 12.5 0 -7.25"), "there already: %s", out);
+    /* the new home stopped: A waits on its way */
+    h_kill(c.pid[survivor], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(wait_soon(&c, retiring, "retire/moving", 1));
+    int rc = rc_invoke(&c, bc_name(&c, cs), a, "moveTo", "[12.5, -7.25]", out, sizeof out);
+    ck_assert_msg(rc == 0, "moveTo: %s", out);
+    ck_assert_msg(wait_soon(&c, retiring, "retire/callsWaited", 1), "its cell's copy did not wait");
+    h_kill(c.pid[survivor], SIGCONT);
+    ck_assert_msg(bc_wait_at_least(&c, retiring, "retire/passed", 1), "nothing passed on");
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    bc_expect_text(&c, survivor, path, "at 12.5 0 -7.25");
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/received"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
+static void ping_from_client(mc_client *client, int32_t id, uint16_t exposed, uint32_t seq)
+{
+    uint8_t arg[4] = {(uint8_t)(seq >> 24), (uint8_t)(seq >> 16), (uint8_t)(seq >> 8),
+                      (uint8_t)seq};
+    ck_assert_int_eq(mc_client_call_raw(client, MC_PART_BASE, id, exposed, arg, sizeof arg), 0);
+}
+
+static void tick_client(mc_client *client, int ms)
+{
+    for (int t = 0; t < ms; t += MC_CLIENT_TICK_MS) {
+        struct pollfd pf = {.fd = mc_client_fd(client), .events = POLLIN};
+        poll(&pf, 1, MC_CLIENT_TICK_MS);
+        mc_client_tick(client);
+    }
+}
+
+/* The client of P keeps calling an exposed method of P while P is on its way (its new home
+ * is stopped meanwhile; the client has not read its DISCONNECT yet): those calls follow P
+ * (RETIRE_CLIENT_CALL) and run at its new home, every one, in order. */
+START_TEST(client_calls_follow)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=5000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-client", "--deadAfterMs=15000", opts));
+    const int retiring = 1, survivor = 0;
+    int32_t p = bc_create(&c, retiring, "{\"label\":\"player\"}");
+    char err[4096];
+    mc_entity_defs *defs = mc_defs_load(MC_PROBE_RES, err, sizeof err);
+    ck_assert_msg(defs != NULL, "%s", err);
+    const mc_def_method *m =
+        mc_defs_method_by_name(mc_defs_type_by_name(defs, "Probe"), MC_PART_BASE, "clientPing");
+    ck_assert(m && m->exposed_index >= 0);
+    uint16_t exposed = (uint16_t)m->exposed_index;
+    mc_client *client = bc_connect_client(&c, retiring, p, defs);
+    long deadline = rc_now_ms() + WAIT_MS;
+    while (rc_num(&c, bc_name(&c, retiring), "clients/connected") < 1 && rc_now_ms() < deadline)
+        tick_client(client, 100);
+    ck_assert_int_eq(bc_num(&c, retiring, "clients/connected"), 1);
+    for (uint32_t i = 1; i <= 5; i++)
+        ping_from_client(client, p, exposed, i);
+    tick_client(client, 200);
+    bc_expect_prop(&c, retiring, p, "clientSeen", 5);
+    /* the new home stopped: P waits on its way */
+    h_kill(c.pid[survivor], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(wait_soon(&c, retiring, "retire/moving", 1));
+    /* not ticked: the client has not read that it must go */
+    for (uint32_t i = 6; i <= 25; i++)
+        ping_from_client(client, p, exposed, i);
+    ck_assert_msg(wait_soon(&c, retiring, "retire/clientCalls", 20),
+                  "the calls did not follow their player");
+    h_kill(c.pid[survivor], SIGCONT);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    mc_client_free(client);
+    mc_defs_free(defs);
+    bc_expect_prop(&c, survivor, p, "clientSeen", 25);
+    bc_expect_prop(&c, survivor, p, "clientOrderErrors", 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A baseapp born while one retires changes the ring: some bases went to a baseapp that is
+ * no longer their pick. The retiring one tells every baseapp which (RETIRE_HOMES): calls on
+ * mailboxes naming it, redirected by the new ring to the newcomer, are sent on from there to
+ * where each base lives; every one is answered. */
+#define RING_BASES 16
+START_TEST(ring_change_keeps_mailboxes)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=30000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-ring", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t ids[RING_BASES];
+    for (int i = 0; i < RING_BASES; i++)
+        ids[i] = bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    int32_t s = bc_create(&c, survivor, "{\"label\":\"asker\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/received"), RING_BASES);
+    /* a baseapp is born: the ring now has two members */
+    ck_assert(rc_start_extra_baseapp(&c, "retire-ring", NULL));
+    ck_assert(rc_wait_text(&c, "manager", "backupRing/members", c.xaddr, WAIT_MS));
+    /* the retiring baseapp knows the new ring while it still lingers */
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", 1000));
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    for (int i = 0; i < RING_BASES; i++) {
+        char mb[160], json[256];
+        rc_mailbox(mb, sizeof mb, ids[i], c.addr[retiring], "BASE");
+        snprintf(json, sizeof json, "[%s, %d]", mb, i + 1);
+        bc_invoke(&c, survivor, s, "ask", json);
+        bc_expect_prop(&c, survivor, s, "answers", i + 1);
+        bc_expect_prop(&c, survivor, s, "lastStatus", 0);
+        bc_expect_prop(&c, survivor, s, "lastAnswer", i + 1);
+    }
+    int64_t forwarded = rc_num(&c, c.xname, "retire/homesForwarded");
+    ck_assert_msg(forwarded >= 1 && forwarded != RC_NO_NUMBER,
+                  "no call went through the newcomer: %lld", (long long)forwarded);
+    rc_stop(&c);
+}
+END_TEST
+
+/* The baseapp a base is sent to dies before it answered (stopped, then killed): the base is
+ * thawed and sent to a live baseapp of the new ring; every base lands there. */
+START_TEST(target_dies_mid_offload)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=5000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-target", "--deadAfterMs=4000", opts));
+    const int retiring = 1, target = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-target", NULL));
+    ck_assert(rc_wait_text(&c, "manager", "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    h_kill(c.pid[target], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(wait_soon(&c, retiring, "retire/moving", 1));
+    rc_kill9(&c, target);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    ck_assert_int_ge(bc_num(&c, retiring, "retire/retargeted"), 1);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert(rc_wait_num(&c, c.xname, "entities/count", RING_BASES, WAIT_MS, NULL));
+    rc_stop(&c);
+}
+END_TEST
+
+/* Out-of-range retirement options stop a baseapp at start with one line naming them. */
+START_TEST(bad_options_are_refused)
+{
+    const char *res = "--res=" MC_PROBE_RES, *game = "--game=" MC_PROBE_GAME,
+               *in = "--internal=127.0.0.1:0", *ex = "--external=127.0.0.1:0";
+    rc_expect_refused("baseapp", "retireHoldMs", res, game, in, ex, "--retireHoldMs=99", NULL);
+    rc_expect_refused("baseapp", "retireHoldMs", res, game, in, ex, "--retireHoldMs=60001",
+                      NULL);
+    rc_expect_refused("baseapp", "retireLingerMs", res, game, in, ex,
+                      "--retireLingerMs=600001", NULL);
+}
+END_TEST
+
+/* A new home dies (SIGKILL, no backups in this cluster) after it took some of the bases, while
+ * the retiring baseapp lingers: it sends those again, from the state they went with, to a
+ * live baseapp; every base lives there in the end. */
+START_TEST(home_dies_after_taking)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=20000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-home", "--deadAfterMs=4000", opts));
+    const int retiring = 1, home = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-home", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = bc_num(&c, home, "entities/count");
+    ck_assert_msg(there >= 1, "no base went to the home that dies");
+    rc_kill9(&c, home);
+    ck_assert_msg(rc_wait_num(&c, c.xname, "entities/count", RING_BASES, WAIT_MS, NULL),
+                  "the bases of the dead home were not sent again");
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_int_eq(rc_num(&c, c.xname, "entities/count"), RING_BASES);
     rc_stop(&c);
 }
 END_TEST
@@ -179,6 +435,14 @@ static Suite *suite(void)
     TCase *tc = tcase_create("retire");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, offload_keeps_state_and_calls);
+    tcase_add_test(tc, retiring_survives_manager_restart);
+    tcase_add_test(tc, order_kept_across_the_switch);
+    tcase_add_test(tc, cell_messages_follow);
+    tcase_add_test(tc, client_calls_follow);
+    tcase_add_test(tc, ring_change_keeps_mailboxes);
+    tcase_add_test(tc, target_dies_mid_offload);
+    tcase_add_test(tc, home_dies_after_taking);
+    tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

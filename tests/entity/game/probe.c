@@ -79,6 +79,12 @@ int Probe_base_ping(const mc_call_ctx *call, Probe_base *self, uint32_t seq)
     return 0;
 }
 
+int Probe_base_clientPing(const mc_call_ctx *call, Probe_base *self, uint32_t seq)
+{
+    seen(seq, &self->clientSeen, &self->clientLast, &self->clientOrderErrors);
+    return 0;
+}
+
 int Probe_base_echo(const mc_call_ctx *call, Probe_base *self, int32_t x, int32_t *out_y)
 {
     *out_y = x;

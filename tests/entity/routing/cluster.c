@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,15 +244,15 @@ long rc_parse_ints(const char *text, int32_t *out, size_t cap)
 
 /* ---- starting and stopping ----------------------------------------------------------- */
 
-static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
+static pid_t spawn_process(rc_cluster *c, bool base, char *addr_out, size_t addr_n,
+                           const char *log, const char *extra)
 {
-    bool base = slot < 2;
     char bin[512], res[600], game[600], mopt[64], iopt[64], eopt[64];
     snprintf(res, sizeof res, "--res=%s", MC_PROBE_RES);
     snprintf(game, sizeof game, "--game=%s", MC_PROBE_GAME);
     snprintf(mopt, sizeof mopt, "--manager=%s", c->mgr);
-    snprintf(c->addr[slot], sizeof c->addr[slot], "127.0.0.1:%d", h_free_port(false));
-    snprintf(iopt, sizeof iopt, "--internal=%s", c->addr[slot]);
+    snprintf(addr_out, addr_n, "127.0.0.1:%d", h_free_port(false));
+    snprintf(iopt, sizeof iopt, "--internal=%s", addr_out);
     snprintf(eopt, sizeof eopt, "--external=127.0.0.1:%d", h_free_port(false));
     char *argv[12], extras[256];
     int n = 0;
@@ -272,7 +274,41 @@ static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
          tok = strtok_r(NULL, " ", &save))
         argv[n++] = tok;
     argv[n] = NULL;
-    return h_spawn(argv, c->log[slot]);
+    return h_spawn(argv, log);
+}
+
+static pid_t spawn_entity_process(rc_cluster *c, int slot, const char *extra)
+{
+    return spawn_process(c, slot < 2, c->addr[slot], sizeof c->addr[slot], c->log[slot], extra);
+}
+
+bool rc_start_extra_baseapp(rc_cluster *c, const char *tag, const char *extra)
+{
+    snprintf(c->xlog, sizeof c->xlog, "%s/%s-baseapp3.log", h_tmpdir(), tag);
+    c->xpid = spawn_process(c, true, c->xaddr, sizeof c->xaddr, c->xlog, extra);
+    if (c->xpid <= 0)
+        return false;
+    long deadline = rc_now_ms() + 30000;
+    while (rc_now_ms() < deadline && h_alive(c->xpid)) {
+        for (int k = 1; k <= 9; k++) {
+            char name[32], path[96], v[128];
+            snprintf(name, sizeof name, "baseapp%02d", k);
+            snprintf(path, sizeof path, "processes/%s/internal", name);
+            if (rc_get(c, "manager", path, v, sizeof v) && strcmp(v, c->xaddr) == 0) {
+                snprintf(c->xname, sizeof c->xname, "%s", name);
+                while (rc_now_ms() < deadline) {
+                    int64_t r = rc_num(c, c->xname, "entityIds/ranges");
+                    if (r != RC_NO_NUMBER && r >= 1)
+                        return true;
+                    h_sleep_ms(100);
+                }
+                return false;
+            }
+        }
+        h_sleep_ms(100);
+    }
+    fprintf(stderr, "%s: the extra baseapp never registered (%s)\n", tag, c->xlog);
+    return false;
 }
 
 /* The manager's name for the process at addr ("" until it registered). */
@@ -345,6 +381,44 @@ bool rc_start(rc_cluster *c, const char *tag, const char *mgr_opt,
     return true;
 }
 
+void rc_expect_refused(const char *bin, const char *needle, ...)
+{
+    char b[512], log[600];
+    snprintf(log, sizeof log, "%s/refused-%s-%d.log", h_tmpdir(), bin, (int)getpid());
+    char *argv[8] = {(char *)h_bin(bin, b, sizeof b)};
+    int n = 1;
+    va_list ap;
+    va_start(ap, needle);
+    const char *a;
+    while (n < 7 && (a = va_arg(ap, const char *)) != NULL)
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid_t pid = h_spawn(argv, log);
+    ck_assert_int_gt(pid, 0);
+    int status = 0;
+    long deadline = rc_now_ms() + 30000;
+    pid_t w = 0;
+    while (rc_now_ms() < deadline && (w = waitpid(pid, &status, WNOHANG)) == 0)
+        h_sleep_ms(50);
+    if (w == 0)
+        kill(pid, SIGKILL), waitpid(pid, &status, 0);
+    ck_assert_msg(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+                  "%s %s: did not exit 1", bin, needle);
+    ck_assert_msg(h_file_contains(log, needle), "%s did not name %s (%s)", bin, needle, log);
+}
+
+bool rc_restart_manager(rc_cluster *c, const char *tag)
+{
+    h_kill(c->mpid, SIGKILL);
+    h_wait_exit(c->mpid, 10000);
+    char res[600], state[640];
+    snprintf(res, sizeof res, "--res=%s", MC_PROBE_RES);
+    snprintf(state, sizeof state, "--stateFile=%s/%s-manager.state", h_tmpdir(), tag);
+    c->mpid = h_start_manager(c->mgr, sizeof c->mgr, c->mlog, res, state, NULL);
+    return c->mpid > 0;
+}
+
 void rc_kill9(rc_cluster *c, int slot)
 {
     h_kill(c->pid[slot], SIGKILL);
@@ -370,6 +444,10 @@ void rc_stop(rc_cluster *c)
             bad |= stop_one(c->pid[i], c->name[i], c->log[i]) != 0;
             c->gone[i] = true;
         }
+    if (c->xpid > 0) {
+        bad |= stop_one(c->xpid, c->xname, c->xlog) != 0;
+        c->xpid = 0;
+    }
     if (c->mpid > 0) {
         bad |= stop_one(c->mpid, "manager", c->mlog) != 0;
         c->mpid = 0;

@@ -25,6 +25,9 @@ typedef struct {
     char addr[RC_SLOTS][32];
     char name[RC_SLOTS][32];
     char log[RC_SLOTS][600];
+    /* a baseapp started later by rc_start_extra_baseapp (xpid 0 until then) */
+    pid_t xpid;
+    char xaddr[32], xname[32], xlog[600];
 } rc_cluster;
 
 /* Start the cluster; `mgr_opt` is one extra manager option (or NULL) and slot_opt[i] extra
@@ -35,6 +38,16 @@ bool rc_start(rc_cluster *c, const char *tag, const char *mgr_opt,
 /* Stop every process still running with SIGTERM (the manager last) and check that each
  * exits with status 0 (under ASan a leak or an error makes it non-zero). */
 void rc_stop(rc_cluster *c);
+/* Start one more baseapp (extra options as for slots, or NULL); true once it registered and
+ * holds entity ids (its name in xname, its address in xaddr). rc_stop stops it too. */
+bool rc_start_extra_baseapp(rc_cluster *c, const char *tag, const char *extra);
+/* Start `bin` with the options given (NULL-ended, at most 6) and check that it exits with
+ * status 1 at start, its output naming `needle` (an option out of range); fails the test
+ * otherwise. */
+void rc_expect_refused(const char *bin, const char *needle, ...);
+/* kill -9 the manager and start it again at the same address with the same state file (as
+ * a reviver does); true once it answers. */
+bool rc_restart_manager(rc_cluster *c, const char *tag);
 /* kill -9 a slot's process and reap it. */
 void rc_kill9(rc_cluster *c, int slot);
 

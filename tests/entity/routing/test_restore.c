@@ -237,36 +237,10 @@ START_TEST(copies_are_bounded_in_bytes)
 END_TEST
 
 /* Start a binary with these arguments; it must exit 1 at once with `needle` in its output. */
-static void expect_refused(const char *bin, const char *arg, const char *needle)
-{
-    char b[512], log[600];
-    snprintf(log, sizeof log, "/tmp/mc-restore-refused-%d.log", (int)getpid());
-    char *argv[] = {(char *)h_bin(bin, b, sizeof b), (char *)arg, NULL};
-    pid_t pid = h_spawn(argv, log);
-    ck_assert_int_gt(pid, 0);
-    int status = 0;
-    long deadline = rc_now_ms() + WAIT_MS;
-    pid_t w = 0;
-    while (rc_now_ms() < deadline && (w = waitpid(pid, &status, WNOHANG)) == 0)
-        h_sleep_ms(50);
-    if (w == 0)
-        kill(pid, SIGKILL), waitpid(pid, &status, 0);
-    ck_assert_msg(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 1,
-                  "%s %s: did not exit 1", bin, arg);
-    FILE *f = fopen(log, "r");
-    ck_assert_ptr_nonnull(f);
-    char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    unlink(log);
-    ck_assert_msg(strstr(text, needle), "%s %s said: %s", bin, arg, text);
-}
-
 START_TEST(bad_options_are_refused)
 {
-    expect_refused("cellapp", "--cellCopyBytesPerS=999", "cellCopyBytesPerS");
-    expect_refused("manager", "--spaceHomesMax=15", "spaceHomesMax");
+    rc_expect_refused("cellapp", "cellCopyBytesPerS", "--cellCopyBytesPerS=999", NULL);
+    rc_expect_refused("manager", "spaceHomesMax", "--spaceHomesMax=15", NULL);
 }
 END_TEST
 

@@ -46,6 +46,12 @@ enum {
     MC_MSG_BASE_RESTORED = 66,
     MC_MSG_OFFLOAD_BASE = 72,
     MC_MSG_BACKUP_REFUSED = 67,
+    /* retiring a baseapp (baseapp/src/retire*.c; docs/PROTOCOL.md "Retiring a baseapp") */
+    MC_MSG_RETIRE_PASS = 80,        /* a cell's message to a base that left, passed on */
+    MC_MSG_RETIRE_CLIENT_CALL = 81, /* a client's call to a player that left, passed on */
+    MC_MSG_RETIRE_END = 82,         /* the retiring baseapp passes nothing more on */
+    MC_MSG_RETIRED = 83,            /* send calls for its bases to their new homes now */
+    MC_MSG_RETIRE_HOMES = 84,       /* bases whose new home is not their pick on the ring */
 };
 
 /* Why a backup baseapp did not keep a backup (BACKUP_REFUSED). */

@@ -246,6 +246,10 @@ int mc_engine_props_by_name(mc_engine *e, const mc_entity_type_def *td,
  * backup on the ring published with that death (server/backup_ring.h). False when the
  * engine knows of no such death or the ring named no other baseapp. */
 bool mc_engine_new_home(mc_engine *e, const mc_address *dead, int32_t id, mc_address *out);
+/* RETIRED (entity message 83) from a retiring baseapp: calls for its bases go to their new
+ * homes from now on (while it lives, and after its stop). Both roles list it in their
+ * message tables. */
+void mc_engine_on_retired(mc_engine *e, const mc_origin *o, mc_istream *is);
 
 /* Counters the roles bump. */
 void mc_engine_count_relayed(mc_engine *e);

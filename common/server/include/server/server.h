@@ -122,6 +122,9 @@ mc_role mc_server_role(const mc_server *s);
 /* "baseapp01" once registered; the role name before; "manager" for the manager. */
 const char *mc_server_name(const mc_server *s);
 void mc_server_set_name(mc_server *s, const char *name);
+/* A retiring baseapp (baseapp/src/retire.c) says so in every registration from now on
+ * (RegisterRequest.retiring): a restarted manager keeps it out of the backup ring. */
+void mc_server_set_retiring(mc_server *s, bool retiring);
 /* This run of the process: random per start (never 0), the same across re-registrations;
  * sent to the manager when registering (ProcessInfo.incarnation). */
 uint64_t mc_server_incarnation(const mc_server *s);
@@ -194,6 +197,8 @@ Mc__Control__ProcessState mc_server_peer_state(const mc_server *s, const char *i
 /* Whether the manager told us of a live process of that role at this internal address
  * (what a request that only a certain role may make is checked against). */
 bool mc_server_peer_is_live(const mc_server *s, const mc_address *addr, mc_role role);
+/* The internal addresses of the live peers of a role (up to cap): how many were written. */
+size_t mc_server_live_peers(const mc_server *s, mc_role role, mc_address *out, size_t cap);
 /* The manager's latest backup ring (server/backup_ring.h; version 0 until one came): the
  * live baseapps, from the registration reply and every birth and death notice. */
 const mc_backup_ring *mc_server_backup_ring(const mc_server *s);

@@ -1,0 +1,198 @@
+/* The end of a retirement (retire_internal.h), once every base is offloaded and the linger
+ * is over:
+ *
+ *   1. RETIRE_HOMES (84, requests) to every live baseapp: the bases whose new home is not
+ *      their pick on the ring of now (the ring changed during the retirement: a birth or a
+ *      death). A baseapp that is such a base's pick sends calls for it on to its home
+ *      (retire/homesForwarded), so a mailbox naming this baseapp reaches the base whatever
+ *      ring its sender redirects by.
+ *   2. RETIRED (83, requests) to every live baseapp and cellapp: each sends calls for our
+ *      bases to their new homes from then on, and answers; what it sent us before is ahead
+ *      of its answer on its channel to us, and was passed on.
+ *   3. RETIRE_END (82, requests) to every live baseapp: nothing more comes through us; a new
+ *      home holds what came for our bases straight to it until then (retire_hold.c). Once
+ *      answered, all we passed on has arrived (ahead of it on each channel): our death,
+ *      which makes peers drop what we still send, can no longer overtake it.
+ *   4. The graceful stop.
+ *
+ * Each request is answered, refused or times out (--callTimeoutMs): the handover is bounded.
+ * Anything that still reaches us for a base gone is passed on (retire/late). */
+#include "baseapp.h"
+#include "common/log.h"
+#include "entity/backup_wire.h"
+#include "entity/retire_wire.h"
+#include "retire_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HANDOVER_PEERS_MAX 1024
+
+enum { STEP_HOMES = 1, STEP_RETIRED = 2, STEP_END = 3 };
+
+static const char *const step_names[] = {"", "RETIRE_HOMES", "RETIRED", "RETIRE_END"};
+
+static void step(base_retire *r);
+
+static void on_answer(mc_engine *e, void *ctx, int status, mc_istream *payload)
+{
+    (void)payload;
+    uintptr_t which = (uintptr_t)ctx;
+    base_retire *r = mc_engine_freeing(e) ? NULL : retire_of(e);
+    if (!r || r->phase != R_HANDOVER || !r->handover_waiting)
+        return;
+    if (status != MC_CALL_OK && retire_log_allowed(++r->st.told))
+        MC_INFO("retiring: %s not answered: %s", step_names[which & 3],
+                mc_call_status_name(status));
+    if (--r->handover_waiting == 0)
+        step(r);
+}
+
+static size_t peers(base_retire *r, mc_role role, mc_address *out, size_t cap)
+{
+    return mc_server_live_peers(mc_engine_server(r->e), role, out, cap);
+}
+
+static void ask(base_retire *r, const mc_address *to, uint8_t msg, const uint8_t *data,
+                size_t len, uintptr_t which)
+{
+    if (mc_engine_request(r->e, to, msg, data, len, on_answer, (void *)which) == MC_CALL_OK)
+        r->handover_waiting++;
+}
+
+/* The bases whose home is not their pick on the ring of now, in messages to every baseapp. */
+static void send_homes_batch(base_retire *r, const mc_address *to, size_t nto,
+                             const int32_t *ids, const mc_address *homes, size_t n)
+{
+    if (!n)
+        return;
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_retire_homes_encode(&os, ids, homes, n);
+    for (size_t i = 0; mc_ostream_ok(&os) && i < nto; i++)
+        ask(r, &to[i], MC_MSG_RETIRE_HOMES, os.data, os.size, STEP_HOMES);
+    r->st.homes_sent += n;
+    mc_ostream_free(&os);
+}
+
+static void send_homes(base_retire *r, const mc_address *to, size_t nto)
+{
+    mc_engine *e = r->e;
+    const mc_backup_ring *ring = mc_server_backup_ring(mc_engine_server(e));
+    int32_t *ids = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *ids);
+    mc_address *homes = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *homes);
+    if (!ids || !homes) {
+        free(ids);
+        free(homes);
+        MC_ERROR("retiring: out of memory telling where bases went");
+        return;
+    }
+    size_t n = 0, pos = 0;
+    uint64_t key, unused;
+    retire_gone *g;
+    while ((g = mc_map_next_key(&r->moved, &pos, &key, &unused))) {
+        const mc_address *home = &g->home;
+        mc_address pick;
+        if (mc_backup_ring_pick(ring, (int32_t)key, mc_engine_address(e), &pick) &&
+            mc_address_equal(&pick, home))
+            continue;
+        ids[n] = (int32_t)key;
+        homes[n++] = *home;
+        if (n == MC_RETIRE_HOMES_PER_MESSAGE) {
+            send_homes_batch(r, to, nto, ids, homes, n);
+            n = 0;
+        }
+    }
+    send_homes_batch(r, to, nto, ids, homes, n);
+    free(ids);
+    free(homes);
+}
+
+static void step(base_retire *r)
+{
+    mc_address *to = malloc(HANDOVER_PEERS_MAX * sizeof *to);
+    size_t nb = to ? peers(r, MC_ROLE_BASEAPP, to, HANDOVER_PEERS_MAX) : 0;
+    if (r->handover_step == 0) {
+        r->handover_step = STEP_HOMES;
+        send_homes(r, to, nb);
+        if (r->handover_waiting) {
+            free(to);
+            return;
+        }
+    }
+    if (r->handover_step == STEP_HOMES) {
+        r->handover_step = STEP_RETIRED;
+        size_t nc = to ? peers(r, MC_ROLE_CELLAPP, to + nb, HANDOVER_PEERS_MAX - nb) : 0;
+        for (size_t i = 0; i < nb + nc; i++)
+            ask(r, &to[i], MC_MSG_RETIRED, NULL, 0, STEP_RETIRED);
+        MC_INFO("retiring: told %zu baseapps and %zu cellapps where our bases went", nb, nc);
+        if (r->handover_waiting) {
+            free(to);
+            return;
+        }
+    }
+    if (r->handover_step == STEP_RETIRED) {
+        /* every peer knows: nothing more comes through us; answered, everything we passed
+         * on before has arrived (it is ahead on each channel) */
+        r->handover_step = STEP_END;
+        for (size_t i = 0; i < nb; i++)
+            ask(r, &to[i], MC_MSG_RETIRE_END, NULL, 0, STEP_END);
+        if (r->handover_waiting) {
+            free(to);
+            return;
+        }
+    }
+    free(to);
+    r->phase = R_STOPPING;
+    mc_server_shutdown(mc_engine_server(r->e), "retired: every base offloaded");
+}
+
+void retire_handover_start(base_retire *r)
+{
+    r->phase = R_HANDOVER;
+    r->handover_step = 0;
+    r->handover_waiting = 0;
+    step(r);
+}
+
+/* RETIRE_HOMES from a retiring baseapp (request; entity/retire_wire.h). */
+void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    base_retire *r = retire_of(e);
+    int32_t *ids = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *ids);
+    mc_address *homes = malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *homes);
+    size_t n = 0;
+    const char *why = NULL;
+    if (!r || o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP))
+        why = "RETIRE_HOMES is taken from a live baseapp only";
+    else if (!ids || !homes)
+        why = "out of memory";
+    else if (!mc_retire_homes_decode(is, ids, homes, &n))
+        why = "malformed RETIRE_HOMES";
+    if (why) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        mc_engine_reply_status(e, o, MC_CALL_ERR_ARGS, why);
+        free(ids);
+        free(homes);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (mc_address_equal(&homes[i], mc_engine_address(e)))
+            continue; /* ours: it lives here */
+        mc_address *a = mc_map_get(&r->homes, (uint64_t)ids[i], 0);
+        if (a) {
+            *a = homes[i];
+            continue;
+        }
+        if (r->nhomes >= RETIRE_HOMES_MAX || !(a = malloc(sizeof *a)))
+            continue;
+        *a = homes[i];
+        if (mc_map_put(&r->homes, (uint64_t)ids[i], 0, a))
+            r->nhomes++;
+        else
+            free(a);
+    }
+    free(ids);
+    free(homes);
+    mc_engine_reply_status(e, o, MC_CALL_OK, "");
+}
