@@ -1,6 +1,7 @@
 /* The cellapp's area of interest: every cell entity is in its space's grid (aoi_grid.h);
  * witnesses keep a view (aoi_view.h) updated --aoiHz times a second, and their game code
  * hears onEnteredAoI / onLeftAoI. entitiesInRange asks the grid directly. docs/WORLD.md. */
+#include "aoi_carry.h"
 #include "aoi_tick.h"
 #include "aoi_view.h"
 #include "cellapp.h"
@@ -27,6 +28,7 @@ typedef struct {
     client_shadow *shadow;     /* its client-visible properties as last sent */
     client_move_state client_move; /* moves from its client (client_move.c) */
     bool shadow_failed;        /* a value would not encode: logged once */
+    aoi_carry *carry;          /* its client's calls while its view is handed over */
 } cell_aoi;
 
 const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
@@ -168,6 +170,7 @@ void cell_aoi_leave_space(mc_engine *e, mc_entity *ent)
     if (a->witness)
         state(e)->aoi.witnesses--;
     drop_stream(e, a);
+    aoi_carry_free(a->carry);
     client_shadow_free(a->shadow);
     aoi_view_free(&a->view);
     free(a);
@@ -407,7 +410,15 @@ int cell_aoi_set_witness(const mc_call_ctx *call, bool on)
     return MC_CALL_OK;
 }
 
-int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *ntold)
+static void carry_one(void *ctx, int32_t id, uint16_t type, uint16_t method,
+                      const uint8_t *args, size_t len)
+{
+    mc_witness_call c = {.id = id, .type = type, .method = method, .args = args, .len = len};
+    (void)aoi_carry_add(ctx, false, &c);
+}
+
+int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, const mc_address *peer, int32_t **told,
+                          size_t *ntold)
 {
     cell_aoi *a = aoi_of(ent);
     *told = NULL;
@@ -422,6 +433,15 @@ int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *
             free(ids), ids = NULL;
         if (!ids)
             return -1; /* (a long leaving list: an ordinary hand-off, told afresh) */
+        /* the calls queued for its client go with the view, and those that reach it until
+         * the new cellapp goes on (aoi_carry.h) */
+        aoi_carry_free(a->carry);
+        a->carry = aoi_carry_new(ids, n, peer, false);
+        if (!a->carry) {
+            free(ids);
+            return -1;
+        }
+        witness_take_calls(a->stream, carry_one, a->carry);
         *told = ids;
         *ntold = n;
         drop_stream(e, a);
@@ -432,6 +452,72 @@ int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *
     size_t nout;
     aoi_view_clear(&a->view, &out, &nout); /* nobody is told: the view goes on elsewhere */
     return 0;
+}
+
+/* Calls dropped with a carry that goes. */
+static void carry_drop(cell_aoi_state *s, cell_aoi *a, const mc_entity *ent, const char *why)
+{
+    if (!a->carry)
+        return;
+    size_t n = aoi_carry_count(a->carry);
+    s->world_calls_dropped += n + aoi_carry_dropped(a->carry);
+    if (n && s->world_calls_dropped <= 10 + n)
+        MC_WARNING("%zu client calls carried for the client of entity %d were dropped: %s", n,
+                   (int)ent->id, why);
+    aoi_carry_free(a->carry);
+    a->carry = NULL;
+}
+
+void cell_aoi_carry_committed(mc_engine *e, mc_entity *ent)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    if (a && a->carry)
+        aoi_carry_committed(a->carry);
+}
+
+size_t cell_aoi_carry_take(mc_engine *e, mc_entity *ent, mc_ostream *out)
+{
+    cell_aoi *a = aoi_of(ent);
+    if (!a || !a->carry)
+        return 0;
+    size_t n = aoi_carry_count(a->carry);
+    if (n) {
+        mc_witness_calls_head_encode(out, ent->id, (uint16_t)n);
+        aoi_carry_entries(a->carry, out);
+    }
+    state(e)->aoi.world_calls_dropped += aoi_carry_dropped(a->carry);
+    aoi_carry_free(a->carry);
+    a->carry = NULL;
+    return n;
+}
+
+void cell_aoi_carry_drop(mc_engine *e, mc_entity *ent, const char *why)
+{
+    cell_aoi *a = aoi_of(ent);
+    if (a)
+        carry_drop(&state(e)->aoi, a, ent, why);
+}
+
+int cell_aoi_carry_arrive(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold,
+                          const mc_address *peer)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    if (!a)
+        return -1;
+    aoi_carry_free(a->carry);
+    a->carry = aoi_carry_new(told, ntold, peer, true);
+    return a->carry ? 0 : -1;
+}
+
+int cell_aoi_carry_add_early(mc_engine *e, mc_entity *ent, const mc_witness_call *c)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    if (!a || !a->carry)
+        return -1;
+    return aoi_carry_add(a->carry, true, c);
 }
 
 int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold)
@@ -457,6 +543,29 @@ int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size
     free(ids);
     a->witness = true;
     state(e)->aoi.witnesses++;
+    if (a->carry) {
+        /* the calls carried while it moved, first of all (aoi_carry.h) */
+        cell_aoi_state *s = &state(e)->aoi;
+        mc_ostream os;
+        mc_ostream_init(&os);
+        aoi_carry_entries(a->carry, &os);
+        mc_istream is;
+        mc_istream_init(&is, os.data, os.size);
+        size_t total = aoi_carry_count(a->carry);
+        s->world_calls_dropped += aoi_carry_dropped(a->carry);
+        for (size_t i = 0; i < total; i++) {
+            mc_witness_call c;
+            if (!mc_witness_call_decode(&is, &c))
+                break;
+            if (witness_put_call(a->stream, c.id, c.type, c.method, c.args, c.len) == 0)
+                s->world_calls_carried++;
+            else
+                s->world_calls_dropped++;
+        }
+        mc_ostream_free(&os);
+        aoi_carry_free(a->carry);
+        a->carry = NULL;
+    }
     return 0;
 }
 
@@ -587,17 +696,27 @@ void cell_aoi_client_attached(mc_engine *e, mc_entity *ent)
 }
 
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
-                     const uint8_t *args, size_t len)
+                     const uint8_t *args, size_t len, const mc_address *ghost_of)
 {
     cell_aoi_state *s = &state(e)->aoi;
     mc_space *sp = ent->space;
-    /* every witness of the space whose client was introduced to it */
+    /* every witness of the space whose client was introduced to it, and every one whose view
+     * is on its way between cellapps that carries it (aoi_carry.h) */
     for (size_t i = 0; sp && i < sp->n; i++) {
         mc_entity *w = sp->entities[i];
         cell_aoi *a = aoi_of(w);
-        if (w == ent || !a || !a->stream)
+        if (w == ent || !a || (!a->stream && !a->carry))
             continue;
-        int rc = witness_call(a->stream, ent->id, method, args, len);
+        int rc;
+        if (a->stream) {
+            rc = witness_call(a->stream, ent->id, ent->type, method, args, len);
+        } else {
+            if (!aoi_carry_wants(a->carry, ent->id, ghost_of))
+                continue;
+            mc_witness_call c = {.id = ent->id, .type = ent->type, .method = method,
+                                 .args = args, .len = len};
+            rc = aoi_carry_add(a->carry, false, &c);
+        }
         if (rc == 0)
             s->world_calls++;
         else if (rc < 0 && ++s->world_calls_dropped <= 10)
@@ -745,6 +864,7 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
                  {"world/changes", &s->world_changes},
                  {"world/deferred", &s->world_deferred},
                  {"world/calls", &s->world_calls},
+                 {"world/callsCarried", &s->world_calls_carried},
                  {"world/callsDropped", &s->world_calls_dropped},
                  {"world/resets", &s->world_resets},
                  {"world/sendFailures", &s->world_send_failures},

@@ -48,11 +48,14 @@ void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const 
         cell_layout_clear(&l); /* nothing here, and nothing to serve */
         return;
     }
+    bool made = !sp;
     if (!sp && !(sp = space_new(e, l.space))) {
         MC_ERROR("out of memory making space %d for its cell", (int)l.space);
         cell_layout_clear(&l);
         return;
     }
+    if (made && l.n == 1)
+        sp->taken = true; /* a space served whole, handed here by a retiring cellapp */
     if (l.n == 0) {
         /* the space ended at the manager (every cell empty), or it never knew it */
         cell_layout_clear(&l);

@@ -33,7 +33,7 @@ void cell_cells_notice(mc_engine *e, int32_t space, bool gone, bool empty)
 
 bool cell_cells_keeps(const mc_space *sp)
 {
-    return sp->layout && sp->layout->own >= 0 && sp->layout->n > 1;
+    return sp->layout && sp->layout->own >= 0 && (sp->layout->n > 1 || sp->taken);
 }
 
 bool cell_cells_owns(const mc_space *sp, float x, float z)

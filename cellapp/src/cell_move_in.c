@@ -107,6 +107,9 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     r->expires = now + mv_arrival_deadline(e);
     r->witness = h.witness;
     r->handover = h.handover;
+    if (h.handover && cell_aoi_carry_arrive(e, ent, h.told, h.ntold, &o->addr) != 0)
+        MC_WARNING("%s %d: out of memory: client calls while it arrives are not carried",
+                   ent->td->name, (int)ent->id);
     r->told = h.told; /* the record keeps the handed-over view */
     r->ntold = h.ntold;
     h.told = NULL;
@@ -195,10 +198,12 @@ void mv_settle(mc_engine *e, move_rec *r)
             if (r->radius > 0 && cell_aoi_set_radius(&f.ctx, r->radius, r->hysteresis) != 0)
                 MC_WARNING("%s %d: its AoI radius %g is not allowed here", ent->td->name,
                            (int)ent->id, r->radius);
-            if ((!r->handover ||
-                 cell_aoi_handover_in(e, ent, r->told, r->ntold) != 0) &&
-                cell_aoi_set_witness(&f.ctx, true) != MC_CALL_OK)
-                MC_ERROR("%s %d: could not be a witness here", ent->td->name, (int)ent->id);
+            if (!r->handover || cell_aoi_handover_in(e, ent, r->told, r->ntold) != 0) {
+                cell_aoi_carry_drop(e, ent, "its view could not go on here");
+                if (cell_aoi_set_witness(&f.ctx, true) != MC_CALL_OK)
+                    MC_ERROR("%s %d: could not be a witness here", ent->td->name,
+                             (int)ent->id);
+            }
             free(r->told);
             r->told = NULL;
             r->ntold = 0;
@@ -318,4 +323,59 @@ bool cell_move_from_peer(mc_engine *e, int32_t id, const mc_address *addr)
 {
     move_rec *r = mv_find(mv_moves(e), id, false);
     return r && mc_address_equal(&r->peer, addr);
+}
+
+/* WITNESS_CALLS: the client calls the old cellapp carried for an arriving witness (aoi_carry.h),
+ * each checked against the defs as a GHOST_CLIENT_CALL is. */
+void cell_on_witness_calls(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    const mc_entity_defs *defs = mc_engine_defs(e);
+    int32_t id;
+    uint16_t n;
+    if (!mc_witness_calls_head_decode(is, &id, &n)) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "WITNESS_CALLS malformed: ignored");
+        return;
+    }
+    move_rec *r = mv_find(mv_moves(e), id, false);
+    mc_entity *ent = mc_engine_find(e, id);
+    if (!r || o->local || !mc_address_equal(&r->peer, &o->addr) || r->kind == MV_IN_DONE ||
+        !ent || ent->move_state != 2) {
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "WITNESS_CALLS for %d ignored: no such arrival from there", (int)id);
+        return;
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        mc_witness_call c;
+        char why[MC_REASON_MAX] = "malformed";
+        if (!mc_witness_call_decode(is, &c)) {
+            mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                             "WITNESS_CALLS for %d: entry %u malformed: the rest ignored",
+                             (int)id, (unsigned)i);
+            return;
+        }
+        const mc_entity_type_def *td = mc_defs_type(defs, c.type);
+        const mc_def_method *m = td ? mc_defs_method(td, MC_PART_CLIENT, c.method) : NULL;
+        int rc = -1;
+        if (m) {
+            mc_value *vals = calloc(m->nargs ? m->nargs : 1, sizeof *vals);
+            mc_istream ai;
+            mc_istream_init(&ai, c.args, c.len);
+            rc = vals ? mc_defs_decode_args(defs, m, &ai, vals, why, sizeof why) : -1;
+            if (rc == 0)
+                for (size_t k = 0; k < m->nargs; k++)
+                    mc_value_free(&vals[k]);
+            free(vals);
+        }
+        if (rc != 0) {
+            mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                             "WITNESS_CALLS for %d: entry %u refused (%s): the rest ignored",
+                             (int)id, (unsigned)i, m ? why : "no such type or client method");
+            return;
+        }
+        (void)cell_aoi_carry_add_early(e, ent, &c);
+    }
+    if (!mc_istream_done(is))
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "WITNESS_CALLS for %d: trailing bytes", (int)id);
 }

@@ -125,6 +125,7 @@ static void restore(mc_engine *e, move_rec *r, mc_entity *ent, int32_t reason,
                    (unsigned long long)m->failed);
     if (ent) {
         ent->move_state = 0;
+        cell_aoi_carry_drop(e, ent, "its move failed: its client is introduced afresh");
         for (size_t i = 0; i < r->ntimers; i++)
             if (mc_engine_import_timer(e, ent, &r->timers[i]) != MC_CALL_OK)
                 MC_ERROR("%s %d: timer %u could not be restored", ent->td->name, (int)ent->id,
@@ -161,6 +162,26 @@ static void send_end(mc_engine *e, const mc_address *to, int32_t id, uint8_t out
                 outcome == MC_MIGRATE_ABORT ? "abort" : "go on", mc_call_status_name(rc));
 }
 
+/* The offloaded witness's client calls carried here (cell_aoi_carry_take), then "flushed":
+ * on one channel, so the new cellapp queues them before it goes on with the view. */
+static void send_flushed(mc_engine *e, move_rec *r)
+{
+    mc_entity *ent = mc_engine_find(e, r->id); /* its ghost here, if it stayed as one */
+    if (ent && !ent->in_reap) {
+        mc_ostream os;
+        mc_ostream_init(&os);
+        size_t n = cell_aoi_carry_take(e, ent, &os);
+        if (n && (!mc_ostream_ok(&os) ||
+                  mc_engine_send(e, &r->peer, MC_MSG_WITNESS_CALLS, os.data, os.size) !=
+                      MC_CALL_OK))
+            MC_WARNING("entity %d: %zu client calls carried for its client could not be sent "
+                       "to its new cellapp",
+                       (int)r->id, n);
+        mc_ostream_free(&os);
+    }
+    send_end(e, &r->peer, r->id, MC_MIGRATE_FLUSHED);
+}
+
 static void on_base_told(mc_engine *e, void *ctx, int status, mc_istream *payload)
 {
     int32_t id = (int32_t)(intptr_t)ctx;
@@ -192,7 +213,7 @@ static void on_base_told(mc_engine *e, void *ctx, int status, mc_istream *payloa
         MC_INFO("entity %d: its base did not take the new address: %s", (int)id,
                 mc_call_status_name(status));
     }
-    send_end(e, &r->peer, id, MC_MIGRATE_FLUSHED); /* the base's earlier calls came first */
+    send_flushed(e, r); /* the base's earlier calls came first */
 }
 
 static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
@@ -203,6 +224,7 @@ static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
      * offloaded one stays as its ghost (the witnesses here see nothing happen) */
     ent->gone_why = -1;
     ent->move_state = 0;
+    cell_aoi_carry_committed(e, ent);
     if (!r->offload || cell_ghosts_become(e, ent, &r->peer, r->handed_ghosts) != 0)
         mc_engine_discard_entity(e, ent);
     r->kind = MV_OUT_MOVED;
@@ -230,7 +252,7 @@ static void committed(mc_engine *e, move_rec *r, mc_entity *ent)
     if (rc != MC_CALL_OK) {
         MC_INFO("entity %d: cannot tell its base it moved: %s", (int)r->id,
                 mc_call_status_name(rc));
-        send_end(e, &r->peer, r->id, MC_MIGRATE_FLUSHED);
+        send_flushed(e, r);
     }
 }
 
@@ -286,7 +308,7 @@ static void launch(mc_engine *e, move_rec *r)
     r->hysteresis = hysteresis;
     int32_t *told = NULL;
     size_t ntold = 0;
-    if (witness && r->offload && cell_aoi_handover_out(e, ent, &told, &ntold) == 0) {
+    if (witness && r->offload && cell_aoi_handover_out(e, ent, &r->peer, &told, &ntold) == 0) {
         /* an offload: the view goes on at the new cellapp, the client hears nothing */
         r->handover = true;
     } else if (witness) {

@@ -198,13 +198,14 @@ static int fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
         return MC_CALL_ERR_NO_METHOD;
     if (!ent->is_ghost)
         cell_ghosts_client_call(e, ent, method, args, len);
-    return cell_aoi_fan_out(e, ent, all, method, args, len);
+    return cell_aoi_fan_out(e, ent, all, method, args, len, NULL);
 }
 
 /* The entity messages a cellapp takes (ENTITY_CALL is cell_on_call). */
 static const mc_role_message cell_messages[] = {
     {MC_MSG_CELL_MIGRATE, cell_on_migrate},
     {MC_MSG_CELL_MIGRATE_END, cell_on_migrate_end},
+    {MC_MSG_WITNESS_CALLS, cell_on_witness_calls},
     {MC_MSG_CREATE_CELL, cell_on_create_cell},
     {MC_MSG_RESTORE_CELL, cell_on_restore_cell},
     {MC_MSG_DESTROY_CELL, on_destroy_cell},

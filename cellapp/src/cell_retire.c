@@ -6,8 +6,10 @@
  * and offloaded there (ghosts.c), with their properties, timers, witness state and calls, as
  * any offload. The process stays registered (heartbeats go on) until none of those reals is
  * left here or --retireMs passed; then, as before, whatever is left tells its base it went
- * (CELL_GONE), and the process deregisters. Spaces served whole here have no neighbour to
- * take them: their cells go with the process, as they always did. */
+ * (CELL_GONE), and the process deregisters. A space served whole here has no neighbour to
+ * merge into: the manager gives its cell, whole, to another live cellapp, and its reals
+ * move there the same way; with none, it says the space is still this one's (a layout
+ * with its cell) and its cells go with the process, as they always did. */
 #include "cellapp.h"
 #include "cell_layout.h"
 #include "common/clock.h"
@@ -41,6 +43,8 @@ static size_t left(mc_engine *e)
             n += sp->nreal;
         else if (sp->layout && sp->layout->n > 1)
             n += sp->nreal; /* (the layout without its cell has not come yet) */
+        else if (sp->handed && !sp->layout)
+            n += sp->nreal; /* served whole: the manager's answer has not come yet */
     }
     return n;
 }
@@ -51,15 +55,22 @@ static void finish(mc_engine *e)
     mc_entity_table_each(mc_engine_table(e), tell, e);
 }
 
-/* Hand over every split space with reals here whose cell is not handed yet (also one that
- * gained reals while retiring, offloaded here before the neighbour heard): how many. */
+/* Whether this cellapp serves the space whole (never split, or merged back to one cell). */
+static bool whole(const mc_space *sp)
+{
+    return !sp->layout || (sp->layout->own >= 0 && sp->layout->n == 1);
+}
+
+/* Hand over every space with reals here whose cell is not handed yet (also one that gained
+ * reals while retiring, offloaded here before the neighbour heard): how many. */
 static size_t hand_over(mc_engine *e)
 {
     cell_state *cs = state(e);
     size_t handed = 0;
     for (size_t s = 0; s < cs->n; s++) {
         mc_space *sp = cs->spaces[s];
-        if (sp->handed || !sp->nreal || !sp->layout || sp->layout->own < 0 || sp->layout->n < 2)
+        if (sp->handed || !sp->nreal || (!whole(sp) && (sp->layout->own < 0 ||
+                                                         sp->layout->n < 2)))
             continue;
         cell_cells_notice(e, sp->id, true, false);
         sp->handed = true;
@@ -84,7 +95,8 @@ void cell_retire_on_shutdown(mc_engine *e)
     r->retiring = true;
     r->handed += handed;
     r->deadline = mc_clock_now_us() + r->retire_ms * 1000;
-    MC_INFO("retiring: %zu cells handed to their neighbours; their %zu reals move there first "
+    MC_INFO("retiring: %zu cells handed to their neighbours or another cellapp; their %zu reals "
+            "move there first "
             "(at most %llu ms)",
             handed, left(e), (unsigned long long)r->retire_ms);
 }

@@ -7,6 +7,7 @@
 
 #include "aoi_grid.h"
 #include "entity/engine.h"
+#include "entity/move_wire.h"
 #include "mercury/status.h"
 
 struct cell_layout;
@@ -18,6 +19,8 @@ typedef struct mc_space {
     size_t n, cap;
     size_t nreal;       /* of them, reals (the rest are ghosts: ghosts.c) */
     bool handed;        /* its cell handed to the neighbours (a retiring cellapp) */
+    bool taken;         /* served whole here, handed by a retiring cellapp: kept while its
+                           reals are on their way (cell_cells_keeps) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
 } mc_space;
@@ -42,7 +45,7 @@ typedef struct {
      * entities left for a later tick by the budget, failures */
     uint64_t world_bytes_reliable, world_bytes_volatile, world_enters, world_leaves,
         world_props, world_volatiles, world_changes, world_deferred, world_send_failures,
-        world_shadow_failures, world_calls, world_calls_dropped, world_resets,
+        world_shadow_failures, world_calls, world_calls_dropped, world_calls_carried, world_resets,
         world_refreshes;
 } cell_aoi_state;
 
@@ -202,8 +205,22 @@ bool cell_aoi_settings(const mc_entity *ent, bool *is_witness, float *radius, fl
  * without a word to its client or its game, *told (heap) the ids its client was introduced
  * to; on the new one it is a witness again going on from them (witness_handover). 0, or -1
  * (then the ordinary way: told everything left, introduced afresh). */
-int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, int32_t **told, size_t *ntold);
+int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, const mc_address *peer, int32_t **told,
+                          size_t *ntold);
 int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold);
+/* Its client's calls while the view is on its way (aoi_carry.h): handover_out starts
+ * carrying them on the old cellapp (peer: the new one), with those queued; committed: the
+ * new cellapp took it; take: the WITNESS_CALLS payload into out (nothing when none), the
+ * carrying ends (returns how many); drop: it ends, its calls dropped (a failed move). On the
+ * new cellapp: arrive starts carrying its own reals' calls, add_early takes one the old
+ * cellapp carried (0, or -1: not carrying or full); handover_in queues them all, the old
+ * cellapp's first. */
+void cell_aoi_carry_committed(mc_engine *e, mc_entity *ent);
+size_t cell_aoi_carry_take(mc_engine *e, mc_entity *ent, mc_ostream *out);
+void cell_aoi_carry_drop(mc_engine *e, mc_entity *ent, const char *why);
+int cell_aoi_carry_arrive(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold,
+                          const mc_address *peer);
+int cell_aoi_carry_add_early(mc_engine *e, mc_entity *ent, const mc_witness_call *c);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
@@ -227,10 +244,12 @@ void cell_on_client_move(mc_engine *e, const mc_origin *o, mc_istream *is);
  * becomes a witness, a witness introduces its view afresh. */
 void cell_aoi_client_attached(mc_engine *e, mc_entity *ent);
 /* allClients / otherClients calls of a cell entity, method checked by the caller: queued
- * for the witnesses here whose clients were introduced to it, and (all) sent to its own
- * client through its base (0 or an mc_call_status). Its ghosts' cellapps are ghosts.c's. */
+ * for the witnesses here whose clients were introduced to it (and carried for those whose
+ * view is on its way: ghost_of, the real's cellapp of a ghost, NULL for a real), and (all)
+ * sent to its own client through its base (0 or an mc_call_status). Its ghosts' cellapps
+ * are ghosts.c's. */
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
-                     const uint8_t *args, size_t len);
+                     const uint8_t *args, size_t len, const mc_address *ghost_of);
 
 /* cell_calls.c */
 void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
@@ -278,6 +297,8 @@ bool cell_move_from_peer(mc_engine *e, int32_t id, const mc_address *addr);
 /* CELL_MIGRATE and CELL_MIGRATE_END. */
 void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* WITNESS_CALLS: an arriving witness's client calls carried by the old cellapp. */
+void cell_on_witness_calls(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_moves_on_peer_death(mc_engine *e, const char *addr);
 
 /* A cell arriving from another cellapp goes before its base knows where it is: CELL_GONE is

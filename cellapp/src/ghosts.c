@@ -114,11 +114,9 @@ static void send_delete(mc_engine *e, const mc_address *to, int32_t id)
         g->send_failures++;
 }
 
-/* The real's GHOST_DATA into g->scratch (false: its properties do not encode). */
-static bool encode_data(mc_engine *e, mc_entity *ent)
+/* The real's GHOST_DATA into os (false: its properties do not encode). */
+static bool encode_data_into(mc_engine *e, mc_entity *ent, mc_ostream *os)
 {
-    cell_ghosts *g = gh(e);
-    mc_ostream *os = &g->scratch;
     mc_ostream_reset(os);
     uint16_t n = 0;
     for (size_t i = 0; i < ent->td->nprops; i++)
@@ -138,6 +136,12 @@ static bool encode_data(mc_engine *e, mc_entity *ent)
             return false;
     }
     return mc_ostream_ok(os);
+}
+
+/* The real's GHOST_DATA into g->scratch. */
+static bool encode_data(mc_engine *e, mc_entity *ent)
+{
+    return encode_data_into(e, ent, &gh(e)->scratch);
 }
 
 /* One real of a split space: its ghosts made, updated, deleted. */
@@ -641,6 +645,19 @@ void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
         g->send_failures++;
         return;
     }
+    /* a real just offloaded here, its handed-over ghosts not told of it yet (its first ghost
+     * update comes once it has settled): they name its old cellapp as their real and would
+     * take the call for a stale word, so they hear from it here first */
+    if (go->seeded && ent->space) {
+        mc_ostream data;
+        mc_ostream_init(&data);
+        if (encode_data_into(e, ent, &data))
+            for (size_t i = 0; i < go->n; i++)
+                if (mc_engine_send(e, &go->at[i], MC_MSG_GHOST_DATA, data.data, data.size) ==
+                    MC_CALL_OK)
+                    g->bytes_out += data.size;
+        mc_ostream_free(&data);
+    }
     /* on the channel that carried the ghost's GHOST_DATA: each ghost hears it after it was
      * made, and its witnesses queue it for the clients introduced to it */
     for (size_t i = 0; i < go->n; i++) {
@@ -698,7 +715,7 @@ void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     g->calls_in++;
-    (void)cell_aoi_fan_out(e, ent, false, method, args, len);
+    (void)cell_aoi_fan_out(e, ent, false, method, args, len, &o->addr);
 }
 
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,

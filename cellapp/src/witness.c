@@ -32,6 +32,9 @@ struct witness {
     bool own_full;         /* handed over: its own-client values go once, every one */
     double floor;          /* the priority of the last entry sent */
     mc_ostream calls;      /* CALL records waiting for the next send */
+    uint16_t *ctype;       /* each queued call's caller type, */
+    uint32_t *coff;        /* and where its record starts in calls (for a handover) */
+    size_t nc, ccap;
     mc_ostream rel, vol;   /* this tick's records (kept for their buffers) */
 };
 
@@ -53,6 +56,8 @@ void witness_free(witness *w)
     free(w->e);
     free(w->leaving);
     mc_ostream_free(&w->calls);
+    free(w->ctype);
+    free(w->coff);
     mc_ostream_free(&w->rel);
     mc_ostream_free(&w->vol);
     free(w);
@@ -138,6 +143,7 @@ void witness_reset(witness *w)
     }
     w->nleaving = 0;
     mc_ostream_reset(&w->calls);
+    w->nc = 0;
     w->own_introduced = false;
     w->own_seq_sent = 0;
 }
@@ -169,15 +175,54 @@ size_t witness_told_ids(const witness *w, int32_t *out, size_t max)
     return k;
 }
 
-int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len)
+int witness_put_call(witness *w, int32_t id, uint16_t type, uint16_t method,
+                     const uint8_t *args, size_t len)
+{
+    if (w->calls.size + MC_WORLD_CALL_HEAD + len > WITNESS_CALLS_MAX)
+        return -1;
+    if (w->nc == w->ccap) {
+        size_t cap = w->ccap ? w->ccap * 2 : 16;
+        uint16_t *t = realloc(w->ctype, cap * sizeof *t);
+        if (!t)
+            return -1;
+        w->ctype = t;
+        uint32_t *o = realloc(w->coff, cap * sizeof *o);
+        if (!o)
+            return -1;
+        w->coff = o;
+        w->ccap = cap;
+    }
+    size_t at = w->calls.size;
+    mc_world_write_call(&w->calls, id, method, args, len);
+    if (!mc_ostream_ok(&w->calls))
+        return -1;
+    w->ctype[w->nc] = type;
+    w->coff[w->nc++] = (uint32_t)at;
+    return 0;
+}
+
+int witness_call(witness *w, int32_t id, uint16_t type, uint16_t method, const uint8_t *args,
+                 size_t len)
 {
     size_t at = find(w, id);
     if (at == w->n || w->e[at].id != id || !w->e[at].entered)
         return 1;
-    if (w->calls.size + MC_WORLD_CALL_HEAD + len > WITNESS_CALLS_MAX)
-        return -1;
-    mc_world_write_call(&w->calls, id, method, args, len);
-    return mc_ostream_ok(&w->calls) ? 0 : -1;
+    return witness_put_call(w, id, type, method, args, len);
+}
+
+size_t witness_take_calls(witness *w, witness_call_fn fn, void *ctx)
+{
+    size_t n = w->nc;
+    for (size_t i = 0; i < w->nc; i++) {
+        const uint8_t *p = w->calls.data + w->coff[i];
+        size_t end = i + 1 < w->nc ? w->coff[i + 1] : w->calls.size;
+        size_t len = end - w->coff[i] - MC_WORLD_CALL_HEAD;
+        fn(ctx, (int32_t)mc_load_u32(p + 1), w->ctype[i], mc_load_u16(p + 5),
+           p + MC_WORLD_CALL_HEAD, len);
+    }
+    mc_ostream_reset(&w->calls);
+    w->nc = 0;
+    return n;
 }
 
 /* The queued calls, then the departures, into the reliable run. */
@@ -186,6 +231,7 @@ static void write_calls_and_leaves(const witness_env *env, witness *w)
     if (w->calls.size) {
         mc_write_bytes(&w->rel, w->calls.data, w->calls.size);
         mc_ostream_reset(&w->calls);
+        w->nc = 0;
     }
     for (size_t i = 0; i < w->nleaving; i++)
         mc_world_write_leave(&w->rel, w->leaving[i]);

@@ -64,7 +64,17 @@ size_t witness_count(const witness *w);
  * and before its LEAVE). 1: the client was not introduced to it (nothing queued), 0 queued,
  * -1 the queue is full (WITNESS_CALLS_MAX bytes: dropped). */
 #define WITNESS_CALLS_MAX 32768u /* well under a client message (64 KiB) with the rest of a run */
-int witness_call(witness *w, int32_t id, uint16_t method, const uint8_t *args, size_t len);
+int witness_call(witness *w, int32_t id, uint16_t type, uint16_t method, const uint8_t *args,
+                 size_t len);
+/* The same for a call carried over from the witness's handed-over view (the client was
+ * introduced to `id` already): queued without the check. 0, or -1 the queue is full. */
+int witness_put_call(witness *w, int32_t id, uint16_t type, uint16_t method,
+                     const uint8_t *args, size_t len);
+/* The queued calls taken out, in order (for a view handed over to another cellapp): fn for
+ * each (caller id, its type, method, arguments). Returns how many. */
+typedef void (*witness_call_fn)(void *ctx, int32_t id, uint16_t type, uint16_t method,
+                                const uint8_t *args, size_t len);
+size_t witness_take_calls(witness *w, witness_call_fn fn, void *ctx);
 /* Build this tick's records for the witness entity `ent`: the reliable run in *rel, the
  * volatile one in *vol (the witness's buffers, valid until its next build). 0, or -1 out of
  * memory (what was built is not to be sent). */

@@ -253,6 +253,22 @@ mc_cells_status mc_cells_remove(mc_cells *c, int32_t space, uint32_t process_id,
     return MC_CELLS_OK;
 }
 
+mc_cells_status mc_cells_reassign(mc_cells *c, int32_t space, uint32_t from, uint32_t to)
+{
+    cell_space *sp = find(c, space);
+    if (!sp)
+        return MC_CELLS_NO_SPACE;
+    node *leaf = find_leaf(sp->root, from);
+    if (!leaf)
+        return MC_CELLS_UNCHANGED;
+    if (find_leaf(sp->root, to))
+        return MC_CELLS_SERVED;
+    leaf->process_id = to;
+    leaf->empty = false; /* its entities are on their way */
+    sp->version++;
+    return MC_CELLS_OK;
+}
+
 mc_cells_status mc_cells_set_empty(mc_cells *c, int32_t space, uint32_t process_id, bool empty)
 {
     cell_space *sp = find(c, space);

@@ -62,6 +62,11 @@ mc_cells_status mc_cells_split(mc_cells *c, int32_t space, uint32_t victim,
 mc_cells_status mc_cells_remove(mc_cells *c, int32_t space, uint32_t process_id,
                                 bool *dropped);
 
+/* The cell of `from` (a cellapp serving space) is served by `to` from now on, its rectangle
+ * unchanged (a retiring cellapp handing a space it serves whole to another): OK;
+ * UNCHANGED when from serves no cell of it, SERVED when to serves one already, NO_SPACE. */
+mc_cells_status mc_cells_reassign(mc_cells *c, int32_t space, uint32_t from, uint32_t to);
+
 /* Whether process's cell of space holds entities (a new space's cell does, a split's new
  * cell does not): OK when it changed, UNCHANGED, NO_SPACE when it serves no cell of it. */
 mc_cells_status mc_cells_set_empty(mc_cells *c, int32_t space, uint32_t process_id, bool empty);

@@ -27,7 +27,7 @@ struct mc_manager_cells {
     mc_cells *cells;
     mc_map refs;        /* space id -> space_ref (its watcher) */
     uint32_t next_version; /* layouts are numbered across spaces: never reused by a manager */
-    uint64_t notices, notices_refused, conflicts, splits, merges, layouts_sent,
+    uint64_t notices, notices_refused, conflicts, splits, merges, handoffs, layouts_sent,
         send_failures, full, ended, balance_moves, balance_ms;
     double balance_step, balance_hysteresis;
     struct event *balance_ev;
@@ -216,6 +216,35 @@ static void end_space(mc_manager_cells *mc, int32_t space)
         send_layout(mc, space, rects[i].process_id);
 }
 
+static mc_reg_entry *idlest_outsider(mc_manager *m, int32_t space);
+
+/* A retiring cellapp lets go of a space it serves whole (one cell, no neighbour to merge
+ * into): the least loaded other live cellapp takes the cell as it is, and the reals move to it
+ * as in a split's offload (the retiring one is sent the layout without its cell). With no
+ * other cellapp it is told the space is still its own (its cells go with it, as before).
+ * False when this is not such a notice. */
+static bool hand_whole(mc_manager *m, int32_t space, mc_reg_entry *e)
+{
+    mc_manager_cells *mc = m->cells;
+    mc_cell_rect rects[2];
+    if (!retiring(m, e->id) || mc_cells_layout(mc->cells, space, rects, 2, NULL) != 1 ||
+        rects[0].process_id != e->id)
+        return false;
+    mc_reg_entry *to = idlest_outsider(m, space);
+    if (!to || mc_cells_reassign(mc->cells, space, e->id, to->id) != MC_CELLS_OK) {
+        MC_WARNING("space %d: %s retires and no other live cellapp can take the space it "
+                   "serves whole: its cells go with it",
+                   (int)space, e->name);
+        send_layout(mc, space, 0); /* still its own: it stops waiting */
+        return true;
+    }
+    mc->handoffs++;
+    MC_INFO("space %d: %s retires: the space it serves whole goes to %s", (int)space, e->name,
+            to->name);
+    send_layout(mc, space, e->id); /* it too: it hands its reals over */
+    return true;
+}
+
 void mc_manager_cells_on_notice(mc_manager *m, const char *src, const uint8_t *data, size_t len)
 {
     mc_manager_cells *mc = m->cells;
@@ -233,6 +262,10 @@ void mc_manager_cells_on_notice(mc_manager *m, const char *src, const uint8_t *d
     }
     mc->notices++;
     int32_t space = n->space_id;
+    if (n->gone && hand_whole(m, space, e)) {
+        mc_pb_free(n);
+        return;
+    }
     if (n->gone) {
         bool dropped = false;
         if (mc_cells_remove(mc->cells, space, e->id, &dropped) == MC_CELLS_OK) {
@@ -562,6 +595,7 @@ bool mc_manager_cells_init(mc_manager *m)
     bad |= mc_watch_add_uint(w, "cells/full", &mc->full, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/splits", &mc->splits, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/merges", &mc->merges, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "cells/handoffs", &mc->handoffs, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/ended", &mc->ended, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/balanceMoves", &mc->balance_moves, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add(w, "cells/balanceMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_balance_ms,

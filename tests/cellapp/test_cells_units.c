@@ -99,6 +99,34 @@ START_TEST(a_cell_that_goes_merges_into_its_sibling_and_the_last_drops_the_space
 }
 END_TEST
 
+/* A cell handed to another cellapp whole (a retiring cellapp's space served whole): its
+ * rectangle stays, the new cellapp serves it, the version moves on; refused when the new one
+ * serves a cell of it already, nothing when the old one serves none. */
+START_TEST(a_cell_is_handed_to_another_cellapp_whole)
+{
+    mc_cells *c = mc_cells_new(16, 8);
+    ck_assert_int_eq(mc_cells_add_space(c, 3, 1), MC_CELLS_OK);
+    mc_cell_rect r[8];
+    uint32_t v0, v1;
+    mc_cells_layout(c, 3, r, 8, &v0);
+    ck_assert_int_eq(mc_cells_reassign(c, 3, 1, 2), MC_CELLS_OK);
+    ck_assert_uint_eq(mc_cells_layout(c, 3, r, 8, &v1), 1);
+    ck_assert_uint_gt(v1, v0);
+    ck_assert(rect_is(&r[0], -INFINITY, INFINITY, -INFINITY, INFINITY, 2));
+    ck_assert(!mc_cells_served_by(c, 3, 1, NULL));
+    ck_assert(!mc_cells_all_empty(c, 3));
+    ck_assert_int_eq(mc_cells_reassign(c, 3, 1, 4), MC_CELLS_UNCHANGED);
+    ck_assert_int_eq(mc_cells_reassign(c, 9, 2, 4), MC_CELLS_NO_SPACE);
+    /* split: one half handed on, never onto a cellapp serving the other */
+    ck_assert_int_eq(mc_cells_split(c, 3, 2, 5, true, 10), MC_CELLS_OK);
+    ck_assert_int_eq(mc_cells_reassign(c, 3, 2, 5), MC_CELLS_SERVED);
+    ck_assert_int_eq(mc_cells_reassign(c, 3, 5, 6), MC_CELLS_OK);
+    ck_assert_uint_eq(mc_cells_layout(c, 3, r, 8, NULL), 2);
+    ck_assert(rect_is(&r[1], 10, INFINITY, -INFINITY, INFINITY, 6));
+    mc_cells_free(c);
+}
+END_TEST
+
 START_TEST(a_space_whose_cells_are_all_empty_can_end)
 {
     mc_cells *c = mc_cells_new(16, 8);
@@ -387,6 +415,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_space_starts_whole_and_splits_alternating_axes);
     tcase_add_test(tc, a_cell_that_goes_merges_into_its_sibling_and_the_last_drops_the_space);
     tcase_add_test(tc, a_space_whose_cells_are_all_empty_can_end);
+    tcase_add_test(tc, a_cell_is_handed_to_another_cellapp_whole);
     tcase_add_test(tc, boundaries_move_toward_the_less_loaded_side_and_never_turn_a_cell_inside_out);
     tcase_add_test(tc, the_bounds_hold);
     tcase_add_test(tc, a_layout_is_taken_with_its_own_cell);

@@ -3,6 +3,7 @@
  * again after --volatileRefreshTicks idle ticks and then at doubling gaps (capped), so a
  * lost last VOLATILE is corrected within a bounded number of ticks; an entity that never
  * moved after its (reliable) ENTER is never re-sent. */
+#include "aoi_carry.h"
 #include "check_main.h"
 #include "client_shadow.h"
 #include "entity/world_wire.h"
@@ -122,12 +123,120 @@ START_TEST(no_refresh_when_turned_off)
 }
 END_TEST
 
+/* ---- calls carried over an offload (witness_take_calls / witness_put_call, aoi_carry.c) -- */
+
+typedef struct {
+    int n;
+    int32_t id[8];
+    uint16_t type[8], method[8];
+    size_t len[8];
+} taken;
+
+static void take_one(void *ctx, int32_t id, uint16_t type, uint16_t method, const uint8_t *args,
+                     size_t len)
+{
+    taken *t = ctx;
+    (void)args;
+    if (t->n < 8) {
+        t->id[t->n] = id, t->type[t->n] = type, t->method[t->n] = method, t->len[t->n] = len;
+        t->n++;
+    }
+}
+
+/* Queued calls are taken out in order with their callers' types and arguments, and the queue
+ * is empty afterwards; calls of an entity the client was not introduced to are not queued,
+ * carried ones are. */
+START_TEST(queued_calls_are_taken_in_order_with_their_types)
+{
+    witness *w = witness_new();
+    ck_assert_int_eq(witness_entered(w, 7), 0);
+    const uint8_t args[4] = {1, 2, 3, 4};
+    ck_assert_int_eq(witness_call(w, 7, 3, 1, args, 4), 1); /* not introduced yet */
+    ck_assert_int_eq(witness_handover(w, (int32_t[]){7}, 1), 0);
+    ck_assert_int_eq(witness_call(w, 7, 3, 1, args, 4), 0);
+    ck_assert_int_eq(witness_call(w, 7, 3, 2, args, 0), 0);
+    ck_assert_int_eq(witness_put_call(w, 9, 5, 0, args, 2), 0);
+    taken t = {0};
+    ck_assert_uint_eq(witness_take_calls(w, take_one, &t), 3);
+    ck_assert_int_eq(t.n, 3);
+    ck_assert_int_eq(t.id[0], 7);
+    ck_assert_int_eq(t.type[0], 3);
+    ck_assert_int_eq(t.method[0], 1);
+    ck_assert_uint_eq(t.len[0], 4);
+    ck_assert_int_eq(t.method[1], 2);
+    ck_assert_uint_eq(t.len[1], 0);
+    ck_assert_int_eq(t.id[2], 9);
+    ck_assert_int_eq(t.type[2], 5);
+    ck_assert_uint_eq(t.len[2], 2);
+    t.n = 0;
+    ck_assert_uint_eq(witness_take_calls(w, take_one, &t), 0);
+    witness_free(w);
+}
+END_TEST
+
+/* Which calls a carry takes on each side, its two queues in order (the old cellapp's first),
+ * and its bound. */
+START_TEST(a_carry_takes_each_call_on_one_side_in_order)
+{
+    mc_address peer = {0}, other = {0};
+    peer.port = 1000;
+    other.port = 2000;
+    int32_t told[] = {5, 3};
+    /* the old cellapp: reals and ghosts of those the client knows; after the commit not the
+     * ghosts of the new cellapp's reals */
+    aoi_carry *old = aoi_carry_new(told, 2, &peer, false);
+    ck_assert(aoi_carry_wants(old, 3, NULL));
+    ck_assert(!aoi_carry_wants(old, 4, NULL));
+    ck_assert(aoi_carry_wants(old, 5, &peer));
+    ck_assert(aoi_carry_wants(old, 5, &other));
+    aoi_carry_committed(old);
+    ck_assert(!aoi_carry_wants(old, 5, &peer));
+    ck_assert(aoi_carry_wants(old, 5, &other));
+    aoi_carry_free(old);
+    /* the new cellapp: its own reals only; the old cellapp's calls come first */
+    aoi_carry *c = aoi_carry_new(told, 2, &peer, true);
+    ck_assert(aoi_carry_wants(c, 5, NULL));
+    ck_assert(!aoi_carry_wants(c, 5, &other));
+    const uint8_t args[2] = {9, 9};
+    mc_witness_call own = {.id = 5, .type = 1, .method = 0, .args = args, .len = 2};
+    mc_witness_call early = {.id = 3, .type = 2, .method = 1, .args = args, .len = 1};
+    ck_assert_int_eq(aoi_carry_add(c, false, &own), 0);
+    ck_assert_int_eq(aoi_carry_add(c, true, &early), 0);
+    ck_assert_uint_eq(aoi_carry_count(c), 2);
+    mc_ostream os;
+    mc_ostream_init(&os);
+    aoi_carry_entries(c, &os);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    mc_witness_call x;
+    ck_assert(mc_witness_call_decode(&is, &x));
+    ck_assert_int_eq(x.id, 3);
+    ck_assert(mc_witness_call_decode(&is, &x));
+    ck_assert_int_eq(x.id, 5);
+    ck_assert_uint_eq(x.len, 2);
+    ck_assert(mc_istream_done(&is));
+    mc_ostream_free(&os);
+    /* bounded: beyond AOI_CARRY_BYTES_MAX a call is dropped and counted */
+    static uint8_t big[1000];
+    mc_witness_call b = {.id = 5, .type = 1, .method = 0, .args = big, .len = sizeof big};
+    int added = 0;
+    while (aoi_carry_add(c, false, &b) == 0)
+        added++;
+    ck_assert_int_gt(added, 20);
+    ck_assert_int_lt(added * (int)sizeof big, (int)AOI_CARRY_BYTES_MAX);
+    ck_assert_uint_eq(aoi_carry_dropped(c), 1);
+    aoi_carry_free(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("witness");
     TCase *tc = tcase_create("refresh");
     tcase_add_test(tc, a_still_entity_whose_last_update_was_lost_is_corrected);
     tcase_add_test(tc, no_refresh_when_turned_off);
+    tcase_add_test(tc, queued_calls_are_taken_in_order_with_their_types);
+    tcase_add_test(tc, a_carry_takes_each_call_on_one_side_in_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,12 +15,15 @@
  *   - A boundary moving under clients (a split, then load-balancing steps that follow every
  *     load difference) changes no client's view: the same entities, no LEAVE or ENTER.
  *   - A player chatting from its client while it walks back and forth across the boundary
- *     (offloaded six times): every line reaches both clients once, in order. */
+ *     (offloaded six times): every line reaches both clients once, in order.
+ *   - A player offloaded both ways while another chats, its base stopped mid-move: lines
+ *     queued for its client and lines sent while it moves reach it once, in order. */
 #include "cells_cluster.h"
 #include "check_main.h"
 #include "harness.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +441,85 @@ START_TEST(a_players_calls_while_it_walks_back_and_forth_across_the_boundary_all
 }
 END_TEST
 
+/* a is offloaded to the other cellapp while its base is stopped (SIGSTOP), so that the move
+ * waits half-done (the new cellapp holds it, the base has not answered CELL_MOVED) while b
+ * chats: lines queued for a's client when its view is handed over, lines reaching the old
+ * cellapp after, and lines of b's real reaching a while it arrives are carried and queued for
+ * a's client when its view goes on (docs/WORLD.md "Offloading"). Both ways: toward b's
+ * cellapp and back. */
+static void offload_while_chatting(cells_cluster *c, cells_player *ps, int from, float to_x,
+                                   int *lines)
+{
+    char v[256];
+    ck_assert(client_cluster_watch(&c->cc, cells_cellapp(from), "set",
+                                   "ghosts/offloadHysteresis", "1000", NULL, NULL, v, sizeof v));
+    cells_walk(ps, 2, &ps[0], to_x, 0, 0);
+    wait_sees_at(ps, 1, ps[0].id, to_x, 0, 0); /* its real has it there, not offloaded */
+    char bid[16];
+    snprintf(bid, sizeof bid, "%d", (int)ps[1].id);
+    const char *b_on = cells_cellapp(cells_settled_holder(c, ps[1].id));
+    long long off0 = counter(c, cells_cellapp(from), "ghosts/offloads");
+    ck_assert_int_eq(kill(c->cc.bpid, SIGSTOP), 0);
+    for (int k = 0; k < 3; k++) { /* queued for its client's next update, or carried */
+        char json[64];
+        snprintf(json, sizeof json, "[\"hear-%d\"]", ++*lines);
+        ck_assert_msg(client_cluster_watch(&c->cc, b_on, "call", "command/call", bid, "chat",
+                                           json, v, sizeof v), "chat: %s", v);
+    }
+    ck_assert(client_cluster_watch(&c->cc, cells_cellapp(from), "set",
+                                   "ghosts/offloadHysteresis", "5", NULL, NULL, v, sizeof v));
+    for (int k = 0; k < 100 && counter(c, cells_cellapp(from), "ghosts/offloads") == off0; k++)
+        h_sleep_ms(20);
+    ck_assert_int_gt(counter(c, cells_cellapp(from), "ghosts/offloads"), off0);
+    for (int k = 0; k < 6; k++) { /* while it is half-moved: no witness of it runs */
+        char json[64];
+        snprintf(json, sizeof json, "[\"hear-%d\"]", ++*lines);
+        ck_assert_msg(client_cluster_watch(&c->cc, b_on, "call", "command/call", bid, "chat",
+                                           json, v, sizeof v), "chat: %s", v);
+    }
+    ck_assert_int_eq(kill(c->cc.bpid, SIGCONT), 0);
+    cells_wait_settled_on(c, ps, 2, ps[0].id, 1 - from);
+    for (int k = 0; k < 3; k++) { /* and after */
+        char json[64];
+        snprintf(json, sizeof json, "[\"hear-%d\"]", ++*lines);
+        ck_assert_msg(client_cluster_watch(&c->cc, b_on, "call", "command/call", bid, "chat",
+                                           json, v, sizeof v), "chat: %s", v);
+    }
+}
+
+START_TEST(calls_to_a_player_while_it_is_offloaded_reach_its_client_once_in_order)
+{
+    cells_cluster c;
+    cells_player ps[2];
+    int h;
+    int32_t space = two_players_apart(&c, ps, &h);
+    char v[256];
+    /* the base is stopped for a second or two: not to be taken for dead meanwhile */
+    ck_assert(client_cluster_watch(&c.cc, "manager", "set", "registry/deadAfterMsBaseapp",
+                                   "60000", NULL, NULL, v, sizeof v));
+    split_between(&c, ps, space, h);
+    cells_walk(ps, 2, &ps[1], 15, 15, 0);
+    ps[0].log[0] = ps[1].log[0] = '\0';
+    int lines = 0;
+    long long carried0 = counter(&c, "cellapp01", "world/callsCarried") +
+                         counter(&c, "cellapp02", "world/callsCarried");
+    offload_while_chatting(&c, ps, h, 20, &lines);      /* to b's cellapp */
+    offload_while_chatting(&c, ps, 1 - h, -20, &lines); /* and back */
+    chat_arg a = {1, "hear-", lines};
+    ck_assert_msg(cells_pump(ps, 2, WAIT_MS, chats_heard, &a),
+                  "not every line heard once in order: a %s | b %s", ps[0].log, ps[1].log);
+    cells_pump(ps, 2, 500, NULL, NULL);
+    ck_assert_msg(chats_heard(ps, 2, &a), "a line heard twice: a %s | b %s", ps[0].log,
+                  ps[1].log);
+    long long carried = counter(&c, "cellapp01", "world/callsCarried") +
+                        counter(&c, "cellapp02", "world/callsCarried") - carried0;
+    ck_assert_int_ge(carried, 12); /* the six of each move's stop at least */
+    fprintf(stderr, "hear: %d lines over 2 offloads, %lld carried\n", lines, carried);
+    cells_leave_world(ps, 2);
+    cells_cluster_stop(&c);
+}
+END_TEST
+
 /* ---- a boundary moving under clients ------------------------------------------------------ */
 
 static int cmp_id(const void *x, const void *y)
@@ -597,6 +679,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_boundary_moving_under_clients_changes_no_view);
     tcase_add_test(tc,
                    a_players_calls_while_it_walks_back_and_forth_across_the_boundary_all_arrive_in_order);
+    tcase_add_test(tc, calls_to_a_player_while_it_is_offloaded_reach_its_client_once_in_order);
     suite_add_tcase(s, tc);
     return s;
 }

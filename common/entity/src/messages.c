@@ -52,6 +52,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CELL_MIGRATE, "CELL_MIGRATE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_MOVED, "CELL_MOVED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_WITNESS_CALLS, "WITNESS_CALLS", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_COPY, "CELL_COPY", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_RESTORE_CELL, "RESTORE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},

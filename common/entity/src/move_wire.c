@@ -185,3 +185,41 @@ bool mc_migrate_end_decode(mc_istream *is, int32_t *entity_id, uint8_t *outcome)
     }
     return true;
 }
+
+void mc_witness_calls_head_encode(mc_ostream *os, int32_t entity_id, uint16_t n)
+{
+    mc_write_i32(os, entity_id);
+    mc_write_u16(os, n);
+}
+
+void mc_witness_call_encode(mc_ostream *os, const mc_witness_call *c)
+{
+    mc_write_i32(os, c->id);
+    mc_write_u16(os, c->type);
+    mc_write_u16(os, c->method);
+    mc_write_blob(os, c->args, c->len);
+}
+
+bool mc_witness_calls_head_decode(mc_istream *is, int32_t *entity_id, uint16_t *n)
+{
+    *entity_id = mc_read_i32(is);
+    *n = mc_read_u16(is);
+    if (!mc_istream_ok(is) || *entity_id <= 0 || *n > MC_WITNESS_CALLS_MAX) {
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}
+
+bool mc_witness_call_decode(mc_istream *is, mc_witness_call *c)
+{
+    c->id = mc_read_i32(is);
+    c->type = mc_read_u16(is);
+    c->method = mc_read_u16(is);
+    c->args = mc_read_blob(is, &c->len, MC_WITNESS_CALL_ARGS_MAX);
+    if (!mc_istream_ok(is) || c->id <= 0) {
+        mc_istream_fail(is);
+        return false;
+    }
+    return true;
+}

@@ -22,6 +22,12 @@
  *       a space split over two cellapps, one stopped with SIGTERM: its cell merges into the
  *       other's and its reals move there before it exits 0, none lost (no onLoseCell, calls
  *       reach each, the base knows the new address), a witness never seeing them leave
+ *   a_retiring_cellapp_hands_a_space_it_serves_whole_to_another
+ *       five reals in a space served whole by one cellapp, a witness among them; the cellapp
+ *       stopped with SIGTERM: the manager gives the whole space to the other cellapp and the
+ *       reals move there before it exits 0 (no onLoseCell, the base knows the new address, the
+ *       witness never sees them leave); that one stopped too: nobody to take the space, the
+ *       manager says so and the cells go with it (onLoseCell) at once, as before
  *   bad_options_are_refused
  *       --cellSplitLoad, --cellMergeLoad (not below half the split load), --cellAutoMs,
  *       --cellMergeHoldMs, --cellSplitMinReals out of range stop the manager, --retireMs the
@@ -477,6 +483,84 @@ START_TEST(a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour)
 }
 END_TEST
 
+/* Stop cellapp i with SIGTERM: it exits 0. */
+static void retire(rc_cluster *c, int i)
+{
+    h_kill(c->cell[i], SIGTERM);
+    int rc = h_wait_exit(c->cell[i], 30000);
+    ck_assert_msg(rc == 0, "%s exited %d (log %s)", c->cell_name[i], rc, c->log_cell[i]);
+    c->cell[i] = -1;
+}
+
+START_TEST(a_retiring_cellapp_hands_a_space_it_serves_whole_to_another)
+{
+    rc_cluster c;
+    rc_start(&c, 1, 2);
+    set(&c, "manager", "cells/balanceMs", "0");
+    set(&c, "manager", "cells/auto/checkMs", "0");
+    int h;
+    int32_t space, ids[NP];
+    const float xs[NP] = {-30, -20, 10, 20, 30};
+    five_probes(&c, ids, &h, &space, xs); /* all on h, the space whole there */
+    int b = 1 - h;
+    char out[4096], p[128], want[256];
+    /* a witness sees the others */
+    rc_entity_call(&c, c.cell_name[h], ids[1], "watch", "[1, 0, 0]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)ids[1]);
+    for (int i = 2; i < NP; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", (int)ids[i]);
+        wait_value(&c, c.cell_name[h], p, id);
+    }
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[h]);
+    wait_value(&c, "manager", p, want);
+
+    /* h stops gracefully: the whole space goes to b, and every real moves there first */
+    retire(&c, h);
+    ck_assert_msg(h_file_contains(c.log_cell[h], "every real handed over"), "log %s",
+                  c.log_cell[h]);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/handoffs"), 1);
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[b]);
+    wait_value(&c, "manager", p, want);
+    for (int i = 0; i < NP; i++) {
+        ck_assert_int_eq(real_of(&c, ids[i]), b);
+        rc_entity_call(&c, c.cell_name[b], ids[i], "moveTo", "[2, 2]", out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+        char ev[4096];
+        snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
+        rc_value(&c, "baseapp01", p, ev, sizeof ev);
+        ck_assert_msg(!strstr(ev, "loseCell"), "entity %d lost its cell: %s", (int)ids[i], ev);
+        snprintf(p, sizeof p, "entities/%d/cell", (int)ids[i]);
+        wait_value(&c, "baseapp01", p, c.cell_addr[b]);
+    }
+    /* the witness never saw them leave */
+    snprintf(p, sizeof p, "entities/%d/props/aoiEvents", (int)ids[1]);
+    char ev[4096], left[32];
+    rc_value(&c, c.cell_name[b], p, ev, sizeof ev);
+    for (int i = 2; i < NP; i++) {
+        snprintf(left, sizeof left, "-%d;", (int)ids[i]);
+        ck_assert_msg(!strstr(ev, left), "the witness saw %d leave: %s", (int)ids[i], ev);
+    }
+
+    /* b, the last cellapp, stops gracefully: nobody to take the space; it says so and its
+     * cells go with it (their bases hear onLoseCell), as before */
+    retire(&c, b);
+    ck_assert_msg(h_file_contains(c.log_mgr, "no other live cellapp can take"), "log %s",
+                  c.log_mgr);
+    ck_assert_msg(!h_file_contains(c.log_cell[b], "not handed over within"), "log %s",
+                  c.log_cell[b]);
+    for (int i = 0; i < NP; i++) {
+        snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
+        wait_value(&c, "baseapp01", p, "loseCell");
+    }
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/handoffs"), 1);
+    ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
 /* A process with one bad option: it exits non-zero with a line naming it. */
 static void refused(const char *bin, const char *opt, const char *name)
 {
@@ -510,6 +594,7 @@ static Suite *suite(void)
     tcase_add_test(t, a_cellapp_born_into_a_live_cluster_takes_a_share);
     tcase_add_test(t, a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells);
     tcase_add_test(t, a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour);
+    tcase_add_test(t, a_retiring_cellapp_hands_a_space_it_serves_whole_to_another);
     tcase_add_test(t, bad_options_are_refused);
     suite_add_tcase(s, t);
     return s;

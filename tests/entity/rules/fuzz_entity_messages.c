@@ -19,6 +19,9 @@
  *  11  GHOST_DELETE: mc_ghost_delete_decode.
  *  12  GHOST_CLIENT_CALL: mc_ghost_call_decode, then (a client method of Probe) its arguments
  *      decoded against the method's def, as a ghost's cellapp takes them.
+ *  13  WITNESS_CALLS: mc_witness_calls_head_decode and each entry (mc_witness_call_decode),
+ *      then its type, client method and arguments checked against the defs, as the new
+ *      cellapp of an offloaded witness takes them.
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -57,6 +60,7 @@ enum {
     SEL_GHOST_DATA,
     SEL_GHOST_DELETE,
     SEL_GHOST_CLIENT_CALL,
+    SEL_WITNESS_CALLS,
     SEL_COUNT
 };
 
@@ -543,6 +547,60 @@ static void fuzz_cell_moved(const uint8_t *data, size_t size)
     mc_ostream_free(&os);
 }
 
+static void fuzz_witness_calls(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    uint16_t n;
+    if (!mc_witness_calls_head_decode(&is, &id, &n)) {
+        if (size >= 6 && id > 0 && n <= MC_WITNESS_CALLS_MAX)
+            die("WITNESS_CALLS", "refused a good head");
+        refused("malformed head");
+        return;
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        mc_witness_call c;
+        if (!mc_witness_call_decode(&is, &c)) {
+            refused("malformed entry");
+            break;
+        }
+        if (c.id <= 0 || c.len > MC_WITNESS_CALL_ARGS_MAX)
+            die("WITNESS_CALLS", "accepted a bad entry");
+        /* what decoded encodes and decodes to the same entry */
+        mc_ostream os;
+        mc_ostream_init(&os);
+        mc_witness_call_encode(&os, &c);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        mc_witness_call d;
+        if (!mc_witness_call_decode(&again, &d) || !mc_istream_done(&again) || d.id != c.id ||
+            d.type != c.type || d.method != c.method || d.len != c.len ||
+            (c.len && memcmp(d.args, c.args, c.len) != 0))
+            die("WITNESS_CALLS", "an entry does not round-trip");
+        mc_ostream_free(&os);
+        const mc_entity_type_def *td = mc_defs_type(defs, c.type);
+        const mc_def_method *m = td ? mc_defs_method(td, MC_PART_CLIENT, c.method) : NULL;
+        if (!m) {
+            refused("no such type or client method");
+            continue;
+        }
+        mc_value *vals = calloc(m->nargs ? m->nargs : 1, sizeof *vals);
+        if (!vals)
+            break;
+        mc_istream ai;
+        mc_istream_init(&ai, c.args, c.len);
+        char why[256] = "";
+        if (mc_defs_decode_args(defs, m, &ai, vals, why, sizeof why) != 0) {
+            refused(why);
+        } else {
+            for (size_t k = 0; k < m->nargs; k++)
+                mc_value_free(&vals[k]);
+        }
+        free(vals);
+    }
+}
+
 static void fuzz_migrate_end(const uint8_t *data, size_t size)
 {
     mc_istream is;
@@ -724,6 +782,18 @@ static void write_seeds(const char *dir)
     seed_file(dir, "ghost_client_call", SEL_GHOST_CLIENT_CALL, &os);
 
     mc_ostream_reset(&os);
+    {
+        static const uint8_t ping_seq[4] = {0, 0, 0, 7}; /* onPing(7) */
+        mc_witness_calls_head_encode(&os, 4097, 2);
+        mc_witness_call c = {.id = 4098, .type = probe_type()->id, .method = 0,
+                             .args = ping_seq, .len = sizeof ping_seq};
+        mc_witness_call_encode(&os, &c);
+        c.id = 4099;
+        mc_witness_call_encode(&os, &c);
+    }
+    seed_file(dir, "witness_calls", SEL_WITNESS_CALLS, &os);
+
+    mc_ostream_reset(&os);
     mc_cell_gone_head gh = {.entity_id = 4097, .why = MC_CELL_GONE_SPACE,
                             .position = {4, 5, 6}};
     mc_cell_gone_encode(&os, &gh);
@@ -854,6 +924,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case SEL_GHOST_CLIENT_CALL:
         fuzz_ghost_client_call(data, size);
+        break;
+    case SEL_WITNESS_CALLS:
+        fuzz_witness_calls(data, size);
         break;
     default:
         fuzz_migrate_end(data, size);

@@ -308,12 +308,67 @@ START_TEST(malformed_moves_are_refused_with_a_reason)
 }
 END_TEST
 
+/* WITNESS_CALLS: the head and entries round-trip; a bad head or entry is refused. */
+START_TEST(witness_calls_round_trip_and_bad_ones_are_refused)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    const uint8_t args[3] = {1, 2, 3};
+    mc_witness_calls_head_encode(&os, 4097, 2);
+    mc_witness_call a = {.id = 5, .type = 2, .method = 1, .args = args, .len = 3};
+    mc_witness_call b = {.id = 6, .type = 3, .method = 0, .args = args, .len = 0};
+    mc_witness_call_encode(&os, &a);
+    mc_witness_call_encode(&os, &b);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    int32_t id;
+    uint16_t n;
+    ck_assert(mc_witness_calls_head_decode(&is, &id, &n));
+    ck_assert_int_eq(id, 4097);
+    ck_assert_int_eq(n, 2);
+    mc_witness_call c;
+    ck_assert(mc_witness_call_decode(&is, &c));
+    ck_assert_int_eq(c.id, 5);
+    ck_assert_int_eq(c.type, 2);
+    ck_assert_int_eq(c.method, 1);
+    ck_assert_uint_eq(c.len, 3);
+    ck_assert_mem_eq(c.args, args, 3);
+    ck_assert(mc_witness_call_decode(&is, &c));
+    ck_assert_int_eq(c.id, 6);
+    ck_assert_uint_eq(c.len, 0);
+    ck_assert(mc_istream_done(&is));
+    ck_assert(!mc_witness_call_decode(&is, &c)); /* nothing left */
+    /* an entity id not positive; too many entries */
+    mc_ostream_reset(&os);
+    mc_witness_calls_head_encode(&os, 0, 1);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_calls_head_decode(&is, &id, &n));
+    mc_ostream_reset(&os);
+    mc_witness_calls_head_encode(&os, 7, MC_WITNESS_CALLS_MAX + 1);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_calls_head_decode(&is, &id, &n));
+    /* a caller id not positive; arguments cut short */
+    mc_ostream_reset(&os);
+    a.id = -1;
+    mc_witness_call_encode(&os, &a);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_call_decode(&is, &c));
+    mc_ostream_reset(&os);
+    a.id = 5;
+    mc_witness_call_encode(&os, &a);
+    mc_istream_init(&is, os.data, os.size - 1);
+    ck_assert(!mc_witness_call_decode(&is, &c));
+    mc_ostream_free(&os);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("move_wire");
     TCase *tc = tcase_create("messages");
     tcase_add_test(tc, a_migrating_cell_round_trips);
     tcase_add_test(tc, malformed_moves_are_refused_with_a_reason);
+    tcase_add_test(tc, witness_calls_round_trip_and_bad_ones_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

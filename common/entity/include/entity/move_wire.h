@@ -18,6 +18,15 @@
  *                                                           1 abort: drop it; 2 flushed: the
  *                                                           base knows the new address and
  *                                                           every forwarded call came before)
+ *   90  WITNESS_CALLS      old cellapp -> new              i32 entity id, u16 n, n x (i32
+ *                                                           caller id, u16 caller type, u16
+ *                                                           client method, blob arguments):
+ *                                                           an offloaded witness's client calls
+ *                                                           (allClients / otherClients of the
+ *                                                           entities it sees) that were queued
+ *                                                           or reached it while it moved, in
+ *                                                           order; sent just before the
+ *                                                           "flushed" CELL_MIGRATE_END
  *
  * Encoders and pure decoders: a decoder never aborts, allocates only what it hands back and
  * says why in one line when it refuses. */
@@ -37,6 +46,7 @@ enum {
     MC_MSG_CELL_MIGRATE = 41,
     MC_MSG_CELL_MOVED = 42,
     MC_MSG_CELL_MIGRATE_END = 43,
+    MC_MSG_WITNESS_CALLS = 90,
 };
 
 /* Timers one migrating entity may carry, and the longest remaining time or period (as the
@@ -101,5 +111,25 @@ bool mc_cell_moved_decode(const mc_entity_defs *defs, mc_istream *is, int32_t *e
 #define MC_MIGRATE_FLUSHED 2u
 void mc_migrate_end_encode(mc_ostream *os, int32_t entity_id, uint8_t outcome);
 bool mc_migrate_end_decode(mc_istream *is, int32_t *entity_id, uint8_t *outcome);
+
+/* WITNESS_CALLS: the head, then n entries (the carried calls are kept as entries, so the
+ * message is the head and the bytes of the entries). At most MC_WITNESS_CALLS_MAX entries;
+ * the arguments of one at most MC_WITNESS_CALL_ARGS_MAX bytes. */
+#define MC_WITNESS_CALLS_MAX 4096u
+#define MC_WITNESS_CALL_ARGS_MAX 65535u
+typedef struct {
+    int32_t id;          /* the calling entity */
+    uint16_t type;       /* its type */
+    uint16_t method;     /* a client method of that type */
+    const uint8_t *args; /* into the stream read */
+    size_t len;
+} mc_witness_call;
+void mc_witness_calls_head_encode(mc_ostream *os, int32_t entity_id, uint16_t n);
+void mc_witness_call_encode(mc_ostream *os, const mc_witness_call *c);
+/* False when malformed (id not positive, n beyond MC_WITNESS_CALLS_MAX). */
+bool mc_witness_calls_head_decode(mc_istream *is, int32_t *entity_id, uint16_t *n);
+/* One entry; false when malformed (caller id not positive, arguments too long or cut). The
+ * type and method are checked against the defs by the receiver. */
+bool mc_witness_call_decode(mc_istream *is, mc_witness_call *c);
 
 #endif
