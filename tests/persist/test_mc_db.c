@@ -226,6 +226,22 @@ START_TEST(every_command)
 }
 END_TEST
 
+/* The cluster file of a running cluster: Redis, its password file and the defs (res). */
+static void write_cluster_file(const char *path, const char *res)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    if (redis.cluster)
+        fprintf(f, "version 1\nmanager 127.0.0.1:1\nredisCluster %s,%s\nredisPasswordFile %s\n",
+                rh_addr(rh_cluster_node(redis.cluster, 0)), rh_addr(rh_cluster_node(redis.cluster, 1)),
+                rh_password_file(pt_redis_node(&redis)));
+    else
+        fprintf(f, "version 1\nmanager 127.0.0.1:1\nredis %s\nredisPasswordFile %s\n",
+                rh_addr(redis.single), rh_password_file(pt_redis_node(&redis)));
+    fprintf(f, "res %s\n", res);
+    fclose(f);
+}
+
 START_TEST(cluster_file_and_wrong_password)
 {
     rh_options opt = {.password = true};
@@ -236,25 +252,25 @@ START_TEST(cluster_file_and_wrong_password)
     snprintf(dir, sizeof dir, "%s/run", h_tmpdir());
     ck_assert_int_eq(system((snprintf(path, sizeof path, "mkdir -p %s", dir), path)), 0);
     snprintf(path, sizeof path, "%s/cluster.conf", dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    if (redis.cluster)
-        fprintf(f, "version 1\nmanager 127.0.0.1:1\nredisCluster %s,%s\nredisPasswordFile %s\n",
-                rh_addr(rh_cluster_node(redis.cluster, 0)), rh_addr(rh_cluster_node(redis.cluster, 1)),
-                rh_password_file(pt_redis_node(&redis)));
-    else
-        fprintf(f, "version 1\nmanager 127.0.0.1:1\nredis %s\nredisPasswordFile %s\n",
-                rh_addr(redis.single), rh_password_file(pt_redis_node(&redis)));
-    fclose(f);
+    /* and the defs it runs: mc-db takes them from there when --res is not given */
+    char res[700];
+    snprintf(res, sizeof res, "%s/tests/persist/res", h_source_dir());
+    write_cluster_file(path, res);
     setenv("MC_RUN_DIR", dir, 1);
-    char bin[600], resopt[700];
-    snprintf(resopt, sizeof resopt, "--res=%s/tests/persist/res", h_source_dir());
-    char *argv[] = {(char *)h_bin("mc-db", bin, sizeof bin), resopt, "check", NULL};
+    unsetenv("MC_RES");
+    char bin[600], resopt[720];
+    snprintf(resopt, sizeof resopt, "--res=%s", res);
+    char *argv[] = {(char *)h_bin("mc-db", bin, sizeof bin), "check", NULL};
     ck_assert_int_eq(h_run(argv, out, sizeof out, 30000), 0);
     ck_assert_msg(strstr(out, "nothing stored yet") != NULL, "%s", out);
+    /* the file's res is the one taken: one naming no defs folder is refused with its name */
+    write_cluster_file(path, "/nonexistent/mc-db-defs");
+    ck_assert_int_ne(h_run(argv, out, sizeof out, 30000), 0);
+    ck_assert_msg(strstr(out, "/nonexistent/mc-db-defs") != NULL, "%s", out);
+    write_cluster_file(path, res);
     /* A wrong password: exit 4 with the reason. */
     snprintf(path, sizeof path, "%s/wrong", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     fputs("wrong\n", f);
     fclose(f);
     char pwopt[900];

@@ -38,7 +38,8 @@ static void usage(FILE *f)
         "  --user NAME                ACL user\n"
         "  --password-file FILE       the password (first line)\n"
         "  --prefix P                 key prefix (default mc)\n"
-        "  --res DIR                  the game's defs (default $MC_RES, else <repo>/defs)\n"
+        "  --res DIR                  the game's defs (default $MC_RES, else the cluster file's\n"
+        "                             res, else <repo>/defs)\n"
         "  --timeout S                seconds to wait for Redis (default 10)\n"
         "  --help\n"
         "\n"
@@ -74,10 +75,14 @@ typedef struct {
 /* Fill unset Redis options from the cluster file, when there is one. */
 static int from_cluster_file(db_opts *o)
 {
-    if (o->redis || o->cluster)
-        return 0;
     char path[PATH_MAX], err[256];
     if (!mc_cluster_file_find(path, sizeof path))
+        return 0;
+    /* the defs the cluster runs (deploy/cluster writes them as `res`), as the client tools */
+    if (!o->res && mc_cluster_file_get(path, "res", o->res_buf, sizeof o->res_buf, err,
+                                       sizeof err) == 1)
+        o->res = o->res_buf;
+    if (o->redis || o->cluster)
         return 0;
     if (mc_cluster_file_get(path, "redis", o->redis_buf, sizeof o->redis_buf, err,
                             sizeof err) == 1)
@@ -156,6 +161,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "mc-db: --redis and --cluster exclude each other\n");
         return DB_EXIT_USAGE;
     }
+    const char *res_env = getenv("MC_RES");
+    if (!o.res && res_env && *res_env)
+        o.res = res_env;
     from_cluster_file(&o);
     if (!o.res)
         o.res = default_res(o.res_buf, sizeof o.res_buf);
