@@ -19,6 +19,11 @@ import re
 import subprocess
 import sys
 
+# the strongly connected parts, as the libraries' check finds them (tests/common/layers.py)
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from layers import circles  # noqa: E402
+
 # What each part sits on (a lower part reaches an upper one only through a hook).
 BELOW = {
     'bases': set(),
@@ -55,38 +60,6 @@ def call_graph(objects):
             elif len(p) == 2 and p[0] == 'U':
                 uses[o].add(p[1])
     return {o: {defs[s] for s in syms if s in defs and defs[s] != o} for o, syms in uses.items()}
-
-
-def circles(graph):
-    """Strongly connected parts with more than one member (Tarjan, recursive: few files)."""
-    index, low, on, stack, found = {}, {}, set(), [], []
-    sys.setrecursionlimit(10000)
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            part = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                part.append(w)
-                if w == v:
-                    break
-            if len(part) > 1:
-                found.append(sorted(part))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def name(o):
