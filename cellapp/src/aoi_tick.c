@@ -58,10 +58,26 @@ static bool begin_diff(cell_aoi_tick *t)
     return true;
 }
 
-/* One unit: a view, a diff or a send. */
+static bool step_unit(cell_aoi_tick *t);
+
+/* One unit: a view, a diff or a send, its work counted as that of the space of the
+ * entity it was for (cell_work.c; when that entity is gone meanwhile, nowhere). */
 static bool step(void *ctx)
 {
     cell_aoi_tick *t = ctx;
+    const int32_t *ids = t->phase == PHASE_DIFF ? t->entities : t->witnesses;
+    size_t n = t->phase == PHASE_DIFF ? t->ne : t->nw;
+    int32_t id = t->at < n ? ids[t->at] : 0;
+    mc_time_us began = mc_clock_now_us();
+    bool more = step_unit(t);
+    mc_time_us end = mc_clock_now_us();
+    if (id)
+        cell_work_of_entity(t->e, id, end > began ? end - began : 0);
+    return more;
+}
+
+static bool step_unit(cell_aoi_tick *t)
+{
     switch (t->phase) {
     case PHASE_VIEWS:
         if (t->at < t->nw) {
@@ -122,6 +138,7 @@ static void done(void *ctx)
     /* the tick load: this tick's work over the period, smoothed (a few ticks' memory) */
     double period_us = 1e6 / (cs->aoi.hz ? cs->aoi.hz : 10);
     cs->aoi.tick_load = 0.8 * cs->aoi.tick_load + 0.2 * ((double)st->last_work_us / period_us);
+    cell_work_fold(t->e); /* and each cell's load */
     if (st->last_wall_us > cs->aoi.max_update_us)
         cs->aoi.max_update_us = st->last_wall_us;
     if (t->due && begin_tick(t)) {

@@ -1,9 +1,10 @@
 /* The cellapp's load report (docs/WORLD.md "Automatic splits"): every second the manager is
  * told how loaded this cellapp is (CELL_LOAD): the view update's work over its period,
  * smoothed (aoi_tick.c keeps it), plus the knob cells/tickLoadBoost (0 unless an operator or
- * a test sets it: a rehearsal of an overloaded cellapp), its reals, and for the 16 spaces
- * with the most reals here their count and median position, where the manager splits a
- * cell it decides to split; a retiring cellapp says so (the manager gives it no cell).
+ * a test sets it: a rehearsal of an overloaded cellapp), its reals, and for the 16 cells
+ * that cost most here (cell_work.c's loads; most reals first among equals) their space's
+ * reals, median position (where the manager splits a cell it decides to split) and load;
+ * a retiring cellapp says so (the manager gives it no cell).
  * Watchers cells/tickLoad, cells/tickLoadBoost (settable),
  * cells/loadReports, cells/loadReportFailures. */
 #include "cellapp.h"
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 
 #define REPORT_MS 1000
+#define CELL_LOAD_MIN 0.001 /* a cell without reals costing less is not reported */
 
 typedef struct cell_load {
     mc_engine *e;
@@ -59,21 +61,28 @@ static float median(cell_load *l, const mc_space *sp, int axis)
     return n < 2 ? l->scratch[0] : l->scratch[n / 2 - 1] / 2 + l->scratch[n / 2] / 2;
 }
 
+/* Whether space a goes before b in the report: the costlier cell, then the most reals. */
+static bool before(const mc_space *a, const mc_space *b)
+{
+    double la = cell_work_load(a), lb = cell_work_load(b);
+    return la != lb ? la > lb : a->nreal > b->nreal;
+}
+
 static void report(cell_load *l)
 {
     mc_engine *e = l->e;
     cell_state *cs = state(e);
-    /* the spaces with the most reals, at most MC_CELL_LOAD_SPACES_MAX (a partial selection) */
+    /* the costliest cells, at most MC_CELL_LOAD_SPACES_MAX (a partial selection) */
     const mc_space *top[MC_CELL_LOAD_SPACES_MAX];
     size_t nt = 0;
     uint64_t reals = 0;
     for (size_t s = 0; s < cs->n; s++) {
         const mc_space *sp = cs->spaces[s];
         reals += sp->nreal;
-        if (!sp->nreal)
+        if (!sp->nreal && !(cell_work_load(sp) >= CELL_LOAD_MIN))
             continue;
         size_t at = nt < MC_CELL_LOAD_SPACES_MAX ? nt++ : MC_CELL_LOAD_SPACES_MAX;
-        while (at > 0 && top[at - 1]->nreal < sp->nreal) {
+        while (at > 0 && before(sp, top[at - 1])) {
             if (at < MC_CELL_LOAD_SPACES_MAX)
                 top[at] = top[at - 1];
             at--;
@@ -88,6 +97,7 @@ static void report(cell_load *l)
         sl[i].reals = (uint32_t)top[i]->nreal;
         sl[i].x = median(l, top[i], 0);
         sl[i].z = median(l, top[i], 1);
+        sl[i].load = (float)cell_work_load(top[i]);
         ptrs[i] = &sl[i];
     }
     Mc__Control__CellLoad m = MC__CONTROL__CELL_LOAD__INIT;

@@ -350,6 +350,7 @@ const mc_role_part cell_role_part = {
     .ops = &cell_engine_ops,
     .client_fan_out = fan_out,
     .on_control = cell_cells_on_control,
+    .on_timer_work = cell_work_on_timer,
     .options = cell_aoi_options,
     .option_count = CELL_AOI_OPTION_COUNT,
 };

@@ -23,6 +23,9 @@ typedef struct mc_space {
                            reals are on their way (cell_cells_keeps) */
     uint64_t n_watch;   /* entities, for the watcher */
     aoi_grid grid;      /* its entities by position (aoi.c) */
+    /* its cell's load (cell_work.c): work since the last fold, smoothed load, test knob */
+    uint64_t work_us;
+    double load, load_boost;
 } mc_space;
 
 /* The cellapp's area-of-interest settings and counters (aoi.c). */
@@ -83,6 +86,7 @@ typedef struct {
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
     /* cells (cell_cells.c): layouts taken, stale and malformed ones, notices to the manager */
     uint64_t cells_layouts, cells_stale, cells_malformed, cells_notices, cells_notice_failures;
+    mc_time_us work_folded_at; /* cell_work.c: the last fold (0: none yet) */
 } cell_state;
 
 extern const mc_role_part cell_role_part;
@@ -98,6 +102,23 @@ void space_remove(mc_engine *e, mc_entity *ent);
 int space_move(mc_engine *e, mc_entity *ent, mc_space *to);
 /* An empty space goes: out of the list, the manager told (SPACE_NOTICE gone), freed. */
 void space_release(mc_engine *e, mc_space *sp);
+
+/* cell_work.c: the load of each cell served here (docs/WORLD.md "Load balancing"): the
+ * work done for a space (its share of the view update, its reals' ghost upkeep, its
+ * entities' timers) over the time it took, smoothed as the tick load is, plus the test knob
+ * spaces/<id>/loadBoost. Watchers spaces/<id>/load and spaces/<id>/loadBoost (settable,
+ * 0..100). */
+#define CELL_WORK_LOAD_MAX 1000.0
+void cell_work_add(mc_space *sp, uint64_t work_us);
+/* Work done for entity id (nothing when it is gone or in no space). */
+void cell_work_of_entity(mc_engine *e, int32_t id, uint64_t work_us);
+/* Fold the work since the last fold into every space's load (at each view update's end). */
+void cell_work_fold(mc_engine *e);
+/* The cell's load as reported: smoothed work plus the knob, within 0..CELL_WORK_LOAD_MAX. */
+double cell_work_load(const mc_space *sp);
+void cell_work_watchers(mc_engine *e, mc_space *sp);
+/* The engine's hook (mc_role_part.on_timer_work). */
+void cell_work_on_timer(mc_engine *e, int32_t entity, uint64_t work_us);
 /* Destroy every cell in the space (onSpaceGone first). */
 void space_destroy(mc_engine *e, mc_space *sp);
 int space_add_watchers(mc_engine *e);

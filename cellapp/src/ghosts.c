@@ -305,6 +305,8 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     double dist = ghost_distance(e), keep = dist + cs->aoi.hysteresis;
     for (size_t s = 0; s < cs->n; s++) {
         mc_space *sp = cs->spaces[s];
+        int32_t space_id = sp->id;
+        mc_time_us began = mc_clock_now_us();
         for (size_t i = 0; i < sp->n; i++) {
             mc_entity *ent = sp->entities[i];
             /* reals only; a moving one keeps its ghosts as they are until it has left */
@@ -315,6 +317,9 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
             real_tick(e, sp, ent, dist, keep);
             maybe_offload(e, sp, ent);
         }
+        /* the ghost upkeep is work of the space's cell (cell_work.c) */
+        mc_time_us end = mc_clock_now_us();
+        cell_work_add(space_find(e, space_id), end > began ? end - began : 0);
     }
 }
 

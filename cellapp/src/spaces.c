@@ -28,6 +28,7 @@ static void space_watch(mc_engine *e, mc_space *sp)
     mc_watch_add_uint(mc_server_watchers(mc_engine_server(e)), path, &sp->n_watch,
                       MC_WATCH_READ_ONLY);
     cell_cells_space_watchers(e, sp);
+    cell_work_watchers(e, sp);
 }
 
 mc_space *space_new(mc_engine *e, int32_t id)

@@ -299,12 +299,12 @@ void mc_cells_drop(mc_cells *c, int32_t space)
         drop_space(c, sp);
 }
 
-/* The busiest load among the leaves under n. */
-static double busiest(const node *n, double (*load_of)(void *ctx, uint32_t pid), void *ctx)
+/* The busiest cell's load among the leaves under n (cells of space). */
+static double busiest(const node *n, int32_t space, mc_cells_load_fn load_of, void *ctx)
 {
     if (!n->lo)
-        return load_of(ctx, n->process_id);
-    double a = busiest(n->lo, load_of, ctx), b = busiest(n->hi, load_of, ctx);
+        return load_of(ctx, space, n->process_id);
+    double a = busiest(n->lo, space, load_of, ctx), b = busiest(n->hi, space, load_of, ctx);
     return a > b ? a : b;
 }
 
@@ -320,14 +320,14 @@ static float extreme_at(const node *n, int axis, bool hi)
     return m;
 }
 
-static size_t balance(node *n, double (*load_of)(void *ctx, uint32_t pid), void *ctx,
-                      float step, double hysteresis)
+static size_t balance(node *n, int32_t space, mc_cells_load_fn load_of, void *ctx, float step,
+                      double hysteresis)
 {
     if (!n->lo)
         return 0;
-    size_t moved = balance(n->lo, load_of, ctx, step, hysteresis) +
-                   balance(n->hi, load_of, ctx, step, hysteresis);
-    double lo = busiest(n->lo, load_of, ctx), hi = busiest(n->hi, load_of, ctx);
+    size_t moved = balance(n->lo, space, load_of, ctx, step, hysteresis) +
+                   balance(n->hi, space, load_of, ctx, step, hysteresis);
+    double lo = busiest(n->lo, space, load_of, ctx), hi = busiest(n->hi, space, load_of, ctx);
     if (!(fabs(lo - hi) > hysteresis))
         return moved;
     /* the busier side gives ground: its rectangle shrinks */
@@ -350,13 +350,13 @@ static size_t balance(node *n, double (*load_of)(void *ctx, uint32_t pid), void 
     return moved + 1;
 }
 
-size_t mc_cells_balance(mc_cells *c, int32_t space, double (*load_of)(void *ctx, uint32_t pid),
-                        void *ctx, float step, double hysteresis)
+size_t mc_cells_balance(mc_cells *c, int32_t space, mc_cells_load_fn load_of, void *ctx,
+                        float step, double hysteresis)
 {
     cell_space *sp = find(c, space);
     if (!sp || !(step > 0))
         return 0;
-    size_t moved = balance(sp->root, load_of, ctx, step, hysteresis);
+    size_t moved = balance(sp->root, space, load_of, ctx, step, hysteresis);
     if (moved)
         sp->version++;
     return moved;

@@ -76,13 +76,15 @@ bool mc_cells_all_empty(const mc_cells *c, int32_t space);
 void mc_cells_drop(mc_cells *c, int32_t space);
 
 /* Load balancing (BigWorld's CellAppMgr moving partitions): every split of space whose two
- * sides' loads (the busiest cellapp of each side, by load_of) differ by more than
+ * sides' loads (the costliest cell of each side: load_of(ctx, space, its cellapp)) differ
+ * by more than
  * `hysteresis` moves toward the busier side by at most `step` metres, never closer than
  * MC_CELLS_MIN_SPAN_M to a bounded side of its rectangle. Returns how many splits moved
  * (the version is bumped when any did). */
 #define MC_CELLS_MIN_SPAN_M 1.0f
-size_t mc_cells_balance(mc_cells *c, int32_t space, double (*load_of)(void *ctx, uint32_t pid),
-                        void *ctx, float step, double hysteresis);
+typedef double (*mc_cells_load_fn)(void *ctx, int32_t space, uint32_t pid);
+size_t mc_cells_balance(mc_cells *c, int32_t space, mc_cells_load_fn load_of, void *ctx,
+                        float step, double hysteresis);
 
 bool mc_cells_has_space(const mc_cells *c, int32_t space);
 /* The cells of space in tree order (at most max written; returns how many there are, 0

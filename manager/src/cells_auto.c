@@ -186,11 +186,13 @@ static bool try_split(mc_cells_auto *a, mc_time_us now)
     }
     if (!busy)
         return false;
-    /* its busiest space (most reals first, as reported) that can be split somewhere */
-    for (size_t i = 0; i < busy->nspaces; i++) {
-        const mc_cells_space_load *s = &busy->spaces[i];
-        if (s->reals < (uint32_t)a->v[P_MIN_REALS])
-            break;
+    /* its costliest cell (the highest cell load, most reals among equals) that can be split
+     * somewhere */
+    size_t order[MC_CELL_LOAD_SPACES_MAX];
+    size_t norder = mc_cells_auto_split_order(busy->spaces, busy->nspaces,
+                                              (uint32_t)a->v[P_MIN_REALS], order);
+    for (size_t k = 0; k < norder; k++) {
+        const mc_cells_space_load *s = &busy->spaces[order[k]];
         mc_cell_rect r;
         if (!mc_cells_served_by(cells, s->space, busy->pid, &r))
             continue; /* outside the partition (not told of it yet, or beyond its bounds) */
@@ -208,8 +210,8 @@ static bool try_split(mc_cells_auto *a, mc_time_us now)
         bool has_at = isfinite(at) && at > lo + MC_CELLS_MIN_SPAN_M &&
                       at < hi - MC_CELLS_MIN_SPAN_M;
         char text[512], why[64];
-        snprintf(why, sizeof why, "load %.2f for %llu ms", busy->load,
-                 (unsigned long long)((now - busy->over_since) / 1000));
+        snprintf(why, sizeof why, "load %.2f for %llu ms, its cell %.2f", busy->load,
+                 (unsigned long long)((now - busy->over_since) / 1000), s->load);
         if (mc_manager_cells_split_onto(m, s->space, busy->pid, to->id, has_at, at, why, text,
                                         sizeof text) != MC_CELLS_OK)
             continue;
@@ -296,6 +298,30 @@ static void refuse(mc_cells_auto *a, const char *why, const char *src)
     mc_manager_unusable(a->m, why, src);
 }
 
+size_t mc_cells_auto_split_order(const mc_cells_space_load *spaces, size_t n, uint32_t min_reals,
+                                 size_t *order)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mc_cells_space_load *s = &spaces[i];
+        if (s->reals < min_reals)
+            continue;
+        /* insertion: after every one costlier, or as costly with at least as many reals */
+        size_t at = k;
+        while (at > 0) {
+            const mc_cells_space_load *p = &spaces[order[at - 1]];
+            bool after = p->load > s->load || (p->load == s->load && p->reals >= s->reals);
+            if (after)
+                break;
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = i;
+        k++;
+    }
+    return k;
+}
+
 bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *out, char *why,
                               size_t whylen)
 {
@@ -310,10 +336,16 @@ bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *ou
         bad = "CELL_LOAD with a tick load that is not within 0..1000";
     else if (l->n_spaces > MC_CELL_LOAD_SPACES_MAX)
         bad = "CELL_LOAD naming more than 16 spaces";
-    for (size_t i = 0; !bad && i < l->n_spaces; i++)
-        if (l->spaces[i]->space_id <= 0 || !isfinite(l->spaces[i]->x) ||
-            !isfinite(l->spaces[i]->z))
+    for (size_t i = 0; !bad && i < l->n_spaces; i++) {
+        const Mc__Control__SpaceLoad *s = l->spaces[i];
+        if (s->space_id <= 0 || !isfinite(s->x) || !isfinite(s->z))
             bad = "CELL_LOAD with a space id <= 0 or a position that is not finite";
+        else if (!(s->load >= 0 && s->load <= 1000))
+            bad = "CELL_LOAD with a cell load that is not within 0..1000";
+        for (size_t j = 0; !bad && j < i; j++)
+            if (l->spaces[j]->space_id == s->space_id)
+                bad = "CELL_LOAD naming a space twice";
+    }
     if (bad) {
         snprintf(why, whylen, "%s", bad);
         mc_pb_free(l);
@@ -325,7 +357,8 @@ bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *ou
     out->retiring = l->retiring;
     for (size_t i = 0; i < l->n_spaces; i++)
         out->spaces[i] = (mc_cells_space_load){l->spaces[i]->space_id, l->spaces[i]->reals,
-                                               l->spaces[i]->x, l->spaces[i]->z};
+                                               l->spaces[i]->x, l->spaces[i]->z,
+                                               l->spaces[i]->load};
     mc_pb_free(l);
     return true;
 }
@@ -392,6 +425,18 @@ void mc_cells_auto_on_load(mc_manager *m, const char *src, const uint8_t *data, 
 double mc_cells_auto_tick_load(mc_manager *m, uint32_t process_id)
 {
     return m->cells_auto ? load_of(m->cells_auto, process_id, mc_clock_now_us(), false) : -1;
+}
+
+double mc_cells_auto_cell_load(mc_manager *m, int32_t space, uint32_t process_id)
+{
+    mc_cells_auto *a = m->cells_auto;
+    report *r = a ? find_report(a, process_id) : NULL;
+    if (!r || mc_clock_now_us() - r->at > REPORT_FRESH_US)
+        return -1;
+    for (size_t i = 0; i < r->nspaces; i++)
+        if (r->spaces[i].space == space)
+            return r->spaces[i].load;
+    return 0;
 }
 
 bool mc_cells_auto_retiring(mc_manager *m, uint32_t process_id)
@@ -465,7 +510,8 @@ bool mc_cells_auto_init(mc_manager *m)
     arm(a);
     /* the partition's part asks what the reports say (it sits below this file) */
     mc_manager_cells_set_loads(m, (mc_manager_cells_loads){.retiring = mc_cells_auto_retiring,
-                                                           .tick_load = mc_cells_auto_tick_load});
+                                                           .tick_load = mc_cells_auto_tick_load,
+                                                           .cell_load = mc_cells_auto_cell_load});
     mc_watchers *w = mc_server_watchers(m->server);
     int bad = 0;
     for (int i = 0; i < P_COUNT; i++)

@@ -3,10 +3,11 @@
  * merges a cell it split back when load is low enough for long enough.
  *
  * Every cellapp reports its load each second (CELL_LOAD: its smoothed tick load, its reals
- * and its busiest spaces with their median positions). Every --cellAutoMs the manager
- * looks: a cellapp whose tick load has been at least --cellSplitLoad for --cellSplitHoldMs
- * has the cell of its busiest split-able space (at least --cellSplitMinReals reals there)
- * split at the median of those reals onto the least loaded live cellapp not serving the
+ * and its costliest cells: each one's load, its space's reals there and their median
+ * position). Every --cellAutoMs the manager looks: a cellapp whose tick load has been at
+ * least --cellSplitLoad for --cellSplitHoldMs has its costliest split-able cell (the highest
+ * cell load, most reals among equals; at least --cellSplitMinReals reals there) split at the
+ * median of those reals onto the least loaded live cellapp not serving the
  * space whose load is below half the threshold; a cell made so whose cellapp and sibling
  * have both been at most --cellMergeLoad for --cellMergeHoldMs merges back. At most one
  * split or merge per --cellAutoGapMs, cluster-wide. A cellapp's first report (its birth)
@@ -51,6 +52,7 @@ typedef struct {
     int32_t space;
     uint32_t reals;
     float x, z; /* the median position of those reals */
+    float load; /* the load of the sender's cell of the space, 0..1000 */
 } mc_cells_space_load;
 typedef struct {
     double tick_load;
@@ -60,10 +62,17 @@ typedef struct {
     bool retiring; /* the cellapp is stopping: it takes no cell */
 } mc_cells_load;
 /* Pure (unit-tested): false with a one-line reason for a payload that does not parse, a
- * tick load not within 0..1000 (NaN included), more than 16 spaces, a space id <= 0 or a
- * position that is not finite. */
+ * tick load or a cell load not within 0..1000 (NaN included), more than 16 spaces, a space
+ * id <= 0, a space named twice or a position that is not finite. */
 bool mc_cells_auto_parse_load(const uint8_t *data, size_t len, mc_cells_load *out, char *why,
                               size_t whylen);
+
+/* Pure (unit-tested): the order in which a busy cellapp's cells are tried for a split: the
+ * indices into spaces[0..n) of those with at least min_reals reals, the highest cell load
+ * first, most reals among equals (then the report's order). Returns how many (<= n,
+ * written to order[]). */
+size_t mc_cells_auto_split_order(const mc_cells_space_load *spaces, size_t n, uint32_t min_reals,
+                                 size_t *order);
 
 bool mc_cells_auto_check(const struct mc_config *cfg, char *err, size_t errlen);
 /* The state, its timer and its watchers (false: out of memory). */
@@ -79,6 +88,9 @@ void mc_cells_auto_on_load(struct mc_manager *m, const char *src, const uint8_t 
 bool mc_cells_auto_retiring(struct mc_manager *m, uint32_t process_id);
 /* The tick load the cellapp reported lately (within 3 s), or -1 when none. */
 double mc_cells_auto_tick_load(struct mc_manager *m, uint32_t process_id);
+/* The load of the cellapp's cell of space as it reported it lately (within 3 s): 0 for a
+ * cell the report does not list (none of its 16 costliest), -1 when no fresh report. */
+double mc_cells_auto_cell_load(struct mc_manager *m, int32_t space, uint32_t process_id);
 /* A cellapp died or stopped: its report goes. */
 void mc_cells_auto_process_gone(struct mc_manager *m, uint32_t process_id);
 

@@ -44,6 +44,11 @@ static double tick_load(mc_manager *m, uint32_t pid)
     return m->cells->loads.tick_load ? m->cells->loads.tick_load(m, pid) : -1.0;
 }
 
+static double cell_load(mc_manager *m, int32_t space, uint32_t pid)
+{
+    return m->cells->loads.cell_load ? m->cells->loads.cell_load(m, space, pid) : -1.0;
+}
+
 void mc_manager_cells_set_loads(mc_manager *m, mc_manager_cells_loads loads)
 {
     if (m->cells)
@@ -128,6 +133,31 @@ static void get_layout(void *ctx, mc_watch_value *out)
     out->as.s = s;
 }
 
+static double load_of(void *ctx, int32_t space, uint32_t pid);
+
+/* "cellapp01 0.83; cellapp02 0.02": each cell's load as the boundaries are balanced by */
+static void get_loads(void *ctx, mc_watch_value *out)
+{
+    space_ref *r = ctx;
+    mc_manager_cells *mc = r->mc;
+    mc_cell_rect cells[MC_CELLS_PER_SPACE_MAX];
+    size_t n = mc_cells_layout(mc->cells, r->space, cells, MC_CELLS_PER_SPACE_MAX, NULL);
+    size_t cap = 64 + n * 96;
+    char *s = calloc(1, cap);
+    if (!s)
+        return;
+    size_t used = 0;
+    for (size_t i = 0; i < n && i < MC_CELLS_PER_SPACE_MAX; i++) {
+        int k = snprintf(s + used, cap - used, "%s%s %.3f", i ? "; " : "",
+                         name_of(mc->m, cells[i].process_id),
+                         load_of(mc->m, r->space, cells[i].process_id));
+        if (k < 0 || (size_t)k >= cap - used)
+            break;
+        used += (size_t)k;
+    }
+    out->as.s = s;
+}
+
 static void watch_space(mc_manager_cells *mc, int32_t space)
 {
     space_ref *r = malloc(sizeof *r);
@@ -143,12 +173,17 @@ static void watch_space(mc_manager_cells *mc, int32_t space)
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     mc_watch_add(mc_server_watchers(mc->m->server), p, MC_WATCH_STRING, MC_WATCH_READ_ONLY,
                  get_layout, NULL, r);
+    snprintf(p, sizeof p, "cells/loads/%d", (int)space);
+    mc_watch_add(mc_server_watchers(mc->m->server), p, MC_WATCH_STRING, MC_WATCH_READ_ONLY,
+                 get_loads, NULL, r);
 }
 
 static void unwatch_space(mc_manager_cells *mc, int32_t space)
 {
     char p[MC_WATCH_MAX_PATH];
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    mc_watch_remove(mc_server_watchers(mc->m->server), p);
+    snprintf(p, sizeof p, "cells/loads/%d", (int)space);
     mc_watch_remove(mc_server_watchers(mc->m->server), p);
     free(mc_map_remove(&mc->refs, (uint64_t)(uint32_t)space, 0));
 }
@@ -489,14 +524,19 @@ mc_reg_entry *mc_manager_cells_home(mc_manager *m, int32_t space, uint32_t held)
 
 mc_cells *mc_manager_cells_partition(mc_manager *m) { return m->cells ? m->cells->cells : NULL; }
 
-/* A live cellapp's load for the boundaries: the larger of its CPU load (heartbeats) and the
- * tick load it reported lately (0 for one that is not live). */
-static double load_of(void *ctx, uint32_t pid)
+/* A cell's load for the boundaries: the load its cellapp reported lately for its cell of
+ * the space (not the whole cellapp's); for a cellapp without a fresh report, the larger of
+ * its CPU load (heartbeats) and its tick load, all the manager knows; 0 for a cellapp that
+ * is not live. */
+static double load_of(void *ctx, int32_t space, uint32_t pid)
 {
     mc_manager *m = ctx;
     mc_reg_entry *e = mc_registry_find_id(m->registry, pid);
     if (!e || e->state != MC__CONTROL__PROCESS_STATE__STATE_ALIVE)
         return 0.0;
+    double cell = cell_load(m, space, pid);
+    if (cell >= 0)
+        return cell;
     double tick = tick_load(m, pid);
     return tick > e->load ? tick : e->load;
 }
@@ -589,6 +629,7 @@ bool mc_manager_cells_init(mc_manager *m)
     int bad = mc_watch_add(w, "cells/spaceCount", MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_spaces,
                            NULL, mc) != MC_WATCH_OK;
     bad |= mc_watch_add_directory(w, "cells/spaces") != MC_WATCH_OK;
+    bad |= mc_watch_add_directory(w, "cells/loads") != MC_WATCH_OK;
     bad |= mc_watch_add_uint(w, "cells/notices", &mc->notices, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/noticesRefused", &mc->notices_refused, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "cells/conflicts", &mc->conflicts, MC_WATCH_READ_ONLY);

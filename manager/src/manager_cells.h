@@ -54,11 +54,13 @@ mc_reg_entry *mc_manager_cells_home(struct mc_manager *m, int32_t space, uint32_
 
 /* What the automatic splits (cells_auto.c, which sits on this file) know of each cellapp
  * from its load reports, given to this part when they start (a function left NULL: nothing
- * known): whether it said it is retiring (it is given no cell), and the tick load it
- * reported lately (-1 when none). */
+ * known): whether it said it is retiring (it is given no cell), the tick load it
+ * reported lately (-1 when none), and the load of its cell of a space as it reported it
+ * lately (0 for a cell its fresh report does not list, -1 when no fresh report). */
 typedef struct {
     bool (*retiring)(struct mc_manager *m, uint32_t process_id);
     double (*tick_load)(struct mc_manager *m, uint32_t process_id);
+    double (*cell_load)(struct mc_manager *m, int32_t space, uint32_t process_id);
 } mc_manager_cells_loads;
 void mc_manager_cells_set_loads(struct mc_manager *m, mc_manager_cells_loads loads);
 

@@ -148,11 +148,78 @@ START_TEST(a_space_whose_cells_are_all_empty_can_end)
 END_TEST
 
 static double loads[8];
-static double load_of(void *ctx, uint32_t pid)
+static double load_of(void *ctx, int32_t space, uint32_t pid)
 {
     (void)ctx;
+    (void)space;
     return pid < 8 ? loads[pid] : 0;
 }
+
+/* Cell loads of two spaces (9 and 10) over the same cellapps 1 and 2. */
+static double cell_loads[2][8];
+static double cell_load_of(void *ctx, int32_t space, uint32_t pid)
+{
+    int *asked = ctx;
+    (*asked)++;
+    ck_assert(space == 9 || space == 10);
+    return pid < 8 ? cell_loads[space - 9][pid] : 0;
+}
+
+START_TEST(a_boundary_follows_the_loads_of_its_own_cells_not_of_their_cellapps)
+{
+    mc_cells *c = mc_cells_new(16, 8);
+    for (int32_t s = 9; s <= 10; s++) {
+        ck_assert_int_eq(mc_cells_add_space(c, s, 1), MC_CELLS_OK);
+        ck_assert_int_eq(mc_cells_split(c, s, 1, 2, true, 0), MC_CELLS_OK);
+    }
+    /* cellapp 1 is busy, but only with its cell of space 9; its cell of 10 is idle, as is 2's */
+    memset(cell_loads, 0, sizeof cell_loads);
+    cell_loads[0][1] = 0.9;
+    cell_loads[0][2] = 0.05;
+    cell_loads[1][1] = 0.02;
+    cell_loads[1][2] = 0.04;
+    int asked = 0;
+    for (int round = 0; round < 3; round++) {
+        ck_assert_uint_eq(mc_cells_balance(c, 9, cell_load_of, &asked, 2, 0.1), 1);
+        ck_assert_uint_eq(mc_cells_balance(c, 10, cell_load_of, &asked, 2, 0.1), 0);
+    }
+    ck_assert_int_ge(asked, 12);
+    mc_cell_rect r[8];
+    ck_assert_uint_eq(mc_cells_layout(c, 9, r, 8, NULL), 2);
+    ck_assert(r[0].x_max == -6 && r[1].x_min == -6); /* 9's busy cell gave 2 m three times */
+    ck_assert_uint_eq(mc_cells_layout(c, 10, r, 8, NULL), 2);
+    ck_assert(r[0].x_max == 0 && r[1].x_min == 0); /* 10's stayed */
+    /* now 10's cell on 2 is the costly one: 10's boundary moves up, 9's (1 still busier
+     * there) goes on down */
+    cell_loads[1][2] = 0.7;
+    ck_assert_uint_eq(mc_cells_balance(c, 10, cell_load_of, &asked, 2, 0.1), 1);
+    ck_assert_uint_eq(mc_cells_layout(c, 10, r, 8, NULL), 2);
+    ck_assert(r[0].x_max == 2);
+    mc_cells_free(c);
+}
+END_TEST
+
+START_TEST(a_busy_cellapp_gives_up_its_costliest_cell_first)
+{
+    mc_cells_space_load s[5] = {
+        {.space = 1, .reals = 900, .load = 0.05f}, /* most reals, idle */
+        {.space = 2, .reals = 300, .load = 0.70f}, /* the costliest */
+        {.space = 3, .reals = 50, .load = 0.90f},  /* costlier, too few reals to split */
+        {.space = 4, .reals = 400, .load = 0.70f}, /* as costly as 2, more reals */
+        {.space = 5, .reals = 200, .load = 0.30f},
+    };
+    size_t order[5];
+    ck_assert_uint_eq(mc_cells_auto_split_order(s, 5, 200, order), 4);
+    ck_assert_uint_eq(order[0], 3); /* space 4 */
+    ck_assert_uint_eq(order[1], 1); /* space 2 */
+    ck_assert_uint_eq(order[2], 4); /* space 5 */
+    ck_assert_uint_eq(order[3], 0); /* space 1: most reals, last */
+    ck_assert_uint_eq(mc_cells_auto_split_order(s, 5, 2, order), 5);
+    ck_assert_uint_eq(order[0], 2);
+    ck_assert_uint_eq(mc_cells_auto_split_order(s, 5, 1000, order), 0);
+    ck_assert_uint_eq(mc_cells_auto_split_order(s, 0, 2, order), 0);
+}
+END_TEST
 
 START_TEST(boundaries_move_toward_the_less_loaded_side_and_never_turn_a_cell_inside_out)
 {
@@ -350,7 +417,10 @@ START_TEST(split_axes_and_siblings)
 }
 END_TEST
 
-/* A CellLoad packed: its tick load, n spaces (ids from first, positions x, z). */
+/* A CellLoad packed: its tick load, n spaces (ids from first, positions x, z, each cell's
+ * load cell_load_field; the last one's id dup_last when not 0). */
+static float cell_load_field = 0.5f;
+static int32_t dup_last;
 static bool parse_load(float tick, size_t n, int32_t first, float x, float z, mc_cells_load *out,
                        char *why, size_t whylen)
 {
@@ -361,8 +431,11 @@ static bool parse_load(float tick, size_t n, int32_t first, float x, float z, mc
         sl[i].reals = 10 + (uint32_t)i;
         sl[i].x = x;
         sl[i].z = z;
+        sl[i].load = cell_load_field;
         ptrs[i] = &sl[i];
     }
+    if (dup_last && n > 0 && n <= 20)
+        sl[n - 1].space_id = dup_last;
     Mc__Control__CellLoad m = MC__CONTROL__CELL_LOAD__INIT;
     m.tick_load = tick;
     m.reals = 99;
@@ -384,7 +457,7 @@ START_TEST(a_load_report_is_taken_whole_or_refused)
     ck_assert(parse_load(0.5f, 2, 5, -3.5f, 4, &l, why, sizeof why));
     ck_assert(l.tick_load == 0.5 && l.reals == 99 && l.nspaces == 2);
     ck_assert(l.spaces[1].space == 6 && l.spaces[1].reals == 11 && l.spaces[1].x == -3.5f &&
-              l.spaces[1].z == 4);
+              l.spaces[1].z == 4 && l.spaces[1].load == 0.5f);
     ck_assert(!l.retiring);
     ck_assert(parse_load(0.25f, 1, 1, 0, 0, &l, why, sizeof why));
     ck_assert(l.retiring);
@@ -402,6 +475,24 @@ START_TEST(a_load_report_is_taken_whole_or_refused)
     ck_assert(!parse_load(1, 1, 1, INFINITY, 0, &l, why, sizeof why));
     ck_assert(!parse_load(1, 1, 1, 0, NAN, &l, why, sizeof why));
     ck_assert_ptr_nonnull(strstr(why, "finite"));
+    /* each cell's load: 0..1000, finite */
+    cell_load_field = 1000;
+    ck_assert(parse_load(1, 2, 1, 0, 0, &l, why, sizeof why));
+    ck_assert(l.spaces[0].load == 1000);
+    cell_load_field = 0;
+    ck_assert(parse_load(1, 2, 1, 0, 0, &l, why, sizeof why));
+    const float bad[] = {NAN, -0.01f, 1000.5f, INFINITY, -INFINITY, 3e38f};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cell_load_field = bad[i];
+        ck_assert(!parse_load(1, 2, 1, 0, 0, &l, why, sizeof why));
+        ck_assert_ptr_nonnull(strstr(why, "cell load"));
+    }
+    cell_load_field = 0.5f;
+    /* a space named twice */
+    dup_last = 1;
+    ck_assert(!parse_load(1, 3, 1, 0, 0, &l, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "twice"));
+    dup_last = 0;
     const uint8_t junk[] = {0xff, 0xff, 0xff, 0x07, 0x01};
     ck_assert(!mc_cells_auto_parse_load(junk, sizeof junk, &l, why, sizeof why));
     ck_assert_ptr_nonnull(strstr(why, "malformed"));
@@ -422,6 +513,8 @@ static Suite *suite(void)
     tcase_add_test(tc, a_malformed_layout_is_refused);
     tcase_add_test(tc, split_axes_and_siblings);
     tcase_add_test(tc, a_load_report_is_taken_whole_or_refused);
+    tcase_add_test(tc, a_boundary_follows_the_loads_of_its_own_cells_not_of_their_cellapps);
+    tcase_add_test(tc, a_busy_cellapp_gives_up_its_costliest_cell_first);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -226,7 +226,12 @@ static void fire(mc_engine *e, engine_timer t)
         return;
     mc_call_frame f;
     mc_engine_frame(e, &f, ent);
+    mc_time_us began = e->part->on_timer_work ? mc_clock_now_us() : 0;
     int rc = h->on_timer(&f.ctx, ent->props, t.id, t.user_arg);
+    if (e->part->on_timer_work) {
+        mc_time_us end = mc_clock_now_us();
+        e->part->on_timer_work(e, t.entity, end > began ? end - began : 0);
+    }
     if (rc != 0) {
         e->st.hook_failures++;
         if (engine_log_allowed(e->st.hook_failures))

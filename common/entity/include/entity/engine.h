@@ -117,6 +117,10 @@ typedef struct {
      * dropped). */
     void (*on_control)(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
                        size_t len);
+    /* An entity's onTimer ran for work_us microseconds (by the one clock; may be NULL): the
+     * cellapp counts it as the work of the entity's space (docs/WORLD.md "Load balancing").
+     * The entity may be gone: look it up by id. */
+    void (*on_timer_work)(mc_engine *e, int32_t entity, uint64_t work_us);
 } mc_role_part;
 
 /* ---- the server glue (main.c) -------------------------------------------------------- */
