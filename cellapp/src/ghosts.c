@@ -317,9 +317,13 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
             real_tick(e, sp, ent, dist, keep);
             maybe_offload(e, sp, ent);
         }
-        /* the ghost upkeep is work of the space's cell (cell_work.c) */
+        /* the ghost upkeep is work of the space's cell (cell_work.c); the space looked up
+         * again only when the list changed under the loop */
         mc_time_us end = mc_clock_now_us();
-        cell_work_add(space_find(e, space_id), end > began ? end - began : 0);
+        mc_space *now_sp = s < cs->n && cs->spaces[s] == sp && sp->id == space_id
+                               ? sp
+                               : space_find(e, space_id);
+        cell_work_add(now_sp, end > began ? end - began : 0);
     }
 }
 
