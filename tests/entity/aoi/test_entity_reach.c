@@ -115,7 +115,7 @@ START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
-    char v[4096], p[128], out[4096], args[1024], cell_a[512], sp[32];
+    char v[4096], p[128], out[4096], args[8192], cell_a[4096], sp[32];
     /* boundaries stay where they are split */
     ck_assert_int_eq(h_watcher(v, sizeof v, c.manager, "set", "manager", "cells/balanceMs", "0",
                                NULL),
