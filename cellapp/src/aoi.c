@@ -38,7 +38,10 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "an entity in view leaves it only beyond radius + this"},
     {"aoiHz", MC_OPT_UINT, "10", "witness view updates per second (1..100)"},
     {"aoiMaxRadius", MC_OPT_FLOAT, "500",
-     "largest radius + hysteresis a witness may set, and entitiesInRange radius"},
+     "largest radius + hysteresis a witness may set (mc_setAoIRadius beyond it is refused, "
+     "logged and counted: aoi/radiusRefused; in a split space the other cellapps ghost their "
+     "reals that far, plus ghostMargin, to a cell whose witnesses see so far), and "
+     "entitiesInRange radius"},
     {"clientBudgetBytes", MC_OPT_UINT, "2000",
      "world update bytes a witness's client is sent per view update at most (beyond the "
      "first entity's); nearer entities go first (100..1000000)"},
@@ -577,8 +580,15 @@ int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis)
         return MC_CALL_ERR_STATE;
     const cell_aoi_state *s = &state(mc_engine_of(call))->aoi;
     if (!isfinite(radius) || !isfinite(hysteresis) || !(radius > 0) || !(hysteresis >= 0) ||
-        radius + hysteresis > s->max_radius)
+        radius + hysteresis > s->max_radius) {
+        uint64_t n = ++state(mc_engine_of(call))->aoi.radius_refused;
+        if (n <= 10 || n % 1000 == 0)
+            MC_WARNING("%s %d: setAoIRadius(%g, %g) refused: radius above 0, hysteresis at least "
+                       "0, together at most --aoiMaxRadius %g (%llu refused so far)",
+                       ent->td->name, (int)ent->id, (double)radius, (double)hysteresis,
+                       (double)s->max_radius, (unsigned long long)n);
         return MC_CALL_ERR_ARGS;
+    }
     a->radius = radius;
     a->hysteresis = hysteresis;
     return MC_CALL_OK;
@@ -848,6 +858,7 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
     bad |= mc_watch_add_uint(w, "aoi/left", &s->left, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/hookFailures", &s->hook_failures, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/updates", &s->updates, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add_uint(w, "aoi/radiusRefused", &s->radius_refused, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/lastUpdateUs", &s->last_update_us, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/maxUpdateUs", &s->max_update_us, MC_WATCH_READ_WRITE);
     bad |= mc_watch_add_uint(w, "aoi/inView", &s->in_view, MC_WATCH_READ_ONLY);

@@ -72,8 +72,16 @@ void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const 
         cell_layout_clear(&l);
         return;
     }
-    if (sp->layout)
+    if (sp->layout) {
+        /* the reaches the other cells' cellapps told (ghost_reach.c) stay with their cells */
+        for (size_t i = 0; i < l.n; i++)
+            for (size_t j = 0; j < held->n; j++)
+                if (mc_address_equal(&l.cells[i].addr, &held->cells[j].addr)) {
+                    l.cells[i].reach = held->cells[j].reach;
+                    l.cells[i].reach_at = held->cells[j].reach_at;
+                }
         cell_layout_clear(held);
+    }
     *held = l;
     sp->layout = held;
     if (held->own >= 0) {

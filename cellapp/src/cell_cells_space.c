@@ -95,11 +95,21 @@ static void get_neighbours(void *ctx, mc_watch_value *out)
         mc_address_format(&sp->layout->cells[i].addr, a, sizeof a);
         cell_rect_text(&sp->layout->cells[i], r, sizeof r);
         int k = snprintf(s + used, cap - used, "%s%s %s", used ? "; " : "", a, r);
+        if (k >= 0 && (size_t)k < cap - used && sp->layout->cells[i].reach > 0)
+            k += snprintf(s + used + k, cap - used - (size_t)k, " reach %g",
+                          (double)sp->layout->cells[i].reach);
         if (k < 0 || (size_t)k >= cap - used)
             break;
         used += (size_t)k;
     }
     out->as.s = s;
+}
+
+/* The reach this cellapp told the others for its cell (ghost_reach.c; 0: none beyond its
+ * ghost distance). */
+static void get_reach(void *ctx, mc_watch_value *out)
+{
+    out->as.f = ((mc_space *)ctx)->reach_told;
 }
 
 /* Reals of the space outside this cellapp's cell (what offloading would move). */
@@ -123,6 +133,7 @@ void cell_cells_space_watchers(mc_engine *e, mc_space *sp)
     mc_watch_add(w, P("cells"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_cells, NULL, sp);
     mc_watch_add(w, P("layoutVersion"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_version, NULL, sp);
     mc_watch_add(w, P("neighbours"), MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_neighbours, NULL, sp);
+    mc_watch_add(w, P("reach"), MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_reach, NULL, sp);
     mc_watch_add(w, P("outsideCell"), MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_outside, NULL, sp);
 #undef P
 }

@@ -17,6 +17,10 @@ typedef struct {
     float x_min, z_min, x_max, z_max; /* x_min <= x < x_max, z_min <= z < z_max */
     uint32_t process_id;
     mc_address addr;
+    /* what its cellapp told of its reach (GHOST_REACH, ghost_reach.c; not in CELL_LAYOUT):
+     * the metres its witnesses see, 0 when none beyond the cellapp's own; and when (clock us) */
+    float reach;
+    uint64_t reach_at;
 } cell_rect;
 
 typedef struct cell_layout {

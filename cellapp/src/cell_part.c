@@ -217,6 +217,7 @@ static const mc_role_message cell_messages[] = {
     {MC_MSG_GHOST_DATA, cell_on_ghost_data},
     {MC_MSG_GHOST_DELETE, cell_on_ghost_delete},
     {MC_MSG_GHOST_CLIENT_CALL, cell_on_ghost_client_call},
+    {MC_MSG_GHOST_REACH, cell_on_ghost_reach},
 };
 
 static void on_destroy(mc_engine *e, mc_entity *ent)
@@ -318,7 +319,7 @@ static int on_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot publish the cells watchers");
         return -1;
     }
-    if (cell_ghosts_init(e, err, errlen) != 0 || cell_load_init(e, err, errlen) != 0 ||
+    if (cell_reach_init(e, err, errlen) != 0 || cell_ghosts_init(e, err, errlen) != 0 || cell_load_init(e, err, errlen) != 0 ||
         cell_retire_init(e, err, errlen) != 0)
         return -1;
     return cell_moves_init(e, err, errlen);
@@ -329,6 +330,7 @@ static void on_free(mc_engine *e)
     cell_moves_free(e);
     cell_copies_free(e);
     cell_ghosts_free(e);
+    cell_reach_free(e);
     cell_load_free(e);
     cell_retire_free(e);
     cell_aoi_tick_free(e);

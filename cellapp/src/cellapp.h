@@ -26,6 +26,11 @@ typedef struct mc_space {
     /* its cell's load (cell_work.c): work since the last fold, smoothed load, test knob */
     uint64_t work_us;
     double load, load_boost;
+    /* the reach of this cellapp's cell of it (ghost_reach.c): the largest radius + hysteresis
+     * of its witnesses here told the other cells' cellapps (0: none beyond the cellapp's
+     * own), when it was last told, and since when the witnesses need less (0: they do not) */
+    float reach_told;
+    mc_time_us reach_told_at, reach_low_since;
 } mc_space;
 
 /* The cellapp's area-of-interest settings and counters (aoi.c). */
@@ -34,6 +39,7 @@ typedef struct {
     uint32_t hz;                          /* --aoiHz: view updates per second */
     struct cell_aoi_tick *tick;          /* the view update (aoi_tick.c) */
     uint64_t witnesses, entered, left, hook_failures, updates;
+    uint64_t radius_refused;              /* mc_setAoIRadius calls refused */
     uint64_t last_update_us;              /* how long the last update of every view took
                                            * (start to end, its slices and the turns
                                            * between them) */
@@ -69,6 +75,7 @@ typedef struct {
 struct cell_moves;
 typedef struct cell_copies cell_copies;
 struct cell_ghosts;
+struct cell_reach;
 struct cell_load;
 struct cell_retire;
 
@@ -81,6 +88,7 @@ typedef struct {
     struct cell_moves *moves; /* cell_move.c: teleports to and from other cellapps */
     cell_copies *copies;      /* cell_copy.c: copies of cells on their bases */
     struct cell_ghosts *ghosts; /* ghosts.c: ghosts of reals near other cells */
+    struct cell_reach *reach;   /* ghost_reach.c: how far the witnesses of each cell see */
     struct cell_load *load;     /* cell_load.c: the load reported to the manager */
     struct cell_retire *retire; /* cell_retire.c: cells handed over at a graceful stop */
     uint64_t restored, restore_refused; /* RESTORE_CELLs taken / refused (cell_create.c) */
@@ -139,6 +147,23 @@ void cell_cells_free_layout(mc_space *sp);
 int cell_cells_init(mc_engine *e);
 void cell_cells_on_control(mc_engine *e, uint8_t msg_id, const char *src, const uint8_t *data,
                            size_t len);
+
+/* ghost_reach.c (below ghosts.c): the reach of a cell (docs/WORLD.md "Witnesses that see
+ * far"). Each cellapp tells the cellapps serving the other cells of a split space how far
+ * its witnesses in its cell see when that is beyond its --aoiRadius + --aoiHysteresis
+ * (GHOST_REACH: at once when it grows, after REACH_HOLD when it shrinks, again every second
+ * while it is beyond); a real is ghosted to a cell within that reach + --ghostMargin. */
+int cell_reach_init(mc_engine *e, char *err, size_t errlen);
+void cell_reach_free(mc_engine *e);
+/* The ghost distance from a real to cell i of the layout: base (the cellapp's own), or the
+ * cell's reach + margin when larger and heard within the last REACH_STALE. */
+double cell_reach_distance(const struct cell_layout *l, size_t i, double base, double margin,
+                           mc_time_us now);
+/* A ghost tick looked at the reals of sp, a split space with a cell here: need is the
+ * largest radius + hysteresis of its witnesses here (0: none set one); told the other
+ * cells' cellapps when it changes (rate-bounded) and while beyond the cellapp's own. */
+void cell_reach_tell(mc_engine *e, mc_space *sp, float need, mc_time_us now);
+void cell_on_ghost_reach(mc_engine *e, const mc_origin *o, mc_istream *is);
 
 /* ghosts.c: reals and ghosts (docs/WORLD.md "Reals and ghosts"). Every view-update period
  * each real of a split space has a ghost made, updated or deleted on the cellapps whose

@@ -1,6 +1,7 @@
 /* Reals and ghosts (docs/WORLD.md "Reals and ghosts", BigWorld's real and ghost entities):
  * every cell entity is real on one cellapp; each cellapp whose cell of the space lies within
- * the ghost distance (aoiRadius + aoiHysteresis + --ghostMargin) of it holds a ghost of it:
+ * the ghost distance (aoiRadius + aoiHysteresis + --ghostMargin, or the cell's reach +
+ * --ghostMargin when its witnesses see farther: ghost_reach.c) of it holds a ghost of it:
  * its type, position, direction and ghosted properties, kept current by the real's cellapp
  * every view-update period (GHOST_DATA when something changed, GHOST_DELETE when it went
  * out of range or left). Ghosts sit in their space's grid like reals, so witnesses see them
@@ -145,9 +146,10 @@ static bool encode_data(mc_engine *e, mc_entity *ent)
 }
 
 /* One real of a split space: its ghosts made, updated, deleted. */
-static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, double keep)
+static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double base, mc_time_us now)
 {
     cell_ghosts *g = gh(e);
+    double hyst = state(e)->aoi.hysteresis;
     ghost_out *go = ent->ghost_data;
     const cell_layout *l = sp->layout;
     mc_address want[MC_CELLS_PER_SPACE_MAX];
@@ -159,8 +161,9 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
         if ((int)i == l->own)
             continue;
         double d = rect_distance(&l->cells[i], ent->position.x, ent->position.z);
+        double dist = cell_reach_distance(l, i, base, g->margin, now);
         bool has = out_has(go, &l->cells[i].addr, NULL);
-        if (d <= dist || (has && d <= keep)) {
+        if (d <= dist || (has && d <= dist + hyst)) {
             is_new[nw] = !has;
             want[nw++] = l->cells[i].addr;
         }
@@ -200,7 +203,6 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double dist, d
     uint64_t d = digest(g->scratch.data, g->scratch.size);
     bool changed = d != go->digest;
     go->digest = d;
-    mc_time_us now = mc_clock_now_us();
     bool refresh = now - go->refreshed_at >= GHOST_REFRESH_US;
     if (refresh || changed)
         go->refreshed_at = now;
@@ -301,29 +303,39 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     (void)what;
     mc_engine *e = ctx;
     cell_state *cs = state(e);
-    drop_silent(e, mc_clock_now_us());
-    double dist = ghost_distance(e), keep = dist + cs->aoi.hysteresis;
+    mc_time_us now = mc_clock_now_us();
+    drop_silent(e, now);
+    double dist = ghost_distance(e);
     for (size_t s = 0; s < cs->n; s++) {
         mc_space *sp = cs->spaces[s];
         int32_t space_id = sp->id;
         mc_time_us began = mc_clock_now_us();
+        float need = 0; /* the largest radius + hysteresis of the witnesses here */
         for (size_t i = 0; i < sp->n; i++) {
             mc_entity *ent = sp->entities[i];
+            if (ent->is_ghost || ent->in_reap)
+                continue;
+            bool witness;
+            float r, h;
+            if (sp->layout && cell_aoi_settings(ent, &witness, &r, &h) && witness && r > 0 &&
+                r + h > need)
+                need = r + h;
             /* reals only; a moving one keeps its ghosts as they are until it has left */
-            if (ent->is_ghost || ent->move_state || ent->in_reap)
+            if (ent->move_state)
                 continue;
             if (!sp->layout && !ent->ghost_data)
                 continue; /* a space served whole: nothing to do */
-            real_tick(e, sp, ent, dist, keep);
+            real_tick(e, sp, ent, dist, now);
             maybe_offload(e, sp, ent);
         }
         /* the ghost upkeep is work of the space's cell (cell_work.c); the space looked up
-         * again only when the list changed under the loop */
+         * again only when the list changed under the loop (an offload may end a space) */
         mc_time_us end = mc_clock_now_us();
-        mc_space *now_sp = s < cs->n && cs->spaces[s] == sp && sp->id == space_id
-                               ? sp
-                               : space_find(e, space_id);
+        bool still_here = s < cs->n && cs->spaces[s] == sp && sp->id == space_id;
+        mc_space *now_sp = still_here ? sp : space_find(e, space_id);
         cell_work_add(now_sp, end > began ? end - began : 0);
+        if (still_here)
+            cell_reach_tell(e, sp, need, now);
     }
 }
 

@@ -1,7 +1,8 @@
-/* GHOST_DATA, GHOST_DELETE and GHOST_CLIENT_CALL (entity/ghost_wire.h). */
+/* GHOST_DATA, GHOST_DELETE, GHOST_CLIENT_CALL and GHOST_REACH (entity/ghost_wire.h). */
 #include "entity/ghost_wire.h"
 #include "entity/wire.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void mc_ghost_head_encode(mc_ostream *os, const mc_ghost_head *h)
@@ -74,6 +75,31 @@ bool mc_ghost_call_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
     if (!*args) { /* 0 bytes left: an empty argument list */
         static const uint8_t none[1];
         *args = none;
+    }
+    return true;
+}
+
+void mc_ghost_reach_encode(mc_ostream *os, int32_t space_id, float reach)
+{
+    mc_write_i32(os, space_id);
+    mc_write_f32(os, reach);
+}
+
+bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, float max,
+                           char *why, size_t whylen)
+{
+    *space_id = mc_read_i32(is);
+    *reach = mc_read_f32(is);
+    if (!mc_istream_ok(is) || !mc_istream_done(is)) {
+        snprintf(why, whylen, "malformed GHOST_REACH: not 8 bytes");
+        mc_istream_fail(is);
+        return false;
+    }
+    if (*space_id <= 0 || !isfinite(*reach) || *reach < 0 || *reach > max) {
+        snprintf(why, whylen, "malformed GHOST_REACH: space %d, reach %g (0..%g)",
+                 (int)*space_id, (double)*reach, (double)max);
+        mc_istream_fail(is);
+        return false;
     }
     return true;
 }

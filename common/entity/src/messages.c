@@ -68,6 +68,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_CLIENT_CALL, "GHOST_CLIENT_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_REACH, "GHOST_REACH", MC_MSG_VARIABLE, 4, on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 

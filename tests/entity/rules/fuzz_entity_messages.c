@@ -22,6 +22,8 @@
  *  13  WITNESS_CALLS: mc_witness_calls_head_decode and each entry (mc_witness_call_decode),
  *      then its type, client method and arguments checked against the defs, as the new
  *      cellapp of an offloaded witness takes them.
+ *  14  GHOST_REACH: mc_ghost_reach_decode with a maximum of 500 m (the default
+ *      --aoiMaxRadius): exactly 8 bytes, a positive space id, a finite reach within 0..500.
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -61,6 +63,7 @@ enum {
     SEL_GHOST_DELETE,
     SEL_GHOST_CLIENT_CALL,
     SEL_WITNESS_CALLS,
+    SEL_GHOST_REACH,
     SEL_COUNT
 };
 
@@ -415,6 +418,28 @@ static void fuzz_ghost_data(const uint8_t *data, size_t size)
         }
     }
     part_free(MC_PART_CELL, props);
+}
+
+static void fuzz_ghost_reach(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t space;
+    float reach;
+    char why[256] = "";
+    bool ok = mc_ghost_reach_decode(&is, &space, &reach, 500, why, sizeof why);
+    if (ok != (size == 8 && space > 0 && reach >= 0 && reach <= 500))
+        die("GHOST_REACH", "accepted what it should refuse, or the reverse");
+    if (!ok) {
+        refused(why);
+        return;
+    }
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_ghost_reach_encode(&os, space, reach);
+    if (os.size != size || memcmp(os.data, data, size) != 0)
+        die("GHOST_REACH", "does not round-trip");
+    mc_ostream_free(&os);
 }
 
 static void fuzz_ghost_delete(const uint8_t *data, size_t size)
@@ -775,6 +800,9 @@ static void write_seeds(const char *dir)
     mc_ghost_delete_encode(&os, 4097);
     seed_file(dir, "ghost_delete", SEL_GHOST_DELETE, &os);
     mc_ostream_reset(&os);
+    mc_ghost_reach_encode(&os, 7, 155);
+    seed_file(dir, "ghost_reach", SEL_GHOST_REACH, &os);
+    mc_ostream_reset(&os);
     {
         static const uint8_t ping_seq[4] = {0, 0, 0, 7}; /* onPing(7) */
         mc_ghost_call_encode(&os, 4097, 0, ping_seq, sizeof ping_seq);
@@ -927,6 +955,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case SEL_WITNESS_CALLS:
         fuzz_witness_calls(data, size);
+        break;
+    case SEL_GHOST_REACH:
+        fuzz_ghost_reach(data, size);
         break;
     default:
         fuzz_migrate_end(data, size);

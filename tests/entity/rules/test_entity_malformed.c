@@ -1,8 +1,8 @@
 /* Malformed entity messages from a peer: an in-process mercury nub (a stranger on the
  * internal network) opens channels to a real baseapp and cellapp running the Probe game and
  * sends ENTITY_CALL, CREATE_BASE, CREATE_CELL, CELL_GONE, DESTROY_CELL, the moves'
- * (CELL_MIGRATE, CELL_MOVED, CELL_MIGRATE_END) and the restores' (CELL_COPY, RESTORE_CELL)
- * payloads that are
+ * (CELL_MIGRATE, CELL_MOVED, CELL_MIGRATE_END), the restores' (CELL_COPY, RESTORE_CELL) and
+ * GHOST_REACH payloads that are
  * wrong in every way the receiver checks, each as a request and one-way. Each must be
  * dropped and counted under its calls/refused/<reason> (and nothing else), a request must
  * get an error reply with the right status, nothing may be created or destroyed, and the
@@ -13,6 +13,7 @@
 
 #include "common/defs.h"
 #include "common/game_module.h"
+#include "entity/ghost_wire.h"
 #include "entity/move_wire.h"
 #include "entity/restore_wire.h"
 #include "entity/wire.h"
@@ -40,7 +41,8 @@
     X(S_CELL_MOVED, MC_MSG_CELL_MOVED, MC_VARIABLE(4), NULL)       \
     X(S_CELL_MIGRATE_END, MC_MSG_CELL_MIGRATE_END, MC_VARIABLE(4), NULL) \
     X(S_CELL_COPY, MC_MSG_CELL_COPY, MC_VARIABLE(4), NULL)                 \
-    X(S_RESTORE_CELL, MC_MSG_RESTORE_CELL, MC_VARIABLE(4), NULL)
+    X(S_RESTORE_CELL, MC_MSG_RESTORE_CELL, MC_VARIABLE(4), NULL)           \
+    X(S_GHOST_REACH, MC_MSG_GHOST_REACH, MC_VARIABLE(4), NULL)
 static const mc_message_def send_defs[] = {ENTITY_SEND_INTERFACE(MC_DEF_NO_HANDLER)};
 static const mc_interface send_iface = MC_INTERFACE("entitySender", send_defs);
 
@@ -786,6 +788,24 @@ START_TEST(a_cellapp_drops_and_counts_malformed_entity_messages)
                    "wrongPart", MC_CALL_ERR_NO_METHOD);
     expect_refused(&t, "CREATE_BASE to a cellapp", MC_MSG_CREATE_BASE, m.b, m.n, R_CALL,
                    "wrongPart", MC_CALL_ERR_NO_METHOD);
+
+    /* GHOST_REACH from a stranger (not a live cellapp): a NaN, a negative, one beyond
+     * --aoiMaxRadius and a good one for the cellapp's space: each refused and counted, none
+     * taken (the values themselves: test_entity_move_wire) */
+    {
+        static const float reaches[4] = {NAN, -1, 600, 155};
+        snprintf(path, sizeof path, "entities/%d/space", (int)b);
+        int32_t space = (int32_t)rc_int(&c, "cellapp01", path);
+        for (int i = 0; i < 4; i++) {
+            mc_ostream_init(&os);
+            mc_ghost_reach_encode(&os, space, reaches[i]);
+            take(&m, &os);
+            send_oneway(&p, c.cell_addr[0], MC_MSG_GHOST_REACH, m.b, m.n);
+        }
+        ck_assert(rc_wait_int_at_least(&c, "cellapp01", "ghosts/reachRefused", 4, 20000));
+        ck_assert_int_eq(rc_int(&c, "cellapp01", "ghosts/reachRefused"), 4);
+        ck_assert_int_eq(rc_int(&c, "cellapp01", "ghosts/reachTaken"), 0);
+    }
 
     /* Nothing was created or destroyed, the process is alive and still serves calls. */
     ck_assert_int_eq(rc_int(&c, "cellapp01", "entities/count"), 1);

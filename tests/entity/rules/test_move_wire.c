@@ -2,13 +2,16 @@
  * game's defs: what the encoders write decodes to the same values; every malformed payload
  * is refused with a one-line reason and nothing held (truncation at every byte, a near id of
  * 0, unknown flags, a bad radius, too many timers, a timer id of 0 or repeated, times too
- * long, ghost holders named twice, with no address, none or too many, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2). */
+ * long, ghost holders named twice, with no address, none or too many, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2).
+ * Also the reach a cell's cellapp tells its neighbours (GHOST_REACH, entity/ghost_wire.h):
+ * a NaN, infinite, negative or too large reach, a space id not positive, short or long. */
 #include "check_main.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "entity/ghost_wire.h"
 #include "entity/move_wire.h"
 
 static mc_entity_defs *defs;
@@ -362,6 +365,47 @@ START_TEST(witness_calls_round_trip_and_bad_ones_are_refused)
 }
 END_TEST
 
+/* GHOST_REACH of these values, decoded against a maximum of 500: accepted or not. */
+static bool reach_ok(int32_t space, float reach, size_t extra, size_t cut)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_ghost_reach_encode(&os, space, reach);
+    for (size_t i = 0; i < extra; i++)
+        mc_write_u8(&os, 0);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size - cut);
+    int32_t sp = -1;
+    float r = -1;
+    char why[256] = "";
+    bool ok = mc_ghost_reach_decode(&is, &sp, &r, 500, why, sizeof why);
+    if (ok) {
+        ck_assert_int_eq(sp, space);
+        ck_assert(r == reach);
+    } else {
+        ck_assert_msg(why[0] && !strchr(why, '\n'), "reason '%s'", why);
+    }
+    mc_ostream_free(&os);
+    return ok;
+}
+
+START_TEST(a_reach_round_trips_and_bad_ones_are_refused)
+{
+    ck_assert(reach_ok(7, 155, 0, 0));
+    ck_assert(reach_ok(7, 0, 0, 0));   /* none beyond the ghost distance */
+    ck_assert(reach_ok(7, 500, 0, 0)); /* the maximum itself */
+    ck_assert(!reach_ok(7, 500.5f, 0, 0));
+    ck_assert(!reach_ok(7, NAN, 0, 0));
+    ck_assert(!reach_ok(7, INFINITY, 0, 0));
+    ck_assert(!reach_ok(7, -1, 0, 0));
+    ck_assert(!reach_ok(0, 155, 0, 0));
+    ck_assert(!reach_ok(-3, 155, 0, 0));
+    ck_assert(!reach_ok(7, 155, 1, 0)); /* trailing bytes */
+    for (size_t cut = 1; cut <= 8; cut++)
+        ck_assert(!reach_ok(7, 155, 0, cut));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("move_wire");
@@ -369,6 +413,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_migrating_cell_round_trips);
     tcase_add_test(tc, malformed_moves_are_refused_with_a_reason);
     tcase_add_test(tc, witness_calls_round_trip_and_bad_ones_are_refused);
+    tcase_add_test(tc, a_reach_round_trips_and_bad_ones_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

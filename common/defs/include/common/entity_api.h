@@ -271,8 +271,11 @@ enum {
  * leaves, onLeftAoI for each). */
 int mc_setWitness(const mc_call_ctx *call, bool on);
 /* The calling cell's AoI radius and hysteresis (finite, radius > 0, hysteresis >= 0, at
- * most the cellapp's --aoiMaxRadius together; MC_CALL_ERR_ARGS otherwise). Takes effect at
- * the next update. */
+ * most the cellapp's --aoiMaxRadius together; MC_CALL_ERR_ARGS otherwise, logged and counted
+ * in the cellapp's aoi/radiusRefused, the radius unchanged). Takes effect at the next update;
+ * in a space split over several cellapps the others ghost their reals that far to the
+ * caller's cell (docs/WORLD.md "Witnesses that see far"), so the view is whole across cell
+ * boundaries a tick or two later. */
 int mc_setAoIRadius(const mc_call_ctx *call, float radius, float hysteresis);
 /* The cell entities of the calling cell's space within radius of it on the ground plane
  * (x, z), nearest first, of entity type `type` (NULL: any), not counting itself: up to max

@@ -14,6 +14,12 @@
  *                                              the arguments to the end: a call on the real's
  *                                              allClients / otherClients, for the clients of
  *                                              the witnesses there that see its ghost
+ *   93  GHOST_REACH   cellapp -> cellapp       i32 space id, f32 reach (metres): the largest
+ *                                              radius + hysteresis of the witnesses the
+ *                                              sender's cell of the space holds, 0 when none
+ *                                              is beyond the sender's --aoiRadius +
+ *                                              --aoiHysteresis; the receiver ghosts its reals
+ *                                              to that cell within reach + --ghostMargin
  *
  * Decoders take bytes from a peer: they check everything, never abort, and say why in one
  * line when they refuse. */
@@ -31,6 +37,7 @@ enum {
     MC_MSG_GHOST_DATA = 70,
     MC_MSG_GHOST_DELETE = 71,
     MC_MSG_GHOST_CLIENT_CALL = 79,
+    MC_MSG_GHOST_REACH = 93,
 };
 
 /* GHOST_DATA up to the properties (u16 n, then n x (index, value) follow). */
@@ -56,5 +63,12 @@ void mc_ghost_call_encode(mc_ostream *os, int32_t entity_id, uint16_t method,
  * the stream's bytes (len of them, possibly 0) and the stream is consumed. */
 bool mc_ghost_call_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
                           const uint8_t **args, size_t *len, char *why, size_t whylen);
+
+/* GHOST_REACH (docs/WORLD.md "Witnesses that see far"). */
+void mc_ghost_reach_encode(mc_ostream *os, int32_t space_id, float reach);
+/* False (the reason in why) when short, with trailing bytes, a space id not positive, or a
+ * reach that is not finite, negative or beyond max (the receiver's --aoiMaxRadius). */
+bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, float max,
+                           char *why, size_t whylen);
 
 #endif
