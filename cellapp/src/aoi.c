@@ -85,9 +85,9 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
     {"ghostCallRingMs", MC_OPT_UINT, "5000",
      "how long (ms) a ghost keeps one of those calls (1..600000)"},
     {"testGhostCallDelayMs", MC_OPT_UINT, "0",
-     "TEST ONLY: hold every GHOST_CLIENT_CALL taken for this long (ms) before its witnesses "
-     "hear it, to widen the window of an offload (0..60000; also settable: "
-     "ghosts/testCallDelayMs)"},
+     "TEST ONLY: hold every ghost message taken (GHOST_DATA, GHOST_DELETE, GHOST_CLIENT_CALL) "
+     "for this long (ms), in order, as a slow network would, to widen the window of an "
+     "offload (0..60000; also settable: ghosts/testCallDelayMs)"},
     {"offloadHysteresis", MC_OPT_FLOAT, "5",
      "a real farther than this (metres) outside its cellapp's cell moves to the cellapp whose "
      "cell holds it (0..1000; also settable: ghosts/offloadHysteresis)"},

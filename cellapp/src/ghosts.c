@@ -49,11 +49,11 @@ typedef struct {
     ghost_ring ring;
 } ghost_in;
 
-/* A GHOST_CLIENT_CALL(_SEQ) held by the test knob ghosts/testCallDelayMs. */
+/* A GHOST_* message held by the test knob ghosts/testCallDelayMs. */
 typedef struct held_call {
     struct held_call *next;
     mc_address from;
-    bool numbered;
+    uint16_t msg;
     mc_time_us due;
     size_t len;
     uint8_t bytes[];
@@ -564,7 +564,7 @@ static bool read_props(mc_engine *e, mc_entity *ent, uint16_t n, mc_istream *is,
     return true;
 }
 
-void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
+static void take_data(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     cell_ghosts *g = gh(e);
     char why[MC_REASON_MAX] = "";
@@ -647,7 +647,7 @@ void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
     g->updated++;
 }
 
-void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
+static void take_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     cell_ghosts *g = gh(e);
     char why[MC_REASON_MAX] = "";
@@ -788,7 +788,9 @@ static void arm_held(cell_ghosts *g)
     event_add(g->held_ev, &tv);
 }
 
-/* The held calls that are due, in the order they came. */
+static void take_held(mc_engine *e, const held_call *h);
+
+/* The held messages that are due, in the order they came. */
 static void on_held(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
@@ -801,39 +803,61 @@ static void on_held(evutil_socket_t fd, short what, void *ctx)
         g->held_head = h->next;
         if (!g->held_head)
             g->held_tail = NULL;
-        if (mc_server_peer_is_live(mc_engine_server(e), &h->from, MC_ROLE_CELLAPP))
-            take_call(e, &h->from, h->numbered, h->bytes, h->len);
+        take_held(e, h);
         free(h);
     }
     arm_held(g);
 }
 
-static void on_call(mc_engine *e, const mc_origin *o, mc_istream *is, bool numbered)
+/* One ghost message, now. */
+static void take_now(mc_engine *e, const mc_origin *o, uint16_t msg, const uint8_t *bytes,
+                     size_t n)
 {
-    cell_ghosts *g = gh(e);
+    mc_istream in;
+    mc_istream_init(&in, bytes, n);
+    if (msg == MC_MSG_GHOST_DATA) {
+        take_data(e, o, &in);
+        return;
+    }
+    if (msg == MC_MSG_GHOST_DELETE) {
+        take_delete(e, o, &in);
+        return;
+    }
+    bool numbered = msg == MC_MSG_GHOST_CLIENT_CALL_SEQ;
     if (!from_cellapp(e, o)) {
         refuse(e, o, numbered ? "GHOST_CLIENT_CALL_SEQ" : "GHOST_CLIENT_CALL",
                "not from a live cellapp");
         return;
     }
+    take_call(e, &o->addr, numbered, bytes, n);
+}
+
+static void take_held(mc_engine *e, const held_call *h)
+{
+    mc_origin o = {.local = false, .addr = h->from};
+    take_now(e, &o, h->msg, h->bytes, h->len);
+}
+
+/* A ghost message: taken now, or (the test knob ghosts/testCallDelayMs) held for delay_ms
+ * with every ghost message after it, in the order they came (as a slow network would). */
+static void on_ghost_message(mc_engine *e, const mc_origin *o, mc_istream *is, uint16_t msg)
+{
+    cell_ghosts *g = gh(e);
     size_t n = mc_istream_remaining(is);
     const uint8_t *bytes = n ? mc_read_bytes(is, n) : NULL;
     static const uint8_t none[1];
     if (!bytes)
         bytes = none;
-    if (!g->delay_ms && !g->held_head) {
-        take_call(e, &o->addr, numbered, bytes, n);
-        return;
-    }
-    /* the test knob: held for delay_ms, in order (docs/WORLD.md "Watchers") */
-    held_call *h = malloc(sizeof *h + (n ? n : 1));
+    held_call *h = NULL;
+    if ((g->delay_ms || g->held_head) && !o->local)
+        h = malloc(sizeof *h + (n ? n : 1));
     if (!h) {
-        take_call(e, &o->addr, numbered, bytes, n);
+        take_now(e, o, msg, bytes, n);
         return;
     }
     h->next = NULL;
     h->from = o->addr;
-    h->numbered = numbered;
+    h->msg = msg;
     h->due = mc_clock_now_us() + g->delay_ms * 1000;
     h->len = n;
     memcpy(h->bytes, bytes, n);
@@ -849,12 +873,22 @@ static void on_call(mc_engine *e, const mc_origin *o, mc_istream *is, bool numbe
 
 void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    on_call(e, o, is, false);
+    on_ghost_message(e, o, is, MC_MSG_GHOST_CLIENT_CALL);
 }
 
 void cell_on_ghost_client_call_seq(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    on_call(e, o, is, true);
+    on_ghost_message(e, o, is, MC_MSG_GHOST_CLIENT_CALL_SEQ);
+}
+
+void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    on_ghost_message(e, o, is, MC_MSG_GHOST_DATA);
+}
+
+void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    on_ghost_message(e, o, is, MC_MSG_GHOST_DELETE);
 }
 
 uint32_t cell_ghosts_calls_seen(const mc_entity *ent)
