@@ -178,6 +178,9 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, boo
  * its data first). 0 or -1. */
 int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
                          const mc_address *holders, size_t nholders, uint32_t seq);
+/* A real made here where its ghost was (a restore): its client calls are numbered on from
+ * seq (nothing else changes; out of memory: from 0). */
+void cell_ghosts_seed_seq(mc_entity *ent, uint32_t seq);
 /* The address of a ghost's real ("IP:PORT"). */
 void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts

@@ -500,6 +500,17 @@ int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
     return 0;
 }
 
+void cell_ghosts_seed_seq(mc_entity *ent, uint32_t seq)
+{
+    if (ent->is_ghost || ent->ghost_data)
+        return;
+    ghost_out *go = calloc(1, sizeof *go);
+    if (!go)
+        return;
+    go->seq = seq;
+    ent->ghost_data = go;
+}
+
 /* --- the ghosts' side ------------------------------------------------------------------- */
 
 static void discard_ghost(mc_engine *e, mc_entity *ent)
