@@ -1044,13 +1044,20 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
     g->ring_bytes = mc_config_get_uint(cfg, "ghostCallRingBytes");
     g->ring_ms = mc_config_get_uint(cfg, "ghostCallRingMs");
     g->delay_ms = mc_config_get_uint(cfg, "testGhostCallDelayMs");
-    if (g->ring_calls > 65536 || g->ring_bytes > 16777216 || g->ring_ms < 1 ||
-        g->ring_ms > 600000 || g->delay_ms > 60000) {
-        snprintf(err, errlen, "--ghostCallRing (0..65536), --ghostCallRingBytes (0..16777216), "
-                              "--ghostCallRingMs (1..600000) or --testGhostCallDelayMs "
-                              "(0..60000) out of bounds");
-        return -1;
-    }
+    const struct {
+        const char *name;
+        uint64_t v, min, max;
+    } bounds[] = {{"ghostCallRing", g->ring_calls, 0, 65536},
+                  {"ghostCallRingBytes", g->ring_bytes, 0, 16777216},
+                  {"ghostCallRingMs", g->ring_ms, 1, 600000},
+                  {"testGhostCallDelayMs", g->delay_ms, 0, 60000}};
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (bounds[i].v < bounds[i].min || bounds[i].v > bounds[i].max) {
+            snprintf(err, errlen, "--%s: %llu is not within %llu..%llu", bounds[i].name,
+                     (unsigned long long)bounds[i].v, (unsigned long long)bounds[i].min,
+                     (unsigned long long)bounds[i].max);
+            return -1;
+        }
     g->ring = (ghost_ring_limits){.calls = (uint32_t)g->ring_calls,
                                   .bytes = (uint32_t)g->ring_bytes,
                                   .age_us = g->ring_ms * 1000};
