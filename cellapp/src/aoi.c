@@ -29,6 +29,13 @@ typedef struct {
     client_move_state client_move; /* moves from its client (client_move.c) */
     bool shadow_failed;        /* a value would not encode: logged once */
     aoi_carry *carry;          /* its client's calls while its view is handed over */
+    /* after a hand-over: ghosts here behind what its client heard (aoi_carry.h): their
+     * numbered calls up to seq are skipped (one goes when a call passes it) */
+    struct call_floor {
+        int32_t id;
+        uint32_t seq;
+    } *floors;
+    size_t nfloors;
 } cell_aoi;
 
 const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
@@ -72,6 +79,18 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "a real has a ghost on every cellapp whose cell of its space lies within aoiRadius + "
      "aoiHysteresis + this (metres) of it; the ghost goes beyond that plus aoiHysteresis "
      "(0..10000)"},
+    {"ghostCallRing", MC_OPT_UINT, "64",
+     "numbered allClients / otherClients calls each ghost keeps, the newest, so that a "
+     "witness offloaded to this cellapp hears those the cellapp it left did not give its "
+     "client (0..65536; 0 keeps none)"},
+    {"ghostCallRingBytes", MC_OPT_UINT, "16384",
+     "argument bytes at most each ghost keeps of those calls (0..16777216)"},
+    {"ghostCallRingMs", MC_OPT_UINT, "5000",
+     "how long (ms) a ghost keeps one of those calls (1..600000)"},
+    {"testGhostCallDelayMs", MC_OPT_UINT, "0",
+     "TEST ONLY: hold every ghost message taken (GHOST_DATA, GHOST_DELETE, GHOST_CLIENT_CALL) "
+     "for this long (ms), in order, as a slow network would, to widen the window of an "
+     "offload (0..60000; also settable: ghosts/testCallDelayMs)"},
     {"offloadHysteresis", MC_OPT_FLOAT, "5",
      "a real farther than this (metres) outside its cellapp's cell moves to the cellapp whose "
      "cell holds it (0..1000; also settable: ghosts/offloadHysteresis)"},
@@ -152,6 +171,29 @@ static void drop_stream(mc_engine *e, cell_aoi *a)
     free(ids);
     witness_free(a->stream);
     a->stream = NULL;
+    free(a->floors);
+    a->floors = NULL;
+    a->nfloors = 0;
+}
+
+static struct call_floor *floor_of(cell_aoi *a, int32_t id)
+{
+    for (size_t i = 0; i < a->nfloors; i++)
+        if (a->floors[i].id == id)
+            return &a->floors[i];
+    return NULL;
+}
+
+/* Whether the witness's client heard a's call number seq of entity id already (skipped). */
+static bool heard_already(cell_aoi *a, int32_t id, uint32_t seq)
+{
+    struct call_floor *f = seq ? floor_of(a, id) : NULL;
+    if (!f)
+        return false;
+    if (seq <= f->seq)
+        return true;
+    *f = a->floors[--a->nfloors]; /* passed: no longer needed */
+    return false;
 }
 
 client_shadow *cell_aoi_shadow(mc_engine *e, mc_entity *ent)
@@ -445,6 +487,16 @@ int cell_aoi_handover_out(mc_engine *e, mc_entity *ent, const mc_address *peer, 
             return -1;
         }
         witness_take_calls(a->stream, carry_one, a->carry);
+        /* what its client heard of each entity it knows: every numbered call seen here
+         * (queued, or skipped as heard before) */
+        for (size_t i = 0; i < n; i++) {
+            mc_entity *x = mc_engine_find(e, ids[i]);
+            if (!x || x->in_reap)
+                continue;
+            uint32_t seq = cell_ghosts_calls_seen(x);
+            struct call_floor *f = floor_of(a, ids[i]);
+            aoi_carry_heard(a->carry, ids[i], f && f->seq > seq ? f->seq : seq);
+        }
         *told = ids;
         *ntold = n;
         drop_stream(e, a);
@@ -495,6 +547,29 @@ size_t cell_aoi_carry_take(mc_engine *e, mc_entity *ent, mc_ostream *out)
     return n;
 }
 
+size_t cell_aoi_carry_record(mc_engine *e, mc_entity *ent, mc_ostream *out)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    if (!a || !a->carry)
+        return 0;
+    size_t max = aoi_carry_record(a->carry, NULL, 0);
+    mc_witness_heard *h = max ? malloc(max * sizeof *h) : NULL;
+    size_t n = h ? aoi_carry_record(a->carry, h, max) : 0;
+    if (n)
+        mc_witness_heard_encode(out, ent->id, h, n);
+    free(h);
+    return n;
+}
+
+void cell_aoi_carry_heard_in(mc_engine *e, mc_entity *ent, const mc_witness_heard *h, size_t n)
+{
+    (void)e;
+    cell_aoi *a = aoi_of(ent);
+    for (size_t i = 0; a && a->carry && i < n; i++)
+        aoi_carry_heard(a->carry, h[i].id, h[i].seq);
+}
+
 void cell_aoi_carry_drop(mc_engine *e, mc_entity *ent, const char *why)
 {
     cell_aoi *a = aoi_of(ent);
@@ -521,6 +596,56 @@ int cell_aoi_carry_add_early(mc_engine *e, mc_entity *ent, const mc_witness_call
     if (!a || !a->carry)
         return -1;
     return aoi_carry_add(a->carry, true, c);
+}
+
+typedef struct {
+    cell_aoi_state *s;
+    witness *stream;
+} replay_ctx;
+
+static void replay_one(void *ctx, mc_entity *ghost, uint16_t method, const uint8_t *args,
+                       size_t len)
+{
+    replay_ctx *r = ctx;
+    int rc = witness_call(r->stream, ghost->id, ghost->type, method, args, len);
+    if (rc == 0)
+        r->s->world_calls_replayed++;
+    else if (rc < 0)
+        r->s->world_calls_dropped++;
+}
+
+/* After the calls carried: for each ghost here its client knows, with what the old cellapp
+ * says its client heard of it (WITNESS_HEARD), the ghost's recent calls after that, and a
+ * floor under which its calls still to come here are skipped (aoi_carry.h). */
+static void replay_ghost_calls(mc_engine *e, mc_entity *ent, cell_aoi *a)
+{
+    cell_aoi_state *s = &state(e)->aoi;
+    size_t n = aoi_carry_record(a->carry, NULL, 0);
+    mc_witness_heard *h = n ? malloc(n * sizeof *h) : NULL;
+    n = h ? aoi_carry_record(a->carry, h, n) : 0;
+    replay_ctx r = {s, a->stream};
+    for (size_t i = 0; i < n; i++) {
+        mc_entity *x = mc_engine_find(e, h[i].id);
+        if (!x || !x->is_ghost || x->in_reap)
+            continue; /* a real here: its calls were carried here from the arrival on */
+        uint32_t missing = 0;
+        (void)cell_ghosts_calls_since(e, x, h[i].seq, replay_one, &r, &missing);
+        if (missing) {
+            s->world_call_gaps += missing;
+            MC_WARNING("%u client calls of %s %d for the client of entity %d are lost: its "
+                       "ghost here no longer keeps them (ghostCallRing*)",
+                       (unsigned)missing, x->td->name, (int)x->id, (int)ent->id);
+        }
+        uint32_t seen = cell_ghosts_calls_seen(x);
+        if (seen < h[i].seq) {
+            struct call_floor *f = realloc(a->floors, (a->nfloors + 1) * sizeof *f);
+            if (!f)
+                continue;
+            a->floors = f;
+            a->floors[a->nfloors++] = (struct call_floor){h[i].id, h[i].seq};
+        }
+    }
+    free(h);
 }
 
 int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold)
@@ -566,6 +691,7 @@ int cell_aoi_handover_in(mc_engine *e, mc_entity *ent, const int32_t *told, size
                 s->world_calls_dropped++;
         }
         mc_ostream_free(&os);
+        replay_ghost_calls(e, ent, a);
         aoi_carry_free(a->carry);
         a->carry = NULL;
     }
@@ -706,7 +832,8 @@ void cell_aoi_client_attached(mc_engine *e, mc_entity *ent)
 }
 
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
-                     const uint8_t *args, size_t len, const mc_address *ghost_of)
+                     const uint8_t *args, size_t len, const mc_address *ghost_of,
+                     uint32_t seq)
 {
     cell_aoi_state *s = &state(e)->aoi;
     mc_space *sp = ent->space;
@@ -719,6 +846,10 @@ int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
             continue;
         int rc;
         if (a->stream) {
+            if (heard_already(a, ent->id, seq)) {
+                s->world_calls_skipped++; /* carried from the cellapp it left */
+                continue;
+            }
             rc = witness_call(a->stream, ent->id, ent->type, method, args, len);
         } else {
             if (!aoi_carry_wants(a->carry, ent->id, ghost_of))
@@ -726,6 +857,8 @@ int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
             mc_witness_call c = {.id = ent->id, .type = ent->type, .method = method,
                                  .args = args, .len = len};
             rc = aoi_carry_add(a->carry, false, &c);
+            if (rc == 0 && seq)
+                aoi_carry_heard(a->carry, ent->id, seq);
         }
         if (rc == 0)
             s->world_calls++;
@@ -876,6 +1009,9 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
                  {"world/deferred", &s->world_deferred},
                  {"world/calls", &s->world_calls},
                  {"world/callsCarried", &s->world_calls_carried},
+                 {"world/callsReplayed", &s->world_calls_replayed},
+                 {"world/callsSkipped", &s->world_calls_skipped},
+                 {"world/callGaps", &s->world_call_gaps},
                  {"world/callsDropped", &s->world_calls_dropped},
                  {"world/resets", &s->world_resets},
                  {"world/sendFailures", &s->world_send_failures},

@@ -7,6 +7,8 @@
 struct aoi_carry {
     int32_t *told; /* sorted */
     size_t ntold;
+    uint32_t *heard; /* per told id: the last numbered call heard */
+    bool *has;       /* per told id: heard is known */
     mc_address peer;
     bool arriving, committed;
     mc_ostream q[2]; /* 0: early (the old cellapp's, on the new one), 1: this side's */
@@ -26,7 +28,12 @@ aoi_carry *aoi_carry_new(const int32_t *told, size_t n, const mc_address *peer, 
     if (!c)
         return NULL;
     c->told = malloc((n ? n : 1) * sizeof *c->told);
-    if (!c->told) {
+    c->heard = calloc(n ? n : 1, sizeof *c->heard);
+    c->has = calloc(n ? n : 1, sizeof *c->has);
+    if (!c->told || !c->heard || !c->has) {
+        free(c->told);
+        free(c->heard);
+        free(c->has);
         free(c);
         return NULL;
     }
@@ -46,6 +53,8 @@ void aoi_carry_free(aoi_carry *c)
     if (!c)
         return;
     free(c->told);
+    free(c->heard);
+    free(c->has);
     mc_ostream_free(&c->q[0]);
     mc_ostream_free(&c->q[1]);
     free(c);
@@ -90,3 +99,35 @@ void aoi_carry_entries(const aoi_carry *c, mc_ostream *out)
 }
 
 uint64_t aoi_carry_dropped(const aoi_carry *c) { return c->dropped; }
+
+void aoi_carry_heard(aoi_carry *c, int32_t id, uint32_t seq)
+{
+    const int32_t *at = bsearch(&id, c->told, c->ntold, sizeof id, by_id);
+    if (!at)
+        return;
+    size_t i = (size_t)(at - c->told);
+    if (!c->has[i] || seq > c->heard[i])
+        c->heard[i] = seq;
+    c->has[i] = true;
+}
+
+size_t aoi_carry_record(const aoi_carry *c, mc_witness_heard *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->ntold && (!out || k < max); i++)
+        if (c->has[i]) {
+            if (out)
+                out[k] = (mc_witness_heard){c->told[i], c->heard[i]};
+            k++;
+        }
+    return k;
+}
+
+bool aoi_carry_heard_of(const aoi_carry *c, int32_t id, uint32_t *seq)
+{
+    const int32_t *at = bsearch(&id, c->told, c->ntold, sizeof id, by_id);
+    if (!at || !c->has[at - c->told])
+        return false;
+    *seq = c->heard[at - c->told];
+    return true;
+}

@@ -10,6 +10,10 @@
  *    came after every call its reals made before, on the same channel);
  *  - the new cellapp carries the calls of its own reals from the arrival on, and puts the old
  *    cellapp's before them when the view goes on.
+ * And for each entity its client knows, the number of the last of its numbered calls
+ * (GHOST_CLIENT_CALL_SEQ) the client heard or is carried: the old cellapp's record goes to
+ * the new one (WITNESS_HEARD), which gives the client from its ghosts' recent calls those
+ * after it, and skips those before (docs/WORLD.md "Offloading").
  * Pure: no engine. */
 #ifndef MC_CELLAPP_AOI_CARRY_H
 #define MC_CELLAPP_AOI_CARRY_H
@@ -44,5 +48,13 @@ size_t aoi_carry_count(const aoi_carry *c);
 void aoi_carry_entries(const aoi_carry *c, mc_ostream *out);
 /* Calls dropped because a queue was full. */
 uint64_t aoi_carry_dropped(const aoi_carry *c);
+/* The client has heard (or is carried) entity id's numbered calls up to seq: recorded when id
+ * is one it knows (the larger number stays). */
+void aoi_carry_heard(aoi_carry *c, int32_t id, uint32_t seq);
+/* The record: up to max (id, number) pairs, in id order; returns how many (out NULL: how
+ * many it holds). */
+size_t aoi_carry_record(const aoi_carry *c, mc_witness_heard *out, size_t max);
+/* Whether the record has id, and its number. */
+bool aoi_carry_heard_of(const aoi_carry *c, int32_t id, uint32_t *seq);
 
 #endif

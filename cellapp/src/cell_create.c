@@ -51,12 +51,15 @@ static void create_cell(mc_engine *e, const mc_origin *o, mc_istream *is, int32_
         }
         sp = near->space;
     }
-    cell_ghosts_make_way(e, id); /* a real of it is made here: its ghost goes */
+    /* a real of it is made here: its ghost goes, its calls numbered on from the ghost's */
+    uint32_t calls_seq = cell_ghosts_make_way(e, id);
     mc_entity *ent = mc_engine_new_entity(e, type, id, why, sizeof why);
     if (!ent) {
         answer(e, o, MC_CALL_ERR_STATE, 0, why);
         return;
     }
+    if (calls_seq)
+        cell_ghosts_seed_seq(ent, calls_seq);
     if (ent->gt->props_decode(defs, MC_PART_CELL, ent->props, false, is, why, sizeof why) !=
             MC_CALL_OK ||
         !mc_istream_done(is)) {

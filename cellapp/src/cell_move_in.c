@@ -61,7 +61,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     /* it arrives here real: its ghost goes (an offload names the ghost as `near`) */
     int32_t space_id = near->space->id;
-    cell_ghosts_make_way(e, h.cell.entity_id);
+    uint32_t calls_seq = cell_ghosts_make_way(e, h.cell.entity_id);
     if (!space_find(e, space_id)) {
         snprintf(why, sizeof why, "space %d went with the ghost", (int)space_id);
         mc_migrate_free(&h);
@@ -98,7 +98,7 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     if (h.cell.near_id == h.cell.entity_id) /* an offload: the old cellapp keeps its ghost */
-        (void)cell_ghosts_seed_out(e, ent, &o->addr, h.holders, h.nholders);
+        (void)cell_ghosts_seed_out(e, ent, &o->addr, h.holders, h.nholders, calls_seq);
     mc_time_us now = mc_clock_now_us();
     r->type = ent->type;
     r->peer = o->addr;
@@ -378,4 +378,29 @@ void cell_on_witness_calls(mc_engine *e, const mc_origin *o, mc_istream *is)
     if (!mc_istream_done(is))
         mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
                          "WITNESS_CALLS for %d: trailing bytes", (int)id);
+}
+
+/* WITNESS_HEARD: what the old cellapp's client heard of each entity it knows (aoi_carry.h),
+ * kept with the arriving witness's carried calls until its view goes on. */
+void cell_on_witness_heard(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    int32_t id;
+    mc_witness_heard *h;
+    size_t n;
+    if (!mc_witness_heard_decode(is, &id, &h, &n)) {
+        mc_engine_refuse(e, o, MC_REFUSE_MALFORMED, MC_CALL_ERR_ARGS,
+                         "WITNESS_HEARD malformed: ignored");
+        return;
+    }
+    move_rec *r = mv_find(mv_moves(e), id, false);
+    mc_entity *ent = mc_engine_find(e, id);
+    if (!r || o->local || !mc_address_equal(&r->peer, &o->addr) || r->kind == MV_IN_DONE ||
+        !ent || ent->move_state != 2) {
+        free(h);
+        mc_engine_refuse(e, o, MC_REFUSE_NO_ENTITY, MC_CALL_ERR_NO_ENTITY,
+                         "WITNESS_HEARD for %d ignored: no such arrival from there", (int)id);
+        return;
+    }
+    cell_aoi_carry_heard_in(e, ent, h, n);
+    free(h);
 }

@@ -162,7 +162,8 @@ static void send_end(mc_engine *e, const mc_address *to, int32_t id, uint8_t out
                 outcome == MC_MIGRATE_ABORT ? "abort" : "go on", mc_call_status_name(rc));
 }
 
-/* The offloaded witness's client calls carried here (cell_aoi_carry_take), then "flushed":
+/* What the offloaded witness's client heard (WITNESS_HEARD), its client calls carried here
+ * (cell_aoi_carry_take), then "flushed":
  * on one channel, so the new cellapp queues them before it goes on with the view. */
 static void send_flushed(mc_engine *e, move_rec *r)
 {
@@ -170,6 +171,14 @@ static void send_flushed(mc_engine *e, move_rec *r)
     if (ent && !ent->in_reap) {
         mc_ostream os;
         mc_ostream_init(&os);
+        /* first what its client heard of each entity it knows (then the new cellapp gives
+         * it what its ghosts took after that, and skips what they take up to it) */
+        if (cell_aoi_carry_record(e, ent, &os) &&
+            (!mc_ostream_ok(&os) ||
+             mc_engine_send(e, &r->peer, MC_MSG_WITNESS_HEARD, os.data, os.size) != MC_CALL_OK))
+            MC_WARNING("entity %d: what its client heard could not be sent to its new cellapp",
+                       (int)r->id);
+        mc_ostream_reset(&os);
         size_t n = cell_aoi_carry_take(e, ent, &os);
         if (n && (!mc_ostream_ok(&os) ||
                   mc_engine_send(e, &r->peer, MC_MSG_WITNESS_CALLS, os.data, os.size) !=

@@ -196,9 +196,8 @@ static int fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
 {
     if (method >= ent->td->nmethods[MC_PART_CLIENT])
         return MC_CALL_ERR_NO_METHOD;
-    if (!ent->is_ghost)
-        cell_ghosts_client_call(e, ent, method, args, len);
-    return cell_aoi_fan_out(e, ent, all, method, args, len, NULL);
+    uint32_t seq = ent->is_ghost ? 0 : cell_ghosts_client_call(e, ent, method, args, len);
+    return cell_aoi_fan_out(e, ent, all, method, args, len, NULL, seq);
 }
 
 /* The entity messages a cellapp takes (ENTITY_CALL is cell_on_call). */
@@ -206,6 +205,7 @@ static const mc_role_message cell_messages[] = {
     {MC_MSG_CELL_MIGRATE, cell_on_migrate},
     {MC_MSG_CELL_MIGRATE_END, cell_on_migrate_end},
     {MC_MSG_WITNESS_CALLS, cell_on_witness_calls},
+    {MC_MSG_WITNESS_HEARD, cell_on_witness_heard},
     {MC_MSG_CREATE_CELL, cell_on_create_cell},
     {MC_MSG_RESTORE_CELL, cell_on_restore_cell},
     {MC_MSG_DESTROY_CELL, on_destroy_cell},
@@ -218,6 +218,7 @@ static const mc_role_message cell_messages[] = {
     {MC_MSG_GHOST_DELETE, cell_on_ghost_delete},
     {MC_MSG_GHOST_CLIENT_CALL, cell_on_ghost_client_call},
     {MC_MSG_GHOST_REACH, cell_on_ghost_reach},
+    {MC_MSG_GHOST_CLIENT_CALL_SEQ, cell_on_ghost_client_call_seq},
 };
 
 static void on_destroy(mc_engine *e, mc_entity *ent)

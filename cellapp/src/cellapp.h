@@ -56,6 +56,9 @@ typedef struct {
         world_props, world_volatiles, world_changes, world_deferred, world_send_failures,
         world_shadow_failures, world_calls, world_calls_dropped, world_calls_carried, world_resets,
         world_refreshes;
+    /* an offloaded witness's calls of ghosts here (aoi_carry.h): given from a ghost's recent
+     * calls, skipped as heard on the cellapp it left, lost (the ghost no longer had them) */
+    uint64_t world_calls_replayed, world_calls_skipped, world_call_gaps;
 } cell_aoi_state;
 
 /* Movement from a player's client (client_move.c): the last accepted move, and counters. */
@@ -173,18 +176,30 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen);
 void cell_ghosts_free(mc_engine *e);
 void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is);
-/* A client method call on the real ent's allClients / otherClients (already queued for the
- * witnesses here): sent to every cellapp holding its ghost (GHOST_CLIENT_CALL), whose
- * witnesses that see the ghost queue it for their clients. */
-void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
-                             const uint8_t *args, size_t len);
+/* A client method call on the real ent's allClients / otherClients (then queued for the
+ * witnesses here): numbered (the real's own count, kept across offloads; 0 for a real of a
+ * space never split) and sent to every cellapp holding its ghost (GHOST_CLIENT_CALL_SEQ),
+ * whose witnesses that see the ghost queue it for their clients. Returns its number. */
+uint32_t cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
+                                 const uint8_t *args, size_t len);
 void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is);
+void cell_on_ghost_client_call_seq(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* The number of the last client call of ent seen here (a real: made; a ghost: taken, or
+ * made before the ghost was). */
+uint32_t cell_ghosts_calls_seen(const mc_entity *ent);
+/* The calls a ghost keeps (ghost_ring.h) numbered above `after`, oldest first, each to fn;
+ * *missing: how many numbered above `after` (up to the last taken) it no longer has. */
+typedef void (*cell_ghost_call_fn)(void *ctx, mc_entity *ghost, uint16_t method,
+                                   const uint8_t *args, size_t len);
+size_t cell_ghosts_calls_since(mc_engine *e, mc_entity *ent, uint32_t after,
+                               cell_ghost_call_fn fn, void *ctx, uint32_t *missing);
 /* ent leaves its space (destroyed, moved away, discarded): a real's ghosts are deleted, a
  * ghost's state freed. */
 void cell_ghosts_forget(mc_engine *e, mc_entity *ent);
 /* A real cell of this id is about to be made here (created, arriving, restored): a ghost
- * of it goes first. */
-void cell_ghosts_make_way(mc_engine *e, int32_t id);
+ * of it goes first. Returns the number of the ghost's last client call (0: none), from
+ * which an offloaded real goes on. */
+uint32_t cell_ghosts_make_way(mc_engine *e, int32_t id);
 /* Moving a real to the cellapp whose cell it crossed into (an offload): 0 or an
  * mc_call_status. The ghosts' tick decides when (the real is outside this cellapp's cell
  * and the other holds its ghost); the moves (which sit on the ghosts) do it, and give the
@@ -208,7 +223,10 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, boo
  * real's from now on (updated, or deleted, at its first tick; a holder deleted then hears
  * its data first). 0 or -1. */
 int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
-                         const mc_address *holders, size_t nholders);
+                         const mc_address *holders, size_t nholders, uint32_t seq);
+/* A real made here where its ghost was (a restore): its client calls are numbered on from
+ * seq (nothing else changes; out of memory: from 0). */
+void cell_ghosts_seed_seq(mc_entity *ent, uint32_t seq);
 /* The address of a ghost's real ("IP:PORT"). */
 void cell_ghost_real_text(const mc_entity *ent, char *out, size_t n);
 /* The cellapp at addr died: the ghosts of its reals go, and our reals forget their ghosts
@@ -230,7 +248,7 @@ void cell_retire_on_shutdown(mc_engine *e);
 bool cell_retire_draining(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 14 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
+#define CELL_AOI_OPTION_COUNT 18 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
                                   * ghostMargin and offloadHysteresis, cell_retire.c's
                                   * retireMs */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];
@@ -267,6 +285,10 @@ void cell_aoi_carry_drop(mc_engine *e, mc_entity *ent, const char *why);
 int cell_aoi_carry_arrive(mc_engine *e, mc_entity *ent, const int32_t *told, size_t ntold,
                           const mc_address *peer);
 int cell_aoi_carry_add_early(mc_engine *e, mc_entity *ent, const mc_witness_call *c);
+/* The old cellapp's record of what its client heard of each entity (WITNESS_HEARD payload
+ * into out; returns how many, 0: nothing written); the new cellapp's taking it. */
+size_t cell_aoi_carry_record(mc_engine *e, mc_entity *ent, mc_ostream *out);
+void cell_aoi_carry_heard_in(mc_engine *e, mc_entity *ent, const mc_witness_heard *h, size_t n);
 /* The engine API entries. */
 int cell_aoi_set_witness(const mc_call_ctx *call, bool on);
 int cell_aoi_set_radius(const mc_call_ctx *call, float radius, float hysteresis);
@@ -295,7 +317,8 @@ void cell_aoi_client_attached(mc_engine *e, mc_entity *ent);
  * sent to its own client through its base (0 or an mc_call_status). Its ghosts' cellapps
  * are ghosts.c's. */
 int cell_aoi_fan_out(mc_engine *e, mc_entity *ent, bool all, uint16_t method,
-                     const uint8_t *args, size_t len, const mc_address *ghost_of);
+                     const uint8_t *args, size_t len, const mc_address *ghost_of,
+                     uint32_t seq);
 
 /* cell_calls.c */
 void cell_on_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
@@ -345,6 +368,8 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_on_migrate_end(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* WITNESS_CALLS: an arriving witness's client calls carried by the old cellapp. */
 void cell_on_witness_calls(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* WITNESS_HEARD: the old cellapp's record of what the arriving witness's client heard. */
+void cell_on_witness_heard(mc_engine *e, const mc_origin *o, mc_istream *is);
 void cell_moves_on_peer_death(mc_engine *e, const char *addr);
 
 /* A cell arriving from another cellapp goes before its base knows where it is: CELL_GONE is

@@ -9,6 +9,7 @@
  * on to its real. */
 #include "cell_layout.h"
 #include "cellapp.h"
+#include "ghost_ring.h"
 #include "common/log.h"
 #include "entity/ghost_wire.h"
 #include "entity/wire.h"
@@ -27,6 +28,7 @@ typedef struct {
     uint64_t digest;
     mc_time_us refreshed_at; /* when its ghosts were last sent whole, changed or not */
     bool seeded;             /* handed over with an offload, nothing sent from here yet */
+    uint32_t seq;            /* its client calls numbered so far (kept across offloads) */
 } ghost_out;
 
 /* Every ghost is sent again this often even when nothing changed: a GHOST_DATA that reached
@@ -39,11 +41,24 @@ typedef struct {
  * an offloaded real's old cellapp can leave behind, does not stay in views for ever. */
 #define GHOST_SILENT_US (10 * MC_US_PER_S)
 
-/* A ghost: where its real is, and when it last heard from it. */
+/* A ghost: where its real is, and when it last heard from it; the number of the last client
+ * call of its real it took (or that came before it was made), and the recent ones. */
 typedef struct {
     mc_address real;
     mc_time_us heard_at;
+    uint32_t seq;
+    ghost_ring ring;
 } ghost_in;
+
+/* A GHOST_* message held by the test knob ghosts/testCallDelayMs. */
+typedef struct held_call {
+    struct held_call *next;
+    mc_address from;
+    uint16_t msg;
+    mc_time_us due;
+    size_t len;
+    uint8_t bytes[];
+} held_call;
 
 typedef struct cell_ghosts {
     mc_engine *e;
@@ -58,6 +73,12 @@ typedef struct cell_ghosts {
     uint64_t held, created, updated, deleted, refused, stale, forwarded; /* as the ghosts' */
     uint64_t calls_out, calls_in; /* GHOST_CLIENT_CALLs sent (per ghost) and taken */
     uint64_t handed, silent; /* holders handed over with offloads; ghosts gone silent */
+    ghost_ring_limits ring;  /* --ghostCallRing, --ghostCallRingBytes, --ghostCallRingMs */
+    uint64_t ring_calls, ring_bytes, ring_ms; /* (their watchers) */
+    uint64_t calls_behind;   /* numbered calls taken that were not the next (a hole) */
+    uint64_t delay_ms;       /* --testGhostCallDelayMs: a test knob only */
+    held_call *held_head, *held_tail;
+    struct event *held_ev;
 } cell_ghosts;
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -136,6 +157,9 @@ static bool encode_data_into(mc_engine *e, mc_entity *ent, mc_ostream *os)
                                       why, sizeof why) != MC_CALL_OK)
             return false;
     }
+    /* the number of its last client call: the ghost knows which came before it */
+    const ghost_out *go = ent->is_ghost ? NULL : ent->ghost_data;
+    mc_write_u32(os, go ? go->seq : 0);
     return mc_ostream_ok(os);
 }
 
@@ -200,7 +224,7 @@ static void real_tick(mc_engine *e, mc_space *sp, mc_entity *ent, double base, m
         g->send_failures++;
         return;
     }
-    uint64_t d = digest(g->scratch.data, g->scratch.size);
+    uint64_t d = digest(g->scratch.data, g->scratch.size - 4); /* (not the call number) */
     bool changed = d != go->digest;
     go->digest = d;
     bool refresh = now - go->refreshed_at >= GHOST_REFRESH_US;
@@ -350,6 +374,7 @@ void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
     if (!ent->ghost_data || !gh(e))
         return;
     if (ent->is_ghost) {
+        ghost_ring_free(&((ghost_in *)ent->ghost_data)->ring);
         free(ent->ghost_data);
         gh(e)->held--;
     } else {
@@ -432,6 +457,7 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, boo
     gi->heard_at = mc_clock_now_us();
     ghost_out *go = ent->ghost_data;
     if (go) {
+        gi->seq = go->seq; /* every call it made came before */
         /* its ghosts on third cellapps: handed over to the new real with the move (it keeps
          * them current from its first tick), or else deleted (it makes them again where
          * they are wanted); the new cellapp's is the real now */
@@ -466,7 +492,7 @@ int cell_ghosts_become(mc_engine *e, mc_entity *ent, const mc_address *real, boo
 }
 
 int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
-                         const mc_address *holders, size_t nholders)
+                         const mc_address *holders, size_t nholders, uint32_t seq)
 {
     if (ent->is_ghost || ent->ghost_data)
         return 0;
@@ -490,8 +516,20 @@ int cell_ghosts_seed_out(mc_engine *e, mc_entity *ent, const mc_address *old,
     go->n = go->cap = n;
     go->digest = 0;     /* sent (or deleted) at the first tick */
     go->seeded = true;
+    go->seq = seq;
     ent->ghost_data = go;
     return 0;
+}
+
+void cell_ghosts_seed_seq(mc_entity *ent, uint32_t seq)
+{
+    if (ent->is_ghost || ent->ghost_data)
+        return;
+    ghost_out *go = calloc(1, sizeof *go);
+    if (!go)
+        return;
+    go->seq = seq;
+    ent->ghost_data = go;
 }
 
 /* --- the ghosts' side ------------------------------------------------------------------- */
@@ -502,13 +540,16 @@ static void discard_ghost(mc_engine *e, mc_entity *ent)
     mc_engine_discard_entity(e, ent); /* on_destroy: out of its space, state freed */
 }
 
-void cell_ghosts_make_way(mc_engine *e, int32_t id)
+uint32_t cell_ghosts_make_way(mc_engine *e, int32_t id)
 {
     mc_entity *ent = mc_engine_find(e, id);
+    uint32_t seq = 0;
     if (ent && ent->is_ghost) {
+        seq = ((ghost_in *)ent->ghost_data)->seq;
         gh(e)->deleted++;
         discard_ghost(e, ent);
     }
+    return seq;
 }
 
 /* GHOST_DATA and GHOST_DELETE come only from live cellapps. */
@@ -531,8 +572,9 @@ static void refuse(mc_engine *e, const mc_origin *o, const char *what, const cha
 
 /* The ghosted properties of a GHOST_DATA into ent (false with why). */
 static bool read_props(mc_engine *e, mc_entity *ent, uint16_t n, mc_istream *is, char *why,
-                       size_t whylen)
+                       size_t whylen, uint32_t *seq)
 {
+    *seq = 0;
     for (uint16_t k = 0; k < n; k++) {
         uint16_t index = mc_read_u16(is);
         if (!mc_istream_ok(is) || index >= ent->td->nprops || !ent->td->props[index].ghosted ||
@@ -545,6 +587,8 @@ static bool read_props(mc_engine *e, mc_entity *ent, uint16_t n, mc_istream *is,
                                       why, whylen) != MC_CALL_OK)
             return false;
     }
+    if (mc_istream_remaining(is) == 4)
+        *seq = mc_read_u32(is); /* the real's call number (absent from older senders) */
     if (!mc_istream_done(is)) {
         snprintf(why, whylen, "trailing bytes");
         return false;
@@ -552,7 +596,7 @@ static bool read_props(mc_engine *e, mc_entity *ent, uint16_t n, mc_istream *is,
     return true;
 }
 
-void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
+static void take_data(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     cell_ghosts *g = gh(e);
     char why[MC_REASON_MAX] = "";
@@ -599,11 +643,19 @@ void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     ((ghost_in *)ent->ghost_data)->real = o->addr; /* the latest real's cellapp */
     ((ghost_in *)ent->ghost_data)->heard_at = mc_clock_now_us();
-    if (!read_props(e, ent, h.nprops, is, why, sizeof why)) {
+    uint32_t seq;
+    if (!read_props(e, ent, h.nprops, is, why, sizeof why, &seq)) {
         refuse(e, o, "GHOST_DATA", why);
         if (made)
             discard_ghost(e, ent);
         return;
+    }
+    ghost_in *gi = ent->ghost_data;
+    if (seq > gi->seq) { /* calls made before it was made here (or a hole: ring emptied) */
+        if (!made)
+            g->calls_behind++;
+        gi->seq = seq;
+        ghost_ring_free(&gi->ring);
     }
     ent->direction = h.direction;
     if (made) {
@@ -627,7 +679,7 @@ void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
     g->updated++;
 }
 
-void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
+static void take_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     cell_ghosts *g = gh(e);
     char why[MC_REASON_MAX] = "";
@@ -650,22 +702,15 @@ void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
     discard_ghost(e, ent);
 }
 
-void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
-                             const uint8_t *args, size_t len)
+uint32_t cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
+                                 const uint8_t *args, size_t len)
 {
     cell_ghosts *g = gh(e);
     ghost_out *go = ent->is_ghost ? NULL : ent->ghost_data;
-    if (!g || !go || !go->n)
-        return;
-    mc_ostream buf; /* not the scratch: a handler may call while a tick encodes */
-    mc_ostream *os = &buf;
-    mc_ostream_init(os);
-    mc_ghost_call_encode(os, ent->id, method, args, len);
-    if (!mc_ostream_ok(os)) {
-        mc_ostream_free(os);
-        g->send_failures++;
-        return;
-    }
+    if (!g || !go)
+        return 0;
+    if (!go->n)
+        return ++go->seq; /* numbered all the same: its witnesses here hear it */
     /* a real just offloaded here, its handed-over ghosts not told of it yet (its first ghost
      * update comes once it has settled): they name its old cellapp as their real and would
      * take the call for a stale word, so they hear from it here first */
@@ -679,10 +724,20 @@ void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
                     g->bytes_out += data.size;
         mc_ostream_free(&data);
     }
+    uint32_t seq = ++go->seq;
+    mc_ostream buf; /* not the scratch: a handler may call while a tick encodes */
+    mc_ostream *os = &buf;
+    mc_ostream_init(os);
+    mc_ghost_call_seq_encode(os, ent->id, method, seq, args, len);
+    if (!mc_ostream_ok(os)) {
+        mc_ostream_free(os);
+        g->send_failures++;
+        return seq;
+    }
     /* on the channel that carried the ghost's GHOST_DATA: each ghost hears it after it was
      * made, and its witnesses queue it for the clients introduced to it */
     for (size_t i = 0; i < go->n; i++) {
-        if (mc_engine_send(e, &go->at[i], MC_MSG_GHOST_CLIENT_CALL, os->data, os->size) !=
+        if (mc_engine_send(e, &go->at[i], MC_MSG_GHOST_CLIENT_CALL_SEQ, os->data, os->size) !=
             MC_CALL_OK) {
             g->send_failures++;
             continue;
@@ -691,33 +746,38 @@ void cell_ghosts_client_call(mc_engine *e, mc_entity *ent, uint16_t method,
         g->bytes_out += os->size;
     }
     mc_ostream_free(os);
+    return seq;
 }
 
-void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
+/* One GHOST_CLIENT_CALL (numbered: _SEQ) from the cellapp at `from`, already known live. */
+static void take_call(mc_engine *e, const mc_address *from, bool numbered, const uint8_t *bytes,
+                      size_t n)
 {
     cell_ghosts *g = gh(e);
     char why[MC_REASON_MAX] = "";
     int32_t id;
     uint16_t method;
+    uint32_t seq = 0;
     const uint8_t *args;
     size_t len;
-    if (!from_cellapp(e, o)) {
-        refuse(e, o, "GHOST_CLIENT_CALL", "not from a live cellapp");
-        return;
-    }
-    if (!mc_ghost_call_decode(is, &id, &method, &args, &len, why, sizeof why)) {
-        refuse(e, o, "GHOST_CLIENT_CALL", why);
+    mc_istream in, *is = &in;
+    mc_istream_init(is, bytes, n);
+    mc_origin o = {.local = false, .addr = *from};
+    const char *what = numbered ? "GHOST_CLIENT_CALL_SEQ" : "GHOST_CLIENT_CALL";
+    if (numbered ? !mc_ghost_call_seq_decode(is, &id, &method, &seq, &args, &len, why, sizeof why)
+                 : !mc_ghost_call_decode(is, &id, &method, &args, &len, why, sizeof why)) {
+        refuse(e, &o, what, why);
         return;
     }
     mc_entity *ent = mc_engine_find(e, id);
     if (!ent || !ent->is_ghost || ent->in_reap ||
-        !mc_address_equal(&((ghost_in *)ent->ghost_data)->real, &o->addr)) {
+        !mc_address_equal(&((ghost_in *)ent->ghost_data)->real, from)) {
         g->stale++; /* no ghost here now, or one another cellapp keeps current */
         return;
     }
     /* the arguments as the method's def has them (clients trust what they are sent) */
     if (method >= ent->td->nmethods[MC_PART_CLIENT]) {
-        refuse(e, o, "GHOST_CLIENT_CALL", "no such client method");
+        refuse(e, &o, what, "no such client method");
         return;
     }
     const mc_def_method *m = &ent->td->methods[MC_PART_CLIENT][method];
@@ -732,11 +792,173 @@ void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
             mc_value_free(&vals[i]);
     free(vals);
     if (rc != 0) {
-        refuse(e, o, "GHOST_CLIENT_CALL", why);
+        refuse(e, &o, what, why);
         return;
     }
+    ghost_in *gi = ent->ghost_data;
+    if (seq) {
+        if (seq <= gi->seq) {
+            g->stale++; /* one this ghost had (its data said so): heard already */
+            return;
+        }
+        if (seq != gi->seq + 1 && gi->seq)
+            g->calls_behind++;
+        gi->seq = seq;
+        (void)ghost_ring_push(&gi->ring, &g->ring, seq, method, args, len, mc_clock_now_us());
+    }
     g->calls_in++;
-    (void)cell_aoi_fan_out(e, ent, false, method, args, len, &o->addr);
+    (void)cell_aoi_fan_out(e, ent, false, method, args, len, from, seq);
+}
+
+static void arm_held(cell_ghosts *g)
+{
+    if (!g->held_head)
+        return;
+    mc_time_us now = mc_clock_now_us();
+    mc_time_us wait = g->held_head->due > now ? g->held_head->due - now : 0;
+    struct timeval tv = {(time_t)(wait / 1000000), (suseconds_t)(wait % 1000000)};
+    event_add(g->held_ev, &tv);
+}
+
+static void take_held(mc_engine *e, const held_call *h);
+
+/* The held messages that are due, in the order they came. */
+static void on_held(evutil_socket_t fd, short what, void *ctx)
+{
+    (void)fd;
+    (void)what;
+    mc_engine *e = ctx;
+    cell_ghosts *g = gh(e);
+    mc_time_us now = mc_clock_now_us();
+    while (g->held_head && g->held_head->due <= now) {
+        held_call *h = g->held_head;
+        g->held_head = h->next;
+        if (!g->held_head)
+            g->held_tail = NULL;
+        take_held(e, h);
+        free(h);
+    }
+    arm_held(g);
+}
+
+/* One ghost message, now. */
+static void take_now(mc_engine *e, const mc_origin *o, uint16_t msg, const uint8_t *bytes,
+                     size_t n)
+{
+    mc_istream in;
+    mc_istream_init(&in, bytes, n);
+    if (msg == MC_MSG_GHOST_DATA) {
+        take_data(e, o, &in);
+        return;
+    }
+    if (msg == MC_MSG_GHOST_DELETE) {
+        take_delete(e, o, &in);
+        return;
+    }
+    bool numbered = msg == MC_MSG_GHOST_CLIENT_CALL_SEQ;
+    if (!from_cellapp(e, o)) {
+        refuse(e, o, numbered ? "GHOST_CLIENT_CALL_SEQ" : "GHOST_CLIENT_CALL",
+               "not from a live cellapp");
+        return;
+    }
+    take_call(e, &o->addr, numbered, bytes, n);
+}
+
+static void take_held(mc_engine *e, const held_call *h)
+{
+    mc_origin o = {.local = false, .addr = h->from};
+    take_now(e, &o, h->msg, h->bytes, h->len);
+}
+
+/* A ghost message: taken now, or (the test knob ghosts/testCallDelayMs) held for delay_ms
+ * with every ghost message after it, in the order they came (as a slow network would). */
+static void on_ghost_message(mc_engine *e, const mc_origin *o, mc_istream *is, uint16_t msg)
+{
+    cell_ghosts *g = gh(e);
+    size_t n = mc_istream_remaining(is);
+    const uint8_t *bytes = n ? mc_read_bytes(is, n) : NULL;
+    static const uint8_t none[1];
+    if (!bytes)
+        bytes = none;
+    held_call *h = NULL;
+    if ((g->delay_ms || g->held_head) && !o->local)
+        h = malloc(sizeof *h + (n ? n : 1));
+    if (!h) {
+        take_now(e, o, msg, bytes, n);
+        return;
+    }
+    h->next = NULL;
+    h->from = o->addr;
+    h->msg = msg;
+    h->due = mc_clock_now_us() + g->delay_ms * 1000;
+    h->len = n;
+    memcpy(h->bytes, bytes, n);
+    bool was_empty = !g->held_head;
+    if (g->held_tail)
+        g->held_tail->next = h;
+    else
+        g->held_head = h;
+    g->held_tail = h;
+    if (was_empty)
+        arm_held(g);
+}
+
+void cell_on_ghost_client_call(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    on_ghost_message(e, o, is, MC_MSG_GHOST_CLIENT_CALL);
+}
+
+void cell_on_ghost_client_call_seq(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    on_ghost_message(e, o, is, MC_MSG_GHOST_CLIENT_CALL_SEQ);
+}
+
+void cell_on_ghost_data(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    on_ghost_message(e, o, is, MC_MSG_GHOST_DATA);
+}
+
+void cell_on_ghost_delete(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    on_ghost_message(e, o, is, MC_MSG_GHOST_DELETE);
+}
+
+uint32_t cell_ghosts_calls_seen(const mc_entity *ent)
+{
+    if (!ent || !ent->ghost_data)
+        return 0;
+    return ent->is_ghost ? ((const ghost_in *)ent->ghost_data)->seq
+                         : ((const ghost_out *)ent->ghost_data)->seq;
+}
+
+typedef struct {
+    cell_ghost_call_fn fn;
+    void *ctx;
+    mc_entity *ent;
+} since_ctx;
+
+static void since_one(void *ctx, const ghost_ring_entry *x)
+{
+    since_ctx *c = ctx;
+    c->fn(c->ctx, c->ent, x->method, x->args, x->len);
+}
+
+size_t cell_ghosts_calls_since(mc_engine *e, mc_entity *ent, uint32_t after,
+                               cell_ghost_call_fn fn, void *ctx, uint32_t *missing)
+{
+    *missing = 0;
+    if (!gh(e) || !ent->is_ghost || !ent->ghost_data)
+        return 0;
+    ghost_in *gi = ent->ghost_data;
+    ghost_ring_expire(&gi->ring, &gh(e)->ring, mc_clock_now_us());
+    if (gi->seq <= after)
+        return 0;
+    uint32_t first = ghost_ring_first(&gi->ring);
+    uint32_t have_from = first ? first : gi->seq + 1; /* the calls after `after` it lacks */
+    if (have_from > after + 1)
+        *missing = (first ? first - 1 : gi->seq) - after;
+    since_ctx c = {fn, ctx, ent};
+    return ghost_ring_since(&gi->ring, after, since_one, &c);
 }
 
 void cell_ghost_forward_call(mc_engine *e, const mc_origin *o, mc_entity *ent,
@@ -800,6 +1022,21 @@ static bool set_hyst(void *ctx, const mc_watch_value *v, char *why, size_t whyle
     return true;
 }
 
+static void get_delay(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((cell_ghosts *)ctx)->delay_ms;
+}
+
+static bool set_delay(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    if (v->as.u > 60000) {
+        snprintf(why, whylen, "not within 0..60000");
+        return false;
+    }
+    ((cell_ghosts *)ctx)->delay_ms = v->as.u;
+    return true;
+}
+
 int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
 {
     cell_state *cs = state(e);
@@ -823,10 +1060,33 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
                  g->offload_hysteresis);
         return -1;
     }
+    const mc_config *cfg = mc_server_config(mc_engine_server(e));
+    g->ring_calls = mc_config_get_uint(cfg, "ghostCallRing");
+    g->ring_bytes = mc_config_get_uint(cfg, "ghostCallRingBytes");
+    g->ring_ms = mc_config_get_uint(cfg, "ghostCallRingMs");
+    g->delay_ms = mc_config_get_uint(cfg, "testGhostCallDelayMs");
+    const struct {
+        const char *name;
+        uint64_t v, min, max;
+    } bounds[] = {{"ghostCallRing", g->ring_calls, 0, 65536},
+                  {"ghostCallRingBytes", g->ring_bytes, 0, 16777216},
+                  {"ghostCallRingMs", g->ring_ms, 1, 600000},
+                  {"testGhostCallDelayMs", g->delay_ms, 0, 60000}};
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (bounds[i].v < bounds[i].min || bounds[i].v > bounds[i].max) {
+            snprintf(err, errlen, "--%s: %llu is not within %llu..%llu", bounds[i].name,
+                     (unsigned long long)bounds[i].v, (unsigned long long)bounds[i].min,
+                     (unsigned long long)bounds[i].max);
+            return -1;
+        }
+    g->ring = (ghost_ring_limits){.calls = (uint32_t)g->ring_calls,
+                                  .bytes = (uint32_t)g->ring_bytes,
+                                  .age_us = g->ring_ms * 1000};
+    g->held_ev = event_new(mc_server_event_base(mc_engine_server(e)), -1, 0, on_held, e);
     g->tick_ev = event_new(mc_server_event_base(mc_engine_server(e)), -1, EV_PERSIST, on_tick, e);
     uint32_t hz = cs->aoi.hz ? cs->aoi.hz : 10;
     struct timeval tv = {0, (suseconds_t)(1000000 / hz)};
-    if (!g->tick_ev || event_add(g->tick_ev, &tv) != 0) {
+    if (!g->held_ev || !g->tick_ev || event_add(g->tick_ev, &tv) != 0) {
         snprintf(err, errlen, "cannot start the ghosts' timer");
         return -1;
     }
@@ -846,14 +1106,20 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/offloadFailures", &g->offload_failures},
              {"ghosts/clientCallsOut", &g->calls_out},
              {"ghosts/clientCallsIn", &g->calls_in},
-             {"ghosts/handedOver", &g->handed},  {"ghosts/silent", &g->silent}};
+             {"ghosts/handedOver", &g->handed},  {"ghosts/silent", &g->silent},
+             {"ghosts/callsBehind", &g->calls_behind},
+             {"ghosts/callRing", &g->ring_calls},
+             {"ghosts/callRingBytes", &g->ring_bytes},
+             {"ghosts/callRingMs", &g->ring_ms}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);
             return -1;
         }
     if (mc_watch_add(w, "ghosts/offloadHysteresis", MC_WATCH_FLOAT, MC_WATCH_READ_WRITE,
-                     get_hyst, set_hyst, g) != MC_WATCH_OK) {
+                     get_hyst, set_hyst, g) != MC_WATCH_OK ||
+        mc_watch_add(w, "ghosts/testCallDelayMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
+                     get_delay, set_delay, g) != MC_WATCH_OK) {
         snprintf(err, errlen, "cannot publish ghosts/offloadHysteresis");
         return -1;
     }
@@ -868,6 +1134,13 @@ void cell_ghosts_free(mc_engine *e)
         return;
     if (g->tick_ev)
         event_free(g->tick_ev);
+    if (g->held_ev)
+        event_free(g->held_ev);
+    while (g->held_head) {
+        held_call *h = g->held_head;
+        g->held_head = h->next;
+        free(h);
+    }
     mc_ostream_free(&g->scratch);
     free(g);
     cs->ghosts = NULL;

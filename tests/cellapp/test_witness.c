@@ -4,6 +4,7 @@
  * lost last VOLATILE is corrected within a bounded number of ticks; an entity that never
  * moved after its (reliable) ENTER is never re-sent. */
 #include "aoi_carry.h"
+#include "ghost_ring.h"
 #include "check_main.h"
 #include "client_shadow.h"
 #include "entity/world_wire.h"
@@ -229,6 +230,93 @@ START_TEST(a_carry_takes_each_call_on_one_side_in_order)
 }
 END_TEST
 
+/* The record of what a handed-over witness's client heard (aoi_carry_heard): only ids it
+ * knows, the larger number staying, in id order. */
+START_TEST(a_carry_records_the_last_call_heard_of_each_entity_it_knows)
+{
+    mc_address peer = {0x7F000001u, 20002};
+    int32_t told[3] = {9, 3, 5};
+    aoi_carry *c = aoi_carry_new(told, 3, &peer, false);
+    uint32_t seq = 0;
+    ck_assert(!aoi_carry_heard_of(c, 3, &seq));
+    ck_assert_uint_eq(aoi_carry_record(c, NULL, 0), 0);
+    aoi_carry_heard(c, 5, 0); /* known: nothing numbered heard yet */
+    aoi_carry_heard(c, 9, 40);
+    aoi_carry_heard(c, 9, 12); /* an older number does not lower it */
+    aoi_carry_heard(c, 4, 7);  /* not one its client knows */
+    ck_assert(aoi_carry_heard_of(c, 9, &seq));
+    ck_assert_uint_eq(seq, 40);
+    ck_assert(aoi_carry_heard_of(c, 5, &seq));
+    ck_assert_uint_eq(seq, 0);
+    ck_assert(!aoi_carry_heard_of(c, 4, &seq));
+    mc_witness_heard h[4];
+    ck_assert_uint_eq(aoi_carry_record(c, NULL, 0), 2);
+    ck_assert_uint_eq(aoi_carry_record(c, h, 4), 2);
+    ck_assert_int_eq(h[0].id, 5);
+    ck_assert_int_eq(h[1].id, 9);
+    ck_assert_uint_eq(h[1].seq, 40);
+    ck_assert_uint_eq(aoi_carry_record(c, h, 1), 1);
+    aoi_carry_free(c);
+}
+END_TEST
+
+static uint32_t ring_seqs[64];
+static size_t ring_n;
+static void ring_take(void *ctx, const ghost_ring_entry *x)
+{
+    (void)ctx;
+    ring_seqs[ring_n++] = x->seq;
+}
+
+/* A ghost's recent calls (ghost_ring.c): bounded by count, bytes and age (the defaults of
+ * --ghostCallRing* and smaller), always consecutive: a call out of sequence or too large
+ * empties it, so a hole is never hidden. */
+START_TEST(a_ghost_ring_keeps_the_newest_calls_within_its_bounds)
+{
+    static const uint8_t args[100];
+    ghost_ring r = {0};
+    ghost_ring_limits l = {.calls = 64, .bytes = 16384, .age_us = 5000000}; /* the defaults */
+    for (uint32_t s = 1; s <= 100; s++)
+        ck_assert_int_eq(ghost_ring_push(&r, &l, s, 1, args, 10, 1000), 0);
+    ck_assert_uint_eq(r.n, 64); /* by count: the newest 64 */
+    ck_assert_uint_eq(ghost_ring_first(&r), 37);
+    ring_n = 0;
+    ck_assert_uint_eq(ghost_ring_since(&r, 90, ring_take, NULL), 10);
+    ck_assert_uint_eq(ring_seqs[0], 91);
+    ck_assert_uint_eq(ring_seqs[9], 100);
+    /* by bytes: 16384 / 100 */
+    ghost_ring_free(&r);
+    for (uint32_t s = 1; s <= 200; s++)
+        ck_assert_int_eq(ghost_ring_push(&r, &l, s, 1, args, 100, 1000), 0);
+    ck_assert_uint_le(r.bytes, 16384);
+    ck_assert_uint_eq(r.n, 64);
+    l.calls = 1000;
+    for (uint32_t s = 201; s <= 400; s++)
+        ck_assert_int_eq(ghost_ring_push(&r, &l, s, 1, args, 100, 1000), 0);
+    ck_assert_uint_eq(r.n, 163);
+    ck_assert_uint_eq(ghost_ring_first(&r), 238);
+    /* by age: what is older than 5 s goes */
+    ck_assert_int_eq(ghost_ring_push(&r, &l, 401, 1, args, 100, 5000000), 0);
+    ck_assert_uint_eq(r.n, 163); /* (one more went by the bytes) */
+    ghost_ring_expire(&r, &l, 5001001);
+    ck_assert_uint_eq(r.n, 1);
+    ck_assert_uint_eq(ghost_ring_first(&r), 401);
+    /* a call out of sequence empties it first; one beyond the bytes is not kept */
+    ck_assert_int_eq(ghost_ring_push(&r, &l, 405, 2, args, 3, 5000000), 0);
+    ck_assert_uint_eq(r.n, 1);
+    ck_assert_uint_eq(ghost_ring_first(&r), 405);
+    l.bytes = 50;
+    ck_assert_int_eq(ghost_ring_push(&r, &l, 406, 2, args, 51, 5000000), -1);
+    ck_assert_uint_eq(r.n, 0);
+    ck_assert_uint_eq(ghost_ring_first(&r), 0);
+    /* none kept at all */
+    l.calls = 0;
+    ck_assert_int_eq(ghost_ring_push(&r, &l, 407, 2, args, 1, 5000000), -1);
+    ck_assert_uint_eq(r.n, 0);
+    ghost_ring_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("witness");
@@ -237,6 +325,8 @@ static Suite *suite(void)
     tcase_add_test(tc, no_refresh_when_turned_off);
     tcase_add_test(tc, queued_calls_are_taken_in_order_with_their_types);
     tcase_add_test(tc, a_carry_takes_each_call_on_one_side_in_order);
+    tcase_add_test(tc, a_carry_records_the_last_call_heard_of_each_entity_it_knows);
+    tcase_add_test(tc, a_ghost_ring_keeps_the_newest_calls_within_its_bounds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,7 +16,10 @@
 
 #define WAIT_MS 30000
 
-const char *cells_cellapp(int i) { return i == 0 ? "cellapp01" : "cellapp02"; }
+const char *cells_cellapp(int i)
+{
+    return i == 0 ? "cellapp01" : i == 1 ? "cellapp02" : "cellapp03";
+}
 
 static bool watch(const cells_cluster *c, const char *proc, const char *verb, const char *path,
                   const char *a1, const char *a2, const char *a3, char *val, size_t n)
@@ -48,7 +51,9 @@ static pid_t start_cellapp(cells_cluster *c, int i, const char *log)
     return pid;
 }
 
-void cells_cluster_start(cells_cluster *c)
+void cells_cluster_start(cells_cluster *c) { cells_cluster_start_n(c, 2); }
+
+void cells_cluster_start_n(cells_cluster *c, int n)
 {
     memset(c, 0, sizeof *c);
     client_cluster *cc = &c->cc;
@@ -57,6 +62,7 @@ void cells_cluster_start(cells_cluster *c)
     snprintf(cc->blog, sizeof cc->blog, "%s/baseapp.log", dir);
     snprintf(cc->clog, sizeof cc->clog, "%s/cellapp01.log", dir);
     snprintf(c->clog2, sizeof c->clog2, "%s/cellapp02.log", dir);
+    snprintf(c->clog3, sizeof c->clog3, "%s/cellapp03.log", dir);
     cc->mpid = h_start_manager(cc->mgr, sizeof cc->mgr, cc->mlog, "--cellBalanceMs=0",
                                "--cellBalanceHysteresis=0", "--cellBalanceStepM=3", NULL);
     ck_assert_msg(cc->mpid > 0, "the manager did not start (%s)", cc->mlog);
@@ -72,6 +78,8 @@ void cells_cluster_start(cells_cluster *c)
                   "the baseapp did not register (%s)", cc->blog);
     cc->cpid = start_cellapp(c, 0, cc->clog);
     c->cpid2 = start_cellapp(c, 1, c->clog2);
+    if (n > 2)
+        c->cpid3 = start_cellapp(c, 2, c->clog3);
     char err[4096], path[600];
     snprintf(path, sizeof path, "%s/defs", h_source_dir());
     cc->defs = mc_defs_load(path, err, sizeof err);
@@ -80,6 +88,11 @@ void cells_cluster_start(cells_cluster *c)
 
 void cells_cluster_stop(cells_cluster *c)
 {
+    if (c->cpid3 > 0) {
+        h_kill(c->cpid3, SIGTERM);
+        int st = h_wait_exit(c->cpid3, 20000);
+        ck_assert_msg(st == 0, "cellapp03 exited %d (log %s)", st, c->clog3);
+    }
     if (c->cpid2 > 0) {
         h_kill(c->cpid2, SIGTERM);
         int st = h_wait_exit(c->cpid2, 20000);
@@ -190,7 +203,7 @@ int32_t cells_space_of(cells_cluster *c, int32_t id, int *holder)
 {
     char p[96], v[256];
     snprintf(p, sizeof p, "entities/%d/real", (int)id);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < (c->cpid3 > 0 ? 3 : 2); i++)
         if (watch(c, cells_cellapp(i), "get", p, NULL, NULL, NULL, v, sizeof v) &&
             strstr(v, "here")) {
             *holder = i;

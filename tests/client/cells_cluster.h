@@ -19,15 +19,19 @@ typedef struct {
     client_cluster cc;          /* the manager, baseapp, cellapp01; the defs; the watcher */
     pid_t cpid2;                /* cellapp02 */
     char clog2[600];
-    char cell_addr[2][32];      /* cellapp01's and cellapp02's internal addresses */
+    pid_t cpid3;                /* cellapp03 (cells_cluster_start_n with 3) */
+    char clog3[600];
+    char cell_addr[3][32];      /* the cellapps' internal addresses */
 } cells_cluster;
 
 /* A player: client_player.h's (its log, its entity). */
 typedef client_player cells_player;
 
 void cells_cluster_start(cells_cluster *c);
+/* The same with n cellapps (2 or 3). */
+void cells_cluster_start_n(cells_cluster *c, int n);
 void cells_cluster_stop(cells_cluster *c);
-/* The cellapp's name ("cellapp01", "cellapp02") by index. */
+/* The cellapp's name ("cellapp01", "cellapp02", "cellapp03") by index. */
 const char *cells_cellapp(int i);
 
 /* Create the world (a Space) and log the players in, each to a new Avatar that entered it

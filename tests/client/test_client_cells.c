@@ -520,6 +520,176 @@ START_TEST(calls_to_a_player_while_it_is_offloaded_reach_its_client_once_in_orde
 }
 END_TEST
 
+/* ---- a third cellapp's calls to a player offloaded back and forth ------------------------- */
+
+/* Index of the cellapp holding entity id real (the only one saying "here", its base naming
+ * it), among n cellapps, or -1. */
+static int real_on(cells_cluster *c, int n, int32_t id)
+{
+    char p[96], v[512];
+    int holder = -1, reals = 0;
+    snprintf(p, sizeof p, "entities/%d/real", (int)id);
+    for (int i = 0; i < n; i++)
+        if (get(c, cells_cellapp(i), p, v, sizeof v) && strstr(v, "here")) {
+            holder = i;
+            reals++;
+        }
+    if (reals != 1)
+        return -1;
+    snprintf(p, sizeof p, "entities/%d/cell", (int)id);
+    if (!get(c, "baseapp01", p, v, sizeof v) || !strstr(v, c->cell_addr[holder]))
+        return -1;
+    return holder;
+}
+
+/* The cellapp (index) given the cell `rect` in the manager's layout text, or -1. */
+static int cell_of(const char *layout, const char *rect)
+{
+    for (int i = 0; i < 3; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "%s %s", cells_cellapp(i), rect);
+        if (strstr(layout, want))
+            return i;
+    }
+    return -1;
+}
+
+/* The numbers of b's "third-N" lines in a client's log, in the order heard. */
+static void numbers_heard(const char *log, int32_t id, char *out, size_t n)
+{
+    char rec[64];
+    snprintf(rec, sizeof rec, "5:%d onChat ", (int)id);
+    size_t at = 0;
+    out[0] = '\0';
+    for (const char *r = strstr(log, rec); r && at + 16 < n; r = strstr(r + 1, rec)) {
+        const char *w = strstr(r, "third-");
+        const char *end = strchr(r, ';');
+        if (w && (!end || w < end))
+            at += (size_t)snprintf(out + at, n - at, "%d ", atoi(w + 6));
+    }
+}
+
+/* b (its real on a third cellapp) chats one numbered line from its client. */
+static void chat_line(cells_cluster *c, cells_player *ps, int *lines)
+{
+    char json[64];
+    snprintf(json, sizeof json, "[\"third-%d\"]", ++*lines);
+    client_cluster_call_json(&c->cc, ps[1].c, ps[1].type, MC_PART_CELL, "chat", json);
+    cells_pump(ps, 2, 40, NULL, NULL);
+}
+
+/* A space over three cellapps: a half (H) and two quarters (Q1, Q2) of the other half. b
+ * stands in H, its ghosts on Q1 and Q2; a walks back and forth across the boundary between
+ * Q1 and Q2, offloaded at every crossing, while b chats numbered lines from its client
+ * without a pause: b's calls reach a's client through b's ghosts on Q1 and Q2, one of which
+ * holds them for 300 ms (ghosts/testCallDelayMs, the test knob) so that every offload has
+ * calls that reach the old cellapp before its view left and the new one after it went on
+ * (heard twice before issue 22's fix) and calls that reach the new one before and the old one
+ * after (lost). a's client hears every line once, in order. */
+START_TEST(a_third_cellapps_calls_to_a_player_offloaded_back_and_forth_are_heard_once_in_order)
+{
+    cells_cluster c;
+    cells_player ps[2];
+    cells_cluster_start_n(&c, 3);
+    cells_enter_world(&c, ps, 2);
+    int h;
+    int32_t space = cells_space_of(&c, ps[0].id, &h);
+    char sp[32], v[1024], lay[1024], p[64];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    ck_assert_msg(client_cluster_watch(&c.cc, "manager", "call", "command/splitSpace", sp,
+                                       cells_cellapp((h + 1) % 3), "0", v, sizeof v),
+                  "split: %s", v);
+    ck_assert_msg(client_cluster_watch(&c.cc, "manager", "call", "command/splitSpace", sp,
+                                       cells_cellapp((h + 2) % 3), "0", v, sizeof v),
+                  "split: %s", v);
+    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
+    ck_assert(get(&c, "manager", p, lay, sizeof lay));
+    float s = 1; /* the side of the quartered half */
+    int H = cell_of(lay, "x[-inf,0) z[-inf,inf)");
+    if (H < 0) {
+        s = -1;
+        H = cell_of(lay, "x[0,inf) z[-inf,inf)");
+    }
+    int Q1 = cell_of(lay, s > 0 ? "x[0,inf) z[-inf,0)" : "x[-inf,0) z[-inf,0)");
+    int Q2 = cell_of(lay, s > 0 ? "x[0,inf) z[0,inf)" : "x[-inf,0) z[0,inf)");
+    ck_assert_msg(H >= 0 && Q1 >= 0 && Q2 >= 0, "layout: %s", lay);
+    /* every cellapp has heard the layout: each serves its cell */
+    snprintf(p, sizeof p, "spaces/%d/cells", (int)space);
+    for (int i = 0; i < 3; i++) {
+        long until = client_cluster_now_ms() + WAIT_MS;
+        while (!(get(&c, cells_cellapp(i), p, v, sizeof v) && atoi(v) == 3) &&
+               client_cluster_now_ms() < until)
+            cells_pump(ps, 2, 100, NULL, NULL);
+        ck_assert_msg(atoi(v) == 3, "%s: %s cells", cells_cellapp(i), v);
+    }
+    /* b in H, a in Q1: a sees b through b's ghost there */
+    cells_walk(ps, 2, &ps[1], -s * 15, 0, 0);
+    cells_walk(ps, 2, &ps[0], s * 10, -8, 0);
+    long until = client_cluster_now_ms() + WAIT_MS;
+    while ((real_on(&c, 3, ps[1].id) != H || real_on(&c, 3, ps[0].id) != Q1) &&
+           client_cluster_now_ms() < until)
+        cells_pump(ps, 2, 100, NULL, NULL);
+    ck_assert_int_eq(real_on(&c, 3, ps[1].id), H);
+    ck_assert_int_eq(real_on(&c, 3, ps[0].id), Q1);
+    wait_sees_at(ps, 0, ps[1].id, -s * 15, 0, 0);
+    /* b's ghost on Q2 takes its calls 300 ms late */
+    ck_assert(client_cluster_watch(&c.cc, cells_cellapp(Q2), "set", "ghosts/testCallDelayMs",
+                                   "300", NULL, NULL, v, sizeof v));
+    ps[0].log[0] = ps[1].log[0] = '\0';
+    long long replayed0 = 0, skipped0 = 0, gaps0 = 0;
+    for (int i = 0; i < 3; i++) {
+        replayed0 += counter(&c, cells_cellapp(i), "world/callsReplayed");
+        skipped0 += counter(&c, cells_cellapp(i), "world/callsSkipped");
+        gaps0 += counter(&c, cells_cellapp(i), "world/callGaps");
+    }
+    const int CROSSINGS = 6;
+    int lines = 0, at = Q1;
+    for (int crossing = 0; crossing < CROSSINGS; crossing++) {
+        int to = at == Q1 ? Q2 : Q1;
+        float z = to == Q2 ? 8.0f : -8.0f;
+        for (int k = 0; k < 3; k++)
+            chat_line(&c, ps, &lines);
+        ck_assert_int_eq(
+            mc_client_move(ps[0].c, (mc_vector3){s * 10, 0, z / 2}, (mc_vector3){0, 0, 0}), 0);
+        for (int k = 0; k < 8; k++)
+            chat_line(&c, ps, &lines);
+        ck_assert_int_eq(mc_client_move(ps[0].c, (mc_vector3){s * 10, 0, z}, (mc_vector3){0, 0, 0}),
+                         0);
+        /* b chats on while a is offloaded, and a while after */
+        until = client_cluster_now_ms() + WAIT_MS;
+        while (real_on(&c, 3, ps[0].id) != to && client_cluster_now_ms() < until)
+            chat_line(&c, ps, &lines);
+        ck_assert_msg(real_on(&c, 3, ps[0].id) == to, "a never moved to %s",
+                      cells_cellapp(to));
+        for (int k = 0; k < 10; k++)
+            chat_line(&c, ps, &lines);
+        at = to;
+    }
+    chat_arg a = {1, "third-", lines};
+    bool all = cells_pump(ps, 2, WAIT_MS, chats_heard, &a);
+    cells_pump(ps, 2, 1000, NULL, NULL);
+    char heard[4096];
+    numbers_heard(ps[0].log, ps[1].id, heard, sizeof heard);
+    fprintf(stderr, "third: a heard %s\n", heard);
+    ck_assert_msg(all, "not every line of %d heard once in order (a heard %.600s)", lines, heard);
+    ck_assert_msg(chats_heard(ps, 2, &a), "a line heard twice (a heard %.600s)", heard);
+    long long replayed = -replayed0, skipped = -skipped0, gaps = -gaps0;
+    for (int i = 0; i < 3; i++) {
+        replayed += counter(&c, cells_cellapp(i), "world/callsReplayed");
+        skipped += counter(&c, cells_cellapp(i), "world/callsSkipped");
+        gaps += counter(&c, cells_cellapp(i), "world/callGaps");
+    }
+    fprintf(stderr, "third: %d lines over %d offloads, %lld replayed, %lld skipped\n", lines,
+            CROSSINGS, replayed, skipped);
+    ck_assert_int_eq(gaps, 0);
+    ck_assert_int_gt(replayed, 0); /* lines the old cellapp missed, given by the new one */
+    ck_assert_int_gt(skipped, 0);  /* lines the old cellapp gave, not again by the new one */
+    ck_assert_int_eq(ps[0].players, 2); /* its view handed over each time: never told afresh */
+    cells_leave_world(ps, 2);
+    cells_cluster_stop(&c);
+}
+END_TEST
+
 /* ---- a boundary moving under clients ------------------------------------------------------ */
 
 static int cmp_id(const void *x, const void *y)
@@ -681,6 +851,11 @@ static Suite *suite(void)
                    a_players_calls_while_it_walks_back_and_forth_across_the_boundary_all_arrive_in_order);
     tcase_add_test(tc, calls_to_a_player_while_it_is_offloaded_reach_its_client_once_in_order);
     suite_add_tcase(s, tc);
+    TCase *third = tcase_create("third");
+    tcase_set_timeout(third, 280);
+    tcase_add_test(third,
+                   a_third_cellapps_calls_to_a_player_offloaded_back_and_forth_are_heard_once_in_order);
+    suite_add_tcase(s, third);
     return s;
 }
 

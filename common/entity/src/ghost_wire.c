@@ -103,3 +103,36 @@ bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, floa
     }
     return true;
 }
+
+void mc_ghost_call_seq_encode(mc_ostream *os, int32_t entity_id, uint16_t method, uint32_t seq,
+                              const uint8_t *args, size_t len)
+{
+    mc_write_i32(os, entity_id);
+    mc_write_u16(os, method);
+    mc_write_u32(os, seq);
+    mc_write_bytes(os, args, len);
+}
+
+bool mc_ghost_call_seq_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
+                              uint32_t *seq, const uint8_t **args, size_t *len, char *why,
+                              size_t whylen)
+{
+    *entity_id = mc_read_i32(is);
+    *method = mc_read_u16(is);
+    *seq = mc_read_u32(is);
+    if (!mc_istream_ok(is) || *entity_id <= 0 || *seq == 0) {
+        snprintf(why, whylen, "malformed GHOST_CLIENT_CALL_SEQ: short, entity %d or number %u",
+                 (int)*entity_id, (unsigned)*seq);
+        mc_istream_fail(is);
+        *args = NULL;
+        *len = 0;
+        return false;
+    }
+    *len = mc_istream_remaining(is);
+    *args = mc_read_bytes(is, *len);
+    if (!*args) {
+        static const uint8_t none[1];
+        *args = none;
+    }
+    return true;
+}

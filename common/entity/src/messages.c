@@ -53,6 +53,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_CELL_MOVED, "CELL_MOVED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_MIGRATE_END, "CELL_MIGRATE_END", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_WITNESS_CALLS, "WITNESS_CALLS", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_WITNESS_HEARD, "WITNESS_HEARD", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_CELL_COPY, "CELL_COPY", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_RESTORE_CELL, "RESTORE_CELL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_BACKUP_BASE, "BACKUP_BASE", MC_MSG_VARIABLE, 4, on_entity_message},
@@ -69,6 +70,8 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_CLIENT_CALL, "GHOST_CLIENT_CALL", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_REACH, "GHOST_REACH", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_GHOST_CLIENT_CALL_SEQ, "GHOST_CLIENT_CALL_SEQ", MC_MSG_VARIABLE, 4,
+     on_entity_message},
 };
 const size_t mc_engine_message_count = sizeof mc_engine_messages / sizeof mc_engine_messages[0];
 

@@ -223,3 +223,45 @@ bool mc_witness_call_decode(mc_istream *is, mc_witness_call *c)
     }
     return true;
 }
+
+void mc_witness_heard_encode(mc_ostream *os, int32_t entity_id, const mc_witness_heard *h,
+                             size_t n)
+{
+    mc_write_i32(os, entity_id);
+    mc_write_u32(os, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        mc_write_i32(os, h[i].id);
+        mc_write_u32(os, h[i].seq);
+    }
+}
+
+bool mc_witness_heard_decode(mc_istream *is, int32_t *entity_id, mc_witness_heard **out,
+                             size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    *entity_id = mc_read_i32(is);
+    uint32_t k = mc_read_u32(is);
+    if (!mc_istream_ok(is) || *entity_id <= 0 || k > MC_MIGRATE_TOLD_MAX ||
+        mc_istream_remaining(is) != (size_t)k * 8u) {
+        mc_istream_fail(is);
+        return false;
+    }
+    mc_witness_heard *h = k ? calloc(k, sizeof *h) : NULL;
+    if (k && !h) {
+        mc_istream_fail(is);
+        return false;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        h[i].id = mc_read_i32(is);
+        h[i].seq = mc_read_u32(is);
+        if (h[i].id <= 0) {
+            free(h);
+            mc_istream_fail(is);
+            return false;
+        }
+    }
+    *out = h;
+    *n = k;
+    return true;
+}

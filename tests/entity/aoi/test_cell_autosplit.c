@@ -30,7 +30,8 @@
  *       manager says so and the cells go with it (onLoseCell) at once, as before
  *   bad_options_are_refused
  *       --cellSplitLoad, --cellMergeLoad (not below half the split load), --cellAutoMs,
- *       --cellMergeHoldMs, --cellSplitMinReals out of range stop the manager, --retireMs the
+ *       --cellMergeHoldMs, --cellSplitMinReals out of range stop the manager, --retireMs,
+ *       --ghostCallRing, --ghostCallRingBytes, --ghostCallRingMs, --testGhostCallDelayMs the
  *       cellapp, at start with one line naming them */
 #include "harness.h"
 #include "rules_cluster.h"
@@ -582,6 +583,10 @@ START_TEST(bad_options_are_refused)
     refused("manager", "--cellMergeHoldMs=10", "--cellMergeHoldMs");
     refused("manager", "--cellSplitMinReals=1", "--cellSplitMinReals");
     refused("cellapp", "--retireMs=600001", "--retireMs");
+    refused("cellapp", "--ghostCallRing=65537", "--ghostCallRing:");
+    refused("cellapp", "--ghostCallRingBytes=16777217", "--ghostCallRingBytes");
+    refused("cellapp", "--ghostCallRingMs=0", "--ghostCallRingMs");
+    refused("cellapp", "--testGhostCallDelayMs=60001", "--testGhostCallDelayMs");
 }
 END_TEST
 

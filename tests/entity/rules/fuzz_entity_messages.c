@@ -22,7 +22,11 @@
  *  13  WITNESS_CALLS: mc_witness_calls_head_decode and each entry (mc_witness_call_decode),
  *      then its type, client method and arguments checked against the defs, as the new
  *      cellapp of an offloaded witness takes them.
- *  14  GHOST_REACH: mc_ghost_reach_decode with a maximum of 500 m (the default
+ *  14  GHOST_CLIENT_CALL_SEQ: mc_ghost_call_seq_decode (the call's number after the method),
+ *      then as 12.
+ *  15  WITNESS_HEARD: mc_witness_heard_decode (an offloaded witness's record of the last
+ *      numbered call its client heard of each entity).
+ *  16  GHOST_REACH: mc_ghost_reach_decode with a maximum of 500 m (the default
  *      --aoiMaxRadius): exactly 8 bytes, a positive space id, a finite reach within 0..500.
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
@@ -63,6 +67,8 @@ enum {
     SEL_GHOST_DELETE,
     SEL_GHOST_CLIENT_CALL,
     SEL_WITNESS_CALLS,
+    SEL_GHOST_CLIENT_CALL_SEQ,
+    SEL_WITNESS_HEARD,
     SEL_GHOST_REACH,
     SEL_COUNT
 };
@@ -455,23 +461,27 @@ static void fuzz_ghost_delete(const uint8_t *data, size_t size)
         refused(why);
 }
 
-static void fuzz_ghost_client_call(const uint8_t *data, size_t size)
+static void fuzz_ghost_client_call_any(const uint8_t *data, size_t size, bool numbered)
 {
     mc_istream is;
     mc_istream_init(&is, data, size);
     int32_t id;
     uint16_t method;
+    uint32_t seq = 0;
     const uint8_t *args;
     size_t len;
     char why[256] = "";
-    bool ok = mc_ghost_call_decode(&is, &id, &method, &args, &len, why, sizeof why);
-    if (ok != (size >= 6 && id > 0))
+    size_t head = numbered ? 10 : 6;
+    bool ok = numbered
+                  ? mc_ghost_call_seq_decode(&is, &id, &method, &seq, &args, &len, why, sizeof why)
+                  : mc_ghost_call_decode(&is, &id, &method, &args, &len, why, sizeof why);
+    if (ok != (size >= head && id > 0 && (!numbered || seq > 0)))
         die("GHOST_CLIENT_CALL", "accepted what it should refuse, or the reverse");
     if (!ok) {
         refused(why);
         return;
     }
-    if (len != size - 6 || !mc_istream_done(&is))
+    if (len != size - head || !mc_istream_done(&is))
         die("GHOST_CLIENT_CALL", "the arguments are not the rest of the message");
     const mc_entity_type_def *td = mc_defs_type(defs, probe_type()->id);
     if (method >= td->nmethods[MC_PART_CLIENT]) {
@@ -492,7 +502,10 @@ static void fuzz_ghost_client_call(const uint8_t *data, size_t size)
     /* what decodes encodes to the same bytes */
     mc_ostream os;
     mc_ostream_init(&os);
-    mc_ghost_call_encode(&os, id, method, NULL, 0);
+    if (numbered)
+        mc_ghost_call_seq_encode(&os, id, method, seq, NULL, 0);
+    else
+        mc_ghost_call_encode(&os, id, method, NULL, 0);
     if (mc_defs_encode_args(defs, m, vals, &os, why, sizeof why) != 0)
         die("GHOST_CLIENT_CALL", why);
     if (os.size != size || memcmp(os.data, data, size) != 0)
@@ -570,6 +583,35 @@ static void fuzz_cell_moved(const uint8_t *data, size_t size)
     if (os.size != size || memcmp(os.data, data, size) != 0)
         die("CELL_MOVED", "does not round-trip");
     mc_ostream_free(&os);
+}
+
+static void fuzz_ghost_client_call(const uint8_t *data, size_t size)
+{
+    fuzz_ghost_client_call_any(data, size, false);
+}
+
+static void fuzz_witness_heard(const uint8_t *data, size_t size)
+{
+    mc_istream is;
+    mc_istream_init(&is, data, size);
+    int32_t id;
+    mc_witness_heard *h;
+    size_t n;
+    if (!mc_witness_heard_decode(&is, &id, &h, &n)) {
+        if (h)
+            die("WITNESS_HEARD", "refused but left a record");
+        refused("malformed");
+        return;
+    }
+    if (id <= 0 || n > MC_MIGRATE_TOLD_MAX || size != 8 + n * 8)
+        die("WITNESS_HEARD", "accepted what it should refuse");
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_witness_heard_encode(&os, id, h, n);
+    if (os.size != size || memcmp(os.data, data, size) != 0)
+        die("WITNESS_HEARD", "does not round-trip");
+    mc_ostream_free(&os);
+    free(h);
 }
 
 static void fuzz_witness_calls(const uint8_t *data, size_t size)
@@ -822,6 +864,20 @@ static void write_seeds(const char *dir)
     seed_file(dir, "witness_calls", SEL_WITNESS_CALLS, &os);
 
     mc_ostream_reset(&os);
+    {
+        static const uint8_t ping_seq[4] = {0, 0, 0, 7}; /* onPing(7) */
+        mc_ghost_call_seq_encode(&os, 4097, 0, 12, ping_seq, sizeof ping_seq);
+    }
+    seed_file(dir, "ghost_client_call_seq", SEL_GHOST_CLIENT_CALL_SEQ, &os);
+
+    mc_ostream_reset(&os);
+    {
+        mc_witness_heard h[2] = {{4098, 3}, {4099, 70000}};
+        mc_witness_heard_encode(&os, 4097, h, 2);
+    }
+    seed_file(dir, "witness_heard", SEL_WITNESS_HEARD, &os);
+
+    mc_ostream_reset(&os);
     mc_cell_gone_head gh = {.entity_id = 4097, .why = MC_CELL_GONE_SPACE,
                             .position = {4, 5, 6}};
     mc_cell_gone_encode(&os, &gh);
@@ -952,6 +1008,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case SEL_GHOST_CLIENT_CALL:
         fuzz_ghost_client_call(data, size);
+        break;
+    case SEL_GHOST_CLIENT_CALL_SEQ:
+        fuzz_ghost_client_call_any(data, size, true);
+        break;
+    case SEL_WITNESS_HEARD:
+        fuzz_witness_heard(data, size);
         break;
     case SEL_WITNESS_CALLS:
         fuzz_witness_calls(data, size);

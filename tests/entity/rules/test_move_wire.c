@@ -8,6 +8,7 @@
 #include "check_main.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -406,6 +407,75 @@ START_TEST(a_reach_round_trips_and_bad_ones_are_refused)
 }
 END_TEST
 
+/* WITNESS_HEARD round-trips; a bad one is refused and leaves nothing. GHOST_CLIENT_CALL_SEQ
+ * round-trips; a number of 0 or a short one is refused. */
+START_TEST(witness_heard_and_numbered_ghost_calls_round_trip_and_bad_ones_are_refused)
+{
+    mc_ostream os;
+    mc_ostream_init(&os);
+    mc_witness_heard h[2] = {{5, 0}, {9, 4000000000u}};
+    mc_witness_heard_encode(&os, 4097, h, 2);
+    ck_assert_uint_eq(os.size, 8 + 16);
+    mc_istream is;
+    mc_istream_init(&is, os.data, os.size);
+    int32_t id;
+    mc_witness_heard *out;
+    size_t n;
+    ck_assert(mc_witness_heard_decode(&is, &id, &out, &n));
+    ck_assert_int_eq(id, 4097);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(out[1].id, 9);
+    ck_assert_uint_eq(out[1].seq, 4000000000u);
+    free(out);
+    /* cut short, trailing bytes, an id not positive, a caller id not positive, too many */
+    mc_istream_init(&is, os.data, os.size - 1);
+    ck_assert(!mc_witness_heard_decode(&is, &id, &out, &n));
+    ck_assert_ptr_null(out);
+    mc_write_u8(&os, 0);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_heard_decode(&is, &id, &out, &n));
+    mc_ostream_reset(&os);
+    mc_witness_heard_encode(&os, 0, h, 2);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_heard_decode(&is, &id, &out, &n));
+    mc_ostream_reset(&os);
+    h[0].id = -3;
+    mc_witness_heard_encode(&os, 7, h, 2);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_heard_decode(&is, &id, &out, &n));
+    ck_assert_ptr_null(out);
+    mc_ostream_reset(&os);
+    mc_write_i32(&os, 7);
+    mc_write_u32(&os, MC_MIGRATE_TOLD_MAX + 1);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_witness_heard_decode(&is, &id, &out, &n));
+    /* the numbered ghost call */
+    const uint8_t args[3] = {1, 2, 3};
+    mc_ostream_reset(&os);
+    mc_ghost_call_seq_encode(&os, 12, 2, 77, args, 3);
+    mc_istream_init(&is, os.data, os.size);
+    uint16_t method;
+    uint32_t seq;
+    const uint8_t *a;
+    size_t len;
+    char why[256];
+    ck_assert(mc_ghost_call_seq_decode(&is, &id, &method, &seq, &a, &len, why, sizeof why));
+    ck_assert_int_eq(id, 12);
+    ck_assert_uint_eq(method, 2);
+    ck_assert_uint_eq(seq, 77);
+    ck_assert_uint_eq(len, 3);
+    ck_assert_mem_eq(a, args, 3);
+    mc_ostream_reset(&os);
+    mc_ghost_call_seq_encode(&os, 12, 2, 0, args, 3);
+    mc_istream_init(&is, os.data, os.size);
+    ck_assert(!mc_ghost_call_seq_decode(&is, &id, &method, &seq, &a, &len, why, sizeof why));
+    ck_assert(why[0]);
+    mc_istream_init(&is, os.data, 9);
+    ck_assert(!mc_ghost_call_seq_decode(&is, &id, &method, &seq, &a, &len, why, sizeof why));
+    mc_ostream_free(&os);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("move_wire");
@@ -414,6 +484,7 @@ static Suite *suite(void)
     tcase_add_test(tc, malformed_moves_are_refused_with_a_reason);
     tcase_add_test(tc, witness_calls_round_trip_and_bad_ones_are_refused);
     tcase_add_test(tc, a_reach_round_trips_and_bad_ones_are_refused);
+    tcase_add_test(tc, witness_heard_and_numbered_ghost_calls_round_trip_and_bad_ones_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

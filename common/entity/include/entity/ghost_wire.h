@@ -14,12 +14,20 @@
  *                                              the arguments to the end: a call on the real's
  *                                              allClients / otherClients, for the clients of
  *                                              the witnesses there that see its ghost
+ *                                              (still taken; no longer sent: 91 replaced it)
+ *   91  GHOST_CLIENT_CALL_SEQ cellapp -> cellapp i32 entity id, u16 client method index, u32
+ *                                              call number (> 0: the real's own count of its
+ *                                              client calls, kept across offloads), then the
+ *                                              arguments to the end: as 79, numbered so that
+ *                                              an offloaded witness hears each call once
  *   93  GHOST_REACH   cellapp -> cellapp       i32 space id, f32 reach (metres): the largest
  *                                              radius + hysteresis of the witnesses the
  *                                              sender's cell of the space holds, 0 when none
  *                                              is beyond the sender's --aoiRadius +
  *                                              --aoiHysteresis; the receiver ghosts its reals
  *                                              to that cell within reach + --ghostMargin
+ *   GHOST_DATA may end with a u32: the real's client call number when it was sent (a ghost
+ *   made or updated knows which calls came before it); without it, 0.
  *
  * Decoders take bytes from a peer: they check everything, never abort, and say why in one
  * line when they refuse. */
@@ -37,6 +45,7 @@ enum {
     MC_MSG_GHOST_DATA = 70,
     MC_MSG_GHOST_DELETE = 71,
     MC_MSG_GHOST_CLIENT_CALL = 79,
+    MC_MSG_GHOST_CLIENT_CALL_SEQ = 91,
     MC_MSG_GHOST_REACH = 93,
 };
 
@@ -63,6 +72,13 @@ void mc_ghost_call_encode(mc_ostream *os, int32_t entity_id, uint16_t method,
  * the stream's bytes (len of them, possibly 0) and the stream is consumed. */
 bool mc_ghost_call_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
                           const uint8_t **args, size_t *len, char *why, size_t whylen);
+/* GHOST_CLIENT_CALL_SEQ: the same with the call's number (seq > 0) after the method. */
+void mc_ghost_call_seq_encode(mc_ostream *os, int32_t entity_id, uint16_t method, uint32_t seq,
+                              const uint8_t *args, size_t len);
+/* False (the reason in why) when short, the entity id not positive or the number 0. */
+bool mc_ghost_call_seq_decode(mc_istream *is, int32_t *entity_id, uint16_t *method,
+                              uint32_t *seq, const uint8_t **args, size_t *len, char *why,
+                              size_t whylen);
 
 /* GHOST_REACH (docs/WORLD.md "Witnesses that see far"). */
 void mc_ghost_reach_encode(mc_ostream *os, int32_t space_id, float reach);

@@ -27,6 +27,13 @@
  *                                                           or reached it while it moved, in
  *                                                           order; sent just before the
  *                                                           "flushed" CELL_MIGRATE_END
+ *   92  WITNESS_HEARD      old cellapp -> new              i32 entity id, u32 n, n x (i32
+ *                                                           caller id, u32 call number): for
+ *                                                           the entities its client knows,
+ *                                                           the last numbered client call
+ *                                                           (GHOST_CLIENT_CALL_SEQ) its client
+ *                                                           heard or is carried; sent just
+ *                                                           before WITNESS_CALLS
  *
  * Encoders and pure decoders: a decoder never aborts, allocates only what it hands back and
  * says why in one line when it refuses. */
@@ -47,6 +54,7 @@ enum {
     MC_MSG_CELL_MOVED = 42,
     MC_MSG_CELL_MIGRATE_END = 43,
     MC_MSG_WITNESS_CALLS = 90,
+    MC_MSG_WITNESS_HEARD = 92,
 };
 
 /* Timers one migrating entity may carry, and the longest remaining time or period (as the
@@ -131,5 +139,17 @@ bool mc_witness_calls_head_decode(mc_istream *is, int32_t *entity_id, uint16_t *
 /* One entry; false when malformed (caller id not positive, arguments too long or cut). The
  * type and method are checked against the defs by the receiver. */
 bool mc_witness_call_decode(mc_istream *is, mc_witness_call *c);
+
+/* WITNESS_HEARD: the head (n at most MC_MIGRATE_TOLD_MAX), then n (caller id, number). */
+typedef struct {
+    int32_t id;   /* an entity the client knows */
+    uint32_t seq; /* the last of its numbered client calls the client heard (or is carried) */
+} mc_witness_heard;
+void mc_witness_heard_encode(mc_ostream *os, int32_t entity_id, const mc_witness_heard *h,
+                             size_t n);
+/* False when malformed (id not positive, n beyond MC_MIGRATE_TOLD_MAX, short, a caller id
+ * not positive, trailing bytes); *out on the heap (free it), NULL when n is 0. */
+bool mc_witness_heard_decode(mc_istream *is, int32_t *entity_id, mc_witness_heard **out,
+                             size_t *n);
 
 #endif
