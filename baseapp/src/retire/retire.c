@@ -66,6 +66,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     (void)what;
     base_retire *r = ctx;
     mc_time_us now = mc_clock_now_us();
+    retire_tell_tick(r, now); /* a baseapp born: where the bases we took live */
     if (r->phase == R_HANDOVER) {
         retire_handover_tick(r, now); /* RETIRED asked again of the late */
     } else if (r->phase == R_MOVING) {
@@ -228,6 +229,7 @@ static int add_watchers(base_retire *r)
         {"retire/holding", &r->nheld},
         {"retire/homesKnown", &r->nhomes},
         {"retire/homesForwarded", &r->st.homes_forwarded},
+        {"retire/homesTold", &r->st.homes_told},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
@@ -335,6 +337,7 @@ void retire_free(mc_engine *e)
         event_free(r->tick_ev);
     retire_moves_free(r);
     retire_hold_free(r);
+    retire_tell_free(r);
     free(r->asked);
     size_t pos = 0;
     void *v;

@@ -99,6 +99,9 @@ void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is);
  * (86) from a retiring baseapp at the new home (retire_handover.c, retire_hold.c). */
 void retire_on_noted(mc_engine *e, const mc_origin *o, mc_istream *is);
 void retire_on_sender_end(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* RETIRED_HOMES (87) from a holder of a retired baseapp's bases, at a baseapp born later
+ * (retire_tell.c). */
+void retire_on_retired_homes(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* A peer died: what waits for its stream (it retired) runs now. */
 void retire_on_peer_death(mc_engine *e, const char *addr);
 

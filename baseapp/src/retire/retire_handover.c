@@ -294,22 +294,7 @@ void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is)
         free(homes);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (mc_address_equal(&homes[i], mc_engine_address(e)))
-            continue; /* ours: it lives here */
-        mc_address *a = mc_map_get(&r->homes, (uint64_t)ids[i], 0);
-        if (a) {
-            *a = homes[i];
-            continue;
-        }
-        if (r->nhomes >= RETIRE_HOMES_MAX || !(a = malloc(sizeof *a)))
-            continue;
-        *a = homes[i];
-        if (mc_map_put(&r->homes, (uint64_t)ids[i], 0, a))
-            r->nhomes++;
-        else
-            free(a);
-    }
+    retire_homes_keep(r, ids, homes, n);
     free(ids);
     free(homes);
     mc_engine_reply_status(e, o, MC_CALL_OK, "");

@@ -104,6 +104,14 @@ typedef struct base_retire {
     size_t nasked;
     uint64_t nlaggards;      /* asked, named in RETIRE_END, not ended yet */
     mc_time_us reask_at;     /* RETIRED asked again of those then */
+    /* retire_tell.c: the ring as last seen, and baseapps born on it still to be told */
+    uint32_t ring_version;
+    uint64_t ring_instance;
+    mc_address *ring_prev;
+    size_t nring_prev;
+    struct retire_tell *tells;
+    size_t ntells;
+    uint64_t tell_gen;
     uint64_t gen;
     uint64_t nmoving, nmoved_map, nwaiting;
     double budget;
@@ -112,7 +120,7 @@ typedef struct base_retire {
         uint64_t offloaded, failed, bytes, forwarded, waited, refused_calls, clients,
             no_target, waves, received, receive_refused, resent, passed, client_calls,
             held, released, hold_full, late, told, homes_sent, homes_forwarded, retargeted,
-            laggards, laggards_ended, lag_held;
+            laggards, laggards_ended, lag_held, homes_told;
     } st;
 } base_retire;
 
@@ -171,6 +179,12 @@ void retire_handover_start(base_retire *r);
 /* A peer's stream through us ended (RETIRED_NOTED, its death); the tick's re-asks. */
 void retire_handover_ended(base_retire *r, const mc_address *peer);
 void retire_handover_tick(base_retire *r, mc_time_us now);
+/* retire_tell.c: a baseapp born on the ring is told where the bases we took from a retired
+ * (stopped) baseapp live (RETIRED_HOMES); the tick watches the ring. Where bases of a
+ * retired baseapp live (RETIRE_HOMES, RETIRED_HOMES) is kept here too. */
+void retire_homes_keep(base_retire *r, const int32_t *ids, const mc_address *homes, size_t n);
+void retire_tell_tick(base_retire *r, mc_time_us now);
+void retire_tell_free(base_retire *r);
 /* retire_move.c */
 void retire_relay_to(mc_engine *e, const mc_address *home, const mc_origin *o,
                      const mc_call_header *h, const uint8_t *args, size_t len);

@@ -67,6 +67,7 @@ const mc_message_def mc_engine_messages[] = {
     {MC_MSG_RETIRE_HOMES, "RETIRE_HOMES", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_RETIRED_NOTED, "RETIRED_NOTED", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_RETIRE_SENDER_END, "RETIRE_SENDER_END", MC_MSG_VARIABLE, 4, on_entity_message},
+    {MC_MSG_RETIRED_HOMES, "RETIRED_HOMES", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DATA, "GHOST_DATA", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_DELETE, "GHOST_DELETE", MC_MSG_VARIABLE, 4, on_entity_message},
     {MC_MSG_GHOST_CLIENT_CALL, "GHOST_CLIENT_CALL", MC_MSG_VARIABLE, 4, on_entity_message},

@@ -129,3 +129,18 @@ bool mc_retire_sender_decode(mc_istream *is, mc_address *out)
     *out = read_address(is);
     return mc_istream_ok(is) && out->ip && out->port;
 }
+
+void mc_retired_homes_encode(mc_ostream *os, const mc_address *retired, const int32_t *ids,
+                             const mc_address *homes, size_t n)
+{
+    write_address(os, retired);
+    mc_retire_homes_encode(os, ids, homes, n);
+}
+
+bool mc_retired_homes_decode(mc_istream *is, mc_address *retired, int32_t *ids,
+                             mc_address *homes, size_t *n)
+{
+    *retired = read_address(is);
+    return mc_istream_ok(is) && retired->ip && retired->port &&
+           mc_retire_homes_decode(is, ids, homes, n);
+}

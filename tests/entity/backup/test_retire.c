@@ -22,6 +22,8 @@
  *   client_calls_follow   the client's calls sent meanwhile on its old channel follow it
  *   ring_change_keeps_mailboxes  a baseapp born during the retirement: mailboxes naming the
  *                        retired baseapp reach every base (RETIRE_HOMES)
+ *   born_after_handover_reaches_moved  a baseapp born after the handover: its calls on
+ *                        mailboxes naming the retired baseapp reach every base
  *   target_dies_mid_offload  the base goes to a live baseapp of the new ring instead
  *   home_dies_after_taking  a new home dies after it took bases: they are sent again
  *   late_sender_keeps_order  a peer that answers RETIRED late: what it sends straight to the
@@ -460,6 +462,52 @@ START_TEST(hold_lasts_while_old_home_lives)
 }
 END_TEST
 
+/* A baseapp born after the handover (the retired one gone) never heard RETIRE_HOMES nor the
+ * ring of the retired one's death; calls it sends on mailboxes naming the retired baseapp
+ * must still reach every base. The holder of bases taken from a retiring baseapp tells each
+ * baseapp born later where they live (RETIRE_HOMES to it, retire/homesTold): the newcomer
+ * sends such a call there (retire/homesForwarded). Every ask is answered. */
+START_TEST(born_after_handover_reaches_moved)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-born", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t ids[RING_BASES];
+    for (int i = 0; i < RING_BASES; i++)
+        ids[i] = bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert(rc_wait_num(&c, bc_name(&c, survivor), "entities/count", RING_BASES, WAIT_MS,
+                          NULL));
+    /* a baseapp is born: about half of the bases now pick it on the ring */
+    ck_assert(rc_start_extra_baseapp(&c, "retire-born", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, survivor), "backupRing/members", c.xaddr, WAIT_MS));
+    ck_assert_msg(rc_wait_num(&c, c.xname, "retire/homesKnown", RING_BASES, WAIT_MS, NULL),
+                  "the newcomer was not told where the moved bases live");
+    char out[1024];
+    int rc = rc_call(&c, out, sizeof out, c.xname, "command/createBase", "Probe",
+                     "{\"label\":\"asker\"}", NULL);
+    const char *p = strstr(out, "command/createBase");
+    ck_assert_msg(rc == 0 && p, "createBase on the newcomer: %s", out);
+    int32_t asker = (int32_t)atol(p + strlen("command/createBase"));
+    ck_assert(asker > 0);
+    for (int i = 0; i < RING_BASES; i++) {
+        char mb[160], json[256];
+        rc_mailbox(mb, sizeof mb, ids[i], c.addr[retiring], "BASE");
+        snprintf(json, sizeof json, "[%s, %d]", mb, i + 1);
+        ck_assert_int_eq(rc_invoke(&c, c.xname, asker, "ask", json, out, sizeof out), 0);
+        ck_assert_msg(rc_wait_prop(&c, c.xname, asker, "answers", i + 1, WAIT_MS, NULL),
+                      "base %d not answered", (int)ids[i]);
+        ck_assert_int_eq(rc_prop_num(&c, c.xname, asker, "lastStatus"), 0);
+        ck_assert_int_eq(rc_prop_num(&c, c.xname, asker, "lastAnswer"), i + 1);
+    }
+    ck_assert_int_ge(rc_num(&c, c.xname, "retire/homesForwarded"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
 /* The baseapp a base is sent to dies before it answered (stopped, then killed): the base is
  * thawed and sent to a live baseapp of the new ring; every base lands there. */
 START_TEST(target_dies_mid_offload)
@@ -542,6 +590,7 @@ static Suite *suite(void)
     tcase_add_test(tc, late_sender_keeps_order);
     tcase_add_test(tc, hold_lasts_while_old_home_lives);
     tcase_add_test(tc, ring_change_keeps_mailboxes);
+    tcase_add_test(tc, born_after_handover_reaches_moved);
     tcase_add_test(tc, target_dies_mid_offload);
     tcase_add_test(tc, home_dies_after_taking);
     tcase_add_test(tc, bad_options_are_refused);
