@@ -230,6 +230,7 @@ static int add_watchers(base_retire *r)
         {"retire/homesKnown", &r->nhomes},
         {"retire/homesForwarded", &r->st.homes_forwarded},
         {"retire/homesTold", &r->st.homes_told},
+        {"retire/handoversRestarted", &r->st.handovers_restarted},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
@@ -264,6 +265,9 @@ void retire_on_peer_death(mc_engine *e, const char *addr)
         return;
     if (r->nheld || r->nlag)
         retire_hold_release(r, &a);
+    /* a new home died during the handover: its bases go again, the handover starts over */
+    if (r->phase == R_HANDOVER && r->nmoved_map && retire_handover_check(r))
+        return;
     if (r->phase == R_HANDOVER)
         retire_handover_ended(r, &a); /* a late peer died: its stream ended */
     /* a new home died before we stopped: what we sent it goes again */

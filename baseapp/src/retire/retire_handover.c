@@ -38,10 +38,15 @@ enum { STEP_HOMES = 1, STEP_RETIRED = 2, STEP_END = 3, STEP_LAG = 4 };
 static const char *const step_names[] = {"", "RETIRE_HOMES", "RETIRED", "RETIRE_END",
                                          "RETIRE_SENDER_END"};
 
-/* ctx of a request: its step (low 3 bits) and, for RETIRED, the index of the peer asked */
-#define CTX(step, i) ((void *)(((uintptr_t)(i) << 3) | (uintptr_t)(step)))
+/* ctx of a request: its step (low 3 bits), for RETIRED the index of the peer asked (24
+ * bits), and which handover (the rest: one started over after a new home died ignores the
+ * answers of the one before) */
+#define CTX(step, i)                                                                       \
+    ((void *)(((uintptr_t)r->handover_gen << 27) | ((uintptr_t)(i) << 3) | (uintptr_t)(step)))
 #define CTX_STEP(c) ((uintptr_t)(c) & 7u)
-#define CTX_INDEX(c) ((size_t)((uintptr_t)(c) >> 3))
+#define CTX_INDEX(c) ((size_t)(((uintptr_t)(c) >> 3) & 0xffffffu))
+#define CTX_GEN(c) ((uintptr_t)(c) >> 27)
+#define GEN_NOW(r) ((uintptr_t)((r)->handover_gen << 27) >> 27)
 
 static void step(base_retire *r);
 static void ended(base_retire *r, size_t i);
@@ -51,7 +56,7 @@ static void on_answer(mc_engine *e, void *ctx, int status, mc_istream *payload)
     (void)payload;
     uintptr_t which = CTX_STEP(ctx);
     base_retire *r = mc_engine_freeing(e) ? NULL : retire_of(e);
-    if (!r || r->phase != R_HANDOVER || !r->handover_waiting)
+    if (!r || r->phase != R_HANDOVER || !r->handover_waiting || CTX_GEN(ctx) != GEN_NOW(r))
         return;
     if (status != MC_CALL_OK && retire_log_allowed(++r->st.told))
         MC_INFO("retiring: %s not answered: %s", step_names[which],
@@ -128,7 +133,7 @@ static void on_reask(mc_engine *e, void *ctx, int status, mc_istream *payload)
     (void)payload;
     base_retire *r = mc_engine_freeing(e) ? NULL : retire_of(e);
     size_t i = CTX_INDEX(ctx);
-    if (!r || r->phase != R_HANDOVER || i >= r->nasked ||
+    if (!r || r->phase != R_HANDOVER || i >= r->nasked || CTX_GEN(ctx) != GEN_NOW(r) ||
         (status != MC_CALL_OK && status != MC_CALL_ERR_PROCESS_DEAD))
         return;
     retire_handover_ended(r, &r->asked[i].addr);
@@ -195,8 +200,43 @@ static void send_homes(base_retire *r, const mc_address *to, size_t nto)
     free(homes);
 }
 
+/* A new home died during the handover (or before it, unseen): the bases that went there are
+ * sent again from their kept state (to live baseapps of the new ring), and once every base
+ * lives again the handover starts over (its RETIRED tells the ring of then). True when so. */
+static bool homes_lost(base_retire *r)
+{
+    mc_server *s = mc_engine_server(r->e);
+    size_t pos = 0;
+    retire_gone *g;
+    while ((g = mc_map_next(&r->moved, &pos)))
+        if (!g->retarget && !mc_server_peer_is_live(s, &g->home, MC_ROLE_BASEAPP)) {
+            mc_address home = g->home;
+            retire_home_died(r, &home);
+            pos = 0; /* (marked: start over, each home once) */
+        }
+    if (!r->nretarget)
+        return false;
+    MC_WARNING("retiring: a new home died during the handover (step %s): its bases are sent "
+               "again, then the handover starts over", step_names[r->handover_step]);
+    r->st.handovers_restarted++;
+    r->phase = R_MOVING;
+    r->handover_step = 0;
+    r->handover_waiting = 0;
+    r->handover_gen++;
+    r->nlaggards = 0;
+    free(r->asked);
+    r->asked = NULL;
+    r->nasked = 0;
+    r->last_tick = mc_clock_now_us();
+    return true;
+}
+
+bool retire_handover_check(base_retire *r) { return r->phase == R_HANDOVER && homes_lost(r); }
+
 static void step(base_retire *r)
 {
+    if (homes_lost(r))
+        return;
     mc_address *to = malloc(HANDOVER_PEERS_MAX * sizeof *to);
     size_t nb = to ? peers(r, MC_ROLE_BASEAPP, to, HANDOVER_PEERS_MAX) : 0;
     if (r->handover_step == 0) {
@@ -267,6 +307,7 @@ static void step(base_retire *r)
 
 void retire_handover_start(base_retire *r)
 {
+    r->handover_gen++;
     r->phase = R_HANDOVER;
     r->handover_step = 0;
     r->handover_waiting = 0;

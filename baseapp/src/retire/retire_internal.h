@@ -100,6 +100,7 @@ typedef struct base_retire {
     /* the handover (R_HANDOVER): RETIRED asked of every live peer, answers awaited */
     int handover_step;
     size_t handover_waiting;
+    uint64_t handover_gen;   /* handovers started (one starts over when a new home died) */
     retire_asked *asked;     /* the peers asked RETIRED, and whether their stream ended */
     size_t nasked;
     uint64_t nlaggards;      /* asked, named in RETIRE_END, not ended yet */
@@ -120,7 +121,7 @@ typedef struct base_retire {
         uint64_t offloaded, failed, bytes, forwarded, waited, refused_calls, clients,
             no_target, waves, received, receive_refused, resent, passed, client_calls,
             held, released, hold_full, late, told, homes_sent, homes_forwarded, retargeted,
-            laggards, laggards_ended, lag_held, homes_told;
+            laggards, laggards_ended, lag_held, homes_told, handovers_restarted;
     } st;
 } base_retire;
 
@@ -176,6 +177,9 @@ retire_taken *retire_taken_of(base_retire *r, int32_t id);
 
 /* retire_handover.c: RETIRED to every live peer, RETIRE_HOMES, RETIRE_END, the stop. */
 void retire_handover_start(base_retire *r);
+/* A new home died during the handover: its bases go again, the handover starts over
+ * later (true when so). */
+bool retire_handover_check(base_retire *r);
 /* A peer's stream through us ended (RETIRED_NOTED, its death); the tick's re-asks. */
 void retire_handover_ended(base_retire *r, const mc_address *peer);
 void retire_handover_tick(base_retire *r, mc_time_us now);

@@ -89,8 +89,11 @@ void engine_note_new_homes(mc_engine *e, const char *addr)
 bool engine_note_retired(mc_engine *e, const mc_address *addr)
 {
     struct engine_new_home *h = find_home(e, addr);
-    if (h && h->retired)
+    if (h && h->retired) {
+        /* told again (its handover started over after a new home died): the ring of now */
+        h->ring = *mc_server_backup_ring(e->server);
         return false;
+    }
     char a[MC_ADDRESS_STRLEN];
     mc_address_format(addr, a, sizeof a);
     engine_forget_new_home(e, a);

@@ -26,6 +26,7 @@
  *                        mailboxes naming the retired baseapp reach every base
  *   target_dies_mid_offload  the base goes to a live baseapp of the new ring instead
  *   home_dies_after_taking  a new home dies after it took bases: they are sent again
+ *   home_dies_during_handover  ... during the handover: sent again, the handover starts over
  *   late_sender_keeps_order  a peer that answers RETIRED late: what it sends straight to the
  *                        new home is held until its stream through the retiring one ended
  *   hold_lasts_while_old_home_lives  no time bound on the hold; its bound a base (holdFull)
@@ -575,6 +576,40 @@ START_TEST(home_dies_after_taking)
 }
 END_TEST
 
+/* A new home dies (SIGKILL) during the handover itself: stopped once the retiring baseapp
+ * lingers, so the handover waits on its answers (RETIRED, --callTimeoutMs 20 s), killed once
+ * retire/state says "handing over". The retiring baseapp sends the bases that went there
+ * again, from the state they went with, to the live baseapp of the new ring, starts the
+ * handover over and exits 0: every base lives there, once. */
+START_TEST(home_dies_during_handover)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000 --callTimeoutMs=20000", NULL,
+                                  NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-handover", "--deadAfterMs=4000", opts));
+    const int retiring = 1, home = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-handover", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = bc_num(&c, home, "entities/count");
+    ck_assert_msg(there >= 1 && there < RING_BASES, "%lld bases went to the home that dies",
+                  (long long)there);
+    h_kill(c.pid[home], SIGSTOP);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", WAIT_MS));
+    rc_kill9(&c, home);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(h_file_contains(c.log[retiring], "died during the handover"), "%s",
+                  c.log[retiring]);
+    ck_assert_msg(rc_wait_num(&c, c.xname, "entities/count", RING_BASES, WAIT_MS, NULL),
+                  "the bases of the home that died were not sent again");
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -593,6 +628,7 @@ static Suite *suite(void)
     tcase_add_test(tc, born_after_handover_reaches_moved);
     tcase_add_test(tc, target_dies_mid_offload);
     tcase_add_test(tc, home_dies_after_taking);
+    tcase_add_test(tc, home_dies_during_handover);
     tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
     return s;
