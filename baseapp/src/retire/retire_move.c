@@ -53,8 +53,9 @@ static bool take_item(base_retire *r, retire_item_kind kind, uint8_t msg, const 
         full->len = len;
         if (len)
             memcpy(full->args, data, len);
-        if (r->phase == R_STOPPING)
-            r->st.late++; /* after RETIRE_END: its order is no longer kept (counted) */
+        if (r->phase == R_STOPPING || (r->phase == R_HANDOVER && r->handover_step >= 3))
+            r->st.late++; /* after RETIRE_END (step 3): from a late peer, held for at the
+                           * new home until its stream ended (RETIRE_SENDER_END) */
         retire_pass_item(r, home, full);
         free(full);
         return true;
