@@ -382,7 +382,7 @@ START_TEST(late_sender_keeps_order)
     const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=30000 --callTimeoutMs=400", NULL,
                                   NULL};
     rc_cluster c;
-    ck_assert(rc_start(&c, "retire-late", NULL, opts));
+    ck_assert(rc_start(&c, "retire-late", "--deadAfterMs=15000", opts));
     const int retiring = 1, survivor = 0;
     int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
     int32_t s = bc_create(&c, survivor, "{\"label\":\"streamer\"}");
@@ -583,10 +583,11 @@ END_TEST
  * handover over and exits 0: every base lives there, once. */
 START_TEST(home_dies_during_handover)
 {
-    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000 --callTimeoutMs=20000", NULL,
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=3000 --callTimeoutMs=20000", NULL,
                                   NULL};
     rc_cluster c;
-    ck_assert(rc_start(&c, "retire-handover", "--deadAfterMs=4000", opts));
+    /* (the manager declares the stopped home dead only well after the linger is over) */
+    ck_assert(rc_start(&c, "retire-handover", "--deadAfterMs=15000", opts));
     const int retiring = 1, home = 0;
     ck_assert(rc_start_extra_baseapp(&c, "retire-handover", NULL));
     ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
