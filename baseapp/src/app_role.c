@@ -90,6 +90,9 @@ static const mc_role_message base_messages[] = {
     {MC_MSG_RETIRE_END, retire_on_end},
     {MC_MSG_RETIRE_HOMES, retire_on_homes},
     {MC_MSG_RETIRED, mc_engine_on_retired},
+    {MC_MSG_RETIRED_NOTED, retire_on_noted},
+    {MC_MSG_RETIRE_SENDER_END, retire_on_sender_end},
+    {MC_MSG_RETIRED_HOMES, retire_on_retired_homes},
 };
 
 static void base_part_on_peer_death(mc_engine *e, const char *addr)

@@ -66,8 +66,10 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     (void)what;
     base_retire *r = ctx;
     mc_time_us now = mc_clock_now_us();
-    retire_hold_release(r, NULL, now); /* held past --retireHoldMs */
-    if (r->phase == R_MOVING) {
+    retire_tell_tick(r, now); /* a baseapp born: where the bases we took live */
+    if (r->phase == R_HANDOVER) {
+        retire_handover_tick(r, now); /* RETIRED asked again of the late */
+    } else if (r->phase == R_MOVING) {
         wave(r, now);
     } else if (r->phase == R_LINGER) {
         if (live_count(r->e) || r->nretarget) {
@@ -216,11 +218,19 @@ static int add_watchers(base_retire *r)
         {"retire/retargeted", &r->st.retargeted},
         {"retire/held", &r->st.held},
         {"retire/heldReleased", &r->st.released},
-        {"retire/holdExpired", &r->st.hold_expired},
+        {"retire/holdFull", &r->st.hold_full},
+        {"retire/holdMax", &r->hold_max},
+        {"retire/holdBytes", &r->hold_bytes},
+        {"retire/laggards", &r->st.laggards},
+        {"retire/laggardsEnded", &r->st.laggards_ended},
+        {"retire/laggardsWaiting", &r->nlaggards},
+        {"retire/lagHeld", &r->st.lag_held},
+        {"retire/lagSenders", &r->nlag},
         {"retire/holding", &r->nheld},
         {"retire/homesKnown", &r->nhomes},
         {"retire/homesForwarded", &r->st.homes_forwarded},
-        {"retire/holdMs", &r->hold_ms},
+        {"retire/homesTold", &r->st.homes_told},
+        {"retire/handoversRestarted", &r->st.handovers_restarted},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
@@ -253,8 +263,13 @@ void retire_on_peer_death(mc_engine *e, const char *addr)
     mc_address a;
     if (!r || mc_address_parse(addr, &a) != MC_OK)
         return;
-    if (r->nheld)
-        retire_hold_release(r, &a, mc_clock_now_us());
+    if (r->nheld || r->nlag)
+        retire_hold_release(r, &a);
+    /* a new home died during the handover: its bases go again, the handover starts over */
+    if (r->phase == R_HANDOVER && r->nmoved_map && retire_handover_check(r))
+        return;
+    if (r->phase == R_HANDOVER)
+        retire_handover_ended(r, &a); /* a late peer died: its stream ended */
     /* a new home died before we stopped: what we sent it goes again */
     if (r->nmoved_map && (r->phase == R_MOVING || r->phase == R_LINGER))
         retire_home_died(r, &a);
@@ -285,9 +300,14 @@ int retire_init(mc_engine *e, char *err, size_t errlen)
     r->bytes_per_sec = mc_config_get_uint(cfg, "retireBytesPerSec");
     r->in_flight_max = mc_config_get_uint(cfg, "retireInFlight");
     r->linger_ms = mc_config_get_uint(cfg, "retireLingerMs");
-    r->hold_ms = mc_config_get_uint(cfg, "retireHoldMs");
-    if (r->hold_ms < 100 || r->hold_ms > 60000) {
-        snprintf(err, errlen, "--retireHoldMs must be 100..60000");
+    r->hold_max = mc_config_get_uint(cfg, "retireHoldMax");
+    r->hold_bytes = mc_config_get_uint(cfg, "retireHoldBytes");
+    if (r->hold_max < 1 || r->hold_max > 100000) {
+        snprintf(err, errlen, "--retireHoldMax must be 1..100000");
+        return -1;
+    }
+    if (r->hold_bytes < 1024 || r->hold_bytes > 1073741824) {
+        snprintf(err, errlen, "--retireHoldBytes must be 1024..1073741824");
         return -1;
     }
     if (r->bytes_per_sec < 1000 || r->bytes_per_sec > 1000000000) {
@@ -321,6 +341,8 @@ void retire_free(mc_engine *e)
         event_free(r->tick_ev);
     retire_moves_free(r);
     retire_hold_free(r);
+    retire_tell_free(r);
+    free(r->asked);
     size_t pos = 0;
     void *v;
     while ((v = mc_map_next(&r->homes, &pos)))

@@ -35,7 +35,7 @@
 #include "app.h"
 #include "bases/bases.h"
 
-#define RETIRE_OPTION_COUNT 4
+#define RETIRE_OPTION_COUNT 5
 #define RETIRE_OPTIONS                                                                       \
     {"retireBytesPerSec", MC_OPT_UINT, "4000000",                                            \
      "a retiring baseapp offloads its bases at most this many bytes a second "               \
@@ -45,10 +45,12 @@
     {"retireLingerMs", MC_OPT_UINT, "2000",                                                  \
      "once every base is offloaded, a retiring baseapp keeps sending calls on to their new " \
      "homes this long before it shuts down (0..600000)"},                                 \
-    {"retireHoldMs", MC_OPT_UINT, "3000",                                                    \
-     "a base taken from a retiring baseapp: calls sent straight to it wait (in order) at "  \
-     "most this long for those still on their way through the retiring baseapp "            \
-     "(100..60000)"}
+    {"retireHoldMax", MC_OPT_UINT, "10000",                                                 \
+     "a base taken from a retiring baseapp: at most this many calls sent straight to it "   \
+     "wait (in order) for those still on their way through the retiring baseapp; beyond, " \
+     "BUSY (1..100000)"},                                                                   \
+    {"retireHoldBytes", MC_OPT_UINT, "4194304",                                             \
+     "the same bound in bytes, a base (1024..1073741824)"}
 
 /* app_role.c glue */
 int retire_init(mc_engine *e, char *err, size_t errlen);
@@ -93,6 +95,13 @@ void retire_on_pass(mc_engine *e, const mc_origin *o, mc_istream *is);
 void retire_on_client_call(mc_engine *e, const mc_origin *o, mc_istream *is);
 void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is);
 void retire_on_homes(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* RETIRED_NOTED (85) from a peer told RETIRED, at the retiring baseapp; RETIRE_SENDER_END
+ * (86) from a retiring baseapp at the new home (retire_handover.c, retire_hold.c). */
+void retire_on_noted(mc_engine *e, const mc_origin *o, mc_istream *is);
+void retire_on_sender_end(mc_engine *e, const mc_origin *o, mc_istream *is);
+/* RETIRED_HOMES (87) from a holder of a retired baseapp's bases, at a baseapp born later
+ * (retire_tell.c). */
+void retire_on_retired_homes(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* A peer died: what waits for its stream (it retired) runs now. */
 void retire_on_peer_death(mc_engine *e, const char *addr);
 

@@ -2,11 +2,16 @@
  * baseapp R may still have calls and cell messages on their way through R (sent before
  * their senders learned its new home). What comes for it straight here (from anyone but R)
  * waits, in arrival order, until R's stream for it has ended: RETIRE_END from R (sent once
- * every live peer answered RETIRED: nothing more comes through R), R's death, or
- * --retireHoldMs after it was taken; at most RETIRE_WAIT_MAX items in all (beyond: BUSY).
- * So calls from one sender keep their order across the switch from R to the new home. */
+ * every live peer answered RETIRED, or its answer timed out) or R's death. RETIRE_END names
+ * the senders whose answer did not come in time (laggards): what they send straight here
+ * for such a base still waits, until R says their stream through it ended
+ * (RETIRE_SENDER_END: R heard their RETIRED_NOTED, or they died) or R dies. No time bound:
+ * a base holds at most --retireHoldMax items and --retireHoldBytes bytes (beyond: BUSY,
+ * retire/holdFull), all bases RETIRE_WAIT_MAX items. So calls from one sender keep their
+ * order across the switch from R to the new home. */
 #include "bases/bases.h"
 #include "common/log.h"
+#include "entity/retire_wire.h"
 #include "retire_internal.h"
 
 #include <stdlib.h>
@@ -34,7 +39,6 @@ void retire_note_taken(mc_engine *e, int32_t id, const mc_address *from)
     }
     t->from = *from;
     t->open = true;
-    t->since = mc_clock_now_us();
     r->nheld++;
 }
 
@@ -45,73 +49,184 @@ bool retire_was_taken_from(mc_engine *e, int32_t id, const mc_address *from)
     return t && mc_address_equal(&t->from, from);
 }
 
+/* ---- laggards ------------------------------------------------------------------------ */
+
+static const mc_address *sender_of(base_retire *r, const mc_origin *o)
+{
+    return o->local ? mc_engine_address(r->e) : &o->addr;
+}
+
+static bool lagging(const base_retire *r, const mc_address *from, const mc_address *sender)
+{
+    for (size_t i = 0; i < r->nlag; i++)
+        if (mc_address_equal(&r->lag[i].from, from) &&
+            mc_address_equal(&r->lag[i].sender, sender))
+            return true;
+    return false;
+}
+
+static void lag_add(base_retire *r, const mc_address *from, const mc_address *sender)
+{
+    if (lagging(r, from, sender) || r->nlag >= MC_RETIRE_LAGGARDS_MAX)
+        return;
+    retire_lag *l = realloc(r->lag, (size_t)(r->nlag + 1) * sizeof *l);
+    if (!l)
+        return;
+    r->lag = l;
+    r->lag[r->nlag++] = (retire_lag){.from = *from, .sender = *sender};
+}
+
+/* Forget (from, sender), or every entry of `from` when sender is NULL. */
+static void lag_drop(base_retire *r, const mc_address *from, const mc_address *sender)
+{
+    for (size_t i = 0; i < r->nlag;) {
+        if (mc_address_equal(&r->lag[i].from, from) &&
+            (!sender || mc_address_equal(&r->lag[i].sender, sender)))
+            r->lag[i] = r->lag[--r->nlag];
+        else
+            i++;
+    }
+}
+
+/* ---- holding ------------------------------------------------------------------------- */
+
+static size_t item_bytes(size_t len) { return sizeof(retire_call) + len; }
+
 bool retire_hold_take(base_retire *r, retire_item_kind kind, uint8_t msg, const mc_origin *o,
                       const mc_call_header *h, int32_t id, const uint8_t *data, size_t len)
 {
     retire_taken *t = retire_taken_of(r, id);
-    if (!t || !t->open || (!o->local && mc_address_equal(&o->addr, &t->from)))
-        return false; /* not held, or on R's stream itself */
-    if (!t->q.n)
-        t->since = mc_clock_now_us(); /* the bound counts from the first item held */
-    if (!retire_enqueue(r, &t->q, kind, msg, o, h, id, data, len)) {
+    if (!t || (!o->local && mc_address_equal(&o->addr, &t->from)))
+        return false; /* not taken, or on R's stream itself */
+    if (!t->open && !(r->nlag && lagging(r, &t->from, sender_of(r, o))))
+        return false; /* R's stream ended (for this sender) */
+    const char *why = NULL;
+    if (t->q.n >= r->hold_max || t->bytes + item_bytes(len) > r->hold_bytes) {
+        r->st.hold_full++;
+        why = "its bound (--retireHoldMax, --retireHoldBytes)";
+    } else if (!retire_enqueue(r, &t->q, kind, msg, o, h, id, data, len)) {
+        why = "the bound of all bases";
+    }
+    if (why) {
         r->st.refused_calls++;
+        if (retire_log_allowed(r->st.refused_calls))
+            MC_WARNING("entity %d: a call held for its old home's stream refused: %s "
+                       "(%zu held for it)", (int)id, why, t->q.n);
         mc_engine_refuse(r->e, o, MC_REFUSE_QUEUE_FULL, MC_CALL_ERR_BUSY,
-                         "entity %d waits for its old home's stream and %llu calls wait "
-                         "already",
-                         (int)id, (unsigned long long)r->nwaiting);
+                         "entity %d waits for its old home's stream and %zu calls wait "
+                         "for it already",
+                         (int)id, t->q.n);
         return true;
     }
+    t->bytes += item_bytes(len);
     r->st.held++;
+    if (!t->open)
+        r->st.lag_held++;
     return true;
 }
 
-static void release(base_retire *r, int32_t id, retire_taken *t, bool expired)
+/* Run what t holds but what a laggard of its old home sent (kept, in order). */
+static void release_some(base_retire *r, retire_taken *t)
 {
-    t->open = false;
-    r->nheld--;
-    if (expired && t->q.n)
-        r->st.hold_expired++;
-    r->st.released += t->q.n;
-    retire_queue q = t->q;
-    t->q = (retire_queue){0};
-    (void)id;
-    retire_queue_run(r, &q); /* not held again: t is closed */
+    retire_queue keep = {0}, run = {0};
+    retire_call *c = t->q.head;
+    while (c) {
+        retire_call *next = c->next;
+        c->next = NULL;
+        const mc_address *sender = c->origin.local ? mc_engine_address(r->e) : &c->origin.addr;
+        bool hold = c->kind != RI_CLIENT_CALL && r->nlag && lagging(r, &t->from, sender);
+        retire_queue *q = hold ? &keep : &run;
+        if (q->tail)
+            q->tail->next = c;
+        else
+            q->head = c;
+        q->tail = c;
+        q->n++;
+        c = next;
+    }
+    t->q = keep;
+    t->bytes = 0;
+    for (c = keep.head; c; c = c->next)
+        t->bytes += item_bytes(c->len);
+    r->st.released += run.n;
+    retire_queue_run(r, &run); /* not held again: t is closed, or not for these senders */
 }
 
-void retire_hold_release(base_retire *r, const mc_address *from, mc_time_us now)
+/* Every base taken from `from` that holds something: release what may run now. */
+static void release_from(base_retire *r, const mc_address *from)
 {
-    if (!r->nheld)
-        return;
-    mc_time_us bound = r->hold_ms * MC_US_PER_MS;
     /* collect first: running an item may change the map */
-    size_t n = 0, pos = 0, cap = (size_t)r->nheld;
-    int32_t *ids = malloc(cap * sizeof *ids);
+    size_t n = 0, pos = 0, cap = r->taken.count;
+    int32_t *ids = cap ? malloc(cap * sizeof *ids) : NULL;
     if (!ids)
         return;
     uint64_t key, unused;
     retire_taken *t;
-    while ((t = mc_map_next_key(&r->taken, &pos, &key, &unused)) && n < cap) {
-        if (!t->open)
-            continue;
-        if (from ? mc_address_equal(&t->from, from) : t->q.n && now - t->since >= bound)
+    while ((t = mc_map_next_key(&r->taken, &pos, &key, &unused)) && n < cap)
+        if (mc_address_equal(&t->from, from) && (t->open || t->q.n))
             ids[n++] = (int32_t)key;
-    }
     for (size_t i = 0; i < n; i++) {
         t = retire_taken_of(r, ids[i]);
-        if (t && t->open)
-            release(r, ids[i], t, !from);
+        if (!t || !mc_address_equal(&t->from, from))
+            continue;
+        if (t->open) {
+            t->open = false;
+            r->nheld--;
+        }
+        release_some(r, t);
     }
     free(ids);
 }
 
-/* RETIRE_END from a retiring baseapp (request, no payload): nothing more comes through it;
- * what waited for its stream runs now, then the answer. */
+void retire_hold_release(base_retire *r, const mc_address *from)
+{
+    lag_drop(r, from, NULL);
+    release_from(r, from);
+}
+
+static bool from_retiring_peer(mc_engine *e, const mc_origin *o)
+{
+    return !o->local && mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_BASEAPP);
+}
+
+/* RETIRE_END from a retiring baseapp (request; the senders that did not answer RETIRED in
+ * time): nothing more comes through it but from those; what waited for its stream and is
+ * not theirs runs now, then the answer. */
 void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
-    (void)is;
     base_retire *r = retire_of(e);
-    if (r && !o->local)
-        retire_hold_release(r, &o->addr, mc_clock_now_us());
+    mc_address *late = malloc(MC_RETIRE_LAGGARDS_MAX * sizeof *late);
+    size_t n = 0;
+    if (!r || !late || !from_retiring_peer(e, o) || !mc_retire_senders_decode(is, late, &n)) {
+        free(late);
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        mc_engine_reply_status(e, o, MC_CALL_ERR_ARGS,
+                               "RETIRE_END is taken from a live baseapp, well formed");
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        lag_add(r, &o->addr, &late[i]);
+    free(late);
+    release_from(r, &o->addr);
+    mc_engine_reply_status(e, o, MC_CALL_OK, "");
+}
+
+/* RETIRE_SENDER_END from a retiring baseapp (request; one address): that sender's stream
+ * through it ended; what it sent straight here runs now. */
+void retire_on_sender_end(mc_engine *e, const mc_origin *o, mc_istream *is)
+{
+    base_retire *r = retire_of(e);
+    mc_address sender;
+    if (!r || !from_retiring_peer(e, o) || !mc_retire_sender_decode(is, &sender)) {
+        mc_engine_count_refused(e, MC_REFUSE_MALFORMED);
+        mc_engine_reply_status(e, o, MC_CALL_ERR_ARGS,
+                               "RETIRE_SENDER_END is taken from a live baseapp, well formed");
+        return;
+    }
+    if (lagging(r, &o->addr, &sender)) {
+        lag_drop(r, &o->addr, &sender);
+        release_from(r, &o->addr);
+    }
     mc_engine_reply_status(e, o, MC_CALL_OK, "");
 }
 
@@ -124,4 +239,7 @@ void retire_hold_free(base_retire *r)
         free(t);
     }
     mc_map_free(&r->taken);
+    free(r->lag);
+    r->lag = NULL;
+    r->nlag = 0;
 }

@@ -67,6 +67,18 @@ typedef struct {
 
 #define RETIRE_RETARGET_MAX 200 /* waves (50 ms each) a base is sent again before it is lost */
 
+/* The retiring side: a peer asked RETIRED. */
+typedef struct {
+    mc_address addr;
+    bool ended;  /* answered, RETIRED_NOTED heard, or dead: its stream through us ended */
+    bool named;  /* named in RETIRE_END (a laggard): RETIRE_SENDER_END goes once it ended */
+} retire_asked;
+
+/* The receiving side: a sender whose stream through retiring baseapp `from` goes on. */
+typedef struct {
+    mc_address from, sender;
+} retire_lag;
+
 typedef struct base_retire {
     mc_engine *e;
     retire_phase phase;
@@ -79,10 +91,28 @@ typedef struct base_retire {
     mc_map homes;            /* bases of a retired baseapp living elsewhere than their ring
                               * pick here (RETIRE_HOMES): id -> mc_address */
     uint64_t nheld, nhomes;
-    uint64_t hold_ms;        /* --retireHoldMs */
+    uint64_t hold_max, hold_bytes; /* --retireHoldMax, --retireHoldBytes: per base */
+    /* receiving side: senders a retiring baseapp named in RETIRE_END (they did not answer
+     * RETIRED in time): what they send straight to a base taken from it is held until it
+     * says their stream ended (RETIRE_SENDER_END) or dies */
+    retire_lag *lag;
+    uint64_t nlag;
     /* the handover (R_HANDOVER): RETIRED asked of every live peer, answers awaited */
     int handover_step;
     size_t handover_waiting;
+    uint64_t handover_gen;   /* handovers started (one starts over when a new home died) */
+    retire_asked *asked;     /* the peers asked RETIRED, and whether their stream ended */
+    size_t nasked;
+    uint64_t nlaggards;      /* asked, named in RETIRE_END, not ended yet */
+    mc_time_us reask_at;     /* RETIRED asked again of those then */
+    /* retire_tell.c: the ring as last seen, and baseapps born on it still to be told */
+    uint32_t ring_version;
+    uint64_t ring_instance;
+    mc_address *ring_prev;
+    size_t nring_prev;
+    struct retire_tell *tells;
+    size_t ntells;
+    uint64_t tell_gen;
     uint64_t gen;
     uint64_t nmoving, nmoved_map, nwaiting;
     double budget;
@@ -90,7 +120,8 @@ typedef struct base_retire {
     struct {
         uint64_t offloaded, failed, bytes, forwarded, waited, refused_calls, clients,
             no_target, waves, received, receive_refused, resent, passed, client_calls,
-            held, released, hold_expired, late, told, homes_sent, homes_forwarded, retargeted;
+            held, released, hold_full, late, told, homes_sent, homes_forwarded, retargeted,
+            laggards, laggards_ended, lag_held, homes_told, handovers_restarted;
     } st;
 } base_retire;
 
@@ -127,24 +158,37 @@ void retire_run_cell_msg(mc_engine *e, const mc_origin *o, uint8_t msg, const ui
                          size_t len);
 
 /* retire_hold.c: the receiving side holds what comes straight to a base it took from a
- * retiring baseapp until that one's stream for it ended (RETIRE_END, its death, or
- * --retireHoldMs). */
+ * retiring baseapp until that one's stream for it ended (RETIRE_END, its death), and after
+ * RETIRE_END what the senders it named send, until RETIRE_SENDER_END for each; at most
+ * --retireHoldMax items and --retireHoldBytes bytes a base (beyond: BUSY). */
 typedef struct {
     mc_address from;
     bool open;
-    mc_time_us since;
+    size_t bytes;
     retire_queue q;
 } retire_taken;
 bool retire_hold_take(base_retire *r, retire_item_kind kind, uint8_t msg, const mc_origin *o,
                       const mc_call_header *h, int32_t id, const uint8_t *data, size_t len);
-/* Release what waits: for bases taken from `from` (NULL: any whose hold ran out). */
-void retire_hold_release(base_retire *r, const mc_address *from, mc_time_us now);
+/* Retiring baseapp `from` died: whatever waits for its streams runs now. */
+void retire_hold_release(base_retire *r, const mc_address *from);
 void retire_hold_free(base_retire *r);
 /* A base taken from a retiring baseapp and still held (its stream open). */
 retire_taken *retire_taken_of(base_retire *r, int32_t id);
 
 /* retire_handover.c: RETIRED to every live peer, RETIRE_HOMES, RETIRE_END, the stop. */
 void retire_handover_start(base_retire *r);
+/* A new home died during the handover: its bases go again, the handover starts over
+ * later (true when so). */
+bool retire_handover_check(base_retire *r);
+/* A peer's stream through us ended (RETIRED_NOTED, its death); the tick's re-asks. */
+void retire_handover_ended(base_retire *r, const mc_address *peer);
+void retire_handover_tick(base_retire *r, mc_time_us now);
+/* retire_tell.c: a baseapp born on the ring is told where the bases we took from a retired
+ * (stopped) baseapp live (RETIRED_HOMES); the tick watches the ring. Where bases of a
+ * retired baseapp live (RETIRE_HOMES, RETIRED_HOMES) is kept here too. */
+void retire_homes_keep(base_retire *r, const int32_t *ids, const mc_address *homes, size_t n);
+void retire_tell_tick(base_retire *r, mc_time_us now);
+void retire_tell_free(base_retire *r);
 /* retire_move.c */
 void retire_relay_to(mc_engine *e, const mc_address *home, const mc_origin *o,
                      const mc_call_header *h, const uint8_t *args, size_t len);

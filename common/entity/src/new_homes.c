@@ -8,7 +8,9 @@
  * A retiring baseapp that has offloaded every base says RETIRED (entity message 83) to every
  * live baseapp and cellapp before it stops (baseapp/src/retire/retire.c): from then on calls for
  * its bases go to their new homes on the ring of that moment, while it still lives (it keeps
- * passing on what was already on its way), and its death later keeps that ring. */
+ * passing on what was already on its way), and its death later keeps that ring. A baseapp
+ * born after it stopped is told by the holders of its bases (RETIRED_HOMES): calls for them
+ * come here, and the baseapp part sends each on to its home. */
 #include "engine_internal.h"
 #include "common/log.h"
 
@@ -87,13 +89,34 @@ void engine_note_new_homes(mc_engine *e, const char *addr)
 bool engine_note_retired(mc_engine *e, const mc_address *addr)
 {
     struct engine_new_home *h = find_home(e, addr);
-    if (h && h->retired)
+    if (h && h->retired) {
+        /* told again (its handover started over after a new home died): the ring of now */
+        h->ring = *mc_server_backup_ring(e->server);
         return false;
+    }
     char a[MC_ADDRESS_STRLEN];
     mc_address_format(addr, a, sizeof a);
     engine_forget_new_home(e, a);
     note(e, addr, true);
     return true;
+}
+
+void mc_engine_route_retired_here(mc_engine *e, const mc_address *retired)
+{
+    struct engine_new_home *h = find_home(e, retired);
+    if (h && h->retired)
+        return;
+    char a[MC_ADDRESS_STRLEN];
+    mc_address_format(retired, a, sizeof a);
+    engine_forget_new_home(e, a);
+    note(e, retired, true);
+    h = find_home(e, retired);
+    if (h) { /* a ring of us alone: every base of it picks us */
+        mc_backup_ring_clear(&h->ring);
+        h->ring.version = 1;
+        h->ring.n = 1;
+        h->ring.members[0] = *mc_engine_address(e);
+    }
 }
 
 bool mc_engine_new_home(mc_engine *e, const mc_address *dead, int32_t id, mc_address *out)

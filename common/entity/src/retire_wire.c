@@ -97,3 +97,50 @@ bool mc_retire_homes_decode(mc_istream *is, int32_t *ids, mc_address *homes, siz
     *n = count;
     return mc_istream_ok(is);
 }
+
+void mc_retire_senders_encode(mc_ostream *os, const mc_address *a, size_t n)
+{
+    mc_write_u16(os, (uint16_t)n);
+    for (size_t i = 0; i < n; i++)
+        write_address(os, &a[i]);
+}
+
+bool mc_retire_senders_decode(mc_istream *is, mc_address *out, size_t *n)
+{
+    uint16_t count = mc_read_u16(is);
+    if (!mc_istream_ok(is) || count > MC_RETIRE_LAGGARDS_MAX ||
+        mc_istream_remaining(is) != (size_t)count * 6)
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        out[i] = read_address(is);
+        if (!out[i].ip || !out[i].port)
+            return false;
+    }
+    *n = count;
+    return mc_istream_ok(is);
+}
+
+void mc_retire_sender_encode(mc_ostream *os, const mc_address *a) { write_address(os, a); }
+
+bool mc_retire_sender_decode(mc_istream *is, mc_address *out)
+{
+    if (mc_istream_remaining(is) != 6)
+        return false;
+    *out = read_address(is);
+    return mc_istream_ok(is) && out->ip && out->port;
+}
+
+void mc_retired_homes_encode(mc_ostream *os, const mc_address *retired, const int32_t *ids,
+                             const mc_address *homes, size_t n)
+{
+    write_address(os, retired);
+    mc_retire_homes_encode(os, ids, homes, n);
+}
+
+bool mc_retired_homes_decode(mc_istream *is, mc_address *retired, int32_t *ids,
+                             mc_address *homes, size_t *n)
+{
+    *retired = read_address(is);
+    return mc_istream_ok(is) && retired->ip && retired->port &&
+           mc_retire_homes_decode(is, ids, homes, n);
+}

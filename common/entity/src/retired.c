@@ -3,6 +3,7 @@
  * calls for its bases to their new homes (new_homes.c) from now on. Both roles list it in
  * their message tables. */
 #include "engine_internal.h"
+#include "entity/backup_wire.h"
 #include "common/log.h"
 
 void mc_engine_on_retired(mc_engine *e, const mc_origin *o, mc_istream *is)
@@ -21,6 +22,9 @@ void mc_engine_on_retired(mc_engine *e, const mc_origin *o, mc_istream *is)
         MC_INFO("%s retired: calls for its bases go to their new homes",
                 mc_address_format(&o->addr, a, sizeof a));
     }
-    /* what we sent it before is ahead of this answer on our channel to it */
+    /* what we sent it before is ahead of this answer on our channel to it; so it is of
+     * RETIRED_NOTED, which it takes however late (the answer may come after its timeout:
+     * the retiring baseapp then says when our stream through it ended) */
     mc_engine_reply_status(e, o, MC_CALL_OK, "");
+    mc_engine_send(e, &o->addr, MC_MSG_RETIRED_NOTED, NULL, 0);
 }

@@ -1,7 +1,8 @@
 /* libFuzzer target for the base backup messages' decoders (entity/backup_wire.h):
  * BACKUP_BASE (and the base and cell properties in it, decoded as a restorer does),
  * BACKUP_DROP, BACKUP_REFUSED and BASE_RESTORED, with the Probe game's definitions, and a
- * retirement's (entity/retire_wire.h): RETIRE_PASS, RETIRE_CLIENT_CALL, RETIRE_HOMES.
+ * retirement's (entity/retire_wire.h): RETIRE_PASS, RETIRE_CLIENT_CALL, RETIRE_HOMES,
+ * RETIRE_END's late senders, RETIRE_SENDER_END, RETIRED_HOMES.
  * Whatever decodes is encoded again and must decode to the same thing. */
 #include "common/defs.h"
 #include "entity/backup_wire.h"
@@ -52,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[256];
     mc_ostream os;
     mc_ostream_init(&os);
-    switch (data[0] % 7) {
+    switch (data[0] % 10) {
     case 0: {
         mc_backup_head h;
         if (!mc_backup_decode(defs, &is, &h, why, sizeof why))
@@ -133,6 +134,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mc_istream_init(&again, os.data, os.size);
         if (!mc_retire_homes_decode(&again, ids2, homes2, &n2) || n2 != n ||
             memcmp(ids, ids2, n * sizeof *ids) != 0)
+            abort();
+        for (size_t i = 0; i < n; i++)
+            if (!mc_address_equal(&homes[i], &homes2[i]))
+                abort();
+        break;
+    }
+    case 7: {
+        static mc_address late[MC_RETIRE_LAGGARDS_MAX], late2[MC_RETIRE_LAGGARDS_MAX];
+        size_t n, n2;
+        if (!mc_retire_senders_decode(&is, late, &n))
+            break;
+        mc_retire_senders_encode(&os, late, n);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        if (!mc_retire_senders_decode(&again, late2, &n2) || n2 != n)
+            abort();
+        for (size_t i = 0; i < n; i++)
+            if (!mc_address_equal(&late[i], &late2[i]))
+                abort();
+        break;
+    }
+    case 8: {
+        mc_address a, a2;
+        if (!mc_retire_sender_decode(&is, &a))
+            break;
+        mc_retire_sender_encode(&os, &a);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        if (!mc_retire_sender_decode(&again, &a2) || !mc_address_equal(&a, &a2))
+            abort();
+        break;
+    }
+    case 9: {
+        static int32_t ids[MC_RETIRE_HOMES_PER_MESSAGE], ids2[MC_RETIRE_HOMES_PER_MESSAGE];
+        static mc_address homes[MC_RETIRE_HOMES_PER_MESSAGE], homes2[MC_RETIRE_HOMES_PER_MESSAGE];
+        mc_address retired, retired2;
+        size_t n, n2;
+        if (!mc_retired_homes_decode(&is, &retired, ids, homes, &n))
+            break;
+        mc_retired_homes_encode(&os, &retired, ids, homes, n);
+        mc_istream again;
+        mc_istream_init(&again, os.data, os.size);
+        if (!mc_retired_homes_decode(&again, &retired2, ids2, homes2, &n2) || n2 != n ||
+            !mc_address_equal(&retired, &retired2) || memcmp(ids, ids2, n * sizeof *ids) != 0)
             abort();
         for (size_t i = 0; i < n; i++)
             if (!mc_address_equal(&homes[i], &homes2[i]))

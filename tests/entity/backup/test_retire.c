@@ -22,9 +22,15 @@
  *   client_calls_follow   the client's calls sent meanwhile on its old channel follow it
  *   ring_change_keeps_mailboxes  a baseapp born during the retirement: mailboxes naming the
  *                        retired baseapp reach every base (RETIRE_HOMES)
+ *   born_after_handover_reaches_moved  a baseapp born after the handover: its calls on
+ *                        mailboxes naming the retired baseapp reach every base
  *   target_dies_mid_offload  the base goes to a live baseapp of the new ring instead
  *   home_dies_after_taking  a new home dies after it took bases: they are sent again
- *   bad_options_are_refused  --retireHoldMs / --retireLingerMs out of range
+ *   home_dies_during_handover  ... during the handover: sent again, the handover starts over
+ *   late_sender_keeps_order  a peer that answers RETIRED late: what it sends straight to the
+ *                        new home is held until its stream through the retiring one ended
+ *   hold_lasts_while_old_home_lives  no time bound on the hold; its bound a base (holdFull)
+ *   bad_options_are_refused  --retireHoldMax / --retireHoldBytes / --retireLingerMs out of range
  */
 #include "backup_checks.h"
 #include "harness.h"
@@ -364,6 +370,145 @@ START_TEST(ring_change_keeps_mailboxes)
 }
 END_TEST
 
+/* A peer that does not answer RETIRED in time (here the new home itself: its sends are
+ * 800 ms late, the retiring baseapp's --callTimeoutMs is 400) still sends calls through the
+ * retiring baseapp after RETIRE_END. RETIRE_END names it: the new home keeps holding what it
+ * sends straight to A until the retiring baseapp says its stream ended (its RETIRED_NOTED
+ * came: RETIRE_SENDER_END). Every ping reaches A once and in order. (Before, RETIRE_END
+ * released the hold and the pings still on their way through the retiring baseapp came
+ * after later direct ones: baseOrderErrors.) */
+START_TEST(late_sender_keeps_order)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=30000 --callTimeoutMs=400", NULL,
+                                  NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-late", "--deadAfterMs=15000", opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    int32_t s = bc_create(&c, survivor, "{\"label\":\"streamer\"}");
+    char m_abase[160], json[256];
+    rc_mailbox(m_abase, sizeof m_abase, a, c.addr[retiring], "BASE");
+    snprintf(json, sizeof json, "[%s]", m_abase);
+    bc_invoke(&c, survivor, s, "remember", json);
+    bc_invoke(&c, survivor, s, "streamPeer", "[0.02]");
+    ck_assert(bc_wait_prop_at_least(&c, retiring, a, "baseSeen", 10));
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    /* A lives at the survivor, whose sends are late from now on: its answers too (also the
+     * one to this set, which may come after the watcher tool gave up: the retiring
+     * baseapp's log says below whether the survivor's answer was late) */
+    rc_set(&c, bc_name(&c, survivor), "nub/rehearsal/latencyMs", "800");
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", 1000));
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(h_file_contains(c.log[retiring], "did not answer RETIRED in time"),
+                  "the survivor answered in time: %s", c.log[retiring]);
+    ck_assert_msg(h_file_contains(c.log[retiring], "stream through us ended"), "%s",
+                  c.log[retiring]);
+    /* (the answer to this set may come too late for the watcher tool: set again) */
+    long until = rc_now_ms() + WAIT_MS;
+    while (rc_set(&c, bc_name(&c, survivor), "nub/rehearsal/latencyMs", "0") != 0 &&
+           rc_now_ms() < until)
+        h_sleep_ms(100);
+    int64_t seen = rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen");
+    ck_assert(seen != RC_NO_NUMBER);
+    ck_assert_msg(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", seen + 30),
+                  "the stream stopped reaching A");
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseOrderErrors"), 0);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), s, "streamRefused"), 0);
+    ck_assert_int_ge(bc_num(&c, survivor, "retire/lagHeld"), 1);
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/lagSenders"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* The hold has no time bound: it lasts while the old home lives. Pings 1..10 go to A through
+ * the retiring baseapp (its sends 4 s late, longer than the former 3 s bound), then 11..30
+ * straight to A at its new home while the retiring one lingers: 11..25 wait for its stream
+ * (--retireHoldMax=15), 26..30 are refused (retire/holdFull). A sees 1..25 in order. */
+START_TEST(hold_lasts_while_old_home_lives)
+{
+    const char *opts[RC_SLOTS] = {"--retireHoldMax=15", "--retireLingerMs=30000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-hold", "--deadAfterMs=15000", opts));
+    const int retiring = 1, survivor = 0;
+    int32_t a = bc_create(&c, retiring, "{\"label\":\"alpha\"}");
+    int32_t s = bc_create(&c, survivor, "{\"label\":\"sender\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    bc_expect_label(&c, survivor, a, "alpha");
+    /* (its answer to this set may come after the watcher tool gave up: not asked again) */
+    rc_set(&c, bc_name(&c, retiring), "nub/rehearsal/latencyMs", "4000");
+    char via[160], direct[160], json[256];
+    rc_mailbox(via, sizeof via, a, c.addr[retiring], "BASE");
+    rc_mailbox(direct, sizeof direct, a, c.addr[survivor], "BASE");
+    snprintf(json, sizeof json, "[%s, 10, 1]", via);
+    bc_invoke(&c, survivor, s, "blast", json);
+    snprintf(json, sizeof json, "[%s, 20, 11]", direct);
+    bc_invoke(&c, survivor, s, "blast", json);
+    ck_assert(wait_soon(&c, survivor, "retire/holdFull", 5));
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/held"), 15);
+    /* the handover had not begun: the first ten went through the retiring baseapp */
+    ck_assert_int_eq(bc_num(&c, survivor, "calls/retiredNoted"), 0);
+    /* the pings through the retiring baseapp come first, however late */
+    ck_assert(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", 10));
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert(bc_wait_prop_at_least(&c, survivor, a, "baseSeen", 25));
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseSeen"), 25);
+    ck_assert_int_eq(rc_prop_num(&c, bc_name(&c, survivor), a, "baseOrderErrors"), 0);
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/holdFull"), 5);
+    ck_assert_int_eq(bc_num(&c, survivor, "retire/holding"), 0);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A baseapp born after the handover (the retired one gone) never heard RETIRE_HOMES nor the
+ * ring of the retired one's death; calls it sends on mailboxes naming the retired baseapp
+ * must still reach every base. The holder of bases taken from a retiring baseapp tells each
+ * baseapp born later where they live (RETIRE_HOMES to it, retire/homesTold): the newcomer
+ * sends such a call there (retire/homesForwarded). Every ask is answered. */
+START_TEST(born_after_handover_reaches_moved)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-born", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    int32_t ids[RING_BASES];
+    for (int i = 0; i < RING_BASES; i++)
+        ids[i] = bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert(rc_wait_num(&c, bc_name(&c, survivor), "entities/count", RING_BASES, WAIT_MS,
+                          NULL));
+    /* a baseapp is born: about half of the bases now pick it on the ring */
+    ck_assert(rc_start_extra_baseapp(&c, "retire-born", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, survivor), "backupRing/members", c.xaddr, WAIT_MS));
+    ck_assert_msg(rc_wait_num(&c, c.xname, "retire/homesKnown", RING_BASES, WAIT_MS, NULL),
+                  "the newcomer was not told where the moved bases live");
+    char out[1024];
+    int rc = rc_call(&c, out, sizeof out, c.xname, "command/createBase", "Probe",
+                     "{\"label\":\"asker\"}", NULL);
+    const char *p = strstr(out, "command/createBase");
+    ck_assert_msg(rc == 0 && p, "createBase on the newcomer: %s", out);
+    int32_t asker = (int32_t)atol(p + strlen("command/createBase"));
+    ck_assert(asker > 0);
+    for (int i = 0; i < RING_BASES; i++) {
+        char mb[160], json[256];
+        rc_mailbox(mb, sizeof mb, ids[i], c.addr[retiring], "BASE");
+        snprintf(json, sizeof json, "[%s, %d]", mb, i + 1);
+        ck_assert_int_eq(rc_invoke(&c, c.xname, asker, "ask", json, out, sizeof out), 0);
+        ck_assert_msg(rc_wait_prop(&c, c.xname, asker, "answers", i + 1, WAIT_MS, NULL),
+                      "base %d not answered", (int)ids[i]);
+        ck_assert_int_eq(rc_prop_num(&c, c.xname, asker, "lastStatus"), 0);
+        ck_assert_int_eq(rc_prop_num(&c, c.xname, asker, "lastAnswer"), i + 1);
+    }
+    ck_assert_int_ge(rc_num(&c, c.xname, "retire/homesForwarded"), 1);
+    rc_stop(&c);
+}
+END_TEST
+
 /* The baseapp a base is sent to dies before it answered (stopped, then killed): the base is
  * thawed and sent to a live baseapp of the new ring; every base lands there. */
 START_TEST(target_dies_mid_offload)
@@ -394,9 +539,11 @@ START_TEST(bad_options_are_refused)
 {
     const char *res = "--res=" MC_PROBE_RES, *game = "--game=" MC_PROBE_GAME,
                *in = "--internal=127.0.0.1:0", *ex = "--external=127.0.0.1:0";
-    rc_expect_refused("baseapp", "retireHoldMs", res, game, in, ex, "--retireHoldMs=99", NULL);
-    rc_expect_refused("baseapp", "retireHoldMs", res, game, in, ex, "--retireHoldMs=60001",
+    rc_expect_refused("baseapp", "retireHoldMax", res, game, in, ex, "--retireHoldMax=0", NULL);
+    rc_expect_refused("baseapp", "retireHoldMax", res, game, in, ex, "--retireHoldMax=100001",
                       NULL);
+    rc_expect_refused("baseapp", "retireHoldBytes", res, game, in, ex,
+                      "--retireHoldBytes=1023", NULL);
     rc_expect_refused("baseapp", "retireLingerMs", res, game, in, ex,
                       "--retireLingerMs=600001", NULL);
 }
@@ -429,19 +576,60 @@ START_TEST(home_dies_after_taking)
 }
 END_TEST
 
+/* A new home dies (SIGKILL) during the handover itself: stopped once the retiring baseapp
+ * lingers, so the handover waits on its answers (RETIRED, --callTimeoutMs 20 s), killed once
+ * retire/state says "handing over". The retiring baseapp sends the bases that went there
+ * again, from the state they went with, to the live baseapp of the new ring, starts the
+ * handover over and exits 0: every base lives there, once. */
+START_TEST(home_dies_during_handover)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=3000 --callTimeoutMs=20000", NULL,
+                                  NULL};
+    rc_cluster c;
+    /* (the manager declares the stopped home dead only well after the linger is over) */
+    ck_assert(rc_start(&c, "retire-handover", "--deadAfterMs=15000", opts));
+    const int retiring = 1, home = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-handover", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = bc_num(&c, home, "entities/count");
+    ck_assert_msg(there >= 1 && there < RING_BASES, "%lld bases went to the home that dies",
+                  (long long)there);
+    h_kill(c.pid[home], SIGSTOP);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", WAIT_MS));
+    rc_kill9(&c, home);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(h_file_contains(c.log[retiring], "died during the handover"), "%s",
+                  c.log[retiring]);
+    ck_assert_msg(rc_wait_num(&c, c.xname, "entities/count", RING_BASES, WAIT_MS, NULL),
+                  "the bases of the home that died were not sent again");
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
     TCase *tc = tcase_create("retire");
     tcase_set_timeout(tc, 600);
+
+
     tcase_add_test(tc, offload_keeps_state_and_calls);
     tcase_add_test(tc, retiring_survives_manager_restart);
     tcase_add_test(tc, order_kept_across_the_switch);
     tcase_add_test(tc, cell_messages_follow);
     tcase_add_test(tc, client_calls_follow);
+    tcase_add_test(tc, late_sender_keeps_order);
+    tcase_add_test(tc, hold_lasts_while_old_home_lives);
     tcase_add_test(tc, ring_change_keeps_mailboxes);
+    tcase_add_test(tc, born_after_handover_reaches_moved);
     tcase_add_test(tc, target_dies_mid_offload);
     tcase_add_test(tc, home_dies_after_taking);
+    tcase_add_test(tc, home_dies_during_handover);
     tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
     return s;

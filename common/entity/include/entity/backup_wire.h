@@ -52,6 +52,9 @@ enum {
     MC_MSG_RETIRE_END = 82,         /* the retiring baseapp passes nothing more on */
     MC_MSG_RETIRED = 83,            /* send calls for its bases to their new homes now */
     MC_MSG_RETIRE_HOMES = 84,       /* bases whose new home is not their pick on the ring */
+    MC_MSG_RETIRED_NOTED = 85,      /* RETIRED heard (one-way, whenever it is processed) */
+    MC_MSG_RETIRE_SENDER_END = 86,  /* a late sender's stream through the retiring one ended */
+    MC_MSG_RETIRED_HOMES = 87,      /* to a baseapp born later: where a retired one's bases are */
 };
 
 /* Why a backup baseapp did not keep a backup (BACKUP_REFUSED). */

@@ -246,6 +246,11 @@ int mc_engine_props_by_name(mc_engine *e, const mc_entity_type_def *td,
                             const mc_prop_init *props, size_t n, uint16_t **indices,
                             mc_value **values, char *why, size_t whylen);
 
+/* A baseapp born after `retired` stopped was told where its bases live (RETIRED_HOMES):
+ * calls on mailboxes naming it go to this process, whose part sends each on to its base's
+ * home. Forgotten when a process is born at that address. */
+void mc_engine_route_retired_here(mc_engine *e, const mc_address *retired);
+
 /* The baseapp that restores (or restored) entity id of the dead baseapp at `dead`: its
  * backup on the ring published with that death (server/backup_ring.h). False when the
  * engine knows of no such death or the ring named no other baseapp. */

@@ -1,4 +1,4 @@
-/* The payloads of a retirement's messages (docs/PROTOCOL.md "Entity messages", 80-84; the
+/* The payloads of a retirement's messages (docs/PROTOCOL.md "Entity messages", 80-87; the
  * ids are in entity/backup_wire.h): RETIRE_PASS and RETIRE_CLIENT_CALL heads (the passed
  * payload follows to the end) and RETIRE_HOMES. Decoders take hostile bytes: false when
  * malformed. */
@@ -42,5 +42,22 @@ void mc_retire_homes_encode(mc_ostream *os, const int32_t *ids, const mc_address
                             size_t n);
 /* Into ids/homes (room for MC_RETIRE_HOMES_PER_MESSAGE); *n the count. */
 bool mc_retire_homes_decode(mc_istream *is, int32_t *ids, mc_address *homes, size_t *n);
+
+/* RETIRED_HOMES: the retired baseapp's address (u32 IPv4, u16 port), then a RETIRE_HOMES
+ * body (its bases living at the sender). */
+void mc_retired_homes_encode(mc_ostream *os, const mc_address *retired, const int32_t *ids,
+                             const mc_address *homes, size_t n);
+bool mc_retired_homes_decode(mc_istream *is, mc_address *retired, int32_t *ids,
+                             mc_address *homes, size_t *n);
+
+/* RETIRE_END: the senders (0..MC_RETIRE_LAGGARDS_MAX addresses) that did not answer
+ * RETIRED in time: their calls may still come through the retiring baseapp (u16 n, n x
+ * (u32 IPv4, u16 port)). RETIRE_SENDER_END: one such address (u32, u16). */
+#define MC_RETIRE_LAGGARDS_MAX 1024
+void mc_retire_senders_encode(mc_ostream *os, const mc_address *a, size_t n);
+/* Into out (room for MC_RETIRE_LAGGARDS_MAX); *n the count. */
+bool mc_retire_senders_decode(mc_istream *is, mc_address *out, size_t *n);
+void mc_retire_sender_encode(mc_ostream *os, const mc_address *a);
+bool mc_retire_sender_decode(mc_istream *is, mc_address *out);
 
 #endif
