@@ -48,9 +48,10 @@ void cw_wait_real_on(rc_cluster *c, int32_t id, int want, int ms);
  * status; the whole answer in out when out is not NULL. Fails the test on no answer. */
 int cw_call_status(rc_cluster *c, const char *proc, int32_t id, const char *method,
                    const char *args, char *out, size_t outlen);
-/* Call a cell method of id on the cellapp holding its real; it must answer "[0]". */
+/* Call a cell method of id on the cellapp holding its real; it must answer "[0]" (a status
+ * method) or "[]" (a method answering nothing). */
 void cw_real_call(rc_cluster *c, int32_t id, const char *method, const char *args);
-/* Move id's real (wherever it is) to (x, z): cw_real_call of moveTo. */
+/* Move id's real (wherever it is) to (x, z); moveTo must answer "[0]". */
 void cw_move_real(rc_cluster *c, int32_t id, double x, double z);
 
 /* The CELL mailbox of a Probe's cell as JSON ("{...}"), from its base on baseapp01. */
