@@ -58,9 +58,19 @@ static void quick_auto(rc_cluster *c)
     cw_set(c, "manager", "cells/auto/mergeHoldMs", "2000");
 }
 
+/* Cells that stay as they are split: no load balancing, no automatic split or merge. */
+static void fixed_cells(rc_cluster *c)
+{
+    cw_set(c, "manager", "cells/balanceMs", "0");
+    cw_set(c, "manager", "cells/auto/checkMs", "0");
+}
+
+/* Where five_probes puts its probes (x; z = 0): a split at x = -5 (their median between -20
+ * and 10) or at x = 0 leaves the last three beyond it. */
+static const float xs[NP] = {-30, -20, 10, 20, 30};
+
 /* NP probes in one space on one cellapp (*holder), at x = xs[i], z = 0. */
-static void five_probes(rc_cluster *c, int32_t ids[NP], int *holder, int32_t *space,
-                        const float xs[NP])
+static void five_probes(rc_cluster *c, int32_t ids[NP], int *holder, int32_t *space)
 {
     ids[0] = cw_probe_in_new_space(c, "p", holder, space, WAIT_MS);
     for (int i = 1; i < NP; i++)
@@ -112,8 +122,7 @@ START_TEST(a_busy_space_splits_by_itself_and_merges_back_when_idle)
     quick_auto(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs);
+    five_probes(&c, ids, &h, &space);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
     cw_set(&c, A, "ghosts/offloadHysteresis", "0");
     char p[128], want[256];
@@ -170,8 +179,7 @@ START_TEST(a_cellapp_born_into_a_live_cluster_takes_a_share)
     quick_auto(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs);
+    five_probes(&c, ids, &h, &space);
     ck_assert_int_eq(h, 0);
     cw_set(&c, "cellapp01", "ghosts/offloadHysteresis", "0");
     cw_set(&c, "cellapp01", "cells/tickLoadBoost", "5");
@@ -196,8 +204,7 @@ START_TEST(a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells)
 {
     rc_cluster c;
     rc_start(&c, 1, 3);
-    cw_set(&c, "manager", "cells/balanceMs", "0");
-    cw_set(&c, "manager", "cells/auto/checkMs", "0");
+    fixed_cells(&c);
     int h;
     int32_t space;
     int32_t w = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
@@ -296,12 +303,10 @@ START_TEST(a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
-    cw_set(&c, "manager", "cells/balanceMs", "0");
-    cw_set(&c, "manager", "cells/auto/checkMs", "0");
+    fixed_cells(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs);
+    five_probes(&c, ids, &h, &space);
     int b = 1 - h;
     char sp[32], out[4096];
     snprintf(sp, sizeof sp, "%d", (int)space);
@@ -329,12 +334,10 @@ START_TEST(a_retiring_cellapp_hands_a_space_it_serves_whole_to_another)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
-    cw_set(&c, "manager", "cells/balanceMs", "0");
-    cw_set(&c, "manager", "cells/auto/checkMs", "0");
+    fixed_cells(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs); /* all on h, the space whole there */
+    five_probes(&c, ids, &h, &space); /* all on h, the space whole there */
     int b = 1 - h;
     char out[4096], p[128], want[256];
     /* a witness sees the others */
