@@ -34,6 +34,7 @@
  *       --ghostCallRing, --ghostCallRingBytes, --ghostCallRingMs, --testGhostCallDelayMs the
  *       cellapp, at start with one line naming them */
 #include "harness.h"
+#include "cells_watch.h"
 #include "rules_cluster.h"
 
 #include <check.h>
@@ -46,185 +47,72 @@
 #define WAIT_MS 30000
 #define NP 5
 
-static void wait_value(rc_cluster *c, const char *proc, const char *path, const char *want)
-{
-    if (!rc_wait_value(c, proc, path, want, WAIT_MS)) {
-        char v[4096] = "";
-        rc_get(c, v, sizeof v, proc, path);
-        ck_abort_msg("%s %s: no '%s' in %s", proc, path, want, v);
-    }
-}
-
-static void wait_int_eq(rc_cluster *c, const char *proc, const char *path, long long want)
-{
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        char v[256];
-        if (rc_get(c, v, sizeof v, proc, path) == 0 && rc_int(c, proc, path) == want)
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("%s %s: %lld, want %lld", proc, path, rc_int(c, proc, path), want);
-}
-
-static void set(rc_cluster *c, const char *proc, const char *path, const char *value)
-{
-    char v[512];
-    int rc = h_watcher(v, sizeof v, c->manager, "set", proc, path, value, NULL);
-    ck_assert_msg(rc == 0, "set %s %s %s: %s", proc, path, value, v);
-}
-
 /* Quick automatic splits for a test: 4 reals make a space worth splitting, a second over
  * the threshold is long enough, no gap; merges after 2 s idle; boundaries do not move. */
 static void quick_auto(rc_cluster *c)
 {
-    set(c, "manager", "cells/balanceMs", "0");
-    set(c, "manager", "cells/auto/splitMinReals", "4");
-    set(c, "manager", "cells/auto/splitHoldMs", "1000");
-    set(c, "manager", "cells/auto/gapMs", "0");
-    set(c, "manager", "cells/auto/mergeHoldMs", "2000");
+    cw_set(c, "manager", "cells/balanceMs", "0");
+    cw_set(c, "manager", "cells/auto/splitMinReals", "4");
+    cw_set(c, "manager", "cells/auto/splitHoldMs", "1000");
+    cw_set(c, "manager", "cells/auto/gapMs", "0");
+    cw_set(c, "manager", "cells/auto/mergeHoldMs", "2000");
 }
 
-/* The cellapp (index) holding entity id's real; -1 none, -2 two (a move under way: the new
- * cellapp's dormant copy until the old one lets go). */
-static int real_of(rc_cluster *c, int32_t id)
+/* Cells that stay as they are split: no load balancing, no automatic split or merge. */
+static void fixed_cells(rc_cluster *c)
 {
-    char p[96], v[512];
-    snprintf(p, sizeof p, "entities/%d/real", (int)id);
-    int found = -1;
-    for (int i = 0; i < c->ncell; i++) {
-        /* one get ("cellapp01  entities/3/real  here"): the entity may go between two */
-        if (c->cell[i] <= 0 || rc_get(c, v, sizeof v, c->cell_name[i], p) != 0)
-            continue;
-        const char *val = strstr(v, p);
-        if (!val)
-            continue;
-        val += strlen(p);
-        while (*val == ' ')
-            val++;
-        if (strncmp(val, "here", 4) == 0 && (val[4] == '\n' || val[4] == '\0')) {
-            if (found >= 0)
-                return -2;
-            found = i;
-        }
-    }
-    return found;
+    cw_set(c, "manager", "cells/balanceMs", "0");
+    cw_set(c, "manager", "cells/auto/checkMs", "0");
 }
 
-/* Poll until id's real is on cellapp `want`, and only there. */
-static void wait_real_on(rc_cluster *c, int32_t id, int want)
-{
-    int at = -1;
-    for (int waited = 0; waited < WAIT_MS; waited += 100) {
-        if ((at = real_of(c, id)) == want)
-            return;
-        h_sleep_ms(100);
-    }
-    ck_abort_msg("entity %d is real on %s, not on %s only", (int)id,
-                 at >= 0 ? c->cell_name[at] : at == -2 ? "two cellapps" : "none",
-                 c->cell_name[want]);
-}
-
-static void move_to(rc_cluster *c, int32_t id, float x, float z)
-{
-    int at = real_of(c, id);
-    ck_assert_msg(at >= 0, "entity %d is real nowhere", (int)id);
-    char args[64], out[256];
-    snprintf(args, sizeof args, "[%g, %g]", x, z);
-    rc_entity_call(c, c->cell_name[at], id, "moveTo", args, out, sizeof out);
-    ck_assert_str_eq(out, "[0]");
-}
-
-/* A Probe with a cell in a new space: its id, the cellapp holding it, its space. */
-static int32_t probe_in_new_space(rc_cluster *c, int *holder, int32_t *space)
-{
-    int32_t id = rc_create_probe(c, "baseapp01", "p");
-    char out[512], p[96], v[4096];
-    rc_entity_call(c, "baseapp01", id, "makeCell", "[null]", out, sizeof out);
-    ck_assert_str_eq(out, "[]");
-    snprintf(p, sizeof p, "entities/%d/props/events", (int)id);
-    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
-                  (int)id);
-    snprintf(p, sizeof p, "entities/%d/space", (int)id);
-    for (int i = 0; i < c->ncell; i++)
-        if (rc_get(c, v, sizeof v, c->cell_name[i], p) == 0) {
-            *holder = i;
-            *space = (int32_t)rc_int(c, c->cell_name[i], p);
-            return id;
-        }
-    ck_abort_msg("no cellapp holds entity %d", (int)id);
-    return 0;
-}
-
-/* A Probe with a cell next to `near` (its space). */
-static int32_t probe_near(rc_cluster *c, int32_t near)
-{
-    char v[512], args[600], out[256], p[96];
-    rc_entity_call(c, "baseapp01", near, "cellMailbox", NULL, v, sizeof v);
-    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
-    v[strlen(v) - 1] = '\0';
-    int32_t id = rc_create_probe(c, "baseapp01", "q");
-    snprintf(args, sizeof args, "[%s]", v + 1);
-    rc_entity_call(c, "baseapp01", id, "makeCell", args, out, sizeof out);
-    snprintf(p, sizeof p, "entities/%d/props/events", (int)id);
-    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
-                  (int)id);
-    return id;
-}
+/* Where five_probes puts its probes (x; z = 0): a split at x = -5 (their median between -20
+ * and 10) or at x = 0 leaves the last three beyond it. */
+static const float xs[NP] = {-30, -20, 10, 20, 30};
 
 /* NP probes in one space on one cellapp (*holder), at x = xs[i], z = 0. */
-static void five_probes(rc_cluster *c, int32_t ids[NP], int *holder, int32_t *space,
-                        const float xs[NP])
+static void five_probes(rc_cluster *c, int32_t ids[NP], int *holder, int32_t *space)
 {
-    ids[0] = probe_in_new_space(c, holder, space);
+    ids[0] = cw_probe_in_new_space(c, "p", holder, space, WAIT_MS);
     for (int i = 1; i < NP; i++)
-        ids[i] = probe_near(c, ids[0]);
+        ids[i] = cw_probe_near(c, ids[0], "q", WAIT_MS);
     for (int i = 0; i < NP; i++) {
-        wait_real_on(c, ids[i], *holder);
-        move_to(c, ids[i], xs[i], 0);
+        cw_wait_real_on(c, ids[i], *holder, WAIT_MS);
+        cw_move_real(c, ids[i], xs[i], 0);
     }
 }
 
-typedef struct {
-    char name[16];
-    float x0, x1, z0, z1;
-} rect;
-
-/* The manager's layout of space ("cellapp01 x[-inf,0) z[-inf,inf); ..."): the count. */
-static int layout(rc_cluster *c, int32_t space, rect *out, int max)
+/* Stop cellapp i with SIGTERM: it exits 0. */
+static void retire(rc_cluster *c, int i)
 {
-    char p[64], v[4096];
+    h_kill(c->cell[i], SIGTERM);
+    int rc = h_wait_exit(c->cell[i], 30000);
+    ck_assert_msg(rc == 0, "%s exited %d (log %s)", c->cell_name[i], rc, c->log_cell[i]);
+    c->cell[i] = -1;
+}
+
+/* After a retirement: the manager gives the whole of space to cellapp `to`, every probe is
+ * real there and only there (a call reaches it, it never lost its cell, its base knows the
+ * address), and the witness ids[1] never saw ids[2..] leave. */
+static void all_handed_to(rc_cluster *c, int32_t space, const int32_t ids[NP], int to)
+{
+    char p[128], want[256], out[4096];
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
-    rc_value(c, "manager", p, v, sizeof v);
-    int n = 0;
-    for (char *s = v; s && *s && n < max;) {
-        char a[32], b[32], d[32], e[32];
-        if (sscanf(s, " %15s x[%31[^,],%31[^)]) z[%31[^,],%31[^)])", out[n].name, a, b, d, e) !=
-            5)
-            break;
-        out[n].x0 = strtof(a, NULL);
-        out[n].x1 = strtof(b, NULL);
-        out[n].z0 = strtof(d, NULL);
-        out[n].z1 = strtof(e, NULL);
-        n++;
-        s = strchr(s, ';');
-        if (s)
-            s++;
+    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c->cell_name[to]);
+    cw_wait_value(c, "manager", p, want, WAIT_MS);
+    for (int i = 0; i < NP; i++) {
+        ck_assert_int_eq(cw_real_of(c, ids[i]), to);
+        rc_entity_call(c, c->cell_name[to], ids[i], "moveTo", "[2, 2]", out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+        char ev[4096];
+        cw_path(p, sizeof p, ids[i], "props/events");
+        rc_value(c, "baseapp01", p, ev, sizeof ev);
+        ck_assert_msg(!strstr(ev, "loseCell"), "entity %d lost its cell: %s", (int)ids[i], ev);
+        cw_path(p, sizeof p, ids[i], "cell");
+        cw_wait_value(c, "baseapp01", p, c->cell_addr[to], WAIT_MS);
     }
-    return n;
-}
-
-static bool holds(const rect *r, float x, float z)
-{
-    return x >= r->x0 && x < r->x1 && z >= r->z0 && z < r->z1;
-}
-
-static int index_of(rc_cluster *c, const char *name)
-{
-    for (int i = 0; i < c->ncell; i++)
-        if (strcmp(c->cell_name[i], name) == 0)
-            return i;
-    ck_abort_msg("no cellapp %s", name);
-    return -1;
+    /* the witness never saw them leave */
+    for (int i = 2; i < NP; i++)
+        cw_check_never_left(c, c->cell_name[to], ids[1], ids[i]);
 }
 
 START_TEST(a_busy_space_splits_by_itself_and_merges_back_when_idle)
@@ -234,14 +122,13 @@ START_TEST(a_busy_space_splits_by_itself_and_merges_back_when_idle)
     quick_auto(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs);
+    five_probes(&c, ids, &h, &space);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
-    set(&c, A, "ghosts/offloadHysteresis", "0");
+    cw_set(&c, A, "ghosts/offloadHysteresis", "0");
     char p[128], want[256];
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
 
     /* idle: the manager looks, and splits nothing */
     long long looks = rc_int(&c, "manager", "cells/auto/looks");
@@ -251,14 +138,14 @@ START_TEST(a_busy_space_splits_by_itself_and_merges_back_when_idle)
     ck_assert_int_ge(rc_int(&c, A, "cells/loadReports"), 1);
 
     /* A overloaded: its cell is split at the median of its reals onto B */
-    set(&c, A, "cells/tickLoadBoost", "5");
+    cw_set(&c, A, "cells/tickLoadBoost", "5");
     snprintf(want, sizeof want, "%s x[-5,inf) z[-inf,inf)", B);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 1);
     for (int i = 0; i < NP; i++)
-        wait_real_on(&c, ids[i], xs[i] >= 10 ? 1 - h : h);
+        cw_wait_real_on(&c, ids[i], xs[i] >= 10 ? 1 - h : h, WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, B, p, "x[-5,inf) z[-inf,inf)");
+    cw_wait_value(&c, B, p, "x[-5,inf) z[-inf,inf)", WAIT_MS);
     /* still over the threshold, but too few reals left to split again */
     looks = rc_int(&c, "manager", "cells/auto/looks");
     ck_assert(rc_wait_int_at_least(&c, "manager", "cells/auto/looks", looks + 3, WAIT_MS));
@@ -266,14 +153,14 @@ START_TEST(a_busy_space_splits_by_itself_and_merges_back_when_idle)
     ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/merges"), 0);
 
     /* idle again: the cell merges back, its reals come home */
-    set(&c, A, "cells/tickLoadBoost", "0");
+    cw_set(&c, A, "cells/tickLoadBoost", "0");
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/merges"), 1);
     for (int i = 0; i < NP; i++)
-        wait_real_on(&c, ids[i], h);
-    wait_int_eq(&c, B, "spaces/count", 0);
+        cw_wait_real_on(&c, ids[i], h, WAIT_MS);
+    cw_wait_int_eq(&c, B, "spaces/count", 0, WAIT_MS);
     for (int i = 0; i < NP; i++) {
         char out[256];
         rc_entity_call(&c, A, ids[i], "moveTo", "[1, 1]", out, sizeof out);
@@ -292,11 +179,10 @@ START_TEST(a_cellapp_born_into_a_live_cluster_takes_a_share)
     quick_auto(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs);
+    five_probes(&c, ids, &h, &space);
     ck_assert_int_eq(h, 0);
-    set(&c, "cellapp01", "ghosts/offloadHysteresis", "0");
-    set(&c, "cellapp01", "cells/tickLoadBoost", "5");
+    cw_set(&c, "cellapp01", "ghosts/offloadHysteresis", "0");
+    cw_set(&c, "cellapp01", "cells/tickLoadBoost", "5");
     /* overloaded, and nowhere to go */
     ck_assert(rc_wait_int_at_least(&c, "manager", "cells/auto/noTarget", 2, WAIT_MS));
     ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 0);
@@ -305,11 +191,11 @@ START_TEST(a_cellapp_born_into_a_live_cluster_takes_a_share)
     char p[128], want[256];
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     snprintf(want, sizeof want, "%s x[-5,inf) z[-inf,inf)", c.cell_name[b]);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/auto/splits"), 1);
     for (int i = 0; i < NP; i++)
-        wait_real_on(&c, ids[i], xs[i] >= 10 ? b : 0);
-    set(&c, "cellapp01", "cells/tickLoadBoost", "0");
+        cw_wait_real_on(&c, ids[i], xs[i] >= 10 ? b : 0, WAIT_MS);
+    cw_set(&c, "cellapp01", "cells/tickLoadBoost", "0");
     rc_stop(&c);
 }
 END_TEST
@@ -318,19 +204,18 @@ START_TEST(a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells)
 {
     rc_cluster c;
     rc_start(&c, 1, 3);
-    set(&c, "manager", "cells/balanceMs", "0");
-    set(&c, "manager", "cells/auto/checkMs", "0");
+    fixed_cells(&c);
     int h;
     int32_t space;
-    int32_t w = probe_in_new_space(&c, &h, &space);
+    int32_t w = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     enum { NQ = 4 };
     int32_t q[NQ];
     const float qx[NQ] = {-20, -20, 20, 20}, qz[NQ] = {-20, 20, -20, 20};
     for (int i = 0; i < NQ; i++)
-        q[i] = probe_near(&c, w);
-    move_to(&c, w, -10, -10);
+        q[i] = cw_probe_near(&c, w, "q", WAIT_MS);
+    cw_move_real(&c, w, -10, -10);
     for (int i = 0; i < NQ; i++)
-        move_to(&c, q[i], qx[i], qz[i]);
+        cw_move_real(&c, q[i], qx[i], qz[i]);
     /* three cells: x = 0, then one half cut at z = 0 */
     char sp[32], out[4096], p[128];
     snprintf(sp, sizeof sp, "%d", (int)space);
@@ -344,79 +229,69 @@ START_TEST(a_dead_cellapps_cell_merges_and_its_reals_come_back_in_their_cells)
     ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp,
                           c.cell_name[others[1]], "0") == 0,
                   "%s", out);
-    rect r[8];
-    ck_assert_int_eq(layout(&c, space, r, 8), 3);
+    cw_rect r[8];
+    ck_assert_int_eq(cw_layout(&c, space, r, 8), 3);
     /* every real settles in the cell holding it */
     for (int i = 0; i < NQ; i++)
         for (int j = 0; j < 3; j++)
-            if (holds(&r[j], qx[i], qz[i]))
-                wait_real_on(&c, q[i], index_of(&c, r[j].name));
+            if (cw_holds(&r[j], qx[i], qz[i]))
+                cw_wait_real_on(&c, q[i], cw_cellapp_index(&c, r[j].name), WAIT_MS);
     int wc = -1;
     for (int j = 0; j < 3; j++)
-        if (holds(&r[j], -10, -10))
-            wc = index_of(&c, r[j].name);
-    wait_real_on(&c, w, wc);
+        if (cw_holds(&r[j], -10, -10))
+            wc = cw_cellapp_index(&c, r[j].name);
+    cw_wait_real_on(&c, w, wc, WAIT_MS);
     /* w watches: it sees every quarter's real, across the boundaries */
     rc_entity_call(&c, c.cell_name[wc], w, "watch", "[1, 0, 0]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)w);
-    for (int i = 0; i < NQ; i++) {
-        char id[16];
-        snprintf(id, sizeof id, "%d", (int)q[i]);
-        wait_value(&c, c.cell_name[wc], p, id);
-    }
+    for (int i = 0; i < NQ; i++)
+        cw_wait_in_view(&c, c.cell_name[wc], w, q[i], WAIT_MS);
 
     /* the victim: a cellapp serving a quarter whose real is not w's neighbour cellapp */
     int victim = -1;
     for (int j = 0; j < 3 && victim < 0; j++) {
-        int i = index_of(&c, r[j].name);
+        int i = cw_cellapp_index(&c, r[j].name);
         if (i != wc && r[j].z0 == 0)
             victim = i;
     }
     if (victim < 0)
         for (int j = 0; j < 3 && victim < 0; j++)
-            if (index_of(&c, r[j].name) != wc)
-                victim = index_of(&c, r[j].name);
+            if (cw_cellapp_index(&c, r[j].name) != wc)
+                victim = cw_cellapp_index(&c, r[j].name);
     ck_assert_int_ge(victim, 0);
     long long merges = rc_int(&c, "manager", "cells/merges");
-    h_kill(c.cell[victim], SIGKILL);
-    ck_assert_int_ge(h_wait_exit(c.cell[victim], 10000), -1);
-    c.cell[victim] = -1;
+    cw_kill_cellapp(&c, victim);
     ck_assert(rc_wait_int_at_least(&c, "manager", "cells/merges", merges + 1, WAIT_MS));
 
     /* two cells cover the plane: every point of a grid in exactly one */
-    int n = layout(&c, space, r, 8);
+    int n = cw_layout(&c, space, r, 8);
     ck_assert_int_eq(n, 2);
     for (float x = -1000; x <= 1000; x += 50)
         for (float z = -1000; z <= 1000; z += 50) {
             int in = 0;
             for (int j = 0; j < n; j++)
-                in += holds(&r[j], x, z);
+                in += cw_holds(&r[j], x, z);
             ck_assert_msg(in == 1, "(%g, %g) lies in %d cells", x, z, in);
         }
     for (int j = 0; j < n; j++)
-        ck_assert_int_ne(index_of(&c, r[j].name), victim);
+        ck_assert_int_ne(cw_cellapp_index(&c, r[j].name), victim);
     /* every real back once, on the cellapp whose cell holds it, where it was */
     for (int i = 0; i < NQ; i++) {
         int at = -1;
         for (int j = 0; j < n; j++)
-            if (holds(&r[j], qx[i], qz[i]))
-                at = index_of(&c, r[j].name);
+            if (cw_holds(&r[j], qx[i], qz[i]))
+                at = cw_cellapp_index(&c, r[j].name);
         ck_assert_int_ge(at, 0);
-        wait_real_on(&c, q[i], at);
+        cw_wait_real_on(&c, q[i], at, WAIT_MS);
         char pos[64];
         snprintf(p, sizeof p, "entities/%d/position", (int)q[i]);
         snprintf(pos, sizeof pos, "%g 0 %g", qx[i], qz[i]);
-        wait_value(&c, c.cell_name[at], p, pos);
+        cw_wait_value(&c, c.cell_name[at], p, pos, WAIT_MS);
     }
     /* the witness's view is whole again */
-    wait_real_on(&c, w, wc);
-    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)w);
-    for (int i = 0; i < NQ; i++) {
-        char id[16];
-        snprintf(id, sizeof id, "%d", (int)q[i]);
-        wait_value(&c, c.cell_name[wc], p, id);
-    }
+    cw_wait_real_on(&c, w, wc, WAIT_MS);
+    for (int i = 0; i < NQ; i++)
+        cw_wait_in_view(&c, c.cell_name[wc], w, q[i], WAIT_MS);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
     ck_assert_int_eq(rc_int(&c, "baseapp01", "cells/lost/refused"), 0);
     ck_assert_int_ge(rc_int(&c, "baseapp01", "cells/restored"), 1);
@@ -428,122 +303,58 @@ START_TEST(a_retiring_cellapp_hands_its_cell_and_reals_to_its_neighbour)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
-    set(&c, "manager", "cells/balanceMs", "0");
-    set(&c, "manager", "cells/auto/checkMs", "0");
+    fixed_cells(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs);
+    five_probes(&c, ids, &h, &space);
     int b = 1 - h;
-    char sp[32], out[4096], p[128], want[256];
+    char sp[32], out[4096];
     snprintf(sp, sizeof sp, "%d", (int)space);
     ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp,
                           c.cell_name[b], "0") == 0,
                   "%s", out);
     for (int i = 0; i < NP; i++)
-        wait_real_on(&c, ids[i], xs[i] >= 0 ? b : h);
+        cw_wait_real_on(&c, ids[i], xs[i] >= 0 ? b : h, WAIT_MS);
     /* a witness on A sees B's reals through their ghosts */
     rc_entity_call(&c, c.cell_name[h], ids[1], "watch", "[1, 0, 0]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)ids[1]);
-    char id[16];
-    snprintf(id, sizeof id, "%d", (int)ids[2]);
-    wait_value(&c, c.cell_name[h], p, id);
+    cw_wait_in_view(&c, c.cell_name[h], ids[1], ids[2], WAIT_MS);
 
     /* B stops gracefully: its cell goes to A, and its reals first */
-    h_kill(c.cell[b], SIGTERM);
-    int rc = h_wait_exit(c.cell[b], 30000);
-    ck_assert_msg(rc == 0, "%s exited %d (log %s)", c.cell_name[b], rc, c.log_cell[b]);
-    c.cell[b] = -1;
+    retire(&c, b);
     ck_assert_msg(h_file_contains(c.log_cell[b], "every real handed over"), "log %s",
                   c.log_cell[b]);
-    snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
-    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[h]);
-    wait_value(&c, "manager", p, want);
-    for (int i = 0; i < NP; i++) {
-        ck_assert_int_eq(real_of(&c, ids[i]), h);
-        rc_entity_call(&c, c.cell_name[h], ids[i], "moveTo", "[2, 2]", out, sizeof out);
-        ck_assert_str_eq(out, "[0]");
-        char ev[4096];
-        snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
-        rc_value(&c, "baseapp01", p, ev, sizeof ev);
-        ck_assert_msg(!strstr(ev, "loseCell"), "entity %d lost its cell: %s", (int)ids[i], ev);
-        snprintf(p, sizeof p, "entities/%d/cell", (int)ids[i]);
-        wait_value(&c, "baseapp01", p, c.cell_addr[h]);
-    }
-    /* the witness never saw them leave */
-    snprintf(p, sizeof p, "entities/%d/props/aoiEvents", (int)ids[1]);
-    char ev[4096], left[32];
-    rc_value(&c, c.cell_name[h], p, ev, sizeof ev);
-    for (int i = 2; i < NP; i++) {
-        snprintf(left, sizeof left, "-%d;", (int)ids[i]);
-        ck_assert_msg(!strstr(ev, left), "the witness saw %d leave: %s", (int)ids[i], ev);
-    }
+    all_handed_to(&c, space, ids, h);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);
     rc_stop(&c);
 }
 END_TEST
 
-/* Stop cellapp i with SIGTERM: it exits 0. */
-static void retire(rc_cluster *c, int i)
-{
-    h_kill(c->cell[i], SIGTERM);
-    int rc = h_wait_exit(c->cell[i], 30000);
-    ck_assert_msg(rc == 0, "%s exited %d (log %s)", c->cell_name[i], rc, c->log_cell[i]);
-    c->cell[i] = -1;
-}
-
 START_TEST(a_retiring_cellapp_hands_a_space_it_serves_whole_to_another)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
-    set(&c, "manager", "cells/balanceMs", "0");
-    set(&c, "manager", "cells/auto/checkMs", "0");
+    fixed_cells(&c);
     int h;
     int32_t space, ids[NP];
-    const float xs[NP] = {-30, -20, 10, 20, 30};
-    five_probes(&c, ids, &h, &space, xs); /* all on h, the space whole there */
+    five_probes(&c, ids, &h, &space); /* all on h, the space whole there */
     int b = 1 - h;
     char out[4096], p[128], want[256];
     /* a witness sees the others */
     rc_entity_call(&c, c.cell_name[h], ids[1], "watch", "[1, 0, 0]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    snprintf(p, sizeof p, "entities/%d/aoi/viewIds", (int)ids[1]);
-    for (int i = 2; i < NP; i++) {
-        char id[16];
-        snprintf(id, sizeof id, "%d", (int)ids[i]);
-        wait_value(&c, c.cell_name[h], p, id);
-    }
+    for (int i = 2; i < NP; i++)
+        cw_wait_in_view(&c, c.cell_name[h], ids[1], ids[i], WAIT_MS);
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[h]);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
 
     /* h stops gracefully: the whole space goes to b, and every real moves there first */
     retire(&c, h);
     ck_assert_msg(h_file_contains(c.log_cell[h], "every real handed over"), "log %s",
                   c.log_cell[h]);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/handoffs"), 1);
-    snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", c.cell_name[b]);
-    wait_value(&c, "manager", p, want);
-    for (int i = 0; i < NP; i++) {
-        ck_assert_int_eq(real_of(&c, ids[i]), b);
-        rc_entity_call(&c, c.cell_name[b], ids[i], "moveTo", "[2, 2]", out, sizeof out);
-        ck_assert_str_eq(out, "[0]");
-        char ev[4096];
-        snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
-        rc_value(&c, "baseapp01", p, ev, sizeof ev);
-        ck_assert_msg(!strstr(ev, "loseCell"), "entity %d lost its cell: %s", (int)ids[i], ev);
-        snprintf(p, sizeof p, "entities/%d/cell", (int)ids[i]);
-        wait_value(&c, "baseapp01", p, c.cell_addr[b]);
-    }
-    /* the witness never saw them leave */
-    snprintf(p, sizeof p, "entities/%d/props/aoiEvents", (int)ids[1]);
-    char ev[4096], left[32];
-    rc_value(&c, c.cell_name[b], p, ev, sizeof ev);
-    for (int i = 2; i < NP; i++) {
-        snprintf(left, sizeof left, "-%d;", (int)ids[i]);
-        ck_assert_msg(!strstr(ev, left), "the witness saw %d leave: %s", (int)ids[i], ev);
-    }
+    all_handed_to(&c, space, ids, b);
 
     /* b, the last cellapp, stops gracefully: nobody to take the space; it says so and its
      * cells go with it (their bases hear onLoseCell), as before */
@@ -554,7 +365,7 @@ START_TEST(a_retiring_cellapp_hands_a_space_it_serves_whole_to_another)
                   c.log_cell[b]);
     for (int i = 0; i < NP; i++) {
         snprintf(p, sizeof p, "entities/%d/props/events", (int)ids[i]);
-        wait_value(&c, "baseapp01", p, "loseCell");
+        cw_wait_value(&c, "baseapp01", p, "loseCell", WAIT_MS);
     }
     ck_assert_int_eq(rc_int(&c, "manager", "cells/handoffs"), 1);
     ck_assert_int_eq(rc_int(&c, "manager", "cells/conflicts"), 0);

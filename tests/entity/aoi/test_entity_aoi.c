@@ -5,6 +5,7 @@
  * refusing bad radii and unknown types. The cellapp runs with its defaults: radius 50,
  * hysteresis 5, 10 updates a second. */
 #include "harness.h"
+#include "cells_watch.h"
 #include "rules_cluster.h"
 
 #include <check.h>
@@ -14,41 +15,11 @@
 
 #define WAIT_MS 15000
 
-static void path_of(char *out, size_t n, int32_t id, const char *rest)
-{
-    snprintf(out, n, "entities/%d/%s", (int)id, rest);
-}
-
-static void wait_base_event(rc_cluster *c, int32_t id, const char *want)
-{
-    char p[96];
-    path_of(p, sizeof p, id, "props/events");
-    if (!rc_wait_value(c, "baseapp01", p, want, WAIT_MS)) {
-        char v[4096];
-        rc_value(c, "baseapp01", p, v, sizeof v);
-        ck_abort_msg("baseapp01 %s: no '%s' in %s", p, want, v);
-    }
-}
-
-/* A Probe base with a cell: in a new space (near NULL) or next to the cell `near` (JSON). */
-static int32_t probe_with_cell(rc_cluster *c, const char *label, const char *near_json)
-{
-    int32_t id = rc_create_probe(c, "baseapp01", label);
-    char out[512], args[512];
-    snprintf(args, sizeof args, "[%s]", near_json ? near_json : "null");
-    rc_entity_call(c, "baseapp01", id, "makeCell", args, out, sizeof out);
-    ck_assert_str_eq(out, "[]");
-    wait_base_event(c, id, "getCell;");
-    return id;
-}
-
 /* A cell method answering its status first: the status. */
 static int cell_call(rc_cluster *c, int32_t id, const char *method, const char *args,
                      char *out, size_t outlen)
 {
-    rc_entity_call(c, "cellapp01", id, method, args, out, outlen);
-    ck_assert_msg(out[0] == '[', "%s: %s", method, out);
-    return atoi(out + 1);
+    return cw_call_status(c, "cellapp01", id, method, args, out, outlen);
 }
 
 static void move_to(rc_cluster *c, int32_t id, double x, double z)
@@ -61,7 +32,7 @@ static void move_to(rc_cluster *c, int32_t id, double x, double z)
 static void aoi_events(rc_cluster *c, int32_t id, char *out, size_t n)
 {
     char p[96];
-    path_of(p, sizeof p, id, "props/aoiEvents");
+    cw_path(p, sizeof p, id, "props/aoiEvents");
     rc_value(c, "cellapp01", p, out, n);
 }
 
@@ -104,12 +75,11 @@ START_TEST(a_witness_sees_entities_come_and_go_with_hysteresis)
     rc_start(&c, 1, 1);
     char v[8192], out[1024], plus_a[32], minus_a[32], plus_b[32], minus_b[32], path[96];
 
-    int32_t w = probe_with_cell(&c, "witness", NULL);
+    int32_t w = cw_probe_with_cell(&c, "witness", NULL, WAIT_MS);
     char near[512];
-    rc_entity_call(&c, "baseapp01", w, "cellMailbox", NULL, near, sizeof near);
-    near[strlen(near) - 1] = '\0'; /* "[{...}]" -> "{...}" */
-    int32_t a = probe_with_cell(&c, "a", near + 1);
-    int32_t b = probe_with_cell(&c, "b", near + 1);
+    cw_cell_json(&c, w, near, sizeof near);
+    int32_t a = cw_probe_with_cell(&c, "a", near, WAIT_MS);
+    int32_t b = cw_probe_with_cell(&c, "b", near, WAIT_MS);
     ev(plus_a, sizeof plus_a, '+', a);
     ev(minus_a, sizeof minus_a, '-', a);
     ev(plus_b, sizeof plus_b, '+', b);
@@ -123,7 +93,7 @@ START_TEST(a_witness_sees_entities_come_and_go_with_hysteresis)
     two_updates(&c);
     aoi_events(&c, w, v, sizeof v);
     ck_assert_str_eq(v, "\"\"");
-    path_of(path, sizeof path, w, "aoi/inView");
+    cw_path(path, sizeof path, w, "aoi/inView");
     ck_assert_int_eq(rc_int(&c, "cellapp01", path), 0);
 
     /* a walks to the radius: it enters, once. */
@@ -174,9 +144,9 @@ START_TEST(a_witness_sees_entities_come_and_go_with_hysteresis)
     ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 450, 60]", out, sizeof out), -2);
     ck_assert_int_eq(cell_call(&c, w, "watch", "[1, 210, 10]", out, sizeof out), 0);
     wait_aoi(&c, w, plus_b, 1);
-    path_of(path, sizeof path, w, "aoi/radius");
+    cw_path(path, sizeof path, w, "aoi/radius");
     ck_assert_int_eq(rc_int(&c, "cellapp01", path), 210);
-    path_of(path, sizeof path, w, "aoi/inView");
+    cw_path(path, sizeof path, w, "aoi/inView");
     ck_assert_int_eq(rc_int(&c, "cellapp01", path), 2);
 
     /* a destroyed entity leaves every view it was in */
@@ -205,26 +175,16 @@ START_TEST(a_witness_sees_entities_come_and_go_with_hysteresis)
 }
 END_TEST
 
-/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
-static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
-{
-    char v[512];
-    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
-    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
-    v[strlen(v) - 1] = '\0';
-    snprintf(out, n, "%s", v + 1);
-}
-
 START_TEST(teleports_move_cells_between_spaces_and_views_follow)
 {
     rc_cluster c;
     rc_start(&c, 1, 1);
     char out[1024], v[8192], args[1024], near_w[512], near_b[512], plus_a[32], minus_a[32];
-    int32_t w = probe_with_cell(&c, "witness", NULL);
-    cell_json(&c, w, near_w, sizeof near_w);
-    int32_t a = probe_with_cell(&c, "a", near_w);
-    int32_t b = probe_with_cell(&c, "b", NULL); /* a space of its own */
-    cell_json(&c, b, near_b, sizeof near_b);
+    int32_t w = cw_probe_with_cell(&c, "witness", NULL, WAIT_MS);
+    cw_cell_json(&c, w, near_w, sizeof near_w);
+    int32_t a = cw_probe_with_cell(&c, "a", near_w, WAIT_MS);
+    int32_t b = cw_probe_with_cell(&c, "b", NULL, WAIT_MS); /* a space of its own */
+    cw_cell_json(&c, b, near_b, sizeof near_b);
     ev(plus_a, sizeof plus_a, '+', a);
     ev(minus_a, sizeof minus_a, '-', a);
     ck_assert_int_eq(rc_int(&c, "cellapp01", "spaces/count"), 2);
@@ -241,9 +201,9 @@ START_TEST(teleports_move_cells_between_spaces_and_views_follow)
     ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), 0);
     wait_aoi(&c, w, minus_a, 2);
     char path[96], want[64];
-    path_of(path, sizeof path, a, "space");
+    cw_path(path, sizeof path, a, "space");
     long long space_a = rc_int(&c, "cellapp01", path);
-    path_of(path, sizeof path, b, "space");
+    cw_path(path, sizeof path, b, "space");
     ck_assert_int_eq(space_a, rc_int(&c, "cellapp01", path));
     ck_assert_int_eq(cell_call(&c, b, "scan", "[10, \"\"]", out, sizeof out), 0);
     snprintf(want, sizeof want, "[0,1,\"%d\"]", (int)a);
@@ -273,9 +233,9 @@ START_TEST(teleports_move_cells_between_spaces_and_views_follow)
     snprintf(args, sizeof args, "[%s, 1, 1]", elsewhere);
     ck_assert_int_eq(cell_call(&c, a, "teleportTo", args, out, sizeof out), 0);
     ck_assert(rc_wait_int_at_least(&c, "cellapp01", "moves/failed", 1, WAIT_MS));
-    path_of(path, sizeof path, a, "space");
+    cw_path(path, sizeof path, a, "space");
     long long space_now = rc_int(&c, "cellapp01", path);
-    path_of(path, sizeof path, w, "space");
+    cw_path(path, sizeof path, w, "space");
     ck_assert_int_eq(space_now, rc_int(&c, "cellapp01", path)); /* next to w, as before */
     /* a witness that teleports stays one: in b's space it sees b (and a leaves its view) */
     char plus_b[32], minus_b[32];
@@ -308,12 +268,11 @@ START_TEST(world_updates_go_to_the_witness_base_within_the_budget)
     rc_cluster c;
     rc_start(&c, 1, 1);
     char out[1024], near[512];
-    int32_t w = probe_with_cell(&c, "witness", NULL);
-    rc_entity_call(&c, "baseapp01", w, "cellMailbox", NULL, near, sizeof near);
-    near[strlen(near) - 1] = '\0';
+    int32_t w = cw_probe_with_cell(&c, "witness", NULL, WAIT_MS);
+    cw_cell_json(&c, w, near, sizeof near);
     int32_t ids[6];
     for (int i = 0; i < 6; i++) {
-        ids[i] = probe_with_cell(&c, "near", near + 1);
+        ids[i] = cw_probe_with_cell(&c, "near", near, WAIT_MS);
         char args[64];
         snprintf(args, sizeof args, "[%d, 0]", 2 + i);
         ck_assert_int_eq(cell_call(&c, ids[i], "moveTo", args, out, sizeof out), 0);

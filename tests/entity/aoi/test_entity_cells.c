@@ -8,6 +8,7 @@
  * two keeps its ghost on the third (never deleted and made again, its witness never seeing
  * it leave). A ghost whose real's cellapp is silent for 10 s goes. */
 #include "harness.h"
+#include "cells_watch.h"
 #include "rules_cluster.h"
 
 #include <check.h>
@@ -18,48 +19,6 @@
 
 #define WAIT_MS 20000
 
-static void wait_value(rc_cluster *c, const char *proc, const char *path, const char *want)
-{
-    if (!rc_wait_value(c, proc, path, want, WAIT_MS)) {
-        char v[4096] = "";
-        rc_get(c, v, sizeof v, proc, path);
-        ck_abort_msg("%s %s: no '%s' in %s", proc, path, want, v);
-    }
-}
-
-/* Poll until proc's integer at path equals want. */
-static void wait_int_eq(rc_cluster *c, const char *proc, const char *path, long long want)
-{
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        char v[256];
-        if (rc_get(c, v, sizeof v, proc, path) == 0 && rc_int(c, proc, path) == want)
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("%s %s: %lld, want %lld", proc, path, rc_int(c, proc, path), want);
-}
-
-/* A Probe with a cell in a new space: its id, the cellapp holding it (index), its space. */
-static int32_t probe_in_new_space(rc_cluster *c, int *holder, int32_t *space)
-{
-    int32_t id = rc_create_probe(c, "baseapp01", "p");
-    char out[512], p[96], v[4096];
-    rc_entity_call(c, "baseapp01", id, "makeCell", "[null]", out, sizeof out);
-    ck_assert_str_eq(out, "[]");
-    snprintf(p, sizeof p, "entities/%d/props/events", (int)id);
-    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
-                  (int)id);
-    snprintf(p, sizeof p, "entities/%d/space", (int)id);
-    for (int i = 0; i < c->ncell; i++)
-        if (rc_get(c, v, sizeof v, c->cell_name[i], p) == 0) {
-            *holder = i;
-            *space = (int32_t)rc_int(c, c->cell_name[i], p);
-            return id;
-        }
-    ck_abort_msg("no cellapp holds entity %d", (int)id);
-    return 0;
-}
-
 static int split(rc_cluster *c, char *out, size_t n, const char *space, const char *to,
                  const char *at)
 {
@@ -67,13 +26,7 @@ static int split(rc_cluster *c, char *out, size_t n, const char *space, const ch
 }
 
 /* Boundaries stay where they are split (no load balancing): for tests of exact positions. */
-static void fixed_boundaries(rc_cluster *c)
-{
-    char v[512];
-    ck_assert_int_eq(h_watcher(v, sizeof v, c->manager, "set", "manager", "cells/balanceMs", "0",
-                               NULL),
-                     0);
-}
+static void fixed_boundaries(rc_cluster *c) { cw_set(c, "manager", "cells/balanceMs", "0"); }
 
 START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
 {
@@ -82,7 +35,7 @@ START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
     fixed_boundaries(&c);
     int h;
     int32_t space;
-    int32_t a = probe_in_new_space(&c, &h, &space);
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
     char sp[32], p[128], want[256], out[4096];
     snprintf(sp, sizeof sp, "%d", (int)space);
@@ -90,9 +43,9 @@ START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
     /* one cell, the whole plane, on the cellapp holding it */
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, A, p, "whole");
+    cw_wait_value(&c, A, p, "whole", WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/outsideCell", (int)space);
     ck_assert_int_eq(rc_int(&c, A, p), 0);
 
@@ -111,17 +64,17 @@ START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
     snprintf(want, sizeof want, "%s serves x[10,inf) z[-inf,inf)", B);
     ck_assert_msg(strstr(out, want), "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, A, p, "x[-inf,10) z[-inf,inf)");
-    wait_value(&c, B, p, "x[10,inf) z[-inf,inf)");
+    cw_wait_value(&c, A, p, "x[-inf,10) z[-inf,inf)", WAIT_MS);
+    cw_wait_value(&c, B, p, "x[10,inf) z[-inf,inf)", WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/cells", (int)space);
     ck_assert_int_eq(rc_int(&c, A, p), 2);
     ck_assert_int_eq(rc_int(&c, B, p), 2);
     snprintf(p, sizeof p, "spaces/%d/neighbours", (int)space);
-    wait_value(&c, A, p, c.cell_addr[1 - h]);
-    wait_value(&c, B, p, c.cell_addr[h]);
+    cw_wait_value(&c, A, p, c.cell_addr[1 - h], WAIT_MS);
+    cw_wait_value(&c, B, p, c.cell_addr[h], WAIT_MS);
     /* B keeps the space although no real is in it: only a's ghost (a at the origin lies
      * within the ghost distance of B's cell) */
-    wait_int_eq(&c, B, "ghosts/held", 1);
+    cw_wait_int_eq(&c, B, "ghosts/held", 1, WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/entities", (int)space);
     ck_assert_int_eq(rc_int(&c, B, p), 1);
     ck_assert_int_ge(rc_int(&c, "manager", "cells/splits"), 1);
@@ -131,10 +84,7 @@ START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
 
     /* the entity walks into B's cell, within a hysteresis made wide: A counts it outside its
      * own and keeps it */
-    char hv[256];
-    ck_assert_int_eq(h_watcher(hv, sizeof hv, c.manager, "set", A, "ghosts/offloadHysteresis",
-                               "1000", NULL),
-                     0);
+    cw_set(&c, A, "ghosts/offloadHysteresis", "1000");
     char args[64];
     snprintf(args, sizeof args, "[25, 3]");
     rc_entity_call(&c, A, a, "moveTo", args, out, sizeof out);
@@ -145,16 +95,14 @@ START_TEST(a_space_splits_onto_the_other_cellapp_and_merges_back_when_it_dies)
     ck_assert_int_eq(rc_int(&c, A, p), 0);
 
     /* B dies: its cell merges into A's, which is whole again */
-    h_kill(c.cell[1 - h], SIGKILL);
-    ck_assert_int_ge(h_wait_exit(c.cell[1 - h], 10000), -1);
-    c.cell[1 - h] = -1;
+    cw_kill_cellapp(&c, 1 - h);
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
     snprintf(want, sizeof want, "%s x[-inf,inf) z[-inf,inf)", A);
-    wait_value(&c, "manager", p, want);
+    cw_wait_value(&c, "manager", p, want, WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/cells", (int)space);
-    wait_int_eq(&c, A, p, 1);
+    cw_wait_int_eq(&c, A, p, 1, WAIT_MS);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, A, p, "x[-inf,inf) z[-inf,inf)");
+    cw_wait_value(&c, A, p, "x[-inf,inf) z[-inf,inf)", WAIT_MS);
     ck_assert_int_ge(rc_int(&c, "manager", "cells/merges"), 1);
     ck_assert_int_eq(rc_int(&c, A, "cells/malformed"), 0);
     rc_stop(&c);
@@ -168,17 +116,17 @@ START_TEST(the_last_entity_going_ends_the_space_on_both_cellapps)
     fixed_boundaries(&c);
     int h;
     int32_t space;
-    int32_t a = probe_in_new_space(&c, &h, &space);
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
     char sp[32], p[128], out[4096];
     snprintf(sp, sizeof sp, "%d", (int)space);
     snprintf(p, sizeof p, "cells/spaces/%d", (int)space);
-    wait_value(&c, "manager", p, A);
+    cw_wait_value(&c, "manager", p, A, WAIT_MS);
     /* default: the least loaded cellapp not serving it (B), at x = 0 */
     ck_assert_msg(split(&c, out, sizeof out, sp, NULL, NULL) == 0, "%s", out);
     ck_assert_msg(strstr(out, B) && strstr(out, "x[0,inf)"), "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, B, p, "x[0,inf) z[-inf,inf)");
+    cw_wait_value(&c, B, p, "x[0,inf) z[-inf,inf)", WAIT_MS);
     ck_assert_int_eq(rc_int(&c, B, "spaces/count"), 1);
     /* no other cellapp left to split onto */
     ck_assert_int_ne(split(&c, out, sizeof out, sp, NULL, NULL), 0);
@@ -187,9 +135,9 @@ START_TEST(the_last_entity_going_ends_the_space_on_both_cellapps)
     /* the only entity goes: A's part is empty, so is B's: the manager ends the space and
      * both let it go */
     rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
-    wait_int_eq(&c, A, "spaces/count", 0);
-    wait_int_eq(&c, B, "spaces/count", 0);
-    wait_int_eq(&c, "manager", "cells/spaceCount", 0);
+    cw_wait_int_eq(&c, A, "spaces/count", 0, WAIT_MS);
+    cw_wait_int_eq(&c, B, "spaces/count", 0, WAIT_MS);
+    cw_wait_int_eq(&c, "manager", "cells/spaceCount", 0, WAIT_MS);
     ck_assert_int_ge(rc_int(&c, A, "cells/notices"), 2); /* entities here, empty */
     ck_assert_int_ge(rc_int(&c, B, "cells/notices"), 1); /* gone */
     ck_assert_int_eq(rc_int(&c, "manager", "cells/ended"), 1);
@@ -198,57 +146,6 @@ START_TEST(the_last_entity_going_ends_the_space_on_both_cellapps)
 }
 END_TEST
 
-/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
-static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
-{
-    char v[512];
-    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
-    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
-    v[strlen(v) - 1] = '\0';
-    snprintf(out, n, "%s", v + 1);
-}
-
-/* A CELL mailbox of entity id naming the process at addr (type from a CELL mailbox JSON of
- * the same entity). */
-static void mailbox_at(char *out, size_t n, int32_t id, const char *addr, const char *cell)
-{
-    const char *t = strstr(cell, "\"type\":");
-    ck_assert_ptr_nonnull(t);
-    snprintf(out, n, "{\"id\":%d,\"addr\":\"%s\",\"component\":\"CELL\",\"type\":%d}",
-             (int)id, addr, atoi(t + 7));
-}
-
-static void ent_path(char *out, size_t n, int32_t id, const char *rest)
-{
-    snprintf(out, n, "entities/%d/%s", (int)id, rest);
-}
-
-/* Poll until proc has no entity id (a ghost deleted). */
-static void wait_gone(rc_cluster *c, const char *proc, int32_t id)
-{
-    char p[96], v[1024];
-    ent_path(p, sizeof p, id, "type");
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        if (rc_get(c, v, sizeof v, proc, p) != 0)
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("%s still holds entity %d", proc, (int)id);
-}
-
-/* Poll until proc's value at path does not contain text. */
-static void wait_without(rc_cluster *c, const char *proc, const char *path, const char *text)
-{
-    char v[4096] = "";
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        rc_value(c, proc, path, v, sizeof v);
-        if (!strstr(v, text))
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("%s %s: still '%s' in %s", proc, path, text, v);
-}
-
 START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_real)
 {
     rc_cluster c;
@@ -256,7 +153,7 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     fixed_boundaries(&c);
     int h;
     int32_t space;
-    int32_t a = probe_in_new_space(&c, &h, &space);
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
     const char *a_addr = c.cell_addr[h], *b_addr = c.cell_addr[1 - h];
     char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32];
@@ -266,31 +163,27 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     rc_entity_call(&c, A, a, "note", "[\"private\"]", out, sizeof out);
     rc_entity_call(&c, A, a, "setHp", "[42]", out, sizeof out);
     /* w: a second real in the same space, on A */
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    int32_t w = rc_create_probe(&c, "baseapp01", "w");
-    snprintf(args, sizeof args, "[%s]", cell_a);
-    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
-    ent_path(p, sizeof p, w, "props/events");
-    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
-    ent_path(p, sizeof p, w, "space");
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = cw_probe_with_cell(&c, "w", cell_a, WAIT_MS);
+    cw_path(p, sizeof p, w, "space");
     ck_assert_int_eq(rc_int(&c, A, p), space);
 
     /* no split, no ghosts */
     ck_assert_int_eq(rc_int(&c, A, "ghosts/made"), 0);
     /* split at x = 0: both reals lie within the ghost distance of B's cell */
     ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
-    wait_int_eq(&c, B, "ghosts/held", 2);
-    ent_path(p, sizeof p, a, "real");
-    wait_value(&c, B, p, a_addr);
-    ent_path(p, sizeof p, a, "real");
-    wait_value(&c, A, p, "here");
-    ent_path(p, sizeof p, a, "position");
-    wait_value(&c, B, p, "-5 0 0");
+    cw_wait_int_eq(&c, B, "ghosts/held", 2, WAIT_MS);
+    cw_path(p, sizeof p, a, "real");
+    cw_wait_value(&c, B, p, a_addr, WAIT_MS);
+    cw_path(p, sizeof p, a, "real");
+    cw_wait_value(&c, A, p, "here", WAIT_MS);
+    cw_path(p, sizeof p, a, "position");
+    cw_wait_value(&c, B, p, "-5 0 0", WAIT_MS);
     /* the ghost has what others may see (hp, ALL_CLIENTS), not what they may not (the
      * CELL_PRIVATE note) */
-    ent_path(p, sizeof p, a, "props/hp");
-    wait_value(&c, B, p, "42");
-    ent_path(p, sizeof p, a, "props/cellNote");
+    cw_path(p, sizeof p, a, "props/hp");
+    cw_wait_value(&c, B, p, "42", WAIT_MS);
+    cw_path(p, sizeof p, a, "props/cellNote");
     char v[256];
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_str_eq(v, "\"\"");
@@ -300,21 +193,21 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     ck_assert_int_eq(rc_int(&c, B, p), 2);
     /* a change on the real reaches its ghost */
     rc_entity_call(&c, A, a, "setHp", "[43]", out, sizeof out);
-    ent_path(p, sizeof p, a, "props/hp");
-    wait_value(&c, B, p, "43");
+    cw_path(p, sizeof p, a, "props/hp");
+    cw_wait_value(&c, B, p, "43", WAIT_MS);
     ck_assert_int_ge(rc_int(&c, A, "ghosts/updates"), 1);
 
     /* w goes real on B (a teleport next to a's ghost there): A holds w's ghost now */
     char near_a[512];
-    mailbox_at(near_a, sizeof near_a, a, b_addr, cell_a);
+    cw_mailbox_json(near_a, sizeof near_a, a, b_addr, "CELL", cell_a);
     snprintf(args, sizeof args, "[%s, 5, 0]", near_a);
     rc_entity_call(&c, A, w, "teleportTo", args, out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    ent_path(p, sizeof p, w, "real");
-    wait_value(&c, B, p, "here");
-    wait_value(&c, A, p, b_addr);
-    ent_path(p, sizeof p, w, "position");
-    wait_value(&c, A, p, "5 0 0");
+    cw_path(p, sizeof p, w, "real");
+    cw_wait_value(&c, B, p, "here", WAIT_MS);
+    cw_wait_value(&c, A, p, b_addr, WAIT_MS);
+    cw_path(p, sizeof p, w, "position");
+    cw_wait_value(&c, A, p, "5 0 0", WAIT_MS);
 
     /* witnesses on both sides see across the boundary: a (real on A) sees w's ghost, w
      * (real on B) sees a's ghost */
@@ -323,24 +216,20 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     ck_assert_str_eq(out, "[0]");
     rc_entity_call(&c, B, w, "watch", "[1, 30, 2]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    ent_path(p, sizeof p, a, "aoi/viewIds");
-    snprintf(ids, sizeof ids, "%d", (int)w);
-    wait_value(&c, A, p, ids);
-    ent_path(p, sizeof p, w, "aoi/viewIds");
-    snprintf(ids, sizeof ids, "%d", (int)a);
-    wait_value(&c, B, p, ids);
+    cw_wait_in_view(&c, A, a, w, WAIT_MS);
+    cw_wait_in_view(&c, B, w, a, WAIT_MS);
 
     /* calls to w's ghost on A reach the real on B, all, in order */
     char cell_w[512], ghost_w[512];
-    cell_json(&c, w, cell_w, sizeof cell_w);
-    mailbox_at(ghost_w, sizeof ghost_w, w, a_addr, cell_w);
+    cw_cell_json(&c, w, cell_w, sizeof cell_w);
+    cw_mailbox_json(ghost_w, sizeof ghost_w, w, a_addr, "CELL", cell_w);
     snprintf(args, sizeof args, "[%s, 300, 1]", ghost_w);
     rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
     ck_assert_str_eq(out, "[]");
-    ent_path(p, sizeof p, w, "props/cellSeen");
+    cw_path(p, sizeof p, w, "props/cellSeen");
     ck_assert_msg(rc_wait_int_at_least(&c, B, p, 300, WAIT_MS), "w saw %lld of 300",
                   rc_int(&c, B, p));
-    ent_path(p, sizeof p, w, "props/cellOrderErrors");
+    cw_path(p, sizeof p, w, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(&c, B, p), 0);
     /* (by the forwarding entry w's teleport left on A, or by the ghost itself) */
     ck_assert_int_ge(rc_int(&c, A, "ghosts/forwarded") + rc_int(&c, A, "moves/forwarded"), 300);
@@ -348,50 +237,27 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     /* the real moves: its ghost follows; out of the ghost distance, the ghost goes and a's
      * view loses it */
     rc_entity_call(&c, B, w, "moveTo", "[12, 1]", out, sizeof out);
-    ent_path(p, sizeof p, w, "position");
-    wait_value(&c, A, p, "12 0 1");
+    cw_path(p, sizeof p, w, "position");
+    cw_wait_value(&c, A, p, "12 0 1", WAIT_MS);
     rc_entity_call(&c, B, w, "moveTo", "[300, 1]", out, sizeof out);
-    wait_gone(&c, A, w);
-    ent_path(p, sizeof p, a, "aoi/viewIds");
+    cw_wait_gone(&c, A, w, WAIT_MS);
+    cw_path(p, sizeof p, a, "aoi/viewIds");
     snprintf(ids, sizeof ids, "%d", (int)w);
-    wait_without(&c, A, p, ids);
+    cw_wait_without(&c, A, p, ids, WAIT_MS);
     ck_assert_int_ge(rc_int(&c, B, "ghosts/deletes"), 1);
     /* and back within it: a ghost again */
     rc_entity_call(&c, B, w, "moveTo", "[20, 1]", out, sizeof out);
-    ent_path(p, sizeof p, w, "real");
-    wait_value(&c, A, p, b_addr);
+    cw_path(p, sizeof p, w, "real");
+    cw_wait_value(&c, A, p, b_addr, WAIT_MS);
 
     /* a real destroyed: its ghost goes */
     rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
-    wait_gone(&c, B, a);
+    cw_wait_gone(&c, B, a, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, A, "ghosts/refused"), 0);
     ck_assert_int_eq(rc_int(&c, B, "ghosts/refused"), 0);
     rc_stop(&c);
 }
 END_TEST
-
-/* Index of the cellapp holding entity id real. */
-static int real_holder(rc_cluster *c, int32_t id)
-{
-    char p[96], v[256];
-    ent_path(p, sizeof p, id, "real");
-    for (int i = 0; i < c->ncell; i++)
-        if (c->cell[i] > 0 && rc_get(c, v, sizeof v, c->cell_name[i], p) == 0 &&
-            strstr(v, "here"))
-            return i;
-    return -1;
-}
-
-/* Poll until cellapp i holds entity id real. */
-static void wait_real_on(rc_cluster *c, int32_t id, int i)
-{
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        if (real_holder(c, id) == i)
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("entity %d never became real on %s", (int)id, c->cell_name[i]);
-}
 
 START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordered)
 {
@@ -400,35 +266,26 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
     fixed_boundaries(&c);
     int h;
     int32_t space;
-    int32_t a = probe_in_new_space(&c, &h, &space);
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
-    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32], via[512];
+    char sp[32], p[128], out[4096], cell_a[512], args[1024], via[512];
     snprintf(sp, sizeof sp, "%d", (int)space);
     rc_entity_call(&c, A, a, "moveTo", "[-20, 0]", out, sizeof out);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    int32_t w = rc_create_probe(&c, "baseapp01", "w");
-    snprintf(args, sizeof args, "[%s]", cell_a);
-    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
-    ent_path(p, sizeof p, w, "props/events");
-    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = cw_probe_with_cell(&c, "w", cell_a, WAIT_MS);
     rc_entity_call(&c, A, w, "moveTo", "[-3, 0]", out, sizeof out);
     rc_entity_call(&c, A, w, "setHp", "[7]", out, sizeof out);
     /* a, on A's side, watches: w stays in its view whichever cellapp holds it */
     rc_entity_call(&c, A, a, "watch", "[1, 40, 2]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    ent_path(p, sizeof p, a, "aoi/viewIds");
-    snprintf(ids, sizeof ids, "%d", (int)w);
-    wait_value(&c, A, p, ids);
+    cw_wait_in_view(&c, A, a, w, WAIT_MS);
     /* w watches too: a is in its view */
     rc_entity_call(&c, A, w, "watch", "[1, 40, 2]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    char a_ids[32];
-    snprintf(a_ids, sizeof a_ids, "%d", (int)a);
-    ent_path(p, sizeof p, w, "aoi/viewIds");
-    wait_value(&c, A, p, a_ids);
+    cw_wait_in_view(&c, A, w, a, WAIT_MS);
     ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, B, p, "x[0,inf)");
+    cw_wait_value(&c, B, p, "x[0,inf)", WAIT_MS);
     ck_assert(rc_wait_int_at_least(&c, B, "ghosts/held", 2, WAIT_MS));
     /* what the witnesses' clients were sent so far (two ENTERs of themselves, one of each
      * other): an offload with a handed-over view sends no more */
@@ -436,11 +293,8 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
 
     /* w crosses the boundary back and forth; calls through its base stream on meanwhile */
     char cell_w[512];
-    cell_json(&c, w, cell_w, sizeof cell_w);
-    const char *t = strstr(cell_w, "\"type\":");
-    snprintf(via, sizeof via,
-             "{\"id\":%d,\"addr\":\"%s\",\"component\":\"CELL_VIA_BASE\",\"type\":%d}",
-             (int)w, c.base_addr[0], atoi(t + 7));
+    cw_cell_json(&c, w, cell_w, sizeof cell_w);
+    cw_mailbox_json(via, sizeof via, w, c.base_addr[0], "CELL_VIA_BASE", cell_w);
     int sent = 0, at = h;
     for (int round = 0; round < 6; round++) {
         snprintf(args, sizeof args, "[%s, 100, %d]", via, sent + 1);
@@ -460,50 +314,39 @@ START_TEST(a_real_crossing_the_boundary_offloads_and_no_call_is_lost_or_reordere
         rc_entity_call(&c, "baseapp01", w, "blast", args, out, sizeof out);
         sent += 100;
         at = 1 - at;
-        wait_real_on(&c, w, at);
+        cw_wait_real_on(&c, w, at, WAIT_MS);
         /* its base's cell mailbox follows */
-        ent_path(p, sizeof p, w, "cell");
+        cw_path(p, sizeof p, w, "cell");
         ck_assert(rc_wait_value(&c, "baseapp01", p, c.cell_addr[at], WAIT_MS));
         /* the other side holds its ghost, with what others may see */
-        ent_path(p, sizeof p, w, "real");
-        wait_value(&c, c.cell_name[1 - at], p, c.cell_addr[at]);
+        cw_path(p, sizeof p, w, "real");
+        cw_wait_value(&c, c.cell_name[1 - at], p, c.cell_addr[at], WAIT_MS);
     }
-    ent_path(p, sizeof p, w, "props/cellSeen");
+    cw_path(p, sizeof p, w, "props/cellSeen");
     ck_assert_msg(rc_wait_int_at_least(&c, c.cell_name[at], p, sent, WAIT_MS),
                   "w saw %lld of %d", rc_int(&c, c.cell_name[at], p), sent);
     ck_assert_int_eq(rc_int(&c, c.cell_name[at], p), sent);
-    ent_path(p, sizeof p, w, "props/cellOrderErrors");
+    cw_path(p, sizeof p, w, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(&c, c.cell_name[at], p), 0);
-    ent_path(p, sizeof p, w, "props/hp");
-    wait_value(&c, c.cell_name[at], p, "7");
-    wait_value(&c, c.cell_name[1 - at], p, "7");
+    cw_path(p, sizeof p, w, "props/hp");
+    cw_wait_value(&c, c.cell_name[at], p, "7", WAIT_MS);
+    cw_wait_value(&c, c.cell_name[1 - at], p, "7", WAIT_MS);
     ck_assert_int_ge(rc_int(&c, A, "ghosts/offloads") + rc_int(&c, B, "ghosts/offloads"), 6);
     ck_assert_int_ge(rc_int(&c, A, "moves/in") + rc_int(&c, B, "moves/in"), 6);
     /* w's view went with it: its game heard a enter once and never leave, its client was
      * sent no ENTER again (nor was a's), and a is in its view where it is now */
-    ent_path(p, sizeof p, w, "aoi/viewIds");
-    wait_value(&c, c.cell_name[at], p, a_ids);
-    ent_path(p, sizeof p, w, "props/aoiEvents");
-    char wv[4096], plus[48];
-    rc_value(&c, c.cell_name[at], p, wv, sizeof wv);
-    snprintf(plus, sizeof plus, "+%d;", (int)a);
-    ck_assert_msg(strstr(wv, plus) && !strstr(strstr(wv, plus) + 1, plus), "w's events: %s", wv);
-    snprintf(plus, sizeof plus, "-%d;", (int)a);
-    ck_assert_msg(!strstr(wv, plus), "w's events: %s", wv);
+    cw_wait_in_view(&c, c.cell_name[at], w, a, WAIT_MS);
+    cw_check_entered_once(&c, c.cell_name[at], w, a);
+    cw_check_never_left(&c, c.cell_name[at], w, a);
     ck_assert_int_eq(rc_int(&c, A, "world/enters") + rc_int(&c, B, "world/enters"), enters);
     /* a's view never lost it (it is there now, and a never heard it leave) */
-    ent_path(p, sizeof p, a, "aoi/viewIds");
-    wait_value(&c, A, p, ids);
+    cw_wait_in_view(&c, A, a, w, WAIT_MS);
+    cw_check_never_left(&c, A, a, w);
     char v[4096];
-    ent_path(p, sizeof p, a, "props/aoiEvents");
-    rc_value(&c, A, p, v, sizeof v);
-    char left[48];
-    snprintf(left, sizeof left, "-%d;", (int)w);
-    ck_assert_msg(!strstr(v, left), "a saw w leave: %s", v);
     /* one real, one ghost */
     int reals = 0;
     for (int i = 0; i < 2; i++) {
-        ent_path(p, sizeof p, w, "real");
+        cw_path(p, sizeof p, w, "real");
         rc_value(&c, c.cell_name[i], p, v, sizeof v);
         reals += strstr(v, "here") != NULL;
     }
@@ -521,32 +364,24 @@ START_TEST(a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole)
     fixed_boundaries(&c);
     int h;
     int32_t space;
-    int32_t a = probe_in_new_space(&c, &h, &space);
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
-    char sp[32], p[128], out[4096], cell_a[512], args[1024], ids[32];
+    char sp[32], p[128], out[4096], cell_a[512];
     snprintf(sp, sizeof sp, "%d", (int)space);
     rc_entity_call(&c, A, a, "moveTo", "[-40, 0]", out, sizeof out);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    int32_t w = rc_create_probe(&c, "baseapp01", "w");
-    snprintf(args, sizeof args, "[%s]", cell_a);
-    rc_entity_call(&c, "baseapp01", w, "makeCell", args, out, sizeof out);
-    ent_path(p, sizeof p, w, "props/events");
-    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    int32_t w = cw_probe_with_cell(&c, "w", cell_a, WAIT_MS);
     rc_entity_call(&c, A, w, "moveTo", "[-3, 0]", out, sizeof out);
     rc_entity_call(&c, A, a, "watch", "[1, 60, 2]", out, sizeof out);
-    ent_path(p, sizeof p, a, "aoi/viewIds");
-    snprintf(ids, sizeof ids, "%d", (int)w);
-    wait_value(&c, A, p, ids);
+    cw_wait_in_view(&c, A, a, w, WAIT_MS);
     ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, B, p, "x[0,inf)");
+    cw_wait_value(&c, B, p, "x[0,inf)", WAIT_MS);
     /* A is kept busy; the boundary moves into A's side, 2 m a time, a step a quarter second */
-    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
-                               "250", NULL),
-                     0);
+    cw_set(&c, "manager", "cells/balanceMs", "250");
     rc_entity_call(&c, A, a, "burn", "[0.8]", out, sizeof out);
     /* it passes under w (at x = -3, offloaded once 5 m beyond the boundary) */
-    ent_path(p, sizeof p, w, "real");
+    cw_path(p, sizeof p, w, "real");
     for (int waited = 0; waited < 60000; waited += 100) {
         char v[256];
         if (rc_get(&c, v, sizeof v, B, p) == 0 && strstr(v, "here"))
@@ -554,10 +389,8 @@ START_TEST(a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole)
         h_sleep_ms(100);
     }
     rc_entity_call(&c, A, a, "burn", "[0]", out, sizeof out);
-    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
-                               "0", NULL),
-                     0);
-    wait_value(&c, B, p, "here");
+    cw_set(&c, "manager", "cells/balanceMs", "0");
+    cw_wait_value(&c, B, p, "here", WAIT_MS);
     ck_assert_int_ge(rc_int(&c, "manager", "cells/balanceMoves"), 3);
     /* the layout both cellapps hold moved: A's cell ends below -8 */
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
@@ -565,13 +398,8 @@ START_TEST(a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole)
     rc_value(&c, A, p, v, sizeof v);
     ck_assert_msg(strncmp(v, "\"x[-inf,-", 9) == 0 || strncmp(v, "x[-inf,-", 8) == 0, "%s", v);
     /* a's view of w never broke */
-    ent_path(p, sizeof p, a, "aoi/viewIds");
-    wait_value(&c, A, p, ids);
-    ent_path(p, sizeof p, a, "props/aoiEvents");
-    char ev[4096], left[48];
-    rc_value(&c, A, p, ev, sizeof ev);
-    snprintf(left, sizeof left, "-%d;", (int)w);
-    ck_assert_msg(!strstr(ev, left), "a saw w leave: %s", ev);
+    cw_wait_in_view(&c, A, a, w, WAIT_MS);
+    cw_check_never_left(&c, A, a, w);
     rc_stop(&c);
 }
 END_TEST
@@ -599,8 +427,8 @@ START_TEST(an_offload_keeps_the_ghost_on_a_third_cellapp)
     fixed_boundaries(&c);
     int h;
     int32_t space;
-    int32_t w = probe_in_new_space(&c, &h, &space);
-    char sp[32], p[128], out[4096], cell_w[512], args[1024], lay[4096];
+    int32_t w = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
+    char sp[32], p[128], out[4096], args[1024], lay[4096];
     snprintf(sp, sizeof sp, "%d", (int)space);
     /* three cells: x = 0, then one half cut at z = 0; the three meet at the origin */
     ck_assert_msg(split(&c, out, sizeof out, sp, c.cell_name[(h + 1) % 3], "0") == 0, "%s", out);
@@ -619,31 +447,23 @@ START_TEST(an_offload_keeps_the_ghost_on_a_third_cellapp)
     int Q1 = cell_of(&c, lay, q1), Q2 = cell_of(&c, lay, q2);
     ck_assert_msg(H >= 0 && Q1 >= 0 && Q2 >= 0, "layout: %s", lay);
     /* w, the witness, in H; m in Q1, near both other cells (ghosts on H and Q2) */
-    int at = real_holder(&c, w);
+    int at = cw_real_of(&c, w);
     ck_assert_int_ge(at, 0);
     snprintf(args, sizeof args, "[%g, 0]", -s * 10);
     rc_entity_call(&c, c.cell_name[at], w, "moveTo", args, out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    wait_real_on(&c, w, H);
-    cell_json(&c, w, cell_w, sizeof cell_w);
-    int32_t m = rc_create_probe(&c, "baseapp01", "m");
-    snprintf(args, sizeof args, "[%s]", cell_w);
-    rc_entity_call(&c, "baseapp01", m, "makeCell", args, out, sizeof out);
-    ent_path(p, sizeof p, m, "props/events");
-    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+    cw_wait_real_on(&c, w, H, WAIT_MS);
+    int32_t m = cw_probe_near(&c, w, "m", WAIT_MS);
     snprintf(args, sizeof args, "[%g, -10]", s * 10);
     rc_entity_call(&c, c.cell_name[H], m, "moveTo", args, out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    wait_real_on(&c, m, Q1);
+    cw_wait_real_on(&c, m, Q1, WAIT_MS);
     rc_entity_call(&c, c.cell_name[H], w, "watch", "[1, 40, 2]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    char m_id[32];
-    snprintf(m_id, sizeof m_id, "%d", (int)m);
-    ent_path(p, sizeof p, w, "aoi/viewIds");
-    wait_value(&c, c.cell_name[H], p, m_id);
-    ent_path(p, sizeof p, m, "real");
-    wait_value(&c, c.cell_name[H], p, c.cell_addr[Q1]);
-    wait_value(&c, c.cell_name[Q2], p, c.cell_addr[Q1]);
+    cw_wait_in_view(&c, c.cell_name[H], w, m, WAIT_MS);
+    cw_path(p, sizeof p, m, "real");
+    cw_wait_value(&c, c.cell_name[H], p, c.cell_addr[Q1], WAIT_MS);
+    cw_wait_value(&c, c.cell_name[Q2], p, c.cell_addr[Q1], WAIT_MS);
     long long created = rc_int(&c, c.cell_name[H], "ghosts/created");
     long long deleted = rc_int(&c, c.cell_name[H], "ghosts/deleted");
     long long silent = rc_int(&c, c.cell_name[H], "ghosts/silent");
@@ -652,8 +472,8 @@ START_TEST(an_offload_keeps_the_ghost_on_a_third_cellapp)
     snprintf(args, sizeof args, "[%g, 10]", s * 10);
     rc_entity_call(&c, c.cell_name[Q1], m, "moveTo", args, out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    wait_real_on(&c, m, Q2);
-    wait_value(&c, c.cell_name[H], p, c.cell_addr[Q2]);
+    cw_wait_real_on(&c, m, Q2, WAIT_MS);
+    cw_wait_value(&c, c.cell_name[H], p, c.cell_addr[Q2], WAIT_MS);
     ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/created"), created);
     ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/deleted"), deleted);
     ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/silent"), silent);
@@ -664,18 +484,12 @@ START_TEST(an_offload_keeps_the_ghost_on_a_third_cellapp)
     ck_assert_str_eq(out, "[0]");
     char pos[64];
     snprintf(pos, sizeof pos, "%g 0 12", s * 12);
-    ent_path(p, sizeof p, m, "position");
-    wait_value(&c, c.cell_name[H], p, pos);
+    cw_path(p, sizeof p, m, "position");
+    cw_wait_value(&c, c.cell_name[H], p, pos, WAIT_MS);
     /* w's game heard m enter once and never leave */
-    ent_path(p, sizeof p, w, "aoi/viewIds");
-    wait_value(&c, c.cell_name[H], p, m_id);
-    ent_path(p, sizeof p, w, "props/aoiEvents");
-    char ev[4096], plus[48], minus[48];
-    rc_value(&c, c.cell_name[H], p, ev, sizeof ev);
-    snprintf(plus, sizeof plus, "+%d;", (int)m);
-    snprintf(minus, sizeof minus, "-%d;", (int)m);
-    ck_assert_msg(strstr(ev, plus) && !strstr(strstr(ev, plus) + 1, plus), "w's events: %s", ev);
-    ck_assert_msg(!strstr(ev, minus), "w saw m leave: %s", ev);
+    cw_wait_in_view(&c, c.cell_name[H], w, m, WAIT_MS);
+    cw_check_entered_once(&c, c.cell_name[H], w, m);
+    cw_check_never_left(&c, c.cell_name[H], w, m);
     ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/created"), created);
     ck_assert_int_eq(rc_int(&c, c.cell_name[H], "ghosts/deleted"), deleted);
     rc_stop(&c);
@@ -689,21 +503,18 @@ START_TEST(a_ghost_silent_for_ten_seconds_goes)
     rc_cluster c;
     rc_start(&c, 1, 2);
     fixed_boundaries(&c);
-    char v[512];
-    ck_assert_int_eq(h_watcher(v, sizeof v, c.manager, "set", "manager",
-                               "registry/deadAfterMsCellapp", "120000", NULL),
-                     0);
+    cw_set(&c, "manager", "registry/deadAfterMsCellapp", "120000");
     int h;
     int32_t space;
-    int32_t a = probe_in_new_space(&c, &h, &space);
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
-    char sp[32], p[128], out[4096];
+    char sp[32], p[128], out[4096], v[512];
     snprintf(sp, sizeof sp, "%d", (int)space);
     rc_entity_call(&c, A, a, "moveTo", "[-3, 0]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
     ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
-    ent_path(p, sizeof p, a, "real");
-    wait_value(&c, B, p, c.cell_addr[h]);
+    cw_path(p, sizeof p, a, "real");
+    cw_wait_value(&c, B, p, c.cell_addr[h], WAIT_MS);
     long long silent = rc_int(&c, B, "ghosts/silent");
     long long created = rc_int(&c, B, "ghosts/created");
     h_kill(c.cell[h], SIGSTOP);
@@ -716,7 +527,7 @@ START_TEST(a_ghost_silent_for_ten_seconds_goes)
     h_kill(c.cell[h], SIGCONT);
     ck_assert_msg(gone, "B still holds a silent ghost of %d (ghosts/silent %lld)", (int)a,
                   rc_int(&c, B, "ghosts/silent"));
-    wait_value(&c, B, p, c.cell_addr[h]);
+    cw_wait_value(&c, B, p, c.cell_addr[h], WAIT_MS);
     ck_assert_int_gt(rc_int(&c, B, "ghosts/created"), created);
     rc_stop(&c);
 }

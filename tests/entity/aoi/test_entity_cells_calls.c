@@ -12,6 +12,7 @@
  * the streams stop and every call sent reached its entity exactly once, in order; each
  * crossed the boundary ten times; one real and one ghost of each. */
 #include "harness.h"
+#include "cells_watch.h"
 #include "rules_cluster.h"
 
 #include <check.h>
@@ -22,51 +23,13 @@
 #define WAIT_MS 30000
 #define CROSSINGS 10
 
-static void ent_path(char *out, size_t n, int32_t id, const char *rest)
-{
-    snprintf(out, n, "entities/%d/%s", (int)id, rest);
-}
-
-static void wait_value(rc_cluster *c, const char *proc, const char *path, const char *want)
-{
-    if (!rc_wait_value(c, proc, path, want, WAIT_MS)) {
-        char v[4096] = "";
-        rc_get(c, v, sizeof v, proc, path);
-        ck_abort_msg("%s %s: no '%s' in %s", proc, path, want, v);
-    }
-}
-
-/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
-static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
-{
-    char v[512];
-    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
-    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
-    v[strlen(v) - 1] = '\0';
-    snprintf(out, n, "%s", v + 1);
-}
-
-/* A Probe whose cell is made next to near's (JSON CELL mailbox; "null": in a new space). */
-static int32_t probe_with_cell(rc_cluster *c, const char *label, const char *near)
-{
-    int32_t id = rc_create_probe(c, "baseapp01", label);
-    char args[600], out[512], p[96];
-    snprintf(args, sizeof args, "[%s]", near);
-    rc_entity_call(c, "baseapp01", id, "makeCell", args, out, sizeof out);
-    ck_assert_str_eq(out, "[]");
-    ent_path(p, sizeof p, id, "props/events");
-    ck_assert_msg(rc_wait_value(c, "baseapp01", p, "getCell;", WAIT_MS), "no cell for %d",
-                  (int)id);
-    return id;
-}
-
 /* Index of the cellapp holding entity id real and its base naming it (the move settled), or
  * -1. */
 static int settled_holder(rc_cluster *c, int32_t id)
 {
     char p[96], v[256], b[256];
     int holder = -1, reals = 0;
-    ent_path(p, sizeof p, id, "real");
+    cw_path(p, sizeof p, id, "real");
     for (int i = 0; i < c->ncell; i++)
         if (rc_get(c, v, sizeof v, c->cell_name[i], p) == 0 && strstr(v, "here")) {
             holder = i;
@@ -74,11 +37,11 @@ static int settled_holder(rc_cluster *c, int32_t id)
         }
     if (reals != 1)
         return -1;
-    ent_path(p, sizeof p, id, "cell");
+    cw_path(p, sizeof p, id, "cell");
     if (rc_get(c, b, sizeof b, "baseapp01", p) != 0 || !strstr(b, c->cell_addr[holder]))
         return -1;
     /* the other side holds its ghost, naming the real's cellapp */
-    ent_path(p, sizeof p, id, "real");
+    cw_path(p, sizeof p, id, "real");
     if (rc_get(c, v, sizeof v, c->cell_name[1 - holder], p) != 0 ||
         !strstr(v, c->cell_addr[holder]))
         return -1;
@@ -111,17 +74,17 @@ static void stream_complete(rc_cluster *c, int32_t s, int32_t to, int at)
 {
     char out[256], p[96];
     rc_entity_call(c, "baseapp01", s, "remember", "[null]", out, sizeof out);
-    ent_path(p, sizeof p, s, "props/streamSent");
+    cw_path(p, sizeof p, s, "props/streamSent");
     long long sent = rc_int(c, "baseapp01", p);
     ck_assert_int_gt(sent, 0);
-    ent_path(p, sizeof p, to, "props/cellSeen");
+    cw_path(p, sizeof p, to, "props/cellSeen");
     ck_assert_msg(rc_wait_int_at_least(c, c->cell_name[at], p, sent, WAIT_MS),
                   "%d saw %lld of %lld pings", (int)to, rc_int(c, c->cell_name[at], p), sent);
     h_sleep_ms(300); /* nothing more arrives: no call twice */
     ck_assert_int_eq(rc_int(c, c->cell_name[at], p), sent);
-    ent_path(p, sizeof p, to, "props/cellLast");
+    cw_path(p, sizeof p, to, "props/cellLast");
     ck_assert_int_eq(rc_int(c, c->cell_name[at], p), sent);
-    ent_path(p, sizeof p, to, "props/cellOrderErrors");
+    cw_path(p, sizeof p, to, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(c, c->cell_name[at], p), 0);
 }
 
@@ -131,21 +94,14 @@ START_TEST(streams_to_entities_walking_back_and_forth_across_a_boundary_lose_not
     rc_start(&c, 1, 2);
     char out[4096], p[128], sp[32], args[1024];
     /* boundaries stay where they are split */
-    ck_assert_int_eq(h_watcher(out, sizeof out, c.manager, "set", "manager", "cells/balanceMs",
-                               "0", NULL),
-                     0);
-    int32_t w1 = probe_with_cell(&c, "w1", "null");
-    int h = -1;
-    ent_path(p, sizeof p, w1, "space");
-    for (int i = 0; i < 2 && h < 0; i++)
-        if (rc_get(&c, out, sizeof out, c.cell_name[i], p) == 0)
-            h = i;
-    ck_assert_int_ge(h, 0);
-    int32_t space = (int32_t)rc_int(&c, c.cell_name[h], p);
+    cw_set(&c, "manager", "cells/balanceMs", "0");
+    int h;
+    int32_t space;
+    int32_t w1 = cw_probe_in_new_space(&c, "w1", &h, &space, WAIT_MS);
     char cell1[512], cell2[512];
-    cell_json(&c, w1, cell1, sizeof cell1);
-    int32_t w2 = probe_with_cell(&c, "w2", cell1);
-    cell_json(&c, w2, cell2, sizeof cell2); /* names cellapp h for the whole test */
+    cw_cell_json(&c, w1, cell1, sizeof cell1);
+    int32_t w2 = cw_probe_with_cell(&c, "w2", cell1, WAIT_MS);
+    cw_cell_json(&c, w2, cell2, sizeof cell2); /* names cellapp h for the whole test */
     move_to(&c, h, w1, -8);
     move_to(&c, h, w2, -8);
     /* w1 is a witness too: its view is handed over at every crossing */
@@ -157,20 +113,17 @@ START_TEST(streams_to_entities_walking_back_and_forth_across_a_boundary_lose_not
                           c.cell_name[1 - h], "0") == 0,
                   "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, c.cell_name[1 - h], p, "x[0,inf)");
+    cw_wait_value(&c, c.cell_name[1 - h], p, "x[0,inf)", WAIT_MS);
     wait_settled_on(&c, w1, h);
     wait_settled_on(&c, w2, h);
 
     /* the senders: s1 streams through w1's base, s2 to w2's CELL mailbox taken before */
-    const char *t = strstr(cell1, "\"type\":");
-    ck_assert_ptr_nonnull(t);
     char via[512];
-    snprintf(via, sizeof via,
-             "[{\"id\":%d,\"addr\":\"%s\",\"component\":\"CELL_VIA_BASE\",\"type\":%d}]",
-             (int)w1, c.base_addr[0], atoi(t + 7));
+    cw_mailbox_json(via, sizeof via, w1, c.base_addr[0], "CELL_VIA_BASE", cell1);
     int32_t s1 = rc_create_probe(&c, "baseapp01", "s1");
     int32_t s2 = rc_create_probe(&c, "baseapp01", "s2");
-    rc_entity_call(&c, "baseapp01", s1, "remember", via, out, sizeof out);
+    snprintf(args, sizeof args, "[%s]", via);
+    rc_entity_call(&c, "baseapp01", s1, "remember", args, out, sizeof out);
     snprintf(args, sizeof args, "[%s]", cell2);
     rc_entity_call(&c, "baseapp01", s2, "remember", args, out, sizeof out);
     rc_entity_call(&c, "baseapp01", s1, "streamPeer", "[0.02]", out, sizeof out);
@@ -201,20 +154,16 @@ START_TEST(streams_to_entities_walking_back_and_forth_across_a_boundary_lose_not
     /* every ping reached its entity once, in order */
     stream_complete(&c, s1, w1, at);
     stream_complete(&c, s2, w2, at);
-    ent_path(p, sizeof p, s1, "props/streamSent");
+    cw_path(p, sizeof p, s1, "props/streamSent");
     fprintf(stderr, "streams: %lld and ", rc_int(&c, "baseapp01", p));
-    ent_path(p, sizeof p, s2, "props/streamSent");
+    cw_path(p, sizeof p, s2, "props/streamSent");
     fprintf(stderr, "%lld pings over %d crossings\n", rc_int(&c, "baseapp01", p), CROSSINGS);
     /* w2's calls to the first cellapp's address were forwarded while w2 was away */
     ck_assert_int_gt(rc_int(&c, c.cell_name[h], "moves/forwarded") +
                          rc_int(&c, c.cell_name[h], "ghosts/forwarded"),
                      0);
     /* w1's view went with it: it never heard w2 leave */
-    ent_path(p, sizeof p, w1, "props/aoiEvents");
-    char ev[4096], left[48];
-    rc_value(&c, c.cell_name[at], p, ev, sizeof ev);
-    snprintf(left, sizeof left, "-%d;", (int)w2);
-    ck_assert_msg(!strstr(ev, left), "w1's view events: %s", ev);
+    cw_check_never_left(&c, c.cell_name[at], w1, w2);
     ck_assert_int_eq(rc_int(&c, "cellapp01", "ghosts/refused") +
                          rc_int(&c, "cellapp02", "ghosts/refused"),
                      0);

@@ -8,6 +8,7 @@
  * both equal the truth. Its radius set back: the reach shrinks after its hold and the far
  * ghosts go. A radius beyond --aoiMaxRadius is refused and counted. */
 #include "harness.h"
+#include "cells_watch.h"
 #include "rules_cluster.h"
 
 #include <check.h>
@@ -16,20 +17,6 @@
 #include <string.h>
 
 #define WAIT_MS 20000
-
-static void ent_path(char *out, size_t n, int32_t id, const char *rest)
-{
-    snprintf(out, n, "entities/%d/%s", (int)id, rest);
-}
-
-static void wait_value(rc_cluster *c, const char *proc, const char *path, const char *want)
-{
-    if (!rc_wait_value(c, proc, path, want, WAIT_MS)) {
-        char v[4096] = "";
-        rc_get(c, v, sizeof v, proc, path);
-        ck_abort_msg("%s %s: no '%s' in %s", proc, path, want, v);
-    }
-}
 
 static int by_id(const void *a, const void *b)
 {
@@ -62,7 +49,7 @@ static void id_set(const char *text, char *out, size_t n)
 static void wait_view(rc_cluster *c, const char *proc, int32_t w, const char *want)
 {
     char p[96], v[4096] = "", got[1024] = "";
-    ent_path(p, sizeof p, w, "aoi/viewIds");
+    cw_path(p, sizeof p, w, "aoi/viewIds");
     for (int waited = 0; waited < WAIT_MS; waited += 50) {
         rc_value(c, proc, p, v, sizeof v);
         id_set(v, got, sizeof got);
@@ -73,68 +60,17 @@ static void wait_view(rc_cluster *c, const char *proc, int32_t w, const char *wa
     ck_abort_msg("%s: the view of %d is '%s', want '%s'", proc, (int)w, got, want);
 }
 
-/* Poll until proc has no entity id (a ghost deleted). */
-static void wait_gone(rc_cluster *c, const char *proc, int32_t id)
-{
-    char p[96], v[1024];
-    ent_path(p, sizeof p, id, "type");
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        if (rc_get(c, v, sizeof v, proc, p) != 0)
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("%s still holds entity %d", proc, (int)id);
-}
-
-/* Poll until proc's number at path equals want. */
-static void wait_int_eq(rc_cluster *c, const char *proc, const char *path, long long want)
-{
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        char v[256];
-        if (rc_get(c, v, sizeof v, proc, path) == 0 && rc_int(c, proc, path) == want)
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("%s %s: %lld, want %lld", proc, path, rc_int(c, proc, path), want);
-}
-
-/* Poll until the cellapp at index i holds entity id real. */
-static void wait_real_on(rc_cluster *c, int32_t id, int i)
-{
-    char p[96], v[256];
-    ent_path(p, sizeof p, id, "real");
-    for (int waited = 0; waited < WAIT_MS; waited += 50) {
-        if (rc_get(c, v, sizeof v, c->cell_name[i], p) == 0 && strstr(v, "here"))
-            return;
-        h_sleep_ms(50);
-    }
-    ck_abort_msg("entity %d never became real on %s", (int)id, c->cell_name[i]);
-}
-
 START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_the_boundary)
 {
     rc_cluster c;
     rc_start(&c, 1, 2);
     char v[4096], p[128], out[4096], args[8192], cell_a[4096], sp[32];
     /* boundaries stay where they are split */
-    ck_assert_int_eq(h_watcher(v, sizeof v, c.manager, "set", "manager", "cells/balanceMs", "0",
-                               NULL),
-                     0);
+    cw_set(&c, "manager", "cells/balanceMs", "0");
     /* a: the witness, in a new space */
-    int32_t a = rc_create_probe(&c, "baseapp01", "a");
-    rc_entity_call(&c, "baseapp01", a, "makeCell", "[null]", out, sizeof out);
-    ck_assert_str_eq(out, "[]");
-    ent_path(p, sizeof p, a, "props/events");
-    ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
-    int h = -1;
-    int32_t space = 0;
-    ent_path(p, sizeof p, a, "space");
-    for (int i = 0; i < c.ncell && h < 0; i++)
-        if (rc_get(&c, v, sizeof v, c.cell_name[i], p) == 0) {
-            h = i;
-            space = (int32_t)rc_int(&c, c.cell_name[i], p);
-        }
-    ck_assert_int_ge(h, 0);
+    int h;
+    int32_t space;
+    int32_t a = cw_probe_in_new_space(&c, "a", &h, &space, WAIT_MS);
     const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
     snprintf(sp, sizeof sp, "%d", (int)space);
     rc_entity_call(&c, A, a, "moveTo", "[-5, 0]", out, sizeof out);
@@ -144,27 +80,20 @@ START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_
     ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", sp, B, "0") == 0,
                   "%s", out);
     snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
-    wait_value(&c, A, p, "x[-inf,0) z[-inf,inf)");
-    wait_value(&c, B, p, "x[0,inf) z[-inf,inf)");
+    cw_wait_value(&c, A, p, "x[-inf,0) z[-inf,inf)", WAIT_MS);
+    cw_wait_value(&c, B, p, "x[0,inf) z[-inf,inf)", WAIT_MS);
 
     /* four reals made next to a and walked into B's cell (offloaded there): 45, 100, 145
      * and 205 m from a; a's cellapp's ghost distance is 50 + 5 + 10 = 65 m */
     static const int xs[4] = {40, 95, 140, 200};
     int32_t e[4];
-    rc_entity_call(&c, "baseapp01", a, "cellMailbox", NULL, v, sizeof v);
-    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
-    v[strlen(v) - 1] = '\0';
-    snprintf(cell_a, sizeof cell_a, "%s", v + 1);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
     for (int i = 0; i < 4; i++) {
-        e[i] = rc_create_probe(&c, "baseapp01", "e");
-        snprintf(args, sizeof args, "[%s]", cell_a);
-        rc_entity_call(&c, "baseapp01", e[i], "makeCell", args, out, sizeof out);
-        ent_path(p, sizeof p, e[i], "props/events");
-        ck_assert(rc_wait_value(&c, "baseapp01", p, "getCell;", WAIT_MS));
+        e[i] = cw_probe_with_cell(&c, "e", cell_a, WAIT_MS);
         snprintf(args, sizeof args, "[%d, 0]", xs[i]);
         rc_entity_call(&c, A, e[i], "moveTo", args, out, sizeof out);
         ck_assert_str_eq(out, "[0]");
-        wait_real_on(&c, e[i], 1 - h);
+        cw_wait_real_on(&c, e[i], 1 - h, WAIT_MS);
     }
     char want[256];
     /* the cellapps' radius: a sees the nearest only */
@@ -192,8 +121,8 @@ START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_
     snprintf(p, sizeof p, "spaces/%d/reach", (int)space);
     ck_assert_int_eq(rc_int(&c, A, p), 155);
     snprintf(p, sizeof p, "spaces/%d/neighbours", (int)space);
-    wait_value(&c, B, p, "reach 155");
-    ent_path(p, sizeof p, e[3], "type");
+    cw_wait_value(&c, B, p, "reach 155", WAIT_MS);
+    cw_path(p, sizeof p, e[3], "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, A, p), 0);
     ck_assert_int_ge(rc_int(&c, A, "ghosts/reachSent"), 1);
     ck_assert_int_ge(rc_int(&c, B, "ghosts/reachTaken"), 1);
@@ -203,11 +132,11 @@ START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_
      * the view, and its ghost goes beyond 155 + 10 + 5 from A's cell */
     rc_entity_call(&c, B, e[2], "moveTo", "[148, 0]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
-    ent_path(p, sizeof p, e[2], "position");
-    wait_value(&c, A, p, "148 0 0");
+    cw_path(p, sizeof p, e[2], "position");
+    cw_wait_value(&c, A, p, "148 0 0", WAIT_MS);
     wait_view(&c, A, a, want);
     rc_entity_call(&c, B, e[2], "moveTo", "[171, 0]", out, sizeof out);
-    wait_gone(&c, A, e[2]);
+    cw_wait_gone(&c, A, e[2], WAIT_MS);
     int32_t in2[2] = {e[0], e[1]};
     qsort(in2, 2, sizeof in2[0], by_id);
     snprintf(want, sizeof want, "%d %d", (int)in2[0], (int)in2[1]);
@@ -225,9 +154,9 @@ START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_
     rc_entity_call(&c, A, a, "watch", "[1, 50, 5]", out, sizeof out);
     ck_assert_str_eq(out, "[0]");
     snprintf(p, sizeof p, "spaces/%d/reach", (int)space);
-    wait_int_eq(&c, A, p, 0);
-    wait_gone(&c, A, e[1]);
-    ent_path(p, sizeof p, e[0], "real");
+    cw_wait_int_eq(&c, A, p, 0, WAIT_MS);
+    cw_wait_gone(&c, A, e[1], WAIT_MS);
+    cw_path(p, sizeof p, e[0], "real");
     ck_assert_int_eq(rc_get(&c, v, sizeof v, A, p), 0);
     snprintf(want, sizeof want, "%d", (int)e[0]);
     wait_view(&c, A, a, want);

@@ -12,6 +12,7 @@
  * once with its reason, where it stays, and the Probe's callback can move it there; a move
  * that succeeds calls nothing. */
 #include "harness.h"
+#include "cells_watch.h"
 #include "rules_cluster.h"
 
 #include <check.h>
@@ -22,73 +23,16 @@
 
 #define WAIT_MS 20000
 
-static void path_of(char *out, size_t n, int32_t id, const char *rest)
-{
-    snprintf(out, n, "entities/%d/%s", (int)id, rest);
-}
-
-static void wait_base_event(rc_cluster *c, int32_t id, const char *want)
-{
-    char p[96];
-    path_of(p, sizeof p, id, "props/events");
-    if (!rc_wait_value(c, "baseapp01", p, want, WAIT_MS)) {
-        char v[4096];
-        rc_value(c, "baseapp01", p, v, sizeof v);
-        ck_abort_msg("baseapp01 %s: no '%s' in %s", p, want, v);
-    }
-}
-
-static int32_t probe_with_cell(rc_cluster *c, const char *label)
-{
-    int32_t id = rc_create_probe(c, "baseapp01", label);
-    char out[512];
-    rc_entity_call(c, "baseapp01", id, "makeCell", "[null]", out, sizeof out);
-    ck_assert_str_eq(out, "[]");
-    wait_base_event(c, id, "getCell;");
-    return id;
-}
-
 /* Which cellapp (index) holds the cell of id. */
 static int holder(rc_cluster *c, int32_t id)
 {
     char p[96], out[4096];
-    path_of(p, sizeof p, id, "type");
+    cw_path(p, sizeof p, id, "type");
     for (int i = 0; i < c->ncell; i++)
         if (rc_get(c, out, sizeof out, c->cell_name[i], p) == 0)
             return i;
     ck_abort_msg("no cellapp holds entity %d", (int)id);
     return -1;
-}
-
-/* A cell method answering its status first: the status. */
-static int cell_call(rc_cluster *c, const char *proc, int32_t id, const char *method,
-                     const char *args)
-{
-    char out[1024];
-    rc_entity_call(c, proc, id, method, args, out, sizeof out);
-    ck_assert_msg(out[0] == '[', "%s: %s", method, out);
-    return atoi(out + 1);
-}
-
-/* The CELL mailbox of a Probe's cell as JSON ("{...}"). */
-static void cell_json(rc_cluster *c, int32_t id, char *out, size_t n)
-{
-    char v[512];
-    rc_entity_call(c, "baseapp01", id, "cellMailbox", NULL, v, sizeof v);
-    ck_assert_msg(v[0] == '[' && strstr(v, "\"CELL\""), "cellMailbox: %s", v);
-    v[strlen(v) - 1] = '\0';
-    snprintf(out, n, "%s", v + 1);
-}
-
-/* A mailbox of entity id's `component` naming the process at addr (type from a CELL mailbox
- * JSON of the same entity). */
-static void mailbox_json(char *out, size_t n, int32_t id, const char *addr,
-                         const char *component, const char *cell)
-{
-    const char *t = strstr(cell, "\"type\":");
-    ck_assert_ptr_nonnull(t);
-    snprintf(out, n, "{\"id\":%d,\"addr\":\"%s\",\"component\":\"%s\",\"type\":%d}", (int)id,
-             addr, component, atoi(t + 7));
 }
 
 /* count pings (seq first..) to the cell of id through its base (CELL_VIA_BASE). */
@@ -100,17 +44,11 @@ static void pings_via_base(rc_cluster *c, int32_t id, const char *to, int count,
     ck_assert_str_eq(out, "[]");
 }
 
-static void wait_int(rc_cluster *c, const char *proc, const char *path, long long want)
-{
-    ck_assert_msg(rc_wait_int_at_least(c, proc, path, want, WAIT_MS), "%s %s: %lld, want %lld",
-                  proc, path, rc_int(c, proc, path), want);
-}
-
 /* The cell of id on proc is a witness. */
 static void check_witness(rc_cluster *c, const char *proc, int32_t id)
 {
     char p[128], v[64];
-    path_of(p, sizeof p, id, "aoi/witness");
+    cw_path(p, sizeof p, id, "aoi/witness");
     rc_value(c, proc, p, v, sizeof v);
     ck_assert_str_eq(v, "true");
 }
@@ -119,7 +57,7 @@ static void check_witness(rc_cluster *c, const char *proc, int32_t id)
 static void check_base_cell(rc_cluster *c, int32_t id, const char *addr)
 {
     char p[128], v[4096];
-    path_of(p, sizeof p, id, "cell");
+    cw_path(p, sizeof p, id, "cell");
     rc_value(c, "baseapp01", p, v, sizeof v);
     ck_assert_msg(strstr(v, addr), "base's cell: %s, want %s", v, addr);
 }
@@ -129,13 +67,13 @@ static void check_base_cell(rc_cluster *c, int32_t id, const char *addr)
 static void check_stayed(rc_cluster *c, const char *proc, int32_t id, long long seen)
 {
     char p[128];
-    path_of(p, sizeof p, id, "props/cellSeen");
-    wait_int(c, proc, p, seen);
-    path_of(p, sizeof p, id, "props/cellOrderErrors");
+    cw_path(p, sizeof p, id, "props/cellSeen");
+    cw_wait_int_at_least(c, proc, p, seen, WAIT_MS);
+    cw_path(p, sizeof p, id, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(c, proc, p), 0);
-    path_of(p, sizeof p, id, "props/cellTimerFires");
+    cw_path(p, sizeof p, id, "props/cellTimerFires");
     long long fires = rc_int(c, proc, p);
-    wait_int(c, proc, p, fires + 3);
+    cw_wait_int_at_least(c, proc, p, fires + 3, WAIT_MS);
 }
 
 /* The onTeleportFailure calls the cell of id on proc heard, as the Probe notes them
@@ -144,13 +82,13 @@ static void check_stayed(rc_cluster *c, const char *proc, int32_t id, long long 
 static void check_tp_failures(rc_cluster *c, const char *proc, int32_t id, const char *want)
 {
     char p[128], v[512], quoted[256];
-    path_of(p, sizeof p, id, "props/cellTpFailures");
+    cw_path(p, sizeof p, id, "props/cellTpFailures");
     rc_value(c, proc, p, v, sizeof v);
     snprintf(quoted, sizeof quoted, "\"%s\"", want);
     ck_assert_msg(strcmp(v, quoted) == 0, "%s %s: %s, want %s", proc, p, v, quoted);
     if (!*want)
         return;
-    path_of(p, sizeof p, id, "position");
+    cw_path(p, sizeof p, id, "position");
     rc_value(c, proc, p, v, sizeof v);
     ck_assert_str_eq(v, "-1 0 -1");
 }
@@ -170,38 +108,28 @@ static void set_latency(rc_cluster *c, const char *proc, int ms)
  * too: this keeps a process whose packets are slowed on purpose alive). */
 static void manager_patience(rc_cluster *c, int ms)
 {
-    char v[1024], val[16];
+    char val[16];
     snprintf(val, sizeof val, "%d", ms);
-    ck_assert_int_eq(h_watcher(v, sizeof v, c->manager, "set", "manager", "registry/deadAfterMs",
-                               val, NULL),
-                     0);
-}
-
-/* Kill cellapp i at once (it is not stopped again by rc_stop). */
-static void kill_cellapp(rc_cluster *c, int i)
-{
-    h_kill(c->cell[i], SIGKILL);
-    ck_assert_int_ge(h_wait_exit(c->cell[i], 10000), -1);
-    c->cell[i] = -1;
+    cw_set(c, "manager", "registry/deadAfterMs", val);
 }
 
 /* A cell on each cellapp: `a` and, on the other, `t` (the first cellapp kept busy while new
  * spaces are asked for, so the manager names the other one least loaded). *from is a's. */
 static void cells_on_both(rc_cluster *c, int32_t *a, int32_t *t, int *from)
 {
-    *a = probe_with_cell(c, "a");
+    *a = cw_probe_with_cell(c, "a", NULL, WAIT_MS);
     *from = holder(c, *a);
-    ck_assert_int_eq(cell_call(c, c->cell_name[*from], *a, "burn", "[0.8]"), 0);
+    ck_assert_int_eq(cw_call_status(c, c->cell_name[*from], *a, "burn", "[0.8]", NULL, 0), 0);
     *t = 0;
     for (int i = 0; i < 30 && !*t; i++) {
-        int32_t x = probe_with_cell(c, "t");
+        int32_t x = cw_probe_with_cell(c, "t", NULL, WAIT_MS);
         if (holder(c, x) != *from)
             *t = x;
         else
             h_sleep_ms(1000);
     }
     ck_assert_msg(*t, "no space was made on the second cellapp");
-    ck_assert_int_eq(cell_call(c, c->cell_name[*from], *a, "burn", "[0]"), 0);
+    ck_assert_int_eq(cw_call_status(c, c->cell_name[*from], *a, "burn", "[0]", NULL, 0), 0);
 }
 
 START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
@@ -214,21 +142,21 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
     const char *b_addr = c.cell_addr[1 - from];
     char p[128], v[4096], near_t[512], cell_a[512], via[512], old[512], args[1024], out[256];
-    cell_json(&c, t, near_t, sizeof near_t);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
-    mailbox_json(old, sizeof old, a, c.cell_addr[from], "CELL", cell_a);
+    cw_cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    cw_mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    cw_mailbox_json(old, sizeof old, a, c.cell_addr[from], "CELL", cell_a);
 
     /* what it has on the first cellapp: properties, a repeating and a one-shot timer, a
      * witness with its own radius */
     rc_entity_call(&c, A, a, "note", "[\"carried\"]", out, sizeof out);
     rc_entity_call(&c, A, a, "setHp", "[77]", out, sizeof out);
-    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
-    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[4, 0]"), 0);
-    ck_assert_int_eq(cell_call(&c, A, a, "watch", "[1, 30, 2]"), 0);
-    path_of(p, sizeof p, a, "props/cellTimerFires");
-    wait_int(&c, A, p, 2);
-    path_of(p, sizeof p, a, "props/cellTimer");
+    ck_assert_int_eq(cw_call_status(&c, A, a, "startTimer", "[0.2, 0.2]", NULL, 0), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "startTimer", "[4, 0]", NULL, 0), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "watch", "[1, 30, 2]", NULL, 0), 0);
+    cw_path(p, sizeof p, a, "props/cellTimerFires");
+    cw_wait_int_at_least(&c, A, p, 2, WAIT_MS);
+    cw_path(p, sizeof p, a, "props/cellTimer");
     long long timer_id = rc_int(&c, A, p);
 
     /* calls through its base before the move */
@@ -240,27 +168,21 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
      * new cellapp behind those forwarded. (The answer to a set is delayed too: the watcher
      * may give up waiting for it, exit 7. The manager waits 30 s for late heartbeats.) */
     manager_patience(&c, 30000);
-    int set = h_watcher(v, sizeof v, c.manager, "set", B, "nub/rehearsal/latencyMs", "3000",
-                        NULL);
-    ck_assert_msg(set == 0 || set == 7, "set latencyMs: exit %d: %s", set, v);
+    set_latency(&c, B, 3000);
     snprintf(args, sizeof args, "[%s, 7, 0]", near_t);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
     pings_via_base(&c, a, via, 300, 301);
-    set = h_watcher(v, sizeof v, c.manager, "set", A, "nub/rehearsal/latencyMs", "2500", NULL);
-    ck_assert_msg(set == 0 || set == 7, "set latencyMs: exit %d: %s", set, v);
-    path_of(p, sizeof p, a, "cell");
+    set_latency(&c, A, 2500);
+    cw_path(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, b_addr, WAIT_MS),
                   "the base never learnt the new address %s", b_addr);
     pings_via_base(&c, a, via, 300, 601);
-    for (int i = 0; i < 2; i++) {
-        set = h_watcher(v, sizeof v, c.manager, "set", c.cell_name[i],
-                        "nub/rehearsal/latencyMs", "0", NULL);
-        ck_assert_msg(set == 0 || set == 7, "set latencyMs: exit %d: %s", set, v);
-    }
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, B, p, 900);
+    for (int i = 0; i < 2; i++)
+        set_latency(&c, c.cell_name[i], 0);
+    cw_path(p, sizeof p, a, "props/cellSeen");
+    cw_wait_int_at_least(&c, B, p, 900, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, B, p), 900);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    cw_path(p, sizeof p, a, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(&c, B, p), 0);
     ck_assert_int_eq(rc_int(&c, A, "moves/started"), 1);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 1);
@@ -272,61 +194,58 @@ START_TEST(a_cell_moves_to_another_cellapp_with_everything_and_no_call_is_lost)
     check_tp_failures(&c, B, a, ""); /* a move that succeeds calls no onTeleportFailure */
 
     /* only the second cellapp has it, in t's space, at its new position */
-    path_of(p, sizeof p, a, "type");
+    cw_path(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, A, p), 0);
-    path_of(p, sizeof p, a, "space");
+    cw_path(p, sizeof p, a, "space");
     long long space_a = rc_int(&c, B, p);
-    path_of(p, sizeof p, t, "space");
+    cw_path(p, sizeof p, t, "space");
     ck_assert_int_eq(space_a, rc_int(&c, B, p));
-    path_of(p, sizeof p, a, "position");
+    cw_path(p, sizeof p, a, "position");
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_str_eq(v, "7 0 0");
     /* its properties */
-    path_of(p, sizeof p, a, "props/cellNote");
+    cw_path(p, sizeof p, a, "props/cellNote");
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_str_eq(v, "\"carried\"");
-    path_of(p, sizeof p, a, "props/hp");
+    cw_path(p, sizeof p, a, "props/hp");
     ck_assert_int_eq(rc_int(&c, B, p), 77);
     /* its timers, with the ids the game stored: the repeating one goes on firing, the
      * one-shot fires once */
-    path_of(p, sizeof p, a, "props/cellTimer");
+    cw_path(p, sizeof p, a, "props/cellTimer");
     ck_assert_int_eq(rc_int(&c, B, p), timer_id);
-    path_of(p, sizeof p, a, "props/cellTimerFires");
+    cw_path(p, sizeof p, a, "props/cellTimerFires");
     long long fires = rc_int(&c, B, p);
-    wait_int(&c, B, p, fires + 3);
-    path_of(p, sizeof p, a, "props/cellOnceFires");
-    wait_int(&c, B, p, 1);
+    cw_wait_int_at_least(&c, B, p, fires + 3, WAIT_MS);
+    cw_path(p, sizeof p, a, "props/cellOnceFires");
+    cw_wait_int_at_least(&c, B, p, 1, WAIT_MS);
     /* its witness state */
     check_witness(&c, B, a);
-    path_of(p, sizeof p, a, "aoi/radius");
+    cw_path(p, sizeof p, a, "aoi/radius");
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_msg(strncmp(v, "30", 2) == 0, "radius %s", v);
     ck_assert_int_eq(rc_int(&c, B, "aoi/witnesses"), 1);
     ck_assert_int_eq(rc_int(&c, A, "aoi/witnesses"), 0);
     /* it sees t there, and its client is introduced to it by the new cellapp: an ENTER
      * that reached a base which knew the new address (none dropped as stale) */
-    path_of(p, sizeof p, a, "aoi/inView");
-    wait_int(&c, B, p, 1);
-    wait_int(&c, B, "world/enters", 1);
+    cw_path(p, sizeof p, a, "aoi/inView");
+    cw_wait_int_at_least(&c, B, p, 1, WAIT_MS);
+    cw_wait_int_at_least(&c, B, "world/enters", 1, WAIT_MS);
     ck_assert(rc_wait_int_at_least(&c, "baseapp01", "world/updatesIn", 1, WAIT_MS));
     ck_assert_int_eq(rc_int(&c, "baseapp01", "world/stale"), 0);
 
     /* a late call on the old mailbox is forwarded, in order */
     long long fwd = rc_int(&c, A, "moves/forwarded");
     pings_via_base(&c, a, old, 5, 901);
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, B, p, 905);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    cw_path(p, sizeof p, a, "props/cellSeen");
+    cw_wait_int_at_least(&c, B, p, 905, WAIT_MS);
+    cw_path(p, sizeof p, a, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(&c, B, p), 0);
     ck_assert_int_ge(rc_int(&c, A, "moves/forwarded"), fwd + 5);
 
     /* the base destroys its cell where it is now, and hears it went */
     rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
-    wait_base_event(&c, a, "loseCell;");
-    path_of(p, sizeof p, a, "type");
-    for (int i = 0; i < 100 && rc_get(&c, v, sizeof v, B, p) == 0; i++)
-        h_sleep_ms(50);
-    ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
+    cw_wait_base_event(&c, a, "loseCell;", WAIT_MS);
+    cw_wait_gone(&c, B, a, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, "baseapp01", "calls/refused/total"), 0);
     rc_stop(&c);
 }
@@ -341,12 +260,12 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     cells_on_both(&c, &a, &t, &from);
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
     char p[128], v[4096], near_t[512], cell_a[512], via[512], fake[600], args[1024];
-    cell_json(&c, t, near_t, sizeof near_t);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
-    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
-    ck_assert_int_eq(cell_call(&c, A, a, "watch", "[1, 0, 0]"), 0);
-    path_of(p, sizeof p, a, "props/cellTimer");
+    cw_cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    cw_mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "startTimer", "[0.2, 0.2]", NULL, 0), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "watch", "[1, 0, 0]", NULL, 0), 0);
+    cw_path(p, sizeof p, a, "props/cellTimer");
     long long timer_id = rc_int(&c, A, p);
     /* t's mailbox with an id nobody has: its space is "gone" */
     const char *rest = strchr(near_t, ',');
@@ -354,9 +273,9 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     snprintf(fake, sizeof fake, "{\"id\":999999%s", rest);
     pings_via_base(&c, a, via, 100, 1);
     snprintf(args, sizeof args, "[%s, 1, 1]", fake);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
     pings_via_base(&c, a, via, 100, 101);
-    wait_int(&c, A, "moves/failed", 1);
+    cw_wait_int_at_least(&c, A, "moves/failed", 1, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, B, "moves/refused"), 1);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
     /* its game heard it once, refused, there; its callback could move it */
@@ -364,48 +283,44 @@ START_TEST(a_teleport_next_to_a_cell_that_is_not_there_is_refused_and_the_entity
     /* it is where it was, with its calls, timers and witness */
     check_stayed(&c, A, a, 200);
     check_witness(&c, A, a);
-    path_of(p, sizeof p, a, "type");
+    cw_path(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
     check_base_cell(&c, a, c.cell_addr[from]);
     /* and it can still move: to t for real, and back next to h (a cell on the first
      * cellapp), its timer going on with its id (the stale entries it left behind in the first
      * cellapp's timers are not taken for it) */
-    int32_t h = rc_create_probe(&c, "baseapp01", "h");
-    char near_a[512], near_h[512], out[256];
-    cell_json(&c, a, near_a, sizeof near_a);
-    snprintf(args, sizeof args, "[%s]", near_a);
-    rc_entity_call(&c, "baseapp01", h, "makeCell", args, out, sizeof out);
-    wait_base_event(&c, h, "getCell;");
+    int32_t h = cw_probe_near(&c, a, "h", WAIT_MS);
+    char near_h[512];
     ck_assert_int_eq(holder(&c, h), from);
-    cell_json(&c, h, near_h, sizeof near_h);
+    cw_cell_json(&c, h, near_h, sizeof near_h);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
-    wait_int(&c, A, "moves/out", 1);
-    path_of(p, sizeof p, a, "cell");
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
+    cw_wait_int_at_least(&c, A, "moves/out", 1, WAIT_MS);
+    cw_path(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
-    wait_int(&c, B, "moves/in", 1);
+    cw_wait_int_at_least(&c, B, "moves/in", 1, WAIT_MS);
     snprintf(args, sizeof args, "[%s, 2, 2]", near_h);
-    ck_assert_int_eq(cell_call(&c, B, a, "teleportTo", args), 0);
-    wait_int(&c, A, "moves/in", 1);
+    ck_assert_int_eq(cw_call_status(&c, B, a, "teleportTo", args, NULL, 0), 0);
+    cw_wait_int_at_least(&c, A, "moves/in", 1, WAIT_MS);
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[from], WAIT_MS),
                   "the base never learnt it came back");
-    path_of(p, sizeof p, a, "props/cellTimer");
+    cw_path(p, sizeof p, a, "props/cellTimer");
     ck_assert_int_eq(rc_int(&c, A, p), timer_id);
-    path_of(p, sizeof p, a, "props/cellTimerFires");
+    cw_path(p, sizeof p, a, "props/cellTimerFires");
     long long fires = rc_int(&c, A, p);
-    wait_int(&c, A, p, fires + 3);
+    cw_wait_int_at_least(&c, A, p, fires + 3, WAIT_MS);
     pings_via_base(&c, a, via, 100, 201);
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, A, p, 300);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    cw_path(p, sizeof p, a, "props/cellSeen");
+    cw_wait_int_at_least(&c, A, p, 300, WAIT_MS);
+    cw_path(p, sizeof p, a, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(&c, A, p), 0);
-    path_of(p, sizeof p, a, "space");
+    cw_path(p, sizeof p, a, "space");
     long long space_a = rc_int(&c, A, p);
-    path_of(p, sizeof p, h, "space");
+    cw_path(p, sizeof p, h, "space");
     ck_assert_int_eq(space_a, rc_int(&c, A, p));
     /* the two moves that succeeded called nothing (the note went and came back with it) */
-    path_of(p, sizeof p, a, "props/cellTpFailures");
+    cw_path(p, sizeof p, a, "props/cellTpFailures");
     rc_value(&c, A, p, v, sizeof v);
     ck_assert_str_eq(v, "\"1:0;\"");
     rc_stop(&c);
@@ -421,22 +336,22 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     cells_on_both(&c, &a, &t, &from);
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
     char near_t[512], cell_a[512], via[512], args[1024];
-    cell_json(&c, t, near_t, sizeof near_t);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
-    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
-    ck_assert_int_eq(cell_call(&c, A, a, "watch", "[1, 0, 0]"), 0);
+    cw_cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    cw_mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "startTimer", "[0.2, 0.2]", NULL, 0), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "watch", "[1, 0, 0]", NULL, 0), 0);
     pings_via_base(&c, a, via, 100, 1);
     /* its answer is on the way (1.5 s) when it dies; calls wait meanwhile (the manager
      * declares a process dead after 8 s of silence here) */
     manager_patience(&c, 8000);
     set_latency(&c, B, 1500);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
     pings_via_base(&c, a, via, 100, 101);
-    kill_cellapp(&c, 1 - from);
+    cw_kill_cellapp(&c, 1 - from);
     /* the manager declares it dead: the entity stays, its calls delivered here in order */
-    wait_int(&c, A, "moves/failed", 1);
+    cw_wait_int_at_least(&c, A, "moves/failed", 1, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
     ck_assert_int_ge(rc_int(&c, A, "moves/queued"), 1);
     /* its game heard it once: MC_TELEPORT_TIMED_OUT (the call timeout, 5 s, comes before the
@@ -449,8 +364,8 @@ START_TEST(the_new_cellapp_dying_before_it_answers_leaves_the_entity_where_it_wa
     char peer[64];
     snprintf(peer, sizeof peer, "peers/%s", B);
     ck_assert_msg(rc_wait_value(&c, A, peer, "dead", WAIT_MS), "%s never heard %s died", A, B);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
-    wait_int(&c, A, "moves/failed", 2);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
+    cw_wait_int_at_least(&c, A, "moves/failed", 2, WAIT_MS);
     check_tp_failures(&c, A, a, "2:0;3:0;");
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
     rc_stop(&c);
@@ -466,39 +381,39 @@ START_TEST(a_move_the_new_cellapp_answers_too_late_fails_and_the_entity_stays)
     cells_on_both(&c, &a, &t, &from);
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
     char p[128], v[4096], near_t[512], cell_a[512], via[512], args[1024];
-    cell_json(&c, t, near_t, sizeof near_t);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
-    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
+    cw_cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    cw_mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "startTimer", "[0.2, 0.2]", NULL, 0), 0);
     /* the new cellapp's answer takes 7 s, beyond the call timeout (5 s): the old cellapp
      * gives up, tells it to drop its copy and keeps the entity (the manager waits 30 s for
      * late heartbeats) */
     manager_patience(&c, 30000);
     set_latency(&c, B, 7000);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
     pings_via_base(&c, a, via, 50, 1);
-    wait_int(&c, A, "moves/failed", 1);
+    cw_wait_int_at_least(&c, A, "moves/failed", 1, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 0);
     check_tp_failures(&c, A, a, "2:0;"); /* MC_TELEPORT_TIMED_OUT, once */
     check_stayed(&c, A, a, 50);
     /* the copy there goes, and the late yes changes nothing here */
     set_latency(&c, B, 0);
-    wait_int(&c, B, "moves/aborted", 1);
+    cw_wait_int_at_least(&c, B, "moves/aborted", 1, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, B, "moves/in"), 0);
-    path_of(p, sizeof p, a, "type");
+    cw_path(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
     h_sleep_ms(2500);
     ck_assert_int_eq(rc_int(&c, A, "moves/failed"), 1);
     check_tp_failures(&c, A, a, "2:0;");
     check_base_cell(&c, a, c.cell_addr[from]);
     /* and it can move there now, hearing no failure */
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
-    wait_int(&c, B, "moves/in", 1);
-    path_of(p, sizeof p, a, "cell");
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
+    cw_wait_int_at_least(&c, B, "moves/in", 1, WAIT_MS);
+    cw_path(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
-    path_of(p, sizeof p, a, "props/cellTpFailures");
+    cw_path(p, sizeof p, a, "props/cellTpFailures");
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_str_eq(v, "\"2:0;\"");
     ck_assert_int_eq(rc_int(&c, A, "moves/failed"), 1);
@@ -517,24 +432,24 @@ START_TEST(the_old_cellapp_dying_before_it_lets_go_leaves_no_copy_at_the_new_one
     cells_on_both(&c, &a, &t, &from);
     const char *B = c.cell_name[1 - from];
     char p[128], v[4096], near_t[512], args[1024];
-    cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, t, near_t, sizeof near_t);
     /* the new cellapp made the dormant copy, its answer is on the way (2 s) when the old
      * cellapp dies */
     manager_patience(&c, 8000);
     set_latency(&c, B, 2000);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
-    ck_assert_int_eq(cell_call(&c, c.cell_name[from], a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, c.cell_name[from], a, "teleportTo", args, NULL, 0), 0);
     h_sleep_ms(1000);
-    kill_cellapp(&c, from);
+    cw_kill_cellapp(&c, from);
     set_latency(&c, B, 0);
     /* the base loses its cell with the old cellapp; the copy never lives */
-    wait_base_event(&c, a, "loseCell;");
-    wait_int(&c, B, "moves/discarded", 1);
+    cw_wait_base_event(&c, a, "loseCell;", WAIT_MS);
+    cw_wait_int_at_least(&c, B, "moves/discarded", 1, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, B, "moves/askedBase"), 1);
     ck_assert_int_eq(rc_int(&c, B, "moves/in"), 0);
-    path_of(p, sizeof p, a, "type");
+    cw_path(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
-    path_of(p, sizeof p, a, "cell");
+    cw_path(p, sizeof p, a, "cell");
     rc_value(&c, "baseapp01", p, v, sizeof v);
     ck_assert_str_eq(v, "none");
     rc_stop(&c);
@@ -550,40 +465,40 @@ START_TEST(the_old_cellapp_dying_after_it_let_go_leaves_the_cell_at_the_new_one)
     cells_on_both(&c, &a, &t, &from);
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
     char p[128], v[4096], near_t[512], cell_a[512], via[512], args[1024], out[256];
-    cell_json(&c, t, near_t, sizeof near_t);
-    cell_json(&c, a, cell_a, sizeof cell_a);
-    mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
+    cw_cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    cw_mailbox_json(via, sizeof via, a, c.base_addr[0], "CELL_VIA_BASE", cell_a);
     rc_entity_call(&c, A, a, "note", "[\"carried\"]", out, sizeof out);
-    ck_assert_int_eq(cell_call(&c, A, a, "startTimer", "[0.2, 0.2]"), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "startTimer", "[0.2, 0.2]", NULL, 0), 0);
     /* the new cellapp's answer takes 1 s, and by then the old cellapp's packets take 2.5 s:
      * the base hears the new address 2.5 s after the old cellapp let go, the new cellapp its
      * "flushed" 2.5 s later still; the old cellapp dies in between */
     manager_patience(&c, 8000);
     set_latency(&c, B, 1000);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
     set_latency(&c, A, 2500);
-    path_of(p, sizeof p, a, "cell");
+    cw_path(p, sizeof p, a, "cell");
     ck_assert_msg(rc_wait_value(&c, "baseapp01", p, c.cell_addr[1 - from], WAIT_MS),
                   "the base never learnt the new address");
-    kill_cellapp(&c, from);
+    cw_kill_cellapp(&c, from);
     set_latency(&c, B, 0);
     /* the new cellapp asks the base, which knows it: the cell lives there */
-    wait_int(&c, B, "moves/in", 1);
+    cw_wait_int_at_least(&c, B, "moves/in", 1, WAIT_MS);
     ck_assert_int_eq(rc_int(&c, B, "moves/askedBase"), 1);
     ck_assert_int_eq(rc_int(&c, B, "moves/discarded"), 0);
-    path_of(p, sizeof p, a, "props/cellNote");
+    cw_path(p, sizeof p, a, "props/cellNote");
     rc_value(&c, B, p, v, sizeof v);
     ck_assert_str_eq(v, "\"carried\"");
-    path_of(p, sizeof p, a, "props/cellTimerFires");
+    cw_path(p, sizeof p, a, "props/cellTimerFires");
     long long fires = rc_int(&c, B, p);
-    wait_int(&c, B, p, fires + 3);
+    cw_wait_int_at_least(&c, B, p, fires + 3, WAIT_MS);
     pings_via_base(&c, a, via, 50, 1);
-    path_of(p, sizeof p, a, "props/cellSeen");
-    wait_int(&c, B, p, 50);
-    path_of(p, sizeof p, a, "props/cellOrderErrors");
+    cw_path(p, sizeof p, a, "props/cellSeen");
+    cw_wait_int_at_least(&c, B, p, 50, WAIT_MS);
+    cw_path(p, sizeof p, a, "props/cellOrderErrors");
     ck_assert_int_eq(rc_int(&c, B, p), 0);
-    path_of(p, sizeof p, a, "cell");
+    cw_path(p, sizeof p, a, "cell");
     rc_value(&c, "baseapp01", p, v, sizeof v);
     ck_assert_msg(strstr(v, c.cell_addr[1 - from]), "base's cell: %s", v);
     rc_stop(&c);
@@ -599,31 +514,29 @@ START_TEST(a_destroy_cell_sent_to_the_old_cellapp_during_the_move_reaches_the_ce
     cells_on_both(&c, &a, &t, &from);
     const char *A = c.cell_name[from], *B = c.cell_name[1 - from];
     char p[128], v[4096], near_t[512], args[1024], out[256];
-    cell_json(&c, t, near_t, sizeof near_t);
+    cw_cell_json(&c, t, near_t, sizeof near_t);
     /* the new cellapp's answer takes 1.5 s: the base's DESTROY_CELL goes to the old address
      * while the cell is on its way, waits there, follows it, and the CELL_GONE comes from
      * the new cellapp once the base knows it */
     manager_patience(&c, 8000);
     set_latency(&c, B, 1500);
     snprintf(args, sizeof args, "[%s, 1, 1]", near_t);
-    ck_assert_int_eq(cell_call(&c, A, a, "teleportTo", args), 0);
+    ck_assert_int_eq(cw_call_status(&c, A, a, "teleportTo", args, NULL, 0), 0);
     rc_entity_call(&c, "baseapp01", a, "dropCell", NULL, out, sizeof out);
-    wait_base_event(&c, a, "loseCell;");
+    cw_wait_base_event(&c, a, "loseCell;", WAIT_MS);
     set_latency(&c, B, 0);
     ck_assert_int_eq(rc_int(&c, A, "moves/out"), 1);
     ck_assert_int_ge(rc_int(&c, A, "moves/queued"), 1);
     ck_assert_int_ge(rc_int(&c, A, "moves/forwarded"), 1);
     ck_assert_int_ge(rc_int(&c, B, "moves/held"), 1); /* until the base knew the address */
-    path_of(p, sizeof p, a, "type");
+    cw_path(p, sizeof p, a, "type");
     ck_assert_int_ne(rc_get(&c, v, sizeof v, A, p), 0);
-    for (int i = 0; i < 100 && rc_get(&c, v, sizeof v, B, p) == 0; i++)
-        h_sleep_ms(50);
-    ck_assert_int_ne(rc_get(&c, v, sizeof v, B, p), 0);
-    path_of(p, sizeof p, a, "cell");
+    cw_wait_gone(&c, B, a, WAIT_MS);
+    cw_path(p, sizeof p, a, "cell");
     rc_value(&c, "baseapp01", p, v, sizeof v);
     ck_assert_str_eq(v, "none");
     /* exactly one loss, and the base refused nothing */
-    path_of(p, sizeof p, a, "props/events");
+    cw_path(p, sizeof p, a, "props/events");
     rc_value(&c, "baseapp01", p, v, sizeof v);
     ck_assert_ptr_null(strstr(strstr(v, "loseCell;") + 1, "loseCell;"));
     ck_assert_int_eq(rc_int(&c, "baseapp01", "calls/refused/total"), 0);
