@@ -6,6 +6,7 @@
 #include "aoi_view.h"
 #include "cellapp.h"
 #include "client_shadow.h"
+#include "entity/ghost_wire.h"
 #include "entity/world_wire.h"
 #include "witness.h"
 #include "common/clock.h"
@@ -48,7 +49,7 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "largest radius + hysteresis a witness may set (mc_setAoIRadius beyond it is refused, "
      "logged and counted: aoi/radiusRefused; in a split space the other cellapps ghost their "
      "reals that far, plus ghostMargin, to a cell whose witnesses see so far), and "
-     "entitiesInRange radius"},
+     "entitiesInRange radius (at most 2000000)"},
     {"clientBudgetBytes", MC_OPT_UINT, "2000",
      "world update bytes a witness's client is sent per view update at most (beyond the "
      "first entity's); nearer entities go first (100..1000000)"},
@@ -87,6 +88,9 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "argument bytes at most each ghost keeps of those calls (0..16777216)"},
     {"ghostCallRingMs", MC_OPT_UINT, "5000",
      "how long (ms) a ghost keeps one of those calls (1..600000)"},
+    {"ghostCallRingTotalBytes", MC_OPT_UINT, "67108864",
+     "argument bytes at most all this cellapp's ghosts keep of those calls together; beyond "
+     "it the oldest go (1024..4294967295; ghosts/callRingHeldBytes what is held)"},
     {"testGhostCallDelayMs", MC_OPT_UINT, "0",
      "TEST ONLY: hold every ghost message taken (GHOST_DATA, GHOST_DELETE, GHOST_CLIENT_CALL) "
      "for this long (ms), in order, as a slow network would, to widen the window of an "
@@ -972,9 +976,9 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "--aoiHysteresis %g: must be within 0..1000000", h);
         return -1;
     }
-    if (!(m >= r + h) || !isfinite(m)) {
+    if (!(m >= r + h) || !(m <= MC_GHOST_REACH_MAX)) {
         snprintf(err, errlen, "--aoiMaxRadius %g: must be at least --aoiRadius + --aoiHysteresis "
-                              "(%g)", m, r + h);
+                              "(%g) and at most %g", m, r + h, (double)MC_GHOST_REACH_MAX);
         return -1;
     }
     if (hz < 1 || hz > 100) {

@@ -62,6 +62,8 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     /* it arrives here real: its ghost goes (an offload names the ghost as `near`) */
     int32_t space_id = near->space->id;
     uint32_t calls_seq = cell_ghosts_make_way(e, h.cell.entity_id);
+    if (h.calls_seq > calls_seq) /* the real's own number (older senders: its ghost's here) */
+        calls_seq = h.calls_seq;
     if (!space_find(e, space_id)) {
         snprintf(why, sizeof why, "space %d went with the ghost", (int)space_id);
         mc_migrate_free(&h);
@@ -99,6 +101,8 @@ void cell_on_migrate(mc_engine *e, const mc_origin *o, mc_istream *is)
     }
     if (h.cell.near_id == h.cell.entity_id) /* an offload: the old cellapp keeps its ghost */
         (void)cell_ghosts_seed_out(e, ent, &o->addr, h.holders, h.nholders, calls_seq);
+    else if (calls_seq) /* a teleport: it numbers on, as it would have there */
+        cell_ghosts_seed_seq(ent, calls_seq);
     mc_time_us now = mc_clock_now_us();
     r->type = ent->type;
     r->peer = o->addr;

@@ -366,7 +366,7 @@ static void launch(mc_engine *e, move_rec *r)
                          .witness = witness, .radius = radius, .hysteresis = hysteresis,
                          .timers = wt, .ntimers = r->ntimers, .handover = r->handover,
                          .told = told, .ntold = ntold, .holders = holders,
-                         .nholders = nholders};
+                         .nholders = nholders, .calls_seq = cell_ghosts_calls_seen(ent)};
     mc_ostream os;
     mc_ostream_init(&os);
     mc_migrate_encode(&os, &h);

@@ -248,7 +248,7 @@ void cell_retire_on_shutdown(mc_engine *e);
 bool cell_retire_draining(mc_engine *e);
 
 /* aoi.c: the area of interest (docs/WORLD.md). */
-#define CELL_AOI_OPTION_COUNT 18 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
+#define CELL_AOI_OPTION_COUNT 19 /* with cell_copy.c's cellCopyBytesPerS, ghosts.c's
                                   * ghostMargin and offloadHysteresis, cell_retire.c's
                                   * retireMs */
 extern const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT];

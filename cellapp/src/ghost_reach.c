@@ -28,6 +28,7 @@
 typedef struct cell_reach {
     uint64_t sent, changes, send_failures;   /* as the witnesses' cellapp */
     uint64_t taken, refused, stale;          /* as the reals' */
+    uint64_t clamped; /* reaches beyond this cellapp's --aoiMaxRadius, taken as that */
 } cell_reach;
 
 static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
@@ -118,13 +119,24 @@ void cell_on_ghost_reach(mc_engine *e, const mc_origin *o, mc_istream *is)
     if (o->local || !mc_server_peer_is_live(mc_engine_server(e), &o->addr, MC_ROLE_CELLAPP))
         snprintf(why, sizeof why, "not from a live cellapp");
     else
-        (void)mc_ghost_reach_decode(is, &space, &reach, cs->aoi.max_radius, why, sizeof why);
+        (void)mc_ghost_reach_decode(is, &space, &reach, why, sizeof why);
     if (why[0]) {
         if (log_ok(++r->refused))
             MC_WARNING("GHOST_REACH from %s refused: %s (%llu so far)",
                        mc_address_format(&o->addr, a, sizeof a), why,
                        (unsigned long long)r->refused);
         return;
+    }
+    if (reach > cs->aoi.max_radius) {
+        /* the sender's limit is higher: its far witnesses get what this cellapp's own
+         * would (never more: this cellapp bounds the ghosts it sends) */
+        if (log_ok(++r->clamped))
+            MC_WARNING("GHOST_REACH from %s: %g m is beyond --aoiMaxRadius %g here: taken as "
+                       "%g (%llu so far)",
+                       mc_address_format(&o->addr, a, sizeof a), (double)reach,
+                       (double)cs->aoi.max_radius, (double)cs->aoi.max_radius,
+                       (unsigned long long)r->clamped);
+        reach = cs->aoi.max_radius;
     }
     mc_space *sp = space_find(e, space);
     cell_layout *l = sp ? sp->layout : NULL;
@@ -154,7 +166,8 @@ int cell_reach_init(mc_engine *e, char *err, size_t errlen)
     } c[] = {{"ghosts/reachSent", &r->sent},       {"ghosts/reachChanges", &r->changes},
              {"ghosts/reachSendFailures", &r->send_failures},
              {"ghosts/reachTaken", &r->taken},     {"ghosts/reachRefused", &r->refused},
-             {"ghosts/reachStale", &r->stale}};
+             {"ghosts/reachStale", &r->stale},
+             {"ghosts/reachClamped", &r->clamped}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);

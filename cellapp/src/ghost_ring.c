@@ -31,10 +31,33 @@ void ghost_ring_free(ghost_ring *r)
     memset(r, 0, sizeof *r);
 }
 
-void ghost_ring_expire(ghost_ring *r, const ghost_ring_limits *l, uint64_t now_us)
+/* An empty ring keeps no buffer (a ghost gone quiet holds nothing). */
+static void release_if_empty(ghost_ring *r)
 {
-    while (r->n && now_us - at(r, 0)->at_us > l->age_us)
+    if (!r->n && r->cap)
+        ghost_ring_free(r);
+}
+
+size_t ghost_ring_expire(ghost_ring *r, const ghost_ring_limits *l, uint64_t now_us)
+{
+    size_t k = 0;
+    while (r->n && now_us - at(r, 0)->at_us > l->age_us) {
         drop_oldest(r);
+        k++;
+    }
+    release_if_empty(r);
+    return k;
+}
+
+size_t ghost_ring_trim(ghost_ring *r, size_t bytes)
+{
+    size_t k = 0;
+    while (r->n && r->bytes > bytes) {
+        drop_oldest(r);
+        k++;
+    }
+    release_if_empty(r);
+    return k;
 }
 
 int ghost_ring_push(ghost_ring *r, const ghost_ring_limits *l, uint32_t seq, uint16_t method,
@@ -47,7 +70,8 @@ int ghost_ring_push(ghost_ring *r, const ghost_ring_limits *l, uint32_t seq, uin
             clear(r);
         return -1;
     }
-    ghost_ring_expire(r, l, now_us);
+    while (r->n && now_us - at(r, 0)->at_us > l->age_us)
+        drop_oldest(r);
     while (r->n && (r->n >= l->calls || r->bytes + len > l->bytes))
         drop_oldest(r);
     if (r->n == r->cap) { /* grow (then the entries are in order from 0) */

@@ -38,8 +38,12 @@ void ghost_ring_free(ghost_ring *r); /* (a zeroed ring is an empty one) */
  * ring is empty then). */
 int ghost_ring_push(ghost_ring *r, const ghost_ring_limits *l, uint32_t seq, uint16_t method,
                     const uint8_t *args, size_t len, uint64_t now_us);
-/* Entries older than the age bound go. */
-void ghost_ring_expire(ghost_ring *r, const ghost_ring_limits *l, uint64_t now_us);
+/* Entries older than the age bound go (an emptied ring frees its buffer too). Returns how
+ * many went. */
+size_t ghost_ring_expire(ghost_ring *r, const ghost_ring_limits *l, uint64_t now_us);
+/* The oldest entries go until at most `bytes` of arguments are held (the buffer freed when
+ * none is left). Returns how many went. */
+size_t ghost_ring_trim(ghost_ring *r, size_t bytes);
 /* The oldest number held (0: empty). */
 uint32_t ghost_ring_first(const ghost_ring *r);
 /* Each entry numbered above `after`, oldest first. Returns how many. */

@@ -75,6 +75,10 @@ typedef struct cell_ghosts {
     uint64_t handed, silent; /* holders handed over with offloads; ghosts gone silent */
     ghost_ring_limits ring;  /* --ghostCallRing, --ghostCallRingBytes, --ghostCallRingMs */
     uint64_t ring_calls, ring_bytes, ring_ms; /* (their watchers) */
+    uint64_t ring_total_max; /* --ghostCallRingTotalBytes: all the rings' arguments at most */
+    uint64_t ring_total;     /* the arguments all the rings hold now */
+    uint64_t ring_expired, ring_trimmed; /* entries gone by age; gone for the total's bound */
+    uint64_t seq_resets;     /* ghosts whose new real numbered lower: ring and number reset */
     uint64_t calls_behind;   /* numbered calls taken that were not the next (a hole) */
     uint64_t delay_ms;       /* --testGhostCallDelayMs: a test knob only */
     held_call *held_head, *held_tail;
@@ -85,6 +89,51 @@ static cell_state *state(mc_engine *e) { return mc_engine_role_state(e); }
 static cell_ghosts *gh(mc_engine *e) { return state(e)->ghosts; }
 
 static bool log_ok(uint64_t n) { return n <= 10 || n % 1000 == 0; }
+
+/* --- the rings of the ghosts' recent calls, and the bytes they hold together ------------ */
+
+static void ring_free(cell_ghosts *g, ghost_ring *r)
+{
+    g->ring_total -= r->bytes;
+    ghost_ring_free(r);
+}
+
+static void ring_expire(cell_ghosts *g, ghost_ring *r, const ghost_ring_limits *l,
+                        mc_time_us now)
+{
+    size_t before = r->bytes;
+    size_t k = ghost_ring_expire(r, l, now);
+    g->ring_total -= before - r->bytes;
+    if (l == &g->ring)
+        g->ring_expired += k;
+    else
+        g->ring_trimmed += k; /* a shorter age: for the total's bound */
+}
+
+/* Keep a call in a ghost's ring within the cellapp's total: what does not fit beside the
+ * others' goes from this ring's oldest, and when even the call alone does not fit the ring
+ * is emptied (a witness that needed them counts a gap); the tick then drops the oldest
+ * entries of all the rings (trim_rings), so the busy keep theirs. */
+static void ring_push(cell_ghosts *g, ghost_ring *r, uint32_t seq, uint16_t method,
+                      const uint8_t *args, size_t len, mc_time_us now)
+{
+    size_t before = r->bytes;
+    if (g->ring_total + len > g->ring_total_max) {
+        size_t others = g->ring_total - r->bytes;
+        size_t room = others < g->ring_total_max ? g->ring_total_max - others : 0;
+        g->ring_trimmed += ghost_ring_trim(r, room > len ? room - len : 0);
+        if (others + len > g->ring_total_max) {
+            g->ring_trimmed += r->n + 1;
+            g->ring_total -= before;
+            ghost_ring_free(r);
+            return;
+        }
+        g->ring_total -= before - r->bytes;
+        before = r->bytes;
+    }
+    (void)ghost_ring_push(r, &g->ring, seq, method, args, len, now);
+    g->ring_total = g->ring_total - before + r->bytes;
+}
 
 /* --- the real's side -------------------------------------------------------------------- */
 
@@ -321,6 +370,36 @@ static void drop_silent(mc_engine *e, mc_time_us now)
     }
 }
 
+/* Each ghost's calls older than --ghostCallRingMs go, quiet ghosts' too (each entry goes
+ * once: the walk is a check a ghost beside the one of drop_silent). Above the cellapp's
+ * total the oldest of all go: the age kept halves until the total is back under 7/8 of it
+ * (a walk a halving, some 30 at most, only while over). */
+static void expire_rings(cell_ghosts *g, const ghost_ring_limits *l, mc_engine *e,
+                         mc_time_us now)
+{
+    cell_state *cs = state(e);
+    for (size_t s = 0; s < cs->n; s++) {
+        mc_space *sp = cs->spaces[s];
+        for (size_t i = 0; i < sp->n; i++) {
+            mc_entity *ent = sp->entities[i];
+            if (ent->is_ghost && ent->ghost_data)
+                ring_expire(g, &((ghost_in *)ent->ghost_data)->ring, l, now);
+        }
+    }
+}
+
+static void trim_rings(mc_engine *e, mc_time_us now)
+{
+    cell_ghosts *g = gh(e);
+    expire_rings(g, &g->ring, e, now);
+    ghost_ring_limits l = g->ring;
+    uint64_t target = g->ring_total_max - g->ring_total_max / 8;
+    while (g->ring_total > target && l.age_us) {
+        l.age_us /= 2;
+        expire_rings(g, &l, e, now);
+    }
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
 {
     (void)fd;
@@ -329,6 +408,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ctx)
     cell_state *cs = state(e);
     mc_time_us now = mc_clock_now_us();
     drop_silent(e, now);
+    trim_rings(e, now);
     double dist = ghost_distance(e);
     for (size_t s = 0; s < cs->n; s++) {
         mc_space *sp = cs->spaces[s];
@@ -374,7 +454,7 @@ void cell_ghosts_forget(mc_engine *e, mc_entity *ent)
     if (!ent->ghost_data || !gh(e))
         return;
     if (ent->is_ghost) {
-        ghost_ring_free(&((ghost_in *)ent->ghost_data)->ring);
+        ring_free(gh(e), &((ghost_in *)ent->ghost_data)->ring);
         free(ent->ghost_data);
         gh(e)->held--;
     } else {
@@ -641,6 +721,7 @@ static void take_data(mc_engine *e, const mc_origin *o, mc_istream *is)
         g->held++;
         made = true;
     }
+    bool new_real = !made && !mc_address_equal(&((ghost_in *)ent->ghost_data)->real, &o->addr);
     ((ghost_in *)ent->ghost_data)->real = o->addr; /* the latest real's cellapp */
     ((ghost_in *)ent->ghost_data)->heard_at = mc_clock_now_us();
     uint32_t seq;
@@ -655,7 +736,13 @@ static void take_data(mc_engine *e, const mc_origin *o, mc_istream *is)
         if (!made)
             g->calls_behind++;
         gi->seq = seq;
-        ghost_ring_free(&gi->ring);
+        ring_free(g, &gi->ring);
+    } else if (new_real && seq < gi->seq) {
+        /* a real elsewhere now that numbers lower (one that did not carry the number, an
+         * older sender): what is held is the old real's; its calls from seq + 1 are new */
+        g->seq_resets++;
+        gi->seq = seq;
+        ring_free(g, &gi->ring);
     }
     ent->direction = h.direction;
     if (made) {
@@ -804,7 +891,7 @@ static void take_call(mc_engine *e, const mc_address *from, bool numbered, const
         if (seq != gi->seq + 1 && gi->seq)
             g->calls_behind++;
         gi->seq = seq;
-        (void)ghost_ring_push(&gi->ring, &g->ring, seq, method, args, len, mc_clock_now_us());
+        ring_push(g, &gi->ring, seq, method, args, len, mc_clock_now_us());
     }
     g->calls_in++;
     (void)cell_aoi_fan_out(e, ent, false, method, args, len, from, seq);
@@ -950,7 +1037,7 @@ size_t cell_ghosts_calls_since(mc_engine *e, mc_entity *ent, uint32_t after,
     if (!gh(e) || !ent->is_ghost || !ent->ghost_data)
         return 0;
     ghost_in *gi = ent->ghost_data;
-    ghost_ring_expire(&gi->ring, &gh(e)->ring, mc_clock_now_us());
+    ring_expire(gh(e), &gi->ring, &gh(e)->ring, mc_clock_now_us());
     if (gi->seq <= after)
         return 0;
     uint32_t first = ghost_ring_first(&gi->ring);
@@ -1037,6 +1124,24 @@ static bool set_delay(void *ctx, const mc_watch_value *v, char *why, size_t whyl
     return true;
 }
 
+static void get_ring_ms(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((cell_ghosts *)ctx)->ring_ms;
+}
+
+/* --ghostCallRingMs at run time: the next tick expires by the new age. */
+static bool set_ring_ms(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    cell_ghosts *g = ctx;
+    if (v->as.u < 1 || v->as.u > 600000) {
+        snprintf(why, whylen, "not within 1..600000");
+        return false;
+    }
+    g->ring_ms = v->as.u;
+    g->ring.age_us = g->ring_ms * 1000;
+    return true;
+}
+
 int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
 {
     cell_state *cs = state(e);
@@ -1064,6 +1169,7 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
     g->ring_calls = mc_config_get_uint(cfg, "ghostCallRing");
     g->ring_bytes = mc_config_get_uint(cfg, "ghostCallRingBytes");
     g->ring_ms = mc_config_get_uint(cfg, "ghostCallRingMs");
+    g->ring_total_max = mc_config_get_uint(cfg, "ghostCallRingTotalBytes");
     g->delay_ms = mc_config_get_uint(cfg, "testGhostCallDelayMs");
     const struct {
         const char *name;
@@ -1071,6 +1177,7 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
     } bounds[] = {{"ghostCallRing", g->ring_calls, 0, 65536},
                   {"ghostCallRingBytes", g->ring_bytes, 0, 16777216},
                   {"ghostCallRingMs", g->ring_ms, 1, 600000},
+                  {"ghostCallRingTotalBytes", g->ring_total_max, 1024, 4294967295ull},
                   {"testGhostCallDelayMs", g->delay_ms, 0, 60000}};
     for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
         if (bounds[i].v < bounds[i].min || bounds[i].v > bounds[i].max) {
@@ -1110,7 +1217,11 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/callsBehind", &g->calls_behind},
              {"ghosts/callRing", &g->ring_calls},
              {"ghosts/callRingBytes", &g->ring_bytes},
-             {"ghosts/callRingMs", &g->ring_ms}};
+             {"ghosts/callRingTotalBytes", &g->ring_total_max},
+             {"ghosts/callRingHeldBytes", &g->ring_total},
+             {"ghosts/callRingExpired", &g->ring_expired},
+             {"ghosts/callRingTrimmed", &g->ring_trimmed},
+             {"ghosts/callSeqResets", &g->seq_resets}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);
@@ -1119,7 +1230,9 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
     if (mc_watch_add(w, "ghosts/offloadHysteresis", MC_WATCH_FLOAT, MC_WATCH_READ_WRITE,
                      get_hyst, set_hyst, g) != MC_WATCH_OK ||
         mc_watch_add(w, "ghosts/testCallDelayMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
-                     get_delay, set_delay, g) != MC_WATCH_OK) {
+                     get_delay, set_delay, g) != MC_WATCH_OK ||
+        mc_watch_add(w, "ghosts/callRingMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_ring_ms,
+                     set_ring_ms, g) != MC_WATCH_OK) {
         snprintf(err, errlen, "cannot publish ghosts/offloadHysteresis");
         return -1;
     }

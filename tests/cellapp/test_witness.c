@@ -317,6 +317,39 @@ START_TEST(a_ghost_ring_keeps_the_newest_calls_within_its_bounds)
 }
 END_TEST
 
+/* A ring that had a burst and went quiet gives it all back when expired, buffer and all (the
+ * ghost tick expires every ring); trimming takes the oldest down to a byte bound (the
+ * cellapp's total over all rings), keeping the newest consecutive. */
+START_TEST(a_quiet_ring_gives_its_memory_back_and_trims_oldest_first)
+{
+    static const uint8_t args[100];
+    ghost_ring r = {0};
+    ghost_ring_limits l = {.calls = 64, .bytes = 16384, .age_us = 5000000};
+    for (uint32_t s = 1; s <= 64; s++)
+        ck_assert_int_eq(ghost_ring_push(&r, &l, s, 1, args, 100, 1000 + s), 0);
+    ck_assert_uint_eq(r.bytes, 6400);
+    ck_assert_uint_eq(ghost_ring_expire(&r, &l, 1000 + 64), 0); /* none old yet */
+    ck_assert_uint_eq(ghost_ring_trim(&r, 6400), 0);
+    ck_assert_uint_eq(ghost_ring_trim(&r, 5000), 14); /* the oldest 14 */
+    ck_assert_uint_eq(r.bytes, 5000);
+    ck_assert_uint_eq(ghost_ring_first(&r), 15);
+    ring_n = 0;
+    ck_assert_uint_eq(ghost_ring_since(&r, 0, ring_take, NULL), 50);
+    ck_assert_uint_eq(ring_seqs[49], 64);
+    /* quiet for longer than the age: everything goes, the buffer too */
+    ck_assert_uint_eq(ghost_ring_expire(&r, &l, 1000 + 64 + 5000001), 50);
+    ck_assert_uint_eq(r.n, 0);
+    ck_assert_uint_eq(r.bytes, 0);
+    ck_assert_ptr_null(r.e);
+    ck_assert_uint_eq(r.cap, 0);
+    /* and it takes calls again afterwards; a trim to 0 empties it likewise */
+    ck_assert_int_eq(ghost_ring_push(&r, &l, 65, 1, args, 100, 9000000), 0);
+    ck_assert_uint_eq(ghost_ring_trim(&r, 0), 1);
+    ck_assert_ptr_null(r.e);
+    ghost_ring_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("witness");
@@ -327,6 +360,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_carry_takes_each_call_on_one_side_in_order);
     tcase_add_test(tc, a_carry_records_the_last_call_heard_of_each_entity_it_knows);
     tcase_add_test(tc, a_ghost_ring_keeps_the_newest_calls_within_its_bounds);
+    tcase_add_test(tc, a_quiet_ring_gives_its_memory_back_and_trims_oldest_first);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -635,6 +635,11 @@ START_TEST(a_third_cellapps_calls_to_a_player_offloaded_back_and_forth_are_heard
     /* b's ghost on Q2 takes its calls 300 ms late */
     ck_assert(client_cluster_watch(&c.cc, cells_cellapp(Q2), "set", "ghosts/testCallDelayMs",
                                    "300", NULL, NULL, v, sizeof v));
+    /* the ghosts keep b's calls for 60 s (not 5: no gap however slow a hand-over is under
+     * load) */
+    for (int i = 0; i < 3; i++)
+        ck_assert(client_cluster_watch(&c.cc, cells_cellapp(i), "set", "ghosts/callRingMs",
+                                       "60000", NULL, NULL, v, sizeof v));
     ps[0].log[0] = ps[1].log[0] = '\0';
     long long replayed0 = 0, skipped0 = 0, gaps0 = 0;
     for (int i = 0; i < 3; i++) {
@@ -685,6 +690,26 @@ START_TEST(a_third_cellapps_calls_to_a_player_offloaded_back_and_forth_are_heard
     ck_assert_int_gt(replayed, 0); /* lines the old cellapp missed, given by the new one */
     ck_assert_int_gt(skipped, 0);  /* lines the old cellapp gave, not again by the new one */
     ck_assert_int_eq(ps[0].players, 2); /* its view handed over each time: never told afresh */
+    /* b's ghosts hold its recent calls; once b is quiet and their age passes, the ghost tick
+     * gives every byte back (no later call or witness needed to expire them) */
+    ck_assert_int_gt(counter(&c, cells_cellapp(Q1), "ghosts/callRingHeldBytes") +
+                         counter(&c, cells_cellapp(Q2), "ghosts/callRingHeldBytes"),
+                     0);
+    for (int i = 0; i < 3; i++)
+        ck_assert(client_cluster_watch(&c.cc, cells_cellapp(i), "set", "ghosts/callRingMs",
+                                       "500", NULL, NULL, v, sizeof v));
+    long long held = 0;
+    until = client_cluster_now_ms() + WAIT_MS;
+    do {
+        cells_pump(ps, 2, 100, NULL, NULL);
+        held = 0;
+        for (int i = 0; i < 3; i++)
+            held += counter(&c, cells_cellapp(i), "ghosts/callRingHeldBytes");
+    } while (held != 0 && client_cluster_now_ms() < until);
+    ck_assert_int_eq(held, 0);
+    ck_assert_int_gt(counter(&c, cells_cellapp(Q1), "ghosts/callRingExpired") +
+                         counter(&c, cells_cellapp(Q2), "ghosts/callRingExpired"),
+                     0);
     cells_leave_world(ps, 2);
     cells_cluster_stop(&c);
 }

@@ -85,8 +85,8 @@ void mc_ghost_reach_encode(mc_ostream *os, int32_t space_id, float reach)
     mc_write_f32(os, reach);
 }
 
-bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, float max,
-                           char *why, size_t whylen)
+bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, char *why,
+                           size_t whylen)
 {
     *space_id = mc_read_i32(is);
     *reach = mc_read_f32(is);
@@ -95,9 +95,9 @@ bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, floa
         mc_istream_fail(is);
         return false;
     }
-    if (*space_id <= 0 || !isfinite(*reach) || *reach < 0 || *reach > max) {
+    if (*space_id <= 0 || !isfinite(*reach) || *reach < 0 || *reach > MC_GHOST_REACH_MAX) {
         snprintf(why, whylen, "malformed GHOST_REACH: space %d, reach %g (0..%g)",
-                 (int)*space_id, (double)*reach, (double)max);
+                 (int)*space_id, (double)*reach, (double)MC_GHOST_REACH_MAX);
         mc_istream_fail(is);
         return false;
     }

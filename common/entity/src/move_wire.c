@@ -11,7 +11,7 @@ void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
 {
     mc_create_cell_encode(os, &h->cell);
     mc_write_u8(os, (uint8_t)((h->witness ? 1 : 0) | (h->witness && h->handover ? 2 : 0) |
-                              (h->nholders ? 4 : 0)));
+                              (h->nholders ? 4 : 0) | (h->calls_seq ? 8 : 0)));
     mc_write_f32(os, h->radius);
     mc_write_f32(os, h->hysteresis);
     mc_write_u16(os, (uint16_t)h->ntimers);
@@ -34,6 +34,8 @@ void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h)
             mc_write_u16(os, h->holders[i].port);
         }
     }
+    if (h->calls_seq)
+        mc_write_u32(os, h->calls_seq);
 }
 
 static bool refuse(mc_istream *is, mc_migrate_head *h, char *why, size_t whylen,
@@ -60,7 +62,7 @@ bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_he
     uint16_t n = mc_read_u16(is);
     if (!mc_istream_ok(is))
         return refuse(is, h, why, whylen, "short");
-    if ((flags & ~7u) || (flags & 3u) == 2u)
+    if ((flags & ~15u) || (flags & 3u) == 2u)
         return refuse(is, h, why, whylen, "unknown flags");
     h->witness = flags & 1u;
     h->handover = flags & 2u;
@@ -127,6 +129,13 @@ bool mc_migrate_decode(const mc_entity_defs *defs, mc_istream *is, mc_migrate_he
                 if (mc_address_equal(&h->holders[j], a))
                     return refuse(is, h, why, whylen, "a ghost holder named twice");
         }
+    }
+    if (flags & 8u) {
+        h->calls_seq = mc_read_u32(is);
+        if (!mc_istream_ok(is))
+            return refuse(is, h, why, whylen, "short (call number)");
+        if (!h->calls_seq)
+            return refuse(is, h, why, whylen, "a call number of 0");
     }
     return true;
 }

@@ -397,6 +397,8 @@ START_TEST(bad_options_are_refused)
     refused("cellapp", "--ghostCallRing=65537", "--ghostCallRing:");
     refused("cellapp", "--ghostCallRingBytes=16777217", "--ghostCallRingBytes");
     refused("cellapp", "--ghostCallRingMs=0", "--ghostCallRingMs");
+    refused("cellapp", "--ghostCallRingTotalBytes=1023", "--ghostCallRingTotalBytes");
+    refused("cellapp", "--aoiMaxRadius=2000001", "--aoiMaxRadius");
     refused("cellapp", "--testGhostCallDelayMs=60001", "--testGhostCallDelayMs");
 }
 END_TEST

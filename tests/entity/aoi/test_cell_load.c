@@ -51,7 +51,7 @@ START_TEST(a_busy_cell_moves_its_own_boundary_not_the_idle_spaces)
         if (s == 0)
             burner = id;
         /* at x = -20: in the lower cell, kept by its holder after the split */
-        cw_real_call(&c, id, "moveTo", "[-20, 0]");
+        cw_move_real(&c, id, -20, 0);
         snprintf(ssp[s], sizeof ssp[s], "%d", (int)sp[s]);
         const char *other = c.cell_name[1 - holder[s]];
         ck_assert_msg(rc_call(&c, out, sizeof out, "manager", "command/splitSpace", ssp[s], other,
@@ -113,13 +113,13 @@ START_TEST(a_busy_cellapp_splits_its_costliest_cell_not_its_most_crowded)
     int h;
     int32_t busy, crowd, ids[4];
     ids[0] = cw_probe_in_new_space(&c, "p", &h, &busy, WAIT_MS);
-    cw_real_call(&c, ids[0], "moveTo", "[-30, 0]");
+    cw_move_real(&c, ids[0], -30, 0);
     for (int i = 1; i < 4; i++)
         ids[i] = probe_near(&c, ids[0], 0, busy_xs[i]);
     int32_t first = cw_probe_in_new_space(&c, "p", &h, &crowd, WAIT_MS);
     ck_assert_int_eq(h, 0);
     ck_assert_int_ne(busy, crowd);
-    cw_real_call(&c, first, "moveTo", "[-30, 0]");
+    cw_move_real(&c, first, -30, 0);
     for (int i = 1; i < 5; i++)
         probe_near(&c, first, 0, crowd_xs[i]);
     cw_real_call(&c, ids[0], "burn", "[0.5]");

@@ -26,8 +26,8 @@
  *      then as 12.
  *  15  WITNESS_HEARD: mc_witness_heard_decode (an offloaded witness's record of the last
  *      numbered call its client heard of each entity).
- *  16  GHOST_REACH: mc_ghost_reach_decode with a maximum of 500 m (the default
- *      --aoiMaxRadius): exactly 8 bytes, a positive space id, a finite reach within 0..500.
+ *  16  GHOST_REACH: mc_ghost_reach_decode: exactly 8 bytes, a positive space id, a finite
+ *      reach within 0..MC_GHOST_REACH_MAX (the upper end of --aoiMaxRadius).
  * Whatever decodes must encode again and decode to the same values (abort otherwise); a
  * refusal must say why in one line and leave nothing allocated (LeakSanitizer).
  *
@@ -433,8 +433,8 @@ static void fuzz_ghost_reach(const uint8_t *data, size_t size)
     int32_t space;
     float reach;
     char why[256] = "";
-    bool ok = mc_ghost_reach_decode(&is, &space, &reach, 500, why, sizeof why);
-    if (ok != (size == 8 && space > 0 && reach >= 0 && reach <= 500))
+    bool ok = mc_ghost_reach_decode(&is, &space, &reach, why, sizeof why);
+    if (ok != (size == 8 && space > 0 && reach >= 0 && reach <= MC_GHOST_REACH_MAX))
         die("GHOST_REACH", "accepted what it should refuse, or the reverse");
     if (!ok) {
         refused(why);

@@ -2,7 +2,8 @@
  * game's defs: what the encoders write decodes to the same values; every malformed payload
  * is refused with a one-line reason and nothing held (truncation at every byte, a near id of
  * 0, unknown flags, a bad radius, too many timers, a timer id of 0 or repeated, times too
- * long, ghost holders named twice, with no address, none or too many, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2).
+ * long, ghost holders named twice, with no address, none or too many, a call number missing
+ * or 0, a CELL_MOVED mailbox that is not the entity's CELL, an END outcome beyond 2).
  * Also the reach a cell's cellapp tells its neighbours (GHOST_REACH, entity/ghost_wire.h):
  * a NaN, infinite, negative or too large reach, a space id not positive, short or long. */
 #include "check_main.h"
@@ -159,6 +160,39 @@ START_TEST(a_migrating_cell_round_trips)
         mc_ostream_free(&oh);
     }
 
+    /* the real's call number (flags bit 3), after the holders and the view, on every move;
+     * none (0) is not sent: the flags byte and length as before */
+    for (int offload = 0; offload < 2; offload++) {
+        mc_migrate_head hs = head(t, 2);
+        hs.handover = offload;
+        hs.told = told;
+        hs.ntold = offload ? 2 : 0;
+        hs.holders = holders;
+        hs.nholders = offload ? 3 : 0;
+        mc_ostream o0, o1;
+        mc_ostream_init(&o0);
+        mc_ostream_init(&o1);
+        mc_migrate_encode(&o0, &hs);
+        hs.calls_seq = 4000000000u;
+        mc_migrate_encode(&o1, &hs);
+        ck_assert_uint_eq(o1.size, o0.size + 4);
+        ck_assert_uint_eq(o1.data[46], o0.data[46] | 8u);
+        ck_assert_uint_eq(mc_load_u32(o1.data + o1.size - 4), 4000000000u);
+        mc_write_u8(&o1, 0xEF);
+        mc_istream_init(&is, o1.data, o1.size);
+        ck_assert_msg(mc_migrate_decode(defs, &is, &d, why, sizeof why), "%s", why);
+        ck_assert_uint_eq(d.calls_seq, 4000000000u);
+        ck_assert_uint_eq(d.nholders, offload ? 3u : 0u);
+        ck_assert_uint_eq(mc_read_u8(&is), 0xEF);
+        mc_migrate_free(&d);
+        mc_istream_init(&is, o0.data, o0.size);
+        ck_assert_msg(mc_migrate_decode(defs, &is, &d, why, sizeof why), "%s", why);
+        ck_assert_uint_eq(d.calls_seq, 0);
+        mc_migrate_free(&d);
+        mc_ostream_free(&o0);
+        mc_ostream_free(&o1);
+    }
+
     /* truncated anywhere in the head: refused */
     size_t full = os.size - 1;
     for (size_t cut = 0; cut < full; cut++) {
@@ -245,11 +279,21 @@ START_TEST(malformed_moves_are_refused_with_a_reason)
     refused(&os, "unknown flags");
     mc_ostream_reset(&os);
     mc_create_cell_encode(&os, &h.cell);
+    mc_write_u8(&os, 16);
+    mc_write_f32(&os, 0);
+    mc_write_f32(&os, 0);
+    mc_write_u16(&os, 0);
+    refused(&os, "unknown flags (bit 4)");
+    /* bit 3 without its call number, or with a number of 0 */
+    mc_ostream_reset(&os);
+    mc_create_cell_encode(&os, &h.cell);
     mc_write_u8(&os, 8);
     mc_write_f32(&os, 0);
     mc_write_f32(&os, 0);
     mc_write_u16(&os, 0);
-    refused(&os, "unknown flags (bit 3)");
+    refused(&os, "flags bit 3 with no call number");
+    mc_write_u32(&os, 0);
+    refused(&os, "a call number of 0");
 
     /* more timers than allowed, and more than the payload holds */
     mc_ostream_reset(&os);
@@ -366,7 +410,7 @@ START_TEST(witness_calls_round_trip_and_bad_ones_are_refused)
 }
 END_TEST
 
-/* GHOST_REACH of these values, decoded against a maximum of 500: accepted or not. */
+/* GHOST_REACH of these values, decoded: accepted or not. */
 static bool reach_ok(int32_t space, float reach, size_t extra, size_t cut)
 {
     mc_ostream os;
@@ -379,7 +423,7 @@ static bool reach_ok(int32_t space, float reach, size_t extra, size_t cut)
     int32_t sp = -1;
     float r = -1;
     char why[256] = "";
-    bool ok = mc_ghost_reach_decode(&is, &sp, &r, 500, why, sizeof why);
+    bool ok = mc_ghost_reach_decode(&is, &sp, &r, why, sizeof why);
     if (ok) {
         ck_assert_int_eq(sp, space);
         ck_assert(r == reach);
@@ -394,8 +438,13 @@ START_TEST(a_reach_round_trips_and_bad_ones_are_refused)
 {
     ck_assert(reach_ok(7, 155, 0, 0));
     ck_assert(reach_ok(7, 0, 0, 0));   /* none beyond the ghost distance */
-    ck_assert(reach_ok(7, 500, 0, 0)); /* the maximum itself */
-    ck_assert(!reach_ok(7, 500.5f, 0, 0));
+    /* beyond any one cellapp's --aoiMaxRadius (500 by default) yet within the protocol's:
+     * taken, the receiver clamps it to its own limit */
+    ck_assert(reach_ok(7, 500.5f, 0, 0));
+    ck_assert(reach_ok(7, 150000, 0, 0));
+    ck_assert(reach_ok(7, MC_GHOST_REACH_MAX, 0, 0)); /* the maximum itself */
+    ck_assert(!reach_ok(7, MC_GHOST_REACH_MAX + 1, 0, 0));
+    ck_assert(!reach_ok(7, 1e30f, 0, 0));
     ck_assert(!reach_ok(7, NAN, 0, 0));
     ck_assert(!reach_ok(7, INFINITY, 0, 0));
     ck_assert(!reach_ok(7, -1, 0, 0));

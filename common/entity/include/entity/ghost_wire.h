@@ -80,11 +80,14 @@ bool mc_ghost_call_seq_decode(mc_istream *is, int32_t *entity_id, uint16_t *meth
                               uint32_t *seq, const uint8_t **args, size_t *len, char *why,
                               size_t whylen);
 
-/* GHOST_REACH (docs/WORLD.md "Witnesses that see far"). */
+/* GHOST_REACH (docs/WORLD.md "Witnesses that see far"). The largest reach the protocol
+ * carries: the upper end of --aoiMaxRadius (a cellapp whose own limit is lower takes a
+ * larger reach clamped to it, not refused). */
+#define MC_GHOST_REACH_MAX 2000000.0f
 void mc_ghost_reach_encode(mc_ostream *os, int32_t space_id, float reach);
 /* False (the reason in why) when short, with trailing bytes, a space id not positive, or a
- * reach that is not finite, negative or beyond max (the receiver's --aoiMaxRadius). */
-bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, float max,
-                           char *why, size_t whylen);
+ * reach that is not finite, negative or beyond MC_GHOST_REACH_MAX. */
+bool mc_ghost_reach_decode(mc_istream *is, int32_t *space_id, float *reach, char *why,
+                           size_t whylen);
 
 #endif

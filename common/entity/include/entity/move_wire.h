@@ -86,6 +86,10 @@ typedef struct {
      * ghosts are not deleted and made again (their witnesses see nothing happen). */
     mc_address *holders;      /* heap (decoder) or the caller's (encoder) */
     size_t nholders;
+    /* The real's numbered client calls so far (flags bit 3, sent when > 0; 0 from older
+     * senders): the new real numbers on from it, on every move, so that a third cellapp's
+     * ghost never takes the new real's calls as ones it heard already. */
+    uint32_t calls_seq;
 } mc_migrate_head;
 /* The most ids a handed-over view carries. */
 #define MC_MIGRATE_TOLD_MAX 100000u
@@ -95,7 +99,8 @@ typedef struct {
 /* CELL_MIGRATE up to the cell properties (which follow as the part stream of the type). */
 void mc_migrate_encode(mc_ostream *os, const mc_migrate_head *h);
 /* False (the reason in why, nothing held) when malformed: the CREATE_CELL head's rules, a
- * near id of 0, flags other than bits 0, 1 and 2 (bit 1 without bit 0), more than
+ * near id of 0, flags other than bits 0 to 3 (bit 1 without bit 0), with bit 3 a call
+ * number of 0, more than
  * MC_MIGRATE_TOLD_MAX handed-over ids or an id not positive, with bit 2 no holder, more
  * than MC_MIGRATE_HOLDERS_MAX, one with a zero IP or port or one named twice, a radius or
  * hysteresis negative or not finite, more
