@@ -283,6 +283,14 @@ static void get_real(void *ref, mc_watch_value *out)
     out->as.s = strdup(text);
 }
 
+/* The real's numbered client calls so far, or the last a ghost took (kept across moves) */
+static void get_client_calls(void *ref, mc_watch_value *out)
+{
+    mc_engine *e;
+    mc_entity *ent = mc_engine_watch_entity(ref, &e);
+    out->as.u = ent ? cell_ghosts_calls_seen(ent) : 0;
+}
+
 static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, void *ref)
 {
     (void)ent;
@@ -296,6 +304,8 @@ static void add_entity_watchers(mc_engine *e, mc_entity *ent, const char *dir, v
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_base, NULL, ref);
     snprintf(path, sizeof path, "%s/real", dir);
     mc_watch_add(w, path, MC_WATCH_STRING, MC_WATCH_READ_ONLY, get_real, NULL, ref);
+    snprintf(path, sizeof path, "%s/clientCalls", dir);
+    mc_watch_add(w, path, MC_WATCH_UINT, MC_WATCH_READ_ONLY, get_client_calls, NULL, ref);
     cell_aoi_add_entity_watchers(e, dir, ref);
 }
 

@@ -197,6 +197,16 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     cw_wait_value(&c, B, p, "43", WAIT_MS);
     ck_assert_int_ge(rc_int(&c, A, "ghosts/updates"), 1);
 
+    /* w's numbered client calls (allClients) reach its ghost on B */
+    for (int i = 1; i <= 3; i++) {
+        snprintf(args, sizeof args, "[%d, 1]", i);
+        rc_entity_call(&c, A, w, "shout", args, out, sizeof out);
+        ck_assert_str_eq(out, "[0]");
+    }
+    cw_path(p, sizeof p, w, "clientCalls");
+    ck_assert_int_eq(rc_int(&c, A, p), 3);
+    cw_wait_int_eq(&c, B, p, 3, WAIT_MS);
+
     /* w goes real on B (a teleport next to a's ghost there): A holds w's ghost now */
     char near_a[512];
     cw_mailbox_json(near_a, sizeof near_a, a, b_addr, "CELL", cell_a);
@@ -208,6 +218,14 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     cw_wait_value(&c, A, p, b_addr, WAIT_MS);
     cw_path(p, sizeof p, w, "position");
     cw_wait_value(&c, A, p, "5 0 0", WAIT_MS);
+    /* the real numbers on from 3 on B (CELL_MIGRATE carried it), and its ghost on A takes
+     * its next call as new, not as one heard already */
+    cw_path(p, sizeof p, w, "clientCalls");
+    ck_assert_int_eq(rc_int(&c, B, p), 3);
+    rc_entity_call(&c, B, w, "shout", "[4, 1]", out, sizeof out);
+    ck_assert_str_eq(out, "[0]");
+    ck_assert_int_eq(rc_int(&c, B, p), 4);
+    cw_wait_int_eq(&c, A, p, 4, WAIT_MS);
 
     /* witnesses on both sides see across the boundary: a (real on A) sees w's ghost, w
      * (real on B) sees a's ghost */
