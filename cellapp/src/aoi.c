@@ -90,7 +90,8 @@ const mc_option cell_aoi_options[CELL_AOI_OPTION_COUNT] = {
      "how long (ms) a ghost keeps one of those calls (1..600000)"},
     {"ghostCallRingTotalBytes", MC_OPT_UINT, "67108864",
      "argument bytes at most all this cellapp's ghosts keep of those calls together; beyond "
-     "it the oldest go (1024..4294967295; ghosts/callRingHeldBytes what is held)"},
+     "it the oldest go (0..4294967295, 0 keeps none; also settable: "
+     "ghosts/callRingTotalBytes; ghosts/callRingHeldBytes what is held)"},
     {"testGhostCallDelayMs", MC_OPT_UINT, "0",
      "TEST ONLY: hold every ghost message taken (GHOST_DATA, GHOST_DELETE, GHOST_CLIENT_CALL) "
      "for this long (ms), in order, as a slow network would, to widen the window of an "

@@ -1142,6 +1142,22 @@ static bool set_ring_ms(void *ctx, const mc_watch_value *v, char *why, size_t wh
     return true;
 }
 
+static void get_ring_total(void *ctx, mc_watch_value *out)
+{
+    out->as.u = ((cell_ghosts *)ctx)->ring_total_max;
+}
+
+/* --ghostCallRingTotalBytes at run time: the next tick trims to it. */
+static bool set_ring_total(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    if (v->as.u > 4294967295ull) {
+        snprintf(why, whylen, "not within 0..4294967295");
+        return false;
+    }
+    ((cell_ghosts *)ctx)->ring_total_max = v->as.u;
+    return true;
+}
+
 int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
 {
     cell_state *cs = state(e);
@@ -1177,7 +1193,7 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
     } bounds[] = {{"ghostCallRing", g->ring_calls, 0, 65536},
                   {"ghostCallRingBytes", g->ring_bytes, 0, 16777216},
                   {"ghostCallRingMs", g->ring_ms, 1, 600000},
-                  {"ghostCallRingTotalBytes", g->ring_total_max, 1024, 4294967295ull},
+                  {"ghostCallRingTotalBytes", g->ring_total_max, 0, 4294967295ull},
                   {"testGhostCallDelayMs", g->delay_ms, 0, 60000}};
     for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
         if (bounds[i].v < bounds[i].min || bounds[i].v > bounds[i].max) {
@@ -1217,7 +1233,6 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
              {"ghosts/callsBehind", &g->calls_behind},
              {"ghosts/callRing", &g->ring_calls},
              {"ghosts/callRingBytes", &g->ring_bytes},
-             {"ghosts/callRingTotalBytes", &g->ring_total_max},
              {"ghosts/callRingHeldBytes", &g->ring_total},
              {"ghosts/callRingExpired", &g->ring_expired},
              {"ghosts/callRingTrimmed", &g->ring_trimmed},
@@ -1232,7 +1247,9 @@ int cell_ghosts_init(mc_engine *e, char *err, size_t errlen)
         mc_watch_add(w, "ghosts/testCallDelayMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
                      get_delay, set_delay, g) != MC_WATCH_OK ||
         mc_watch_add(w, "ghosts/callRingMs", MC_WATCH_UINT, MC_WATCH_READ_WRITE, get_ring_ms,
-                     set_ring_ms, g) != MC_WATCH_OK) {
+                     set_ring_ms, g) != MC_WATCH_OK ||
+        mc_watch_add(w, "ghosts/callRingTotalBytes", MC_WATCH_UINT, MC_WATCH_READ_WRITE,
+                     get_ring_total, set_ring_total, g) != MC_WATCH_OK) {
         snprintf(err, errlen, "cannot publish ghosts/offloadHysteresis");
         return -1;
     }

@@ -397,7 +397,7 @@ START_TEST(bad_options_are_refused)
     refused("cellapp", "--ghostCallRing=65537", "--ghostCallRing:");
     refused("cellapp", "--ghostCallRingBytes=16777217", "--ghostCallRingBytes");
     refused("cellapp", "--ghostCallRingMs=0", "--ghostCallRingMs");
-    refused("cellapp", "--ghostCallRingTotalBytes=1023", "--ghostCallRingTotalBytes");
+    refused("cellapp", "--ghostCallRingTotalBytes=4294967296", "--ghostCallRingTotalBytes");
     refused("cellapp", "--aoiMaxRadius=2000001", "--aoiMaxRadius");
     refused("cellapp", "--testGhostCallDelayMs=60001", "--testGhostCallDelayMs");
 }

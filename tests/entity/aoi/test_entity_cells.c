@@ -197,7 +197,9 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     cw_wait_value(&c, B, p, "43", WAIT_MS);
     ck_assert_int_ge(rc_int(&c, A, "ghosts/updates"), 1);
 
-    /* w's numbered client calls (allClients) reach its ghost on B */
+    /* w's numbered client calls (allClients) reach its ghost on B, which keeps them (for
+     * 60 s: none ages out however slow this is under load) */
+    cw_set(&c, B, "ghosts/callRingMs", "60000");
     for (int i = 1; i <= 3; i++) {
         snprintf(args, sizeof args, "[%d, 1]", i);
         rc_entity_call(&c, A, w, "shout", args, out, sizeof out);
@@ -206,6 +208,15 @@ START_TEST(reals_have_ghosts_across_the_boundary_and_calls_to_a_ghost_reach_the_
     cw_path(p, sizeof p, w, "clientCalls");
     ck_assert_int_eq(rc_int(&c, A, p), 3);
     cw_wait_int_eq(&c, B, p, 3, WAIT_MS);
+    /* B's ghost keeps them (their bytes counted); B's total cut to 0 at run time: the ghost
+     * tick drops the oldest of every ring down to it, counted */
+    ck_assert_int_gt(rc_int(&c, B, "ghosts/callRingHeldBytes"), 0);
+    long long trimmed = rc_int(&c, B, "ghosts/callRingTrimmed");
+    cw_set(&c, B, "ghosts/callRingTotalBytes", "0");
+    cw_wait_int_eq(&c, B, "ghosts/callRingHeldBytes", 0, WAIT_MS);
+    ck_assert_int_ge(rc_int(&c, B, "ghosts/callRingTrimmed"), trimmed + 3);
+    cw_set(&c, B, "ghosts/callRingTotalBytes", "67108864");
+    cw_set(&c, B, "ghosts/callRingMs", "5000");
 
     /* w goes real on B (a teleport next to a's ghost there): A holds w's ghost now */
     char near_a[512];
