@@ -946,6 +946,24 @@ void cell_aoi_add_entity_watchers(mc_engine *e, const char *dir, void *ref)
     snprintf(path, sizeof path, "%s/aoi/radius", dir);
     mc_watch_add(w, path, MC_WATCH_FLOAT, MC_WATCH_READ_ONLY, get_radius, NULL, ref);
 }
+/* --aoiMaxRadius at run time (aoi/maxRadius): at least radius + hysteresis, at most what
+ * GHOST_REACH carries; witnesses beyond a lowered limit keep their radius. */
+static void get_max_radius(void *ctx, mc_watch_value *out)
+{
+    out->as.f = ((cell_aoi_state *)ctx)->max_radius;
+}
+
+static bool set_max_radius(void *ctx, const mc_watch_value *v, char *why, size_t whylen)
+{
+    cell_aoi_state *s = ctx;
+    double least = (double)s->radius + (double)s->hysteresis;
+    if (!(v->as.f >= least && v->as.f <= MC_GHOST_REACH_MAX)) {
+        snprintf(why, whylen, "not within %g..%g", least, (double)MC_GHOST_REACH_MAX);
+        return false;
+    }
+    s->max_radius = (float)v->as.f;
+    return true;
+}
 
 int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
 {
@@ -997,6 +1015,8 @@ int cell_aoi_init(mc_engine *e, char *err, size_t errlen)
     bad |= mc_watch_add_uint(w, "aoi/hookFailures", &s->hook_failures, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/updates", &s->updates, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/radiusRefused", &s->radius_refused, MC_WATCH_READ_ONLY);
+    bad |= mc_watch_add(w, "aoi/maxRadius", MC_WATCH_FLOAT, MC_WATCH_READ_WRITE, get_max_radius,
+                        set_max_radius, s);
     bad |= mc_watch_add_uint(w, "aoi/lastUpdateUs", &s->last_update_us, MC_WATCH_READ_ONLY);
     bad |= mc_watch_add_uint(w, "aoi/maxUpdateUs", &s->max_update_us, MC_WATCH_READ_WRITE);
     bad |= mc_watch_add_uint(w, "aoi/inView", &s->in_view, MC_WATCH_READ_ONLY);

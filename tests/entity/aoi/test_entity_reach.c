@@ -128,6 +128,26 @@ START_TEST(a_witness_seeing_three_times_the_radius_sees_everything_in_it_across_
     ck_assert_int_ge(rc_int(&c, B, "ghosts/reachTaken"), 1);
     ck_assert_int_eq(rc_int(&c, A, "ghosts/reachChanges"), 1);
 
+    /* B's own limit lowered to 120 m (cellapps of different --aoiMaxRadius): A's reach of
+     * 155 is clamped there to 120, counted, not refused: B ghosts its reals to A's cell
+     * within 120 + 10 m, so e[2] (140 m) goes from a's view, e[0] and e[1] stay; B's limit
+     * back, A's next GHOST_REACH gives 155 again and e[2] comes back */
+    cw_set(&c, B, "aoi/maxRadius", "120");
+    snprintf(p, sizeof p, "spaces/%d/neighbours", (int)space);
+    cw_wait_value(&c, B, p, "reach 120", WAIT_MS);
+    ck_assert_int_ge(rc_int(&c, B, "ghosts/reachClamped"), 1);
+    cw_wait_gone(&c, A, e[2], WAIT_MS);
+    {
+        int32_t in01[2] = {e[0], e[1]};
+        qsort(in01, 2, sizeof in01[0], by_id);
+        char want01[64];
+        snprintf(want01, sizeof want01, "%d %d", (int)in01[0], (int)in01[1]);
+        wait_view(&c, A, a, want01);
+    }
+    cw_set(&c, B, "aoi/maxRadius", "500");
+    cw_wait_value(&c, B, p, "reach 155", WAIT_MS);
+    wait_view(&c, A, a, want);
+
     /* e[2] walks 8 m farther (153 m: within the hysteresis, stays), then to 176 m: leaves
      * the view, and its ghost goes beyond 155 + 10 + 5 from A's cell */
     rc_entity_call(&c, B, e[2], "moveTo", "[148, 0]", out, sizeof out);
