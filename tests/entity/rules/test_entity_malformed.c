@@ -790,7 +790,7 @@ START_TEST(a_cellapp_drops_and_counts_malformed_entity_messages)
                    "wrongPart", MC_CALL_ERR_NO_METHOD);
 
     /* GHOST_REACH from a stranger (not a live cellapp): a NaN, a negative, one beyond
-     * --aoiMaxRadius and a good one for the cellapp's space: each refused and counted, none
+     * --aoiMaxRadius (from a live cellapp it would be clamped) and a good one for the cellapp's space: each refused and counted, none
      * taken (the values themselves: test_entity_move_wire) */
     {
         static const float reaches[4] = {NAN, -1, 600, 155};

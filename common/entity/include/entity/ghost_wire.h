@@ -26,6 +26,9 @@
  *                                              is beyond the sender's --aoiRadius +
  *                                              --aoiHysteresis; the receiver ghosts its reals
  *                                              to that cell within reach + --ghostMargin
+ *                                              (the reach at most MC_GHOST_REACH_MAX; one
+ *                                              beyond the receiver's --aoiMaxRadius is
+ *                                              clamped to it there)
  *   GHOST_DATA may end with a u32: the real's client call number when it was sent (a ghost
  *   made or updated knows which calls came before it); without it, 0.
  *
