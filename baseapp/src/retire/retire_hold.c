@@ -191,7 +191,9 @@ static bool from_retiring_peer(mc_engine *e, const mc_origin *o)
 
 /* RETIRE_END from a retiring baseapp (request; the senders that did not answer RETIRED in
  * time): nothing more comes through it but from those; what waited for its stream and is
- * not theirs runs now, then the answer. */
+ * not theirs runs now, then the answer. Each RETIRE_END replaces the list its sender gave
+ * before (a handover started over after a new home died asks RETIRED again and names only
+ * the peers late this time): a sender named before and not now is released too. */
 void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     base_retire *r = retire_of(e);
@@ -204,6 +206,7 @@ void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is)
                                "RETIRE_END is taken from a live baseapp, well formed");
         return;
     }
+    lag_drop(r, &o->addr, NULL);
     for (size_t i = 0; i < n; i++)
         lag_add(r, &o->addr, &late[i]);
     free(late);
