@@ -225,7 +225,7 @@ static int add_watchers(base_retire *r)
         {"retire/laggardsEnded", &r->st.laggards_ended},
         {"retire/laggardsWaiting", &r->nlaggards},
         {"retire/lagHeld", &r->st.lag_held},
-        {"retire/lagSenders", &r->nlag},
+        {"retire/lagSenders", &r->lags.n},
         {"retire/holding", &r->nheld},
         {"retire/homesKnown", &r->nhomes},
         {"retire/homesForwarded", &r->st.homes_forwarded},
@@ -293,7 +293,7 @@ void retire_on_peer_death(mc_engine *e, const char *addr)
     mc_address a;
     if (!r || mc_address_parse(addr, &a) != MC_OK)
         return;
-    if (r->nheld || r->nlag)
+    if (r->nheld || r->lags.n)
         retire_hold_release(r, &a);
     /* a new home died (killed, not stopped) during the handover: its bases go again, the
      * handover starts over */

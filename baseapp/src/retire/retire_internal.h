@@ -5,6 +5,7 @@
 #define MC_BASEAPP_RETIRE_INTERNAL_H
 
 #include "retire.h"
+#include "retire_lag.h"
 #include "common/map.h"
 
 #include <event2/event.h>
@@ -78,11 +79,6 @@ typedef struct {
     bool named;  /* named in RETIRE_END (a laggard): RETIRE_SENDER_END goes once it ended */
 } retire_asked;
 
-/* The receiving side: a sender whose stream through retiring baseapp `from` goes on. */
-typedef struct {
-    mc_address from, sender;
-} retire_lag;
-
 typedef struct base_retire {
     mc_engine *e;
     retire_phase phase;
@@ -101,8 +97,7 @@ typedef struct base_retire {
     /* receiving side: senders a retiring baseapp named in RETIRE_END (they did not answer
      * RETIRED in time): what they send straight to a base taken from it is held until it
      * says their stream ended (RETIRE_SENDER_END) or dies */
-    retire_lag *lag;
-    uint64_t nlag;
+    retire_lags lags;        /* (retire_lag.h) */
     /* the handover (R_HANDOVER): RETIRED asked of every live peer, answers awaited */
     int handover_step;
     size_t handover_waiting;
