@@ -29,6 +29,8 @@
  *   home_dies_during_handover  ... during the handover: sent again, the handover starts over
  *   home_stops_during_linger  a new home that stops gracefully (SIGTERM) while the retiring
  *                        one lingers: its bases are not sent again (they ended with it)
+ *   home_stops_during_handover  ... stops gracefully during the handover: not sent again,
+ *                        the handover is not started over
  *   born_during_handover_reaches_moved  a baseapp born while the retiring one hands over
  *                        (after RETIRE_HOMES went): the holder tells it once the retiring
  *                        one stopped; its calls on mailboxes naming it reach every base
@@ -652,6 +654,55 @@ START_TEST(home_stops_during_linger)
 }
 END_TEST
 
+/* A new home stops gracefully during the handover: a cellapp stopped (SIGSTOP) once the
+ * retiring baseapp lingers keeps the handover waiting on its answer to RETIRED
+ * (--callTimeoutMs 20 s); meanwhile the new home is told to stop (SIGTERM) and deregisters.
+ * That is a stop, not a death: the handover is not started over and its bases are not sent
+ * again. (Before, a home "not live" at any step counted as dead.) */
+START_TEST(home_stops_during_handover)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=3000 --callTimeoutMs=20000", NULL,
+                                  NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-hstop", "--deadAfterMs=60000", opts));
+    const int retiring = 1, survivor = 0, cellapp = 2;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-hstop", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = rc_num(&c, c.xname, "entities/count");
+    ck_assert_msg(there >= 1 && there < RING_BASES, "%lld bases went to the home that stops",
+                  (long long)there);
+    int64_t here = bc_num(&c, survivor, "entities/count");
+    ck_assert_int_eq(here + there, RING_BASES);
+    h_kill(c.pid[cellapp], SIGSTOP);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", WAIT_MS));
+    h_kill(c.xpid, SIGTERM);
+    ck_assert_int_eq(h_wait_exit(c.xpid, 60000), 0);
+    c.xpid = 0;
+    /* the retiring baseapp heard of the stop (the ring lost it) while it still waits */
+    char ring[512] = "";
+    long until = rc_now_ms() + WAIT_MS;
+    while (rc_now_ms() < until &&
+           (!rc_get(&c, bc_name(&c, retiring), "backupRing/members", ring, sizeof ring) ||
+            strstr(ring, c.xaddr)))
+        h_sleep_ms(50);
+    ck_assert_msg(!strstr(ring, c.xaddr), "the retiring baseapp's ring: %s", ring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", 1000));
+    h_kill(c.pid[cellapp], SIGCONT);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(!h_file_contains(c.log[retiring], "died during the handover"), "%s",
+                  c.log[retiring]);
+    ck_assert_msg(!h_file_contains(c.log[retiring], "sending them again"), "%s",
+                  c.log[retiring]);
+    ck_assert_int_eq(bc_num(&c, survivor, "entities/count"), here);
+    rc_stop(&c);
+}
+END_TEST
+
 /* A baseapp born while the retiring one hands over (its RETIRE_HOMES and RETIRED went to the
  * ring of before: a cellapp stopped with SIGSTOP keeps it waiting on RETIRED) heard neither.
  * The holder of the bases keeps it queued while the retiring one is alive and tells it
@@ -723,6 +774,7 @@ static Suite *suite(void)
     tcase_add_test(tc, home_dies_after_taking);
     tcase_add_test(tc, home_dies_during_handover);
     tcase_add_test(tc, home_stops_during_linger);
+    tcase_add_test(tc, home_stops_during_handover);
     tcase_add_test(tc, born_during_handover_reaches_moved);
     tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
