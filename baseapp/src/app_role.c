@@ -178,6 +178,7 @@ const mc_role_part base_role_part = {
     .messages = base_messages,
     .message_count = sizeof base_messages / sizeof base_messages[0],
     .on_peer_death = base_part_on_peer_death,
+    .on_peer_down = retire_on_peer_down, /* killed or stopped: a new home's bases go again */
     .on_destroy = on_destroy,
     .add_entity_watchers = add_entity_watchers,
     .on_init = baseapp_init,

@@ -225,7 +225,7 @@ static int add_watchers(base_retire *r)
         {"retire/laggardsEnded", &r->st.laggards_ended},
         {"retire/laggardsWaiting", &r->nlaggards},
         {"retire/lagHeld", &r->st.lag_held},
-        {"retire/lagSenders", &r->nlag},
+        {"retire/lagSenders", &r->lags.n},
         {"retire/holding", &r->nheld},
         {"retire/homesKnown", &r->nhomes},
         {"retire/homesForwarded", &r->st.homes_forwarded},
@@ -257,21 +257,55 @@ void retire_count_received(mc_engine *e, bool ok)
         r->st.receive_refused++;
 }
 
+bool retire_home_killed(const base_retire *r, const mc_address *home)
+{
+    for (size_t i = 0; i < r->nkilled; i++)
+        if (mc_address_equal(&r->killed[i], home))
+            return !mc_server_peer_is_live(mc_engine_server(r->e), home, MC_ROLE_BASEAPP);
+    return false;
+}
+
+void retire_on_peer_down(mc_engine *e, const char *addr, bool stopped)
+{
+    base_retire *r = retire_of(e);
+    mc_address a;
+    if (!r || mc_address_parse(addr, &a) != MC_OK)
+        return;
+    for (size_t i = 0; i < r->nkilled; i++)
+        if (mc_address_equal(&r->killed[i], &a)) {
+            if (stopped) /* a later process at that address stopped: it keeps its bases */
+                r->killed[i] = r->killed[--r->nkilled];
+            return;
+        }
+    if (stopped)
+        return;
+    if (r->nkilled < RETIRE_KILLED_MAX) {
+        r->killed[r->nkilled++] = a;
+        return;
+    }
+    r->killed[r->killed_next] = a; /* the oldest is forgotten (its bases went again) */
+    r->killed_next = (r->killed_next + 1) % RETIRE_KILLED_MAX;
+}
+
 void retire_on_peer_death(mc_engine *e, const char *addr)
 {
     base_retire *r = retire_of(e);
     mc_address a;
     if (!r || mc_address_parse(addr, &a) != MC_OK)
         return;
-    if (r->nheld || r->nlag)
+    if (r->nheld || r->lags.n)
         retire_hold_release(r, &a);
-    /* a new home died during the handover: its bases go again, the handover starts over */
+    /* a new home died (killed, not stopped) during the handover: its bases go again, the
+     * handover starts over */
     if (r->phase == R_HANDOVER && r->nmoved_map && retire_handover_check(r))
         return;
     if (r->phase == R_HANDOVER)
         retire_handover_ended(r, &a); /* a late peer died: its stream ended */
-    /* a new home died before we stopped: what we sent it goes again */
-    if (r->nmoved_map && (r->phase == R_MOVING || r->phase == R_LINGER))
+    /* a new home died before we stopped: what we sent it goes again. One that stopped
+     * gracefully did not lose them (it passed them on, or they ended with it): never sent
+     * again, that would make a second, stale copy. */
+    if (r->nmoved_map && (r->phase == R_MOVING || r->phase == R_LINGER) &&
+        retire_home_killed(r, &a))
         retire_home_died(r, &a);
 }
 

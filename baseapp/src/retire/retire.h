@@ -104,5 +104,10 @@ void retire_on_sender_end(mc_engine *e, const mc_origin *o, mc_istream *is);
 void retire_on_retired_homes(mc_engine *e, const mc_origin *o, mc_istream *is);
 /* A peer died: what waits for its stream (it retired) runs now. */
 void retire_on_peer_death(mc_engine *e, const char *addr);
+/* A peer went, told before anything else of its death: one the manager declared dead
+ * (stopped false) is remembered, so that only the bases we sent such a home are sent again;
+ * a home that stopped gracefully (it retired in turn, or shut down) keeps what it did with
+ * them (the engine's on_peer_down). */
+void retire_on_peer_down(mc_engine *e, const char *addr, bool stopped);
 
 #endif

@@ -202,14 +202,15 @@ static void send_homes(base_retire *r, const mc_address *to, size_t nto)
 
 /* A new home died during the handover (or before it, unseen): the bases that went there are
  * sent again from their kept state (to live baseapps of the new ring), and once every base
- * lives again the handover starts over (its RETIRED tells the ring of then). True when so. */
+ * lives again the handover starts over (its RETIRED tells the ring of then). Only a home the
+ * manager declared dead (killed, fenced): one that stopped gracefully (it retired in turn
+ * and passed them on, or shut down) is not live either but did not lose them. True when so. */
 static bool homes_lost(base_retire *r)
 {
-    mc_server *s = mc_engine_server(r->e);
     size_t pos = 0;
     retire_gone *g;
     while ((g = mc_map_next(&r->moved, &pos)))
-        if (!g->retarget && !mc_server_peer_is_live(s, &g->home, MC_ROLE_BASEAPP)) {
+        if (!g->retarget && retire_home_killed(r, &g->home)) {
             mc_address home = g->home;
             retire_home_died(r, &home);
             pos = 0; /* (marked: start over, each home once) */

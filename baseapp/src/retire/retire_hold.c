@@ -58,34 +58,7 @@ static const mc_address *sender_of(base_retire *r, const mc_origin *o)
 
 static bool lagging(const base_retire *r, const mc_address *from, const mc_address *sender)
 {
-    for (size_t i = 0; i < r->nlag; i++)
-        if (mc_address_equal(&r->lag[i].from, from) &&
-            mc_address_equal(&r->lag[i].sender, sender))
-            return true;
-    return false;
-}
-
-static void lag_add(base_retire *r, const mc_address *from, const mc_address *sender)
-{
-    if (lagging(r, from, sender) || r->nlag >= MC_RETIRE_LAGGARDS_MAX)
-        return;
-    retire_lag *l = realloc(r->lag, (size_t)(r->nlag + 1) * sizeof *l);
-    if (!l)
-        return;
-    r->lag = l;
-    r->lag[r->nlag++] = (retire_lag){.from = *from, .sender = *sender};
-}
-
-/* Forget (from, sender), or every entry of `from` when sender is NULL. */
-static void lag_drop(base_retire *r, const mc_address *from, const mc_address *sender)
-{
-    for (size_t i = 0; i < r->nlag;) {
-        if (mc_address_equal(&r->lag[i].from, from) &&
-            (!sender || mc_address_equal(&r->lag[i].sender, sender)))
-            r->lag[i] = r->lag[--r->nlag];
-        else
-            i++;
-    }
+    return r->lags.n && retire_lags_has(&r->lags, from, sender);
 }
 
 /* ---- holding ------------------------------------------------------------------------- */
@@ -98,7 +71,7 @@ bool retire_hold_take(base_retire *r, retire_item_kind kind, uint8_t msg, const 
     retire_taken *t = retire_taken_of(r, id);
     if (!t || (!o->local && mc_address_equal(&o->addr, &t->from)))
         return false; /* not taken, or on R's stream itself */
-    if (!t->open && !(r->nlag && lagging(r, &t->from, sender_of(r, o))))
+    if (!t->open && !(lagging(r, &t->from, sender_of(r, o))))
         return false; /* R's stream ended (for this sender) */
     const char *why = NULL;
     if (t->q.n >= r->hold_max || t->bytes + item_bytes(len) > r->hold_bytes) {
@@ -134,7 +107,7 @@ static void release_some(base_retire *r, retire_taken *t)
         retire_call *next = c->next;
         c->next = NULL;
         const mc_address *sender = c->origin.local ? mc_engine_address(r->e) : &c->origin.addr;
-        bool hold = c->kind != RI_CLIENT_CALL && r->nlag && lagging(r, &t->from, sender);
+        bool hold = c->kind != RI_CLIENT_CALL && lagging(r, &t->from, sender);
         retire_queue *q = hold ? &keep : &run;
         if (q->tail)
             q->tail->next = c;
@@ -180,7 +153,7 @@ static void release_from(base_retire *r, const mc_address *from)
 
 void retire_hold_release(base_retire *r, const mc_address *from)
 {
-    lag_drop(r, from, NULL);
+    retire_lags_drop(&r->lags, from, NULL);
     release_from(r, from);
 }
 
@@ -191,7 +164,9 @@ static bool from_retiring_peer(mc_engine *e, const mc_origin *o)
 
 /* RETIRE_END from a retiring baseapp (request; the senders that did not answer RETIRED in
  * time): nothing more comes through it but from those; what waited for its stream and is
- * not theirs runs now, then the answer. */
+ * not theirs runs now, then the answer. Each RETIRE_END replaces the list its sender gave
+ * before (a handover started over after a new home died asks RETIRED again and names only
+ * the peers late this time): a sender named before and not now is released too. */
 void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is)
 {
     base_retire *r = retire_of(e);
@@ -204,8 +179,7 @@ void retire_on_end(mc_engine *e, const mc_origin *o, mc_istream *is)
                                "RETIRE_END is taken from a live baseapp, well formed");
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        lag_add(r, &o->addr, &late[i]);
+    retire_lags_replace(&r->lags, &o->addr, late, n, MC_RETIRE_LAGGARDS_MAX);
     free(late);
     release_from(r, &o->addr);
     mc_engine_reply_status(e, o, MC_CALL_OK, "");
@@ -224,7 +198,7 @@ void retire_on_sender_end(mc_engine *e, const mc_origin *o, mc_istream *is)
         return;
     }
     if (lagging(r, &o->addr, &sender)) {
-        lag_drop(r, &o->addr, &sender);
+        retire_lags_drop(&r->lags, &o->addr, &sender);
         release_from(r, &o->addr);
     }
     mc_engine_reply_status(e, o, MC_CALL_OK, "");
@@ -239,7 +213,5 @@ void retire_hold_free(base_retire *r)
         free(t);
     }
     mc_map_free(&r->taken);
-    free(r->lag);
-    r->lag = NULL;
-    r->nlag = 0;
+    retire_lags_free(&r->lags);
 }

@@ -5,6 +5,7 @@
 #define MC_BASEAPP_RETIRE_INTERNAL_H
 
 #include "retire.h"
+#include "retire_lag.h"
 #include "common/map.h"
 
 #include <event2/event.h>
@@ -65,6 +66,10 @@ typedef struct {
     retire_queue q;          /* while it waits to be sent again: what came for it */
 } retire_gone;
 
+/* Baseapps the manager declared dead (killed, silent, fenced: not a graceful stop) that are
+ * remembered (the oldest forgotten beyond): only bases gone to one of these are sent again. */
+#define RETIRE_KILLED_MAX 64
+
 #define RETIRE_RETARGET_MAX 200 /* waves (50 ms each) a base is sent again before it is lost */
 
 /* The retiring side: a peer asked RETIRED. */
@@ -74,11 +79,6 @@ typedef struct {
     bool named;  /* named in RETIRE_END (a laggard): RETIRE_SENDER_END goes once it ended */
 } retire_asked;
 
-/* The receiving side: a sender whose stream through retiring baseapp `from` goes on. */
-typedef struct {
-    mc_address from, sender;
-} retire_lag;
-
 typedef struct base_retire {
     mc_engine *e;
     retire_phase phase;
@@ -87,6 +87,8 @@ typedef struct base_retire {
     mc_map moving;           /* id -> retire_move */
     mc_map moved;            /* id -> retire_gone (its new home, its state) */
     uint64_t nretarget;      /* gone bases whose home died: sent again at the next wave */
+    mc_address killed[RETIRE_KILLED_MAX]; /* peers declared dead, not stopped (a ring) */
+    size_t nkilled, killed_next;
     mc_map taken;            /* receiving side: id -> retire_taken (retire_hold.c) */
     mc_map homes;            /* bases of a retired baseapp living elsewhere than their ring
                               * pick here (RETIRE_HOMES): id -> mc_address */
@@ -95,8 +97,7 @@ typedef struct base_retire {
     /* receiving side: senders a retiring baseapp named in RETIRE_END (they did not answer
      * RETIRED in time): what they send straight to a base taken from it is held until it
      * says their stream ended (RETIRE_SENDER_END) or dies */
-    retire_lag *lag;
-    uint64_t nlag;
+    retire_lags lags;        /* (retire_lag.h) */
     /* the handover (R_HANDOVER): RETIRED asked of every live peer, answers awaited */
     int handover_step;
     size_t handover_waiting;
@@ -127,6 +128,9 @@ typedef struct base_retire {
 
 /* retire.c */
 bool retire_log_allowed(uint64_t n);
+/* Whether the manager declared `home` dead (killed, fenced) and it was not born again:
+ * the bases we sent it are sent again. A home that stopped gracefully is not. */
+bool retire_home_killed(const base_retire *r, const mc_address *home);
 
 /* retire_move.c: one base's move (frozen, OFFLOAD_BASE, then gone or thawed). */
 /* Whether a base can leave now: not being created, destroyed, given a cell or written, and

@@ -86,7 +86,7 @@ bool retire_take_call(mc_engine *e, const mc_origin *o, const mc_call_header *h,
         take_item(r, RI_CALL, 0, o, h, h->entity_id, args, len))
         return true;
     /* a base taken from a retiring baseapp: what comes straight here waits for its stream */
-    if ((r->nheld || r->nlag) && retire_hold_take(r, RI_CALL, 0, o, h, h->entity_id, args, len))
+    if ((r->nheld || r->lags.n) && retire_hold_take(r, RI_CALL, 0, o, h, h->entity_id, args, len))
         return true;
     /* a retired baseapp's base living elsewhere than its pick on the ring: sent there */
     mc_address *home = r->nhomes ? mc_map_get(&r->homes, (uint64_t)h->entity_id, 0) : NULL;
@@ -108,7 +108,7 @@ bool retire_take_cell_msg(mc_engine *e, const mc_origin *o, uint8_t msg, int32_t
         return true;
     /* the new home holds what the cell sends straight to it, but its client's world updates
      * (the client resumes later, and its witness then tells it everything afresh) */
-    return (r->nheld || r->nlag) && msg != MC_MSG_CLIENT_UPDATE &&
+    return (r->nheld || r->lags.n) && msg != MC_MSG_CLIENT_UPDATE &&
            retire_hold_take(r, RI_CELL_MSG, msg, o, NULL, id, data, len);
 }
 

@@ -6,7 +6,10 @@
  * those bases live here. The newcomer keeps them (retire/homesKnown), routes calls on the
  * retired baseapp's mailboxes to itself (mc_engine_route_retired_here) and sends each on to
  * its base's home (retire/homesForwarded). Not answered OK (the newcomer did not know us
- * yet), it is told again a second later, at most TELL_TRIES times. */
+ * yet), it is told again a second later, at most TELL_TRIES times. A newcomer born while a
+ * baseapp we took bases from is still alive (lingering, handing over: its RETIRE_HOMES went
+ * before the birth) stays queued: each second it is told of those that stopped since, until
+ * none we took bases from is alive (at most TELL_WAIT_ROUNDS seconds). */
 #include "common/log.h"
 #include "entity/backup_wire.h"
 #include "entity/retire_wire.h"
@@ -19,14 +22,19 @@
 #define TELL_TRIES 20
 #define TELL_AGAIN_US 1000000
 #define RETIRED_MAX 16       /* retired baseapps whose bases are told of, at most */
+#define TELL_WAIT_ROUNDS 3600 /* seconds a newcomer waits for a retiring baseapp to stop */
 
 struct retire_tell {
     mc_address to;
     uint64_t gen;            /* which telling (stale answers are ignored) */
     unsigned tries;
+    unsigned rounds;         /* waits for a baseapp still alive to stop */
     size_t waiting;          /* requests not answered yet */
     bool failed;             /* one was not answered OK: told again */
+    bool alive;              /* bases taken from a baseapp still alive: told again later */
     mc_time_us next;         /* 0: being told now */
+    mc_address told[RETIRED_MAX]; /* retired baseapps told of (all again after a failure) */
+    size_t ntold;
 };
 
 static struct retire_tell *tell_of(base_retire *r, uint64_t gen)
@@ -53,10 +61,13 @@ static void on_told(mc_engine *e, void *ctx, int status, mc_istream *payload)
         t->failed = true;
     if (--t->waiting)
         return;
-    if (!t->failed || ++t->tries >= TELL_TRIES || status == MC_CALL_ERR_PROCESS_DEAD) {
+    if (status == MC_CALL_ERR_PROCESS_DEAD || (t->failed && ++t->tries >= TELL_TRIES) ||
+        (!t->failed && (!t->alive || ++t->rounds >= TELL_WAIT_ROUNDS))) {
         tell_drop(r, t);
         return;
     }
+    if (t->failed)
+        t->ntold = 0; /* told again of every retired baseapp */
     t->failed = false;
     t->next = mc_clock_now_us() + TELL_AGAIN_US;
 }
@@ -101,21 +112,33 @@ static void tell_of_one(base_retire *r, struct retire_tell *t, const mc_address 
     send_batch(r, t, retired, ids, homes, n);
 }
 
+static bool in_list(const mc_address *list, size_t n, const mc_address *a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (mc_address_equal(&list[i], a))
+            return true;
+    return false;
+}
+
 static void tell(base_retire *r, struct retire_tell *t)
 {
     mc_server *s = mc_engine_server(r->e);
     mc_address retired[RETIRED_MAX];
     size_t nr = 0, pos = 0;
     retire_taken *tk;
+    t->alive = false;
     while ((tk = mc_map_next(&r->taken, &pos)) && nr < RETIRED_MAX) {
-        if (mc_server_peer_is_live(s, &tk->from, MC_ROLE_BASEAPP))
-            continue; /* still alive: it tells everyone itself when it hands over */
-        bool seen = false;
-        for (size_t i = 0; i < nr && !seen; i++)
-            seen = mc_address_equal(&retired[i], &tk->from);
-        if (!seen)
+        if (mc_server_peer_is_live(s, &tk->from, MC_ROLE_BASEAPP)) {
+            /* still alive: it may have told the ring (RETIRE_HOMES) before this newcomer
+             * was born; the newcomer is told once it stopped */
+            t->alive = true;
+            continue;
+        }
+        if (!in_list(retired, nr, &tk->from) && !in_list(t->told, t->ntold, &tk->from))
             retired[nr++] = tk->from;
     }
+    for (size_t i = 0; i < nr && t->ntold < RETIRED_MAX; i++)
+        t->told[t->ntold++] = retired[i];
     int32_t *ids = nr ? malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *ids) : NULL;
     mc_address *homes = nr ? malloc(MC_RETIRE_HOMES_PER_MESSAGE * sizeof *homes) : NULL;
     t->next = 0;
@@ -126,9 +149,12 @@ static void tell(base_retire *r, struct retire_tell *t)
     if (!t->waiting) {
         if (t->failed && ++t->tries < TELL_TRIES) {
             t->failed = false;
+            t->ntold = 0;
             t->next = mc_clock_now_us() + TELL_AGAIN_US;
+        } else if (!t->failed && t->alive && ++t->rounds < TELL_WAIT_ROUNDS) {
+            t->next = mc_clock_now_us() + TELL_AGAIN_US; /* once it stopped */
         } else {
-            tell_drop(r, t); /* nothing to tell, or given up */
+            tell_drop(r, t); /* nothing more to tell, or given up */
         }
     }
 }

@@ -68,6 +68,9 @@ static void on_peer_event(mc_server *s, void *ctx, const Mc__Control__ProcessEve
     if (ev->kind != MC__CONTROL__EVENT_KIND__EVENT_DEATH)
         return;
     engine_mark_peer(e, addr, true);
+    if (e->part->on_peer_down)
+        e->part->on_peer_down(e, addr,
+                              ev->process->state == MC__CONTROL__PROCESS_STATE__STATE_STOPPED);
     if (ev->process->role == MC_ROLE_BASEAPP)
         engine_note_new_homes(e, addr); /* its bases are restored on their backups (or, a
                                          * retired baseapp's, were offloaded there) */

@@ -27,6 +27,13 @@
  *   target_dies_mid_offload  the base goes to a live baseapp of the new ring instead
  *   home_dies_after_taking  a new home dies after it took bases: they are sent again
  *   home_dies_during_handover  ... during the handover: sent again, the handover starts over
+ *   home_stops_during_linger  a new home that stops gracefully (SIGTERM) while the retiring
+ *                        one lingers: its bases are not sent again (they ended with it)
+ *   home_stops_during_handover  ... stops gracefully during the handover: not sent again,
+ *                        the handover is not started over
+ *   born_during_handover_reaches_moved  a baseapp born while the retiring one hands over
+ *                        (after RETIRE_HOMES went): the holder tells it once the retiring
+ *                        one stopped; its calls on mailboxes naming it reach every base
  *   late_sender_keeps_order  a peer that answers RETIRED late: what it sends straight to the
  *                        new home is held until its stream through the retiring one ended
  *   hold_lasts_while_old_home_lives  no time bound on the hold; its bound a base (holdFull)
@@ -611,6 +618,142 @@ START_TEST(home_dies_during_handover)
 }
 END_TEST
 
+/* A new home stops gracefully (SIGTERM: it deregisters, its bases end with it) while the
+ * retiring baseapp lingers. Its bases are not sent again from the state they left with: that
+ * would bring back bases that ended (or, had it passed them on, make a second, stale copy).
+ * The retiring baseapp exits 0; the survivor holds only the bases sent to it. (Before, every
+ * home "not live" counted as dead: they were sent again, the survivor held them all.) */
+START_TEST(home_stops_during_linger)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=20000", NULL, NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-stop", NULL, opts));
+    const int retiring = 1, survivor = 0;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-stop", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = rc_num(&c, c.xname, "entities/count");
+    ck_assert_msg(there >= 1 && there < RING_BASES, "%lld bases went to the home that stops",
+                  (long long)there);
+    int64_t here = bc_num(&c, survivor, "entities/count");
+    ck_assert_int_eq(here + there, RING_BASES);
+    h_kill(c.xpid, SIGTERM);
+    ck_assert_int_eq(h_wait_exit(c.xpid, 60000), 0);
+    c.xpid = 0;
+    /* the retiring one saw the stop while it lingered (it lingers 20 s), then retired */
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", 1000));
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(!h_file_contains(c.log[retiring], "sending them again"), "%s",
+                  c.log[retiring]);
+    ck_assert_int_eq(bc_num(&c, survivor, "entities/count"), here);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A new home stops gracefully during the handover: a cellapp stopped (SIGSTOP) once the
+ * retiring baseapp lingers keeps the handover waiting on its answer to RETIRED
+ * (--callTimeoutMs 20 s); meanwhile the new home is told to stop (SIGTERM) and deregisters.
+ * That is a stop, not a death: the handover is not started over and its bases are not sent
+ * again. (Before, a home "not live" at any step counted as dead.) */
+START_TEST(home_stops_during_handover)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=3000 --callTimeoutMs=20000", NULL,
+                                  NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-hstop", "--deadAfterMs=60000", opts));
+    const int retiring = 1, survivor = 0, cellapp = 2;
+    ck_assert(rc_start_extra_baseapp(&c, "retire-hstop", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "backupRing/members", c.xaddr, WAIT_MS));
+    for (int i = 0; i < RING_BASES; i++)
+        bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", WAIT_MS));
+    int64_t there = rc_num(&c, c.xname, "entities/count");
+    ck_assert_msg(there >= 1 && there < RING_BASES, "%lld bases went to the home that stops",
+                  (long long)there);
+    int64_t here = bc_num(&c, survivor, "entities/count");
+    ck_assert_int_eq(here + there, RING_BASES);
+    h_kill(c.pid[cellapp], SIGSTOP);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", WAIT_MS));
+    h_kill(c.xpid, SIGTERM);
+    ck_assert_int_eq(h_wait_exit(c.xpid, 60000), 0);
+    c.xpid = 0;
+    /* the retiring baseapp heard of the stop (the ring lost it) while it still waits */
+    char ring[512] = "";
+    long until = rc_now_ms() + WAIT_MS;
+    while (rc_now_ms() < until &&
+           (!rc_get(&c, bc_name(&c, retiring), "backupRing/members", ring, sizeof ring) ||
+            strstr(ring, c.xaddr)))
+        h_sleep_ms(50);
+    ck_assert_msg(!strstr(ring, c.xaddr), "the retiring baseapp's ring: %s", ring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", 1000));
+    h_kill(c.pid[cellapp], SIGCONT);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(!h_file_contains(c.log[retiring], "died during the handover"), "%s",
+                  c.log[retiring]);
+    ck_assert_msg(!h_file_contains(c.log[retiring], "sending them again"), "%s",
+                  c.log[retiring]);
+    ck_assert_int_eq(bc_num(&c, survivor, "entities/count"), here);
+    rc_stop(&c);
+}
+END_TEST
+
+/* A baseapp born while the retiring one hands over (its RETIRE_HOMES and RETIRED went to the
+ * ring of before: a cellapp stopped with SIGSTOP keeps it waiting on RETIRED) heard neither.
+ * The holder of the bases keeps it queued while the retiring one is alive and tells it
+ * (RETIRED_HOMES) once it stopped: every call the newcomer sends on a mailbox naming the
+ * retired baseapp is answered. (Before, the holder dropped the newcomer because the retiring
+ * one was still alive, and never told it.) */
+START_TEST(born_during_handover_reaches_moved)
+{
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000 --callTimeoutMs=30000", NULL,
+                                  NULL};
+    rc_cluster c;
+    ck_assert(rc_start(&c, "retire-during", "--deadAfterMs=60000", opts));
+    const int retiring = 1, survivor = 0, cellapp = 2;
+    int32_t ids[RING_BASES];
+    for (int i = 0; i < RING_BASES; i++)
+        ids[i] = bc_create(&c, retiring, "{\"label\":\"moved\"}");
+    h_kill(c.pid[cellapp], SIGSTOP);
+    retire(&c, retiring);
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", WAIT_MS));
+    ck_assert(rc_wait_num(&c, bc_name(&c, survivor), "entities/count", RING_BASES, WAIT_MS,
+                          NULL));
+    ck_assert(rc_start_extra_baseapp(&c, "retire-during", NULL));
+    ck_assert(rc_wait_text(&c, bc_name(&c, survivor), "backupRing/members", c.xaddr, WAIT_MS));
+    /* the newcomer was born during the handover: it still waits on the stopped cellapp */
+    ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "handing over", 1000));
+    h_kill(c.pid[cellapp], SIGCONT);
+    ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
+    c.gone[retiring] = true;
+    ck_assert_msg(rc_wait_num(&c, c.xname, "retire/homesKnown", RING_BASES, WAIT_MS, NULL),
+                  "the newcomer was not told where the moved bases live");
+    char out[1024];
+    int rc = rc_call(&c, out, sizeof out, c.xname, "command/createBase", "Probe",
+                     "{\"label\":\"asker\"}", NULL);
+    const char *p = strstr(out, "command/createBase");
+    ck_assert_msg(rc == 0 && p, "createBase on the newcomer: %s", out);
+    int32_t asker = (int32_t)atol(p + strlen("command/createBase"));
+    ck_assert(asker > 0);
+    for (int i = 0; i < RING_BASES; i++) {
+        char mb[160], json[256];
+        rc_mailbox(mb, sizeof mb, ids[i], c.addr[retiring], "BASE");
+        snprintf(json, sizeof json, "[%s, %d]", mb, i + 1);
+        ck_assert_int_eq(rc_invoke(&c, c.xname, asker, "ask", json, out, sizeof out), 0);
+        ck_assert_msg(rc_wait_prop(&c, c.xname, asker, "answers", i + 1, WAIT_MS, NULL),
+                      "base %d not answered", (int)ids[i]);
+        ck_assert_int_eq(rc_prop_num(&c, c.xname, asker, "lastStatus"), 0);
+        ck_assert_int_eq(rc_prop_num(&c, c.xname, asker, "lastAnswer"), i + 1);
+    }
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_retire");
@@ -630,6 +773,9 @@ static Suite *suite(void)
     tcase_add_test(tc, target_dies_mid_offload);
     tcase_add_test(tc, home_dies_after_taking);
     tcase_add_test(tc, home_dies_during_handover);
+    tcase_add_test(tc, home_stops_during_linger);
+    tcase_add_test(tc, home_stops_during_handover);
+    tcase_add_test(tc, born_during_handover_reaches_moved);
     tcase_add_test(tc, bad_options_are_refused);
     suite_add_tcase(s, tc);
     return s;

@@ -79,6 +79,10 @@ typedef struct {
     size_t message_count;
     /* The manager declared the process at addr dead (after the engine failed its calls). */
     void (*on_peer_death)(mc_engine *e, const char *addr);
+    /* The same death, told first (before the engine fails its calls, which may run the
+     * role's answer handlers): stopped is true when the process deregistered after a
+     * graceful stop, false when it was declared dead (killed, silent, fenced). May be NULL. */
+    void (*on_peer_down)(mc_engine *e, const char *addr, bool stopped);
     /* Release the role's state of an entity about to be freed (after onDestroy). */
     void (*on_destroy)(mc_engine *e, mc_entity *ent);
     /* The process is shutting down (before the engine's own cleanup). */
