@@ -36,6 +36,27 @@ bool cell_move_wants(mc_engine *e, int32_t id)
     return !ent || ent->move_state != 0 || ent->is_ghost;
 }
 
+bool cell_move_left(mc_engine *e, int32_t id, mc_mailbox_ref *base, mc_address *went)
+{
+    cell_moves *m = mv_moves(e);
+    move_rec *r = m && m->n ? mv_find(m, id, true) : NULL;
+    if (!r || r->kind != MV_OUT_MOVED || r->expires <= mc_clock_now_us())
+        return false;
+    *base = r->base;
+    *went = r->peer;
+    return true;
+}
+
+void cell_move_left_base(mc_engine *e, int32_t id, const mc_mailbox_ref *base)
+{
+    cell_moves *m = mv_moves(e);
+    move_rec *r = m && m->n ? mv_find(m, id, true) : NULL;
+    if (r && r->kind == MV_OUT_MOVED) {
+        r->base = *base;
+        m->restored_passed++;
+    }
+}
+
 bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
                          const uint8_t *data, size_t len)
 {
@@ -164,7 +185,7 @@ int cell_moves_init(mc_engine *e, char *err, size_t errlen)
              {"moves/held", &m->held},           {"moves/forwarded", &m->forwarded},
              {"moves/aborted", &m->aborted},     {"moves/discarded", &m->discarded},
              {"moves/dropped", &m->dropped},     {"moves/records", &m->records},
-             {"moves/askedBase", &m->asked}};
+             {"moves/askedBase", &m->asked},     {"moves/baseRestoredPassed", &m->restored_passed}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (mc_watch_add_uint(w, c[i].path, c[i].v, MC_WATCH_READ_ONLY) != MC_WATCH_OK) {
             snprintf(err, errlen, "cannot publish %s", c[i].path);

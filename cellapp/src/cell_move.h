@@ -63,7 +63,7 @@ typedef struct cell_moves {
     size_t n, cap;
     struct event *kick_ev, *sweep_ev;
     uint64_t started, moved, failed, arrived, refused, queued, held, forwarded, aborted,
-        discarded, dropped, records, asked;
+        discarded, dropped, records, asked, restored_passed;
 } cell_moves;
 
 #define MOVES_SWEEP_MS 250

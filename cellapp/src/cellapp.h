@@ -360,6 +360,12 @@ int cell_move_start(mc_engine *e, mc_entity *ent, const mc_mailbox_ref *nearby,
 bool cell_move_wants(mc_engine *e, int32_t id);
 bool cell_move_intercept(mc_engine *e, uint8_t msg_id, const mc_origin *o, int32_t id,
                          const uint8_t *data, size_t len);
+/* The forwarding entry of a cell that left this cellapp (a teleport, an offload) and is
+ * still kept: its base as this cellapp knew it and the cellapp it went to. False when none. */
+bool cell_move_left(mc_engine *e, int32_t id, mc_mailbox_ref *base, mc_address *went);
+/* That entry's base restored on another baseapp (BASE_RESTORED): what the base sends from
+ * there is forwarded as from its base. */
+void cell_move_left_base(mc_engine *e, int32_t id, const mc_mailbox_ref *base);
 /* True when addr is the cellapp entity `id` came from lately (it forwards its base's
  * DESTROY_CELL and FETCH_CELL). */
 bool cell_move_from_peer(mc_engine *e, int32_t id, const mc_address *addr);

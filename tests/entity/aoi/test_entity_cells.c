@@ -562,6 +562,63 @@ START_TEST(a_ghost_silent_for_ten_seconds_goes)
 }
 END_TEST
 
+/* A base restored from a backup that names the cellapp its cell has left since: the cell
+ * offloads from A to B, its base hears CELL_MOVED but its backup cannot follow (the holder
+ * refuses new backups: backups/heldMaxBytes under what it holds), then its baseapp is killed.
+ * The restored base names A; A, holding the cell's forwarding entry, passes BASE_RESTORED on
+ * to B and tells the restored base where its cell is; calls through the base reach the cell. */
+START_TEST(a_base_restored_from_a_backup_naming_a_cellapp_its_cell_left_finds_it)
+{
+    rc_cluster c;
+    rc_start(&c, 2, 2);
+    fixed_boundaries(&c);
+    int h;
+    int32_t space;
+    int32_t a = cw_probe_in_new_space(&c, "p", &h, &space, WAIT_MS);
+    const char *A = c.cell_name[h], *B = c.cell_name[1 - h];
+    char sp[32], p[128], out[4096], cell_a[512], via[512], args[1024];
+    snprintf(sp, sizeof sp, "%d", (int)space);
+    cw_move_real(&c, a, -20, 0);
+    enum { BALLAST = 12 };
+    for (int i = 0; i < BALLAST; i++)
+        ck_assert_int_gt(rc_create_probe(&c, "baseapp01", "ballast"), 0);
+    ck_assert_msg(split(&c, out, sizeof out, sp, B, "0") == 0, "%s", out);
+    snprintf(p, sizeof p, "spaces/%d/cell", (int)space);
+    cw_wait_value(&c, B, p, "x[0,inf)", WAIT_MS);
+    cw_cell_json(&c, a, cell_a, sizeof cell_a);
+    ck_assert_msg(strstr(cell_a, c.cell_addr[h]), "a's cell: %s", cell_a);
+    /* every base backed up on baseapp02 as it is now (a full round of visits unchanged) */
+    cw_wait_int_at_least(&c, "baseapp02", "backups/held", BALLAST + 1, WAIT_MS);
+    long long unchanged = rc_int(&c, "baseapp01", "backups/unchanged");
+    cw_wait_int_at_least(&c, "baseapp01", "backups/unchanged", unchanged + 2 * (BALLAST + 1),
+                         WAIT_MS);
+    ck_assert_int_gt(rc_int(&c, "baseapp02", "backups/heldBytes"), 1024);
+    cw_set(&c, "baseapp02", "backups/heldMaxBytes", "1024");
+    long long full = rc_int(&c, "baseapp02", "backups/heldFull");
+    /* a crosses into B's cell: offloaded there, its base told, its backup refused */
+    cw_move_real(&c, a, 20, 0);
+    cw_wait_real_on(&c, a, 1 - h, WAIT_MS);
+    cw_path(p, sizeof p, a, "cell");
+    cw_wait_value(&c, "baseapp01", p, c.cell_addr[1 - h], WAIT_MS);
+    cw_wait_int_at_least(&c, "baseapp02", "backups/heldFull", full + 1, WAIT_MS);
+    /* baseapp01 killed: a comes back on baseapp02 from a backup naming A */
+    h_kill(c.base[0], SIGKILL);
+    ck_assert_int_ge(h_wait_exit(c.base[0], 10000), -1);
+    c.base[0] = -1;
+    cw_wait_int_at_least(&c, "baseapp02", "backups/restored", BALLAST + 1, WAIT_MS);
+    /* A passed it on and told the base: the base names B */
+    cw_wait_value(&c, "baseapp02", p, c.cell_addr[1 - h], WAIT_MS);
+    ck_assert_int_eq(rc_int(&c, A, "moves/baseRestoredPassed"), 1);
+    /* calls through the restored base reach the cell on B */
+    cw_mailbox_json(via, sizeof via, a, c.base_addr[1], "CELL_VIA_BASE", cell_a);
+    snprintf(args, sizeof args, "[%s, 5, 1]", via);
+    rc_entity_call(&c, "baseapp02", a, "blast", args, out, sizeof out);
+    cw_path(p, sizeof p, a, "props/cellSeen");
+    cw_wait_value(&c, B, p, "5", WAIT_MS);
+    rc_stop(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("entity_cells");
@@ -574,6 +631,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_boundary_moves_away_from_the_busy_cellapp_and_views_stay_whole);
     tcase_add_test(tc, an_offload_keeps_the_ghost_on_a_third_cellapp);
     tcase_add_test(tc, a_ghost_silent_for_ten_seconds_goes);
+    tcase_add_test(tc, a_base_restored_from_a_backup_naming_a_cellapp_its_cell_left_finds_it);
     suite_add_tcase(s, tc);
     return s;
 }
