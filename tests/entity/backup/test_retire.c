@@ -625,7 +625,7 @@ END_TEST
  * home "not live" counted as dead: they were sent again, the survivor held them all.) */
 START_TEST(home_stops_during_linger)
 {
-    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=20000", NULL, NULL};
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=40000", NULL, NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "retire-stop", NULL, opts));
     const int retiring = 1, survivor = 0;
@@ -643,7 +643,7 @@ START_TEST(home_stops_during_linger)
     h_kill(c.xpid, SIGTERM);
     ck_assert_int_eq(h_wait_exit(c.xpid, 60000), 0);
     c.xpid = 0;
-    /* the retiring one saw the stop while it lingered (it lingers 20 s), then retired */
+    /* the retiring one saw the stop while it lingered (it lingers 40 s), then retired */
     ck_assert(rc_wait_text(&c, bc_name(&c, retiring), "retire/state", "lingering", 1000));
     ck_assert_int_eq(h_wait_exit(c.pid[retiring], 120000), 0);
     c.gone[retiring] = true;
@@ -656,12 +656,13 @@ END_TEST
 
 /* A new home stops gracefully during the handover: a cellapp stopped (SIGSTOP) once the
  * retiring baseapp lingers keeps the handover waiting on its answer to RETIRED
- * (--callTimeoutMs 20 s); meanwhile the new home is told to stop (SIGTERM) and deregisters.
+ * (--callTimeoutMs 60 s; it answers once it goes on); meanwhile the new home is told to stop
+ * (SIGTERM) and deregisters.
  * That is a stop, not a death: the handover is not started over and its bases are not sent
  * again. (Before, a home "not live" at any step counted as dead.) */
 START_TEST(home_stops_during_handover)
 {
-    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=3000 --callTimeoutMs=20000", NULL,
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=3000 --callTimeoutMs=60000", NULL,
                                   NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "retire-hstop", "--deadAfterMs=60000", opts));
@@ -711,7 +712,7 @@ END_TEST
  * one was still alive, and never told it.) */
 START_TEST(born_during_handover_reaches_moved)
 {
-    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000 --callTimeoutMs=30000", NULL,
+    const char *opts[RC_SLOTS] = {NULL, "--retireLingerMs=1000 --callTimeoutMs=60000", NULL,
                                   NULL};
     rc_cluster c;
     ck_assert(rc_start(&c, "retire-during", "--deadAfterMs=60000", opts));
